@@ -1,0 +1,55 @@
+"""Exceptions raised by kiln.
+
+Every error a user can cause derives from :class:`KilnError`, so ``except kiln.error.KilnError`` catches them all.
+Messages name what was wrong and where (operator, shape, pass, config key, file).
+"""
+
+
+class KilnError(Exception):
+    """Base class of every kiln error."""
+
+
+class InternalError(KilnError):
+    """An invariant of kiln itself was broken (a bug in kiln, not in the user's input)."""
+
+
+class DiagnosticError(KilnError):
+    """Bad source text: the message carries the line and column.
+
+    Parameters
+    ----------
+    message : str
+        What is wrong.
+    line, column : int, optional
+        1-based position in the source text.
+    """
+
+    def __init__(self, message, line=None, column=None):
+        self.line = line
+        self.column = column
+        where = f"line {line}, column {column}: " if line is not None else ""
+        super().__init__(f"{where}{message}")
+
+
+class TypeInferenceError(KilnError):
+    """An expression is ill typed (or its type was read before inference ran)."""
+
+
+class OpNotImplemented(KilnError):
+    """An operator has no implementation (frontend conversion, lowering, or evaluation)."""
+
+
+class OpAttributeInvalid(KilnError):
+    """An operator attribute has a value the operator cannot accept."""
+
+
+class TIRError(KilnError):
+    """Malformed loop-level IR."""
+
+
+class CodegenError(KilnError):
+    """Code generation or native compilation failed."""
+
+
+class RuntimeArgumentError(KilnError, TypeError):
+    """A compiled function was called with arguments of the wrong number, shape, dtype or alignment."""

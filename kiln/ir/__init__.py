@@ -1,0 +1,11 @@
+"""kiln.ir: the IR core shared by Relay and TIR (nodes, structural equality, JSON, modules, types, operators)."""
+
+from .attrs import Attrs, DictAttrs
+from .expr import BaseFunc, GlobalVar, RelayExpr
+from .json import load_json, save_json
+from .module import IRModule
+from .node import Node
+from .op import Op, list_op_names, register_op, register_op_attr
+from .span import SourceName, Span
+from .structural import assert_structural_equal, structural_equal, structural_hash
+from .type import FuncType, PrimType, TensorType, TupleType, Type

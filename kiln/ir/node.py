@@ -1,0 +1,87 @@
+"""The base of every IR node: immutability, reflection and a registry of node classes by type key.
+
+Two kinds of node exist (see STYLE.md section 2):
+
+* graph nodes (``@dataclass(frozen=True, slots=True, eq=False)``): expressions and statements. ``==`` and ``hash`` are
+  identity, as for TVM's ObjectRef, so memo tables keyed by nodes are O(1) and two ``%x`` stay different variables;
+  structural comparison is :func:`kiln.ir.structural_equal`.
+* value nodes (``@dataclass(frozen=True, slots=True)``): types, attributes, spans. Shallow, compared by value.
+
+Field metadata steers the structural algorithms: ``IGNORE`` marks fields that structural equality and hashing skip
+(spans, inferred types, variable names) and ``DEF`` marks fields that bind variables (function parameters, let
+variables, loop variables).
+"""
+
+import dataclasses
+from typing import Any
+
+IGNORE = {"structural": False}
+DEF = {"def": True}
+
+_NODE_TYPES: dict[str, type] = {}
+
+
+class Node:
+    """Base class of IR nodes: see the module docstring."""
+
+    __slots__ = ("__weakref__",)
+    _is_var = False  # variables compare by binding, not by their fields
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "type_key" not in cls.__dict__:
+            cls.type_key = f"{cls.__module__.split('.')[1]}.{cls.__name__}"
+        _NODE_TYPES[cls.type_key] = cls  # a slots dataclass re-creates the class; the last one wins
+
+    def fields(self) -> dict[str, Any]:
+        """Return the node's public fields by name, in declaration order.
+
+        Examples
+        --------
+        >>> list(relay.Call(op, [x]).fields())   # doctest: +SKIP
+        ['op', 'args', 'attrs', 'span']
+        """
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if not f.name.startswith("_")}
+
+    def with_fields(self, **changes):
+        """Return a copy with ``changes`` applied, or ``self`` when every change is the value already held.
+
+        An inferred type (``checked_type_``) is dropped when anything changes, since it may no longer hold.
+        """
+        if all(getattr(self, name) is value for name, value in changes.items()):
+            return self
+        if "checked_type_" in self.__dataclass_fields__ and "checked_type_" not in changes:
+            changes["checked_type_"] = None
+        return dataclasses.replace(self, **changes)
+
+
+def node_type(type_key: str) -> type:
+    """Return the node class registered under ``type_key`` (such as ``"relay.Call"``)."""
+    from ..error import KilnError
+
+    cls = _NODE_TYPES.get(type_key)
+    if cls is None:
+        raise KilnError(f"unknown IR node type {type_key!r}")
+    return cls
+
+
+def is_value_node(obj) -> bool:
+    """Whether ``obj`` is a value node (compared by ``==``) rather than a graph node."""
+    params = getattr(type(obj), "__dataclass_params__", None)
+    return params is not None and params.eq
+
+
+def structural_fields(cls) -> tuple[tuple[str, bool], ...]:
+    """Return ``(name, binds_variables)`` for each field structural algorithms visit, cached per class."""
+    spec = _STRUCTURAL_FIELDS.get(cls)
+    if spec is None:
+        spec = tuple(
+            (f.name, bool(f.metadata.get("def")))
+            for f in dataclasses.fields(cls)
+            if f.metadata.get("structural", True) and not f.name.startswith("_")
+        )
+        _STRUCTURAL_FIELDS[cls] = spec
+    return spec
+
+
+_STRUCTURAL_FIELDS: dict[type, tuple] = {}

@@ -1,0 +1,205 @@
+"""Structural equality and hashing of IR graphs.
+
+Both walk the graph iteratively (a chain of 10,000 operators must not hit Python's recursion limit) with memo tables
+keyed by node identity, so a subexpression shared by many users costs once: time is linear in distinct nodes.
+
+Variables are compared by binding: a variable at a binding site (a field marked ``DEF``) is mapped to its counterpart,
+and later uses must agree with that mapping. A free variable (used before any binding) equals only itself, unless
+``map_free_vars`` maps it on first use. Hashing is consistent with this: bound variables hash by the order in which
+they are bound, free variables by identity (or by first-use order under ``map_free_vars``).
+"""
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from ..runtime.ndarray import NDArray
+from .node import Node, is_value_node, structural_fields
+
+_SEQUENCE = (tuple, list)
+
+
+def _array_of(value):
+    if isinstance(value, NDArray):
+        return value.handle
+    return value if isinstance(value, np.ndarray) else None
+
+
+def _mapping_items(mapping):
+    """Items of a mapping in a canonical order (keys may be GlobalVars, compared by name)."""
+    return sorted(mapping.items(), key=lambda kv: str(getattr(kv[0], "name_hint", kv[0])))
+
+
+def _scalar_equal(lhs, rhs) -> bool:
+    if type(lhs) is not type(rhs):
+        return False
+    return lhs == rhs or (lhs != lhs and rhs != rhs)  # NaN equals NaN structurally
+
+
+class _Mismatch(Exception):
+    pass
+
+
+def _first_mismatch(lhs, rhs, map_free_vars):
+    """Return ``None`` when equal, else ``(path_links, lhs_part, rhs_part)`` of the first difference in pre-order."""
+    lmap: dict[int, object] = {}
+    rmap: dict[int, object] = {}
+    seen: set[tuple[int, int]] = set()
+    # entries: (lhs, rhs, path link, binds_variables); a path link is (parent link, label), rebuilt only on failure
+    stack = [(lhs, rhs, None, False)]
+    while stack:
+        l, r, link, is_def = stack.pop()
+        if isinstance(l, Node):
+            if type(l) is not type(r):
+                return link, l, r
+            if l._is_var:
+                lid, rid = id(l), id(r)
+                if not is_def:
+                    if lid in lmap:
+                        if lmap[lid] is not r:
+                            return link, l, r
+                        continue
+                    if rid in rmap:
+                        return link, l, r
+                    if l is r:
+                        continue
+                    if not map_free_vars:
+                        return link, l, r
+                lmap[lid], rmap[rid] = r, l
+            elif l is r:
+                continue
+            elif is_value_node(l):
+                if l != r:
+                    return link, l, r
+                continue
+            else:
+                key = (id(l), id(r))
+                if key in seen:
+                    continue
+                seen.add(key)
+            for name, binds in reversed(structural_fields(type(l))):
+                stack.append((getattr(l, name), getattr(r, name), (link, "." + name), binds))
+        elif isinstance(l, _SEQUENCE):
+            if not isinstance(r, _SEQUENCE) or len(l) != len(r):
+                return link, l, r
+            for i in range(len(l) - 1, -1, -1):
+                stack.append((l[i], r[i], (link, f"[{i}]"), is_def))
+        elif isinstance(l, Mapping):
+            if not isinstance(r, Mapping) or len(l) != len(r):
+                return link, l, r
+            litems, ritems = _mapping_items(l), _mapping_items(r)
+            for (lk, lv), (rk, rv) in reversed(list(zip(litems, ritems))):
+                label = f"[{str(getattr(lk, 'name_hint', lk))!r}]"
+                if str(getattr(lk, "name_hint", lk)) != str(getattr(rk, "name_hint", rk)):
+                    return (link, label), lk, rk
+                stack.append((lv, rv, (link, label), False))
+        elif (la := _array_of(l)) is not None:
+            ra = _array_of(r)
+            if ra is None or la.shape != ra.shape or la.dtype != ra.dtype or not np.array_equal(la, ra, equal_nan=True):
+                return link, l, r
+        elif not _scalar_equal(l, r):
+            return link, l, r
+    return None
+
+
+def _render_path(link) -> str:
+    labels = []
+    while link is not None:
+        link, label = link
+        labels.append(label)
+    return "<root>" + "".join(reversed(labels))
+
+
+def structural_equal(lhs, rhs, map_free_vars=False) -> bool:
+    """Whether ``lhs`` and ``rhs`` are the same IR up to variable renaming (bound variables correspond by binding).
+
+    Parameters
+    ----------
+    lhs, rhs : Node, IRModule, tuple, or scalar
+        The values to compare.
+    map_free_vars : bool
+        Whether a free variable of ``lhs`` may correspond to a different free variable of ``rhs``.
+
+    Examples
+    --------
+    >>> x, y = relay.var("x", shape=(2,)), relay.var("y", shape=(2,))
+    >>> structural_equal(relay.Function([x], x), relay.Function([y], y))   # doctest: +SKIP
+    True
+    """
+    return _first_mismatch(lhs, rhs, map_free_vars) is None
+
+
+def assert_structural_equal(lhs, rhs, map_free_vars=False):
+    """Raise ``ValueError`` naming the path of the first mismatch when ``lhs`` and ``rhs`` differ structurally."""
+    found = _first_mismatch(lhs, rhs, map_free_vars)
+    if found is None:
+        return
+    link, l, r = found
+    path = _render_path(link)
+    raise ValueError(
+        f"StructuralEqual check failed, caused by lhs at {path}:\n{_short(l)}\nand rhs at {path}:\n{_short(r)}\n"
+        f"whole lhs:\n{_short(lhs, 4000)}\nwhole rhs:\n{_short(rhs, 4000)}"
+    )
+
+
+def _short(value, limit=600) -> str:
+    text = str(value)
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+def structural_hash(node, map_free_vars=False) -> int:
+    """Return a hash consistent with :func:`structural_equal` (equal values hash equally).
+
+    Variables bound inside ``node`` hash by binding order, so alpha-equivalent functions hash the same.
+    """
+    memo: dict[int, int] = {}
+    var_index: dict[int, int] = {}
+    values: list[int] = []
+    # entries: (value, binds_variables, children_count or -1 before expansion)
+    stack = [(node, False, -1)]
+    while stack:
+        v, is_def, count = stack.pop()
+        if count >= 0:  # children are on the value stack: combine them
+            children = tuple(values[len(values) - count :]) if count else ()
+            del values[len(values) - count :]
+            h = hash((type(v).__name__, children))
+            if isinstance(v, Node) and not is_value_node(v) and not v._is_var:
+                memo[id(v)] = h
+            values.append(h)
+            continue
+        if isinstance(v, Node):
+            if v._is_var:
+                vid = id(v)
+                if is_def or (map_free_vars and vid not in var_index):
+                    var_index[vid] = len(var_index)
+                if vid in var_index:
+                    values.append(hash(("var", var_index[vid])))
+                else:
+                    values.append(hash(("free_var", vid)))
+                continue
+            if is_value_node(v):
+                values.append(hash(v))
+                continue
+            cached = memo.get(id(v))
+            if cached is not None:
+                values.append(cached)
+                continue
+            spec = structural_fields(type(v))
+            stack.append((v, is_def, len(spec)))
+            for name, binds in reversed(spec):
+                stack.append((getattr(v, name), binds, -1))
+        elif isinstance(v, _SEQUENCE):
+            stack.append((v, is_def, len(v)))
+            for item in reversed(v):
+                stack.append((item, is_def, -1))
+        elif isinstance(v, Mapping):
+            items = _mapping_items(v)
+            stack.append((v, is_def, len(items)))
+            for key, item in reversed(items):
+                stack.append((item, False, -1))
+                stack.append((str(getattr(key, "name_hint", key)), False, -1))
+        elif (arr := _array_of(v)) is not None:
+            values.append(hash((arr.shape, arr.dtype.str, arr.tobytes())))
+        else:
+            values.append(hash((type(v).__name__, v)))
+    return values[-1]

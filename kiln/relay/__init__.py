@@ -1,0 +1,28 @@
+"""kiln.relay: the high-level IR (TVM's Relay): expressions, operators, type inference, analyses and passes."""
+
+from ..ir import FuncType, GlobalVar, IRModule, TensorType, TupleType
+from ..ir.op import Op
+from ..runtime.packed_func import register_func
+from . import analysis, op
+from .expr import Call, Constant, If, Let, Tuple, TupleGetItem, TupleWrapper, Var, bind, const, var
+from .expr_functor import ExprFunctor, ExprMutator, ExprVisitor, post_order_visit
+from .function import Function
+from .op import *  # noqa: F403  (relay.add, relay.reshape, ... as in TVM)
+from .op import image, nn
+from .op.op import OpPattern
+from .transform.infer_type import infer_type
+
+Expr = Call.__mro__[2]  # RelayExpr, for isinstance checks as in TVM's relay.Expr
+
+
+@register_func("relay.ir.as_function")
+def _as_function(expr):
+    """Wrap a non-function expression in a function over its free variables (for IRModule.from_expr)."""
+    if isinstance(expr, Function):
+        return expr
+    return Function(analysis.free_vars(expr), expr)
+
+
+@register_func("relay.Call")
+def _make_call(op, args):
+    return Call(op, tuple(args))

@@ -1,0 +1,46 @@
+"""Relay ``Function``: parameters, a body, an optional return type and attributes (``Primitive=1`` marks a fused op)."""
+
+from dataclasses import dataclass, field
+
+from ..error import KilnError
+from ..ir.attrs import DictAttrs
+from ..ir.expr import BaseFunc, RelayExpr
+from ..ir.node import DEF
+from ..ir.type import Type
+from .expr import ExprWithOp, Var, _check_exprs
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Function(ExprWithOp, BaseFunc, RelayExpr):
+    """``fn (%x: Tensor[...], ...) -> ret_type { body }``.
+
+    Parameters
+    ----------
+    params : list of Var
+        The parameters.
+    body : RelayExpr
+        The result.
+    ret_type : Type, optional
+        The declared return type.
+    attrs : dict or DictAttrs, optional
+        Attributes such as ``{"Primitive": 1}``; read with ``fn.attrs["Primitive"]``.
+    """
+
+    params: tuple = field(metadata=DEF)
+    body: RelayExpr
+    ret_type: Type | None = None
+    type_params: tuple = ()
+    attrs: DictAttrs = field(default_factory=DictAttrs)
+
+    def __post_init__(self):
+        object.__setattr__(self, "params", tuple(self.params))
+        object.__setattr__(self, "type_params", tuple(self.type_params))
+        object.__setattr__(self, "attrs", DictAttrs.make(self.attrs))
+        for p in self.params:
+            if not isinstance(p, Var):
+                raise KilnError(f"relay.Function: every parameter must be a Var, got {type(p).__name__}")
+        _check_exprs((self.body,), "relay.Function body")
+
+    def is_primitive(self) -> bool:
+        """Whether this is a fused operator (``Primitive=1``)."""
+        return bool(self.attrs.get("Primitive", 0))

@@ -1,0 +1,360 @@
+"""Neural-network operators (``relay.nn``): convolution, pooling, dense/matmul, normalization, softmax, padding.
+
+Convolution and pooling accept any layout whose primal axes are those of NCHW (``NCHW``, ``NHWC``, ``NCHW16c``...):
+the relation converts shapes to the primal axes, computes there, and converts back.
+"""
+
+from ...error import TypeInferenceError
+from ...ir.type import TensorType, TupleType
+from ...tir.layout import layout as parse_layout
+from ..expr import TupleWrapper, const
+from . import attrs as A
+from .op import OpPattern, make_call, register_relay_op
+from .type_relations import identity_rel, normalize_axis, same_dtype, tensor_arg
+
+
+def _primal(ttype, layout_name, what):
+    try:
+        return parse_layout(layout_name).shape_to_primal(ttype.shape)
+    except Exception as exc:  # KilnError from the layout helper, reported as a typing error
+        raise TypeInferenceError(f"{what} {ttype} does not fit layout {layout_name}: {exc}") from exc
+
+
+def _from_primal(sizes, layout_name, dtype):
+    return TensorType(parse_layout(layout_name).shape_from_primal(sizes), dtype)
+
+
+def conv_output_size(size, kernel, stride, dilation, pad_before, pad_after) -> int:
+    """The output length of a convolution along one spatial axis."""
+    return (size + pad_before + pad_after - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def _conv2d_rel(types, attrs):
+    data, weight = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "weight")
+    d = _primal(data, attrs.data_layout, "data")
+    w = _primal(weight, attrs.kernel_layout, "weight")
+    if set(d) != set("NCHW") or set(w) != set("OIHW"):
+        raise TypeInferenceError(
+            f"conv2d: data layout {attrs.data_layout} must have axes NCHW and kernel layout {attrs.kernel_layout} OIHW"
+        )
+    if d["C"] != w["I"] * attrs.groups:
+        raise TypeInferenceError(
+            f"conv2d: data has {d['C']} input channels, weight {weight} expects {w['I']} x groups={attrs.groups} = "
+            f"{w['I'] * attrs.groups}"
+        )
+    if w["O"] % attrs.groups:
+        raise TypeInferenceError(f"conv2d: {w['O']} output channels are not divisible by groups={attrs.groups}")
+    if attrs.channels is not None and attrs.channels != w["O"]:
+        raise TypeInferenceError(f"conv2d: channels={attrs.channels} but weight {weight} has {w['O']} output channels")
+    if attrs.kernel_size is not None and tuple(attrs.kernel_size) != (w["H"], w["W"]):
+        raise TypeInferenceError(
+            f"conv2d: kernel_size={list(attrs.kernel_size)} but weight {weight} has a {w['H']}x{w['W']} kernel"
+        )
+    if not attrs.out_dtype:
+        same_dtype([data, weight], "conv2d data and weight")
+    top, left, bottom, right = attrs.padding
+    oh = conv_output_size(d["H"], w["H"], attrs.strides[0], attrs.dilation[0], top, bottom)
+    ow = conv_output_size(d["W"], w["W"], attrs.strides[1], attrs.dilation[1], left, right)
+    if oh <= 0 or ow <= 0:
+        raise TypeInferenceError(f"conv2d: the kernel of weight {weight} is larger than the padded input {data}")
+    out = {"N": d["N"], "C": w["O"], "H": oh, "W": ow}
+    return _from_primal(out, attrs.out_layout or attrs.data_layout, attrs.out_dtype or data.dtype)
+
+
+register_relay_op("nn.conv2d", 2, _conv2d_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.Conv2DAttrs)
+
+
+def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1, channels=None,
+           kernel_size=None, data_layout="NCHW", kernel_layout="OIHW", out_layout="", out_dtype=""):
+    """2-D convolution (TVM's signature); ``padding`` is an int, ``(h, w)`` or ``(top, left, bottom, right)``."""
+    return make_call("nn.conv2d", [data, weight], A.Conv2DAttrs(
+        strides, padding, dilation, groups, channels, kernel_size, data_layout, kernel_layout, out_layout, out_dtype))
+
+
+def _bias_add_rel(types, attrs):
+    data, bias = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "bias")
+    axis = normalize_axis(attrs.axis, data.ndim, "bias_add axis")
+    if bias.shape != (data.shape[axis],):
+        raise TypeInferenceError(f"bias_add: bias must be Tensor[({data.shape[axis]},)] for axis {axis} of {data}, "
+                                 f"got {bias}")
+    same_dtype([data, bias], "bias_add data and bias")
+    return data
+
+
+register_relay_op("nn.bias_add", 2, _bias_add_rel, OpPattern.BROADCAST, A.BiasAddAttrs)
+
+
+def bias_add(data, bias, axis=1):
+    """Add the 1-D ``bias`` along ``axis`` of ``data``."""
+    return make_call("nn.bias_add", [data, bias], A.BiasAddAttrs(int(axis)))
+
+
+register_relay_op("nn.relu", 1, identity_rel, OpPattern.ELEMWISE)
+register_relay_op("nn.leaky_relu", 1, identity_rel, OpPattern.ELEMWISE, A.LeakyReluAttrs)
+
+
+def relu(data):
+    """``max(data, 0)``."""
+    return make_call("nn.relu", [data])
+
+
+def leaky_relu(data, alpha=0.01):
+    """``data`` where positive, ``alpha * data`` elsewhere."""
+    return make_call("nn.leaky_relu", [data], A.LeakyReluAttrs(alpha))
+
+
+def pool_output_size(size, kernel, stride, dilation, pad_before, pad_after, ceil_mode) -> int:
+    """The output length of 2-D pooling along one axis (TVM's rule for ``ceil_mode``)."""
+    span = size + pad_before + pad_after - dilation * (kernel - 1) - 1
+    if ceil_mode:
+        return (span + stride - 1) // stride + 1
+    return span // stride + 1
+
+
+def _pool2d_rel(types, attrs):
+    data = tensor_arg(types, 0, "data")
+    d = _primal(data, attrs.layout, "data")
+    if "H" not in d or "W" not in d:
+        raise TypeInferenceError(f"pool2d: layout {attrs.layout} has no H and W axes")
+    top, left, bottom, right = attrs.padding
+    out = dict(d)
+    out["H"] = pool_output_size(d["H"], attrs.pool_size[0], attrs.strides[0], attrs.dilation[0], top, bottom,
+                                attrs.ceil_mode)
+    out["W"] = pool_output_size(d["W"], attrs.pool_size[1], attrs.strides[1], attrs.dilation[1], left, right,
+                                attrs.ceil_mode)
+    if out["H"] <= 0 or out["W"] <= 0:
+        raise TypeInferenceError(f"pool2d: pool_size {list(attrs.pool_size)} is larger than the padded input {data}")
+    return _from_primal(out, attrs.out_layout or attrs.layout, data.dtype)
+
+
+register_relay_op("nn.max_pool2d", 1, _pool2d_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.MaxPool2DAttrs)
+register_relay_op("nn.avg_pool2d", 1, _pool2d_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.AvgPool2DAttrs)
+
+
+def max_pool2d(data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=(0, 0), layout="NCHW",
+               out_layout="", ceil_mode=False):
+    """2-D max pooling."""
+    return make_call("nn.max_pool2d", [data], A.MaxPool2DAttrs(
+        pool_size, strides, dilation, padding, layout, out_layout, ceil_mode))
+
+
+def avg_pool2d(data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=(0, 0), layout="NCHW",
+               out_layout="", ceil_mode=False, count_include_pad=False):
+    """2-D average pooling; padded cells count in the divisor only when ``count_include_pad``."""
+    return make_call("nn.avg_pool2d", [data], A.AvgPool2DAttrs(
+        pool_size, strides, dilation, padding, layout, out_layout, ceil_mode, count_include_pad))
+
+
+def _global_pool2d_rel(types, attrs):
+    data = tensor_arg(types, 0, "data")
+    d = _primal(data, attrs.layout, "data")
+    if "H" not in d or "W" not in d:
+        raise TypeInferenceError(f"global_avg_pool2d: layout {attrs.layout} has no H and W axes")
+    return _from_primal({**d, "H": 1, "W": 1}, attrs.out_layout or attrs.layout, data.dtype)
+
+
+register_relay_op("nn.global_avg_pool2d", 1, _global_pool2d_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.GlobalPool2DAttrs)
+register_relay_op("nn.global_max_pool2d", 1, _global_pool2d_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.GlobalPool2DAttrs)
+
+
+def global_avg_pool2d(data, layout="NCHW", out_layout=""):
+    """Average over the whole H x W plane."""
+    return make_call("nn.global_avg_pool2d", [data], A.GlobalPool2DAttrs(layout, out_layout))
+
+
+def global_max_pool2d(data, layout="NCHW", out_layout=""):
+    """Maximum over the whole H x W plane."""
+    return make_call("nn.global_max_pool2d", [data], A.GlobalPool2DAttrs(layout, out_layout))
+
+
+def _dense_rel(types, attrs):
+    data, weight = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "weight")
+    if weight.ndim != 2 or data.ndim < 1 or data.shape[-1] != weight.shape[1]:
+        raise TypeInferenceError(f"dense: data {data} and weight {weight} must be (..., K) and (units, K)")
+    if attrs.units is not None and attrs.units != weight.shape[0]:
+        raise TypeInferenceError(f"dense: units={attrs.units} but weight {weight} has {weight.shape[0]} rows")
+    if not attrs.out_dtype:
+        same_dtype([data, weight], "dense data and weight")
+    return TensorType(data.shape[:-1] + (weight.shape[0],), attrs.out_dtype or data.dtype)
+
+
+register_relay_op("nn.dense", 2, _dense_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.DenseAttrs)
+
+
+def dense(data, weight, units=None, out_dtype=""):
+    """``data @ weight.T`` with ``data`` (..., K) and ``weight`` (units, K)."""
+    return make_call("nn.dense", [data, weight], A.DenseAttrs(units, out_dtype))
+
+
+def _matmul_rel(types, attrs):
+    a, b = tensor_arg(types, 0, "tensor_a"), tensor_arg(types, 1, "tensor_b")
+    if a.ndim < 1 or b.ndim != 2:
+        raise TypeInferenceError(f"matmul: tensor_a {a} must have rank >= 1 and tensor_b {b} rank 2")
+    k_a = a.shape[-2] if attrs.transpose_a else a.shape[-1]
+    k_b, n = (b.shape[1], b.shape[0]) if attrs.transpose_b else b.shape
+    if k_a != k_b:
+        raise TypeInferenceError(f"matmul: reduction sizes differ, {a} gives {k_a} and {b} gives {k_b}")
+    if not attrs.out_dtype:
+        same_dtype([a, b], "matmul operands")
+    rows = a.shape[:-2] + (a.shape[-1],) if attrs.transpose_a else a.shape[:-1]
+    return TensorType(rows + (n,), attrs.out_dtype or a.dtype)
+
+
+register_relay_op("nn.matmul", 2, _matmul_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.MatmulAttrs)
+
+
+def matmul(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False, transpose_b=False):
+    """``tensor_a @ tensor_b`` with optional transposes (2-D ``tensor_b``)."""
+    return make_call("nn.matmul", [tensor_a, tensor_b], A.MatmulAttrs(units, out_dtype, transpose_a, transpose_b))
+
+
+def _batch_matmul_rel(types, attrs):
+    x, y = tensor_arg(types, 0, "x"), tensor_arg(types, 1, "y")
+    if x.ndim != 3 or y.ndim != 3:
+        raise TypeInferenceError(f"batch_matmul: operands must have rank 3, got {x} and {y}")
+    bx, m, kx = (x.shape[0], x.shape[2], x.shape[1]) if attrs.transpose_a else x.shape
+    by, n, ky = y.shape if attrs.transpose_b else (y.shape[0], y.shape[2], y.shape[1])
+    if kx != ky:
+        raise TypeInferenceError(f"batch_matmul: reduction sizes differ, {x} gives {kx} and {y} gives {ky}")
+    if bx != by and 1 not in (bx, by):
+        raise TypeInferenceError(f"batch_matmul: batch sizes {bx} and {by} cannot be broadcast")
+    if not attrs.out_dtype:
+        same_dtype([x, y], "batch_matmul operands")
+    return TensorType((max(bx, by), m, n), attrs.out_dtype or x.dtype)
+
+
+register_relay_op("nn.batch_matmul", 2, _batch_matmul_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.BatchMatmulAttrs)
+
+
+def batch_matmul(x, y, out_dtype="", transpose_a=False, transpose_b=True):
+    """Batched ``x @ y`` (``y`` transposed by default, as in TVM): (B, M, K) x (B, N, K) -> (B, M, N)."""
+    return make_call("nn.batch_matmul", [x, y], A.BatchMatmulAttrs(out_dtype, transpose_a, transpose_b))
+
+
+def _channel_params(types, data, axis, names, what):
+    for i, name in enumerate(names, start=1):
+        t = tensor_arg(types, i, name)
+        if t.shape != (data.shape[axis],):
+            raise TypeInferenceError(f"{what}: {name} must be Tensor[({data.shape[axis]},)] for axis {axis} of "
+                                     f"{data}, got {t}")
+
+
+def _batch_norm_rel(types, attrs):
+    data = tensor_arg(types, 0, "data")
+    axis = normalize_axis(attrs.axis, data.ndim, "batch_norm axis")
+    _channel_params(types, data, axis, ["gamma", "beta", "moving_mean", "moving_var"], "batch_norm")
+    vec = TensorType((data.shape[axis],), data.dtype)
+    return TupleType([data, vec, vec])
+
+
+register_relay_op("nn.batch_norm", 5, _batch_norm_rel, OpPattern.OPAQUE, A.BatchNormAttrs)
+
+
+def batch_norm(data, gamma, beta, moving_mean, moving_var, axis=1, epsilon=1e-5, center=True, scale=True):
+    """Inference batch normalization; returns three outputs (normalized data, mean, var): use ``[0]``."""
+    call = make_call("nn.batch_norm", [data, gamma, beta, moving_mean, moving_var],
+                     A.BatchNormAttrs(axis, epsilon, center, scale))
+    return TupleWrapper(call, 3)
+
+
+def _layer_norm_rel(types, attrs):
+    data = tensor_arg(types, 0, "data")
+    axis = normalize_axis(attrs.axis, data.ndim, "layer_norm axis")
+    _channel_params(types, data, axis, ["gamma", "beta"], "layer_norm")
+    return data
+
+
+register_relay_op("nn.layer_norm", 3, _layer_norm_rel, OpPattern.OPAQUE, A.LayerNormAttrs)
+
+
+def layer_norm(data, gamma, beta, axis=-1, epsilon=1e-5, center=True, scale=True):
+    """Normalize over ``axis`` to zero mean and unit variance, then scale by ``gamma`` and shift by ``beta``."""
+    return make_call("nn.layer_norm", [data, gamma, beta], A.LayerNormAttrs(axis, epsilon, center, scale))
+
+
+def _softmax_rel(types, attrs):
+    data = tensor_arg(types, 0, "data")
+    normalize_axis(attrs.axis, data.ndim, "softmax axis")
+    return data
+
+
+register_relay_op("nn.softmax", 1, _softmax_rel, OpPattern.OPAQUE, A.SoftmaxAttrs)
+register_relay_op("nn.log_softmax", 1, _softmax_rel, OpPattern.OPAQUE, A.SoftmaxAttrs)
+
+
+def softmax(data, axis=-1):
+    """Softmax along ``axis``."""
+    return make_call("nn.softmax", [data], A.SoftmaxAttrs(int(axis)))
+
+
+def log_softmax(data, axis=-1):
+    """Log of the softmax along ``axis``."""
+    return make_call("nn.log_softmax", [data], A.SoftmaxAttrs(int(axis)))
+
+
+def _batch_flatten_rel(types, attrs):
+    data = tensor_arg(types, 0, "data")
+    if data.ndim < 1:
+        raise TypeInferenceError(f"batch_flatten needs rank >= 1, got {data}")
+    rest = 1
+    for d in data.shape[1:]:
+        rest *= d
+    return TensorType((data.shape[0], rest), data.dtype)
+
+
+register_relay_op("nn.batch_flatten", 1, _batch_flatten_rel, OpPattern.INJECTIVE)
+
+
+def batch_flatten(data):
+    """Flatten every axis but the first."""
+    return make_call("nn.batch_flatten", [data])
+
+
+def _dropout_rel(types, attrs):
+    data = tensor_arg(types, 0, "data")
+    return TupleType([data, data])
+
+
+register_relay_op("nn.dropout", 1, _dropout_rel, OpPattern.OPAQUE, A.DropoutAttrs)
+
+
+def dropout_raw(data, rate=0.5):
+    """Dropout with both outputs (result, mask) as a tuple-valued call."""
+    return make_call("nn.dropout", [data], A.DropoutAttrs(rate))
+
+
+def dropout(data, rate=0.5):
+    """Dropout; at inference the identity (``SimplifyInference`` removes it)."""
+    return TupleWrapper(dropout_raw(data, rate), 2)[0]
+
+
+def _pad_rel(types, attrs):
+    data, pad_value = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "pad_value")
+    if len(attrs.pad_width) != data.ndim:
+        raise TypeInferenceError(f"pad: pad_width has {len(attrs.pad_width)} entries for {data}")
+    if pad_value.shape:
+        raise TypeInferenceError(f"pad: pad_value must be a scalar, got {pad_value}")
+    if min(v for pair in attrs.pad_width for v in pair) < 0:
+        raise TypeInferenceError(f"pad: negative pad_width {attrs.pad_width}")
+    shape = tuple(d + b + a for d, (b, a) in zip(data.shape, attrs.pad_width))
+    return TensorType(shape, data.dtype)
+
+
+register_relay_op("nn.pad", 2, _pad_rel, OpPattern.INJECTIVE, A.PadAttrs)
+
+
+def pad(data, pad_width, pad_value=0, pad_mode="constant"):
+    """Pad each axis by ``(before, after)``; ``pad_value`` (a scalar or scalar expression) fills constant padding."""
+    from ...ir.expr import RelayExpr
+
+    if not isinstance(pad_value, RelayExpr):
+        pad_value = const(float(pad_value), "float32")
+    return make_call("nn.pad", [data, pad_value], A.PadAttrs(tuple(tuple(p) for p in pad_width), pad_mode))
+
+
+register_relay_op("nn.lrn", 1, identity_rel, OpPattern.OPAQUE, A.LRNAttrs)
+
+
+def lrn(data, size=5, axis=1, bias=2, alpha=0.00001, beta=0.75):
+    """Local response normalization across ``size`` neighbouring channels."""
+    return make_call("nn.lrn", [data], A.LRNAttrs(int(size), int(axis), bias, alpha, beta))

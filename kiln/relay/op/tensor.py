@@ -1,0 +1,428 @@
+"""Element-wise, broadcast and shape operators: builders (``relay.add`` ...), type relations and registration.
+
+Helpers that compute output shapes (:func:`reshape_shape`, :func:`strided_slice_ranges`, :func:`split_indices`) are
+shared with the interpreter and topi, so every layer agrees on the semantics.
+"""
+
+import math
+
+from ...error import TypeInferenceError
+from ...ir.type import TensorType, TupleType
+from ...tir.layout import layout as parse_layout
+from ..expr import Tuple, TupleWrapper
+from . import attrs as A
+from .op import OpPattern, make_call, register_relay_op
+from .type_relations import (
+    broadcast_rel,
+    broadcast_shapes,
+    identity_rel,
+    normalize_axis,
+    same_dtype,
+    tensor_arg,
+)
+
+_UNARY = ["negative", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "abs", "erf", "floor", "ceil", "round", "sign"]
+_BINARY = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum"]
+for _name in _UNARY:
+    register_relay_op(_name, 1, identity_rel, OpPattern.ELEMWISE)
+for _name in _BINARY:
+    register_relay_op(_name, 2, broadcast_rel, OpPattern.BROADCAST)
+
+
+def _unary(name):
+    def build(data):
+        return make_call(name, [data])
+
+    build.__name__ = name
+    build.__doc__ = f"Element-wise ``{name}``."
+    return build
+
+
+def _binary(name):
+    def build(lhs, rhs):
+        return make_call(name, [lhs, rhs])
+
+    build.__name__ = name
+    build.__doc__ = f"Broadcasting ``{name}`` of two tensors of one dtype (numpy rules)."
+    return build
+
+
+negative, exp, log, sqrt, rsqrt, tanh, sigmoid, abs, erf, floor, ceil, round, sign = map(_unary, _UNARY)  # noqa: A001
+add, subtract, multiply, divide, power, maximum, minimum = map(_binary, _BINARY)
+
+
+def _clip_rel(types, attrs):
+    return tensor_arg(types, 0)
+
+
+register_relay_op("clip", 1, _clip_rel, OpPattern.ELEMWISE, A.ClipAttrs)
+
+
+def clip(a, a_min, a_max):
+    """Clamp every element into ``[a_min, a_max]``."""
+    return make_call("clip", [a], A.ClipAttrs(a_min, a_max))
+
+
+def _cast_rel(types, attrs):
+    return TensorType(tensor_arg(types, 0).shape, attrs.dtype)
+
+
+register_relay_op("cast", 1, _cast_rel, OpPattern.ELEMWISE, A.CastAttrs)
+
+
+def cast(data, dtype):
+    """Convert ``data`` to ``dtype``."""
+    return make_call("cast", [data], A.CastAttrs(dtype))
+
+
+# ---------------------------------------------------------------------------------------------- reshape and friends
+def reshape_shape(in_shape, newshape, allowzero=0) -> tuple:
+    """The shape ``reshape`` produces, following TVM's special values.
+
+    ``0`` copies the input dimension at the same position, ``-1`` infers one dimension, ``-2`` copies every remaining
+    input dimension, ``-3`` merges two consecutive input dimensions, ``-4`` splits one input dimension into the next
+    two values (one of which may be ``-1``).
+
+    Examples
+    --------
+    >>> reshape_shape((2, 3, 4), (0, -1))
+    (2, 12)
+    >>> reshape_shape((2, 3, 4), (-4, 1, 2, -2))
+    (1, 2, 3, 4)
+    """
+    in_shape = tuple(in_shape)
+    out: list = []
+    src = 0
+    infer_at = None
+    i = 0
+    newshape = tuple(newshape)
+    while i < len(newshape):
+        v = newshape[i]
+        if v > 0 or (v == 0 and allowzero):
+            out.append(v)
+            src += 1
+        elif v == 0:
+            if src >= len(in_shape):
+                raise TypeInferenceError(f"reshape: newshape {newshape} copies dimension {src} of shape {in_shape}")
+            out.append(in_shape[src])
+            src += 1
+        elif v == -1:
+            if infer_at is not None:
+                raise TypeInferenceError(f"reshape: newshape {newshape} has more than one -1")
+            infer_at = len(out)
+            out.append(1)
+            src += 1
+        elif v == -2:
+            out.extend(in_shape[src:])
+            src = len(in_shape)
+        elif v == -3:
+            if src + 1 >= len(in_shape):
+                raise TypeInferenceError(f"reshape: -3 in {newshape} needs two input dimensions at {src}")
+            out.append(in_shape[src] * in_shape[src + 1])
+            src += 2
+        elif v == -4:
+            if i + 2 >= len(newshape) or src >= len(in_shape):
+                raise TypeInferenceError(f"reshape: -4 in {newshape} must be followed by two values")
+            d0, d1 = newshape[i + 1], newshape[i + 2]
+            whole = in_shape[src]
+            if d0 == -1:
+                d0 = whole // d1
+            if d1 == -1:
+                d1 = whole // d0
+            if d0 * d1 != whole:
+                raise TypeInferenceError(f"reshape: cannot split dimension {whole} into {d0} x {d1}")
+            out.extend([d0, d1])
+            src += 1
+            i += 2
+        else:
+            raise TypeInferenceError(f"reshape: invalid value {v} in newshape {newshape}")
+        i += 1
+    total = math.prod(in_shape)
+    if infer_at is not None:
+        known = math.prod(d for j, d in enumerate(out) if j != infer_at)
+        if known == 0 or total % known:
+            raise TypeInferenceError(f"reshape: cannot infer -1 in {newshape} for input shape {in_shape}")
+        out[infer_at] = total // known
+    if math.prod(out) != total:
+        raise TypeInferenceError(f"reshape: cannot reshape {in_shape} ({total} elements) to {tuple(out)}")
+    return tuple(out)
+
+
+def _reshape_rel(types, attrs):
+    data = tensor_arg(types, 0)
+    return TensorType(reshape_shape(data.shape, attrs.newshape, attrs.allowzero), data.dtype)
+
+
+register_relay_op("reshape", 1, _reshape_rel, OpPattern.INJECTIVE, A.ReshapeAttrs)
+
+
+def reshape(data, newshape, allowzero=False):
+    """Reshape ``data`` to ``newshape`` (with TVM's special values 0, -1, -2, -3, -4; see :func:`reshape_shape`)."""
+    if isinstance(newshape, int):
+        newshape = [newshape]
+    return make_call("reshape", [data], A.ReshapeAttrs(tuple(newshape), int(allowzero)))
+
+
+def transpose_axes(ndim, axes) -> tuple:
+    """The permutation ``transpose`` applies (reversed axes when ``axes`` is None)."""
+    if axes is None:
+        return tuple(range(ndim - 1, -1, -1))
+    perm = tuple(normalize_axis(a, ndim) for a in axes)
+    if sorted(perm) != list(range(ndim)):
+        raise TypeInferenceError(f"transpose: axes {tuple(axes)} are not a permutation of a rank-{ndim} tensor")
+    return perm
+
+
+def _transpose_rel(types, attrs):
+    data = tensor_arg(types, 0)
+    perm = transpose_axes(data.ndim, attrs.axes)
+    return TensorType(tuple(data.shape[p] for p in perm), data.dtype)
+
+
+register_relay_op("transpose", 1, _transpose_rel, OpPattern.INJECTIVE, A.TransposeAttrs)
+
+
+def transpose(data, axes=None):
+    """Permute the axes of ``data`` (reverse them when ``axes`` is None)."""
+    return make_call("transpose", [data], A.TransposeAttrs(None if axes is None else tuple(axes)))
+
+
+def squeeze_axes(shape, axis) -> list[int]:
+    """The axes ``squeeze`` removes: all size-1 axes when ``axis`` is None."""
+    if axis is None:
+        return [i for i, d in enumerate(shape) if d == 1]
+    axes = [normalize_axis(a, len(shape)) for a in axis]
+    for a in axes:
+        if shape[a] != 1:
+            raise TypeInferenceError(f"squeeze: axis {a} of shape {tuple(shape)} has size {shape[a]}, not 1")
+    return axes
+
+
+def _squeeze_rel(types, attrs):
+    data = tensor_arg(types, 0)
+    axes = squeeze_axes(data.shape, attrs.axis)
+    return TensorType(tuple(d for i, d in enumerate(data.shape) if i not in axes), data.dtype)
+
+
+register_relay_op("squeeze", 1, _squeeze_rel, OpPattern.INJECTIVE, A.SqueezeAttrs)
+
+
+def squeeze(data, axis=None):
+    """Remove size-1 axes (all of them when ``axis`` is None)."""
+    return make_call("squeeze", [data], A.SqueezeAttrs(None if axis is None else tuple(axis)))
+
+
+def _expand_dims_rel(types, attrs):
+    data = tensor_arg(types, 0)
+    ndim = data.ndim
+    if not -ndim - 1 <= attrs.axis <= ndim:
+        raise TypeInferenceError(f"expand_dims: axis {attrs.axis} is out of range for rank {ndim}")
+    axis = attrs.axis if attrs.axis >= 0 else attrs.axis + ndim + 1
+    shape = data.shape[:axis] + (1,) * attrs.num_newaxis + data.shape[axis:]
+    return TensorType(shape, data.dtype)
+
+
+register_relay_op("expand_dims", 1, _expand_dims_rel, OpPattern.BROADCAST, A.ExpandDimsAttrs)
+
+
+def expand_dims(data, axis, num_newaxis=1):
+    """Insert ``num_newaxis`` size-1 axes at ``axis``."""
+    return make_call("expand_dims", [data], A.ExpandDimsAttrs(int(axis), int(num_newaxis)))
+
+
+def _concatenate_rel(types, attrs):
+    tup = types[0]
+    if not isinstance(tup, TupleType) or not tup.fields:
+        raise TypeInferenceError(f"concatenate takes a non-empty tuple of tensors, got {tup}")
+    fields = [tensor_arg(tup.fields, i, "tuple field") for i in range(len(tup.fields))]
+    ndim = fields[0].ndim
+    axis = normalize_axis(attrs.axis, ndim)
+    dtype = same_dtype(fields, "concatenated tensors")
+    for f in fields:
+        if f.ndim != ndim or any(a != b for i, (a, b) in enumerate(zip(f.shape, fields[0].shape)) if i != axis):
+            raise TypeInferenceError(
+                f"concatenate on axis {axis}: shapes {', '.join(str(x.shape) for x in fields)} differ off that axis"
+            )
+    shape = list(fields[0].shape)
+    shape[axis] = sum(f.shape[axis] for f in fields)
+    return TensorType(tuple(shape), dtype)
+
+
+register_relay_op("concatenate", 1, _concatenate_rel, OpPattern.INJECTIVE, A.ConcatenateAttrs)
+
+
+def concatenate(data, axis):
+    """Join the tensors of ``data`` (a list or tuple expression) along ``axis``."""
+    if isinstance(data, list | tuple):
+        data = Tuple(tuple(data))
+    return make_call("concatenate", [data], A.ConcatenateAttrs(int(axis)))
+
+
+def split_indices(dim, indices_or_sections, what="split") -> list[int]:
+    """The split points of a dimension of size ``dim`` (``n`` sections must divide ``dim``)."""
+    if isinstance(indices_or_sections, int):
+        if dim % indices_or_sections:
+            raise TypeInferenceError(f"{what}: {indices_or_sections} sections do not divide a dimension of {dim}")
+        step = dim // indices_or_sections
+        return [step * i for i in range(1, indices_or_sections)]
+    return list(indices_or_sections)
+
+
+def _split_rel(types, attrs):
+    data = tensor_arg(types, 0)
+    axis = normalize_axis(attrs.axis, data.ndim)
+    points = [0, *split_indices(data.shape[axis], attrs.indices_or_sections), data.shape[axis]]
+    fields = []
+    for begin, end in zip(points, points[1:]):
+        shape = list(data.shape)
+        shape[axis] = max(0, min(end, data.shape[axis]) - begin)
+        fields.append(TensorType(tuple(shape), data.dtype))
+    return TupleType(fields)
+
+
+register_relay_op("split", 1, _split_rel, OpPattern.INJECTIVE, A.SplitAttrs)
+
+
+def split(data, indices_or_sections, axis=0):
+    """Split ``data`` along ``axis`` into equal sections or at the given indices; index the result for each part."""
+    ios = indices_or_sections if isinstance(indices_or_sections, int) else tuple(indices_or_sections)
+    count = ios if isinstance(ios, int) else len(ios) + 1
+    return TupleWrapper(make_call("split", [data], A.SplitAttrs(ios, int(axis))), count)
+
+
+def _take_rel(types, attrs):
+    data, indices = tensor_arg(types, 0), tensor_arg(types, 1)
+    if not indices.dtype.startswith(("int", "uint")):
+        raise TypeInferenceError(f"take: indices must have an integer dtype, got {indices.dtype}")
+    if attrs.axis is None:
+        return TensorType(indices.shape, data.dtype)
+    axis = normalize_axis(attrs.axis, data.ndim)
+    bd = attrs.batch_dims % indices.ndim if indices.ndim and attrs.batch_dims < 0 else attrs.batch_dims
+    shape = data.shape[:axis] + indices.shape[bd:] + data.shape[axis + 1 :]
+    return TensorType(shape, data.dtype)
+
+
+register_relay_op("take", 2, _take_rel, OpPattern.INJECTIVE, A.TakeAttrs)
+
+
+def take(data, indices, axis=None, batch_dims=0, mode="clip"):
+    """Gather elements of ``data`` at ``indices`` along ``axis`` (flattened when ``axis`` is None)."""
+    return make_call("take", [data, indices], A.TakeAttrs(int(batch_dims), None if axis is None else int(axis), mode))
+
+
+def strided_slice_ranges(shape, attrs) -> list[tuple[int, int, int]]:
+    """``(begin, end, stride)`` per axis of ``shape`` for StridedSliceAttrs, clamped like Python slicing."""
+    ndim = len(shape)
+    axes = list(attrs.axes) if attrs.axes is not None else list(range(len(attrs.begin)))
+    strides = list(attrs.strides) if attrs.strides else [1] * len(axes)
+    if len(strides) == 1 and len(axes) > 1:
+        strides = strides * len(axes)
+    ranges = [(0, d, 1) for d in shape]
+    for k, axis in enumerate(axes):
+        axis = normalize_axis(axis, ndim, "strided_slice axis")
+        dim = shape[axis]
+        stride = strides[k] if k < len(strides) else 1
+        begin = attrs.begin[k] if k < len(attrs.begin) else (0 if stride > 0 else dim - 1)
+        if attrs.slice_mode == "size":
+            size = attrs.end[k] if k < len(attrs.end) else -1
+            end = dim if size < 0 else begin + size
+            stride = 1
+        else:
+            end = attrs.end[k] if k < len(attrs.end) else (dim if stride > 0 else -dim - 1)
+        begin, end, stride = slice(begin, end, stride).indices(dim)
+        ranges[axis] = (begin, end, stride)
+    return ranges
+
+
+def _strided_slice_rel(types, attrs):
+    data = tensor_arg(types, 0)
+    if attrs.axes is not None and len(attrs.axes) != len(attrs.begin):
+        raise TypeInferenceError(f"strided_slice: {len(attrs.begin)} begin values for {len(attrs.axes)} axes")
+    if attrs.axes is None and len(attrs.begin) > data.ndim:
+        raise TypeInferenceError(f"strided_slice: {len(attrs.begin)} begin values for a rank-{data.ndim} tensor")
+    shape = tuple(len(range(b, e, s)) for b, e, s in strided_slice_ranges(data.shape, attrs))
+    return TensorType(shape, data.dtype)
+
+
+register_relay_op("strided_slice", 1, _strided_slice_rel, OpPattern.INJECTIVE, A.StridedSliceAttrs)
+
+
+def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
+    """Slice ``data`` like ``data[begin:end:strides]`` on each axis (Python clamping rules)."""
+    return make_call(
+        "strided_slice",
+        [data],
+        A.StridedSliceAttrs(
+            tuple(begin), tuple(end), None if strides is None else tuple(strides),
+            None if axes is None else tuple(axes), slice_mode,
+        ),
+    )
+
+
+def _where_rel(types, attrs):
+    cond, x, y = (tensor_arg(types, i) for i in range(3))
+    if cond.dtype != "bool" and not cond.dtype.startswith(("int", "uint")):
+        raise TypeInferenceError(f"where: condition must be bool, got {cond.dtype}")
+    dtype = same_dtype([x, y], "where branches")
+    return TensorType(broadcast_shapes(cond.shape, x.shape, y.shape), dtype)
+
+
+register_relay_op("where", 3, _where_rel, OpPattern.BROADCAST)
+
+
+def where(condition, x, y):
+    """Pick from ``x`` where ``condition`` holds and from ``y`` elsewhere (broadcasting all three)."""
+    return make_call("where", [condition, x, y])
+
+
+def _init_rel(types, attrs):
+    return TensorType(attrs.shape, attrs.dtype)
+
+
+def _full_rel(types, attrs):
+    fill = tensor_arg(types, 0)
+    if fill.shape:
+        raise TypeInferenceError(f"full: fill_value must be a scalar, got {fill}")
+    return TensorType(attrs.shape, attrs.dtype)
+
+
+register_relay_op("zeros", 0, _init_rel, OpPattern.ELEMWISE, A.InitOpAttrs)
+register_relay_op("ones", 0, _init_rel, OpPattern.ELEMWISE, A.InitOpAttrs)
+register_relay_op("full", 1, _full_rel, OpPattern.ELEMWISE, A.InitOpAttrs)
+
+
+def zeros(shape, dtype="float32"):
+    """A tensor of zeros."""
+    return make_call("zeros", [], A.InitOpAttrs(tuple(shape), dtype))
+
+
+def ones(shape, dtype="float32"):
+    """A tensor of ones."""
+    return make_call("ones", [], A.InitOpAttrs(tuple(shape), dtype))
+
+
+def full(fill_value, shape=(), dtype="float32"):
+    """A tensor filled with the scalar expression (or Python number) ``fill_value``."""
+    from ...ir.expr import RelayExpr
+    from ..expr import const
+
+    if not isinstance(fill_value, RelayExpr):
+        fill_value = const(fill_value, dtype)
+    return make_call("full", [fill_value], A.InitOpAttrs(tuple(shape), dtype))
+
+
+def _layout_transform_rel(types, attrs):
+    data = tensor_arg(types, 0)
+    try:
+        shape = parse_layout(attrs.src_layout).convert_shape(data.shape, parse_layout(attrs.dst_layout))
+    except Exception as exc:  # KilnError from the layout helper: report it as a typing error of this call
+        raise TypeInferenceError(f"layout_transform {attrs.src_layout} -> {attrs.dst_layout}: {exc}") from exc
+    return TensorType(shape, data.dtype)
+
+
+register_relay_op("layout_transform", 1, _layout_transform_rel, OpPattern.INJECTIVE, A.LayoutTransformAttrs)
+
+
+def layout_transform(data, src_layout, dst_layout):
+    """Move ``data`` from ``src_layout`` to ``dst_layout`` (for example ``NCHW`` to ``NCHW16c``)."""
+    return make_call("layout_transform", [data], A.LayoutTransformAttrs(src_layout, dst_layout))

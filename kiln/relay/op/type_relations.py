@@ -1,0 +1,96 @@
+"""Type relations shared by many operators: identity, broadcasting, reductions, and argument checks.
+
+A relation takes the argument types and the call's attrs and returns the result type, or raises
+TypeInferenceError saying what was expected and what it got (InferType adds the operator and source span).
+"""
+
+from ...error import TypeInferenceError
+from ...ir.type import TensorType, TupleType
+
+
+def tensor_arg(types, index, what="argument") -> TensorType:
+    """Argument ``index`` as a TensorType, or a TypeInferenceError."""
+    t = types[index]
+    if not isinstance(t, TensorType):
+        raise TypeInferenceError(f"{what} {index} must be a tensor, got {t}")
+    return t
+
+
+def normalize_axis(axis, ndim, what="axis") -> int:
+    """Map a possibly negative ``axis`` into ``[0, ndim)``, or raise TypeInferenceError."""
+    if not -ndim <= axis < max(ndim, 1):
+        raise TypeInferenceError(f"{what} {axis} is out of range for a tensor of rank {ndim}")
+    return axis % ndim if ndim else 0
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """The numpy broadcast of ``shapes``, or TypeInferenceError naming both shapes."""
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for i in range(-ndim, 0):
+        dims = {s[i] for s in shapes if len(s) >= -i} - {1}
+        if len(dims) > 1:
+            raise TypeInferenceError(
+                f"shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot be broadcast together"
+            )
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+def same_dtype(types, what="arguments") -> str:
+    """The common dtype of tensor ``types``, or TypeInferenceError naming the mismatch."""
+    dtypes = [t.dtype for t in types]
+    if len(set(dtypes)) > 1:
+        raise TypeInferenceError(f"{what} must share one dtype, got {', '.join(dtypes)}")
+    return dtypes[0]
+
+
+def identity_rel(types, attrs):
+    """The result has the type of the single argument (element-wise unary operators)."""
+    return tensor_arg(types, 0)
+
+
+def broadcast_rel(types, attrs):
+    """Numpy broadcasting of two same-dtype tensors."""
+    lhs, rhs = tensor_arg(types, 0), tensor_arg(types, 1)
+    dtype = same_dtype([lhs, rhs])
+    return TensorType(broadcast_shapes(lhs.shape, rhs.shape), dtype)
+
+
+def broadcast_bool_rel(types, attrs):
+    """Broadcasting comparison: the result is bool."""
+    return TensorType(broadcast_rel(types, attrs).shape, "bool")
+
+
+def reduce_axes(ndim, axis, exclude) -> list[int]:
+    """The axes a reduction with ``axis``/``exclude`` reduces over, sorted."""
+    if axis is None:
+        axes = list(range(ndim))
+        return [] if exclude else axes
+    axes = sorted({normalize_axis(a, ndim) for a in axis})
+    return [i for i in range(ndim) if i not in axes] if exclude else axes
+
+
+def reduce_shape(shape, attrs) -> tuple:
+    """The shape after reducing ``shape`` with ReduceAttrs ``attrs``."""
+    axes = reduce_axes(len(shape), attrs.axis, attrs.exclude)
+    if attrs.keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def reduce_rel(types, attrs):
+    """A reduction keeps the dtype and drops (or keeps as 1) the reduced axes."""
+    data = tensor_arg(types, 0)
+    return TensorType(reduce_shape(data.shape, attrs), data.dtype)
+
+
+def arg_reduce_rel(types, attrs):
+    """argmax/argmin: the reduced shape, int32 indices."""
+    data = tensor_arg(types, 0)
+    return TensorType(reduce_shape(data.shape, attrs), "int32")
+
+
+def tuple_of(*types) -> TupleType:
+    """A TupleType of ``types``."""
+    return TupleType(types)

@@ -1,0 +1,223 @@
+"""Type inference: fills ``checked_type`` of every expression (and missing return/let types) bottom-up.
+
+Types flow forward: a parameter's type is its annotation, a let variable's type is its value's, an operator call's
+type is its type relation applied to its argument types (``FTypeRelation`` in the op registry). Nodes that already
+carry a type are kept as they are, so re-running inference after a pass only types the nodes that pass created.
+
+Known limit: a call to a global function whose signature changed is not re-checked while the caller is unchanged.
+"""
+
+from ...error import KilnError, TypeInferenceError
+from ...ir.expr import GlobalVar
+from ...ir.module import IRModule
+from ...ir.op import Op
+from ...ir.type import FuncType, TensorType, TupleType
+from ..expr import Call, Var
+from ..expr_functor import ExprMutator
+from ..function import Function
+
+
+def _where(expr) -> str:
+    return f" (at {expr.span})" if getattr(expr, "span", None) is not None else ""
+
+
+class TypeInferencer(ExprMutator):
+    """The mutator behind :func:`infer_type`; ``global_type`` resolves the type of a called global function."""
+
+    def __init__(self, global_type=None):
+        super().__init__()
+        self.global_type = global_type
+
+    def prune(self, expr) -> bool:
+        return getattr(expr, "checked_type_", None) is not None
+
+    def _dispatch(self, expr):
+        if getattr(expr, "checked_type_", None) is not None:
+            return expr
+        return super()._dispatch(expr)
+
+    def type_of(self, expr):
+        """The type of an already visited expression."""
+        if isinstance(expr, GlobalVar):
+            return self._global(expr)
+        if isinstance(expr, Op):
+            raise TypeInferenceError(f"operator {expr.name} cannot be used as a value, only called")
+        return expr.checked_type_
+
+    def _global(self, gv):
+        if self.global_type is None:
+            raise TypeInferenceError(f"{gv} is used outside a module: infer the type of the whole IRModule")
+        return self.global_type(gv)
+
+    def visit_var(self, var):
+        if var.type_annotation is None:
+            raise TypeInferenceError(
+                f"variable %{var.name_hint} has no type annotation and is not bound by a let{_where(var)}"
+            )
+        return var.with_fields(checked_type_=var.type_annotation)
+
+    def visit_tuple(self, tup):
+        fields = tuple(self.visit(f) for f in tup.fields)
+        return tup.with_fields(fields=fields, checked_type_=TupleType([self.type_of(f) for f in fields]))
+
+    def visit_tuple_getitem(self, item):
+        value = self.visit(item.tuple_value)
+        ttype = self.type_of(value)
+        if not isinstance(ttype, TupleType):
+            raise TypeInferenceError(f"TupleGetItem .{item.index} of a non-tuple of type {ttype}{_where(item)}")
+        if not 0 <= item.index < len(ttype.fields):
+            raise TypeInferenceError(f"TupleGetItem index {item.index} out of range for {ttype}{_where(item)}")
+        return item.with_fields(tuple_value=value, checked_type_=ttype.fields[item.index])
+
+    def visit_call(self, call):
+        args = tuple(self.visit(a) for a in call.args)
+        arg_types = [self.type_of(a) for a in args]
+        if isinstance(call.op, Op):
+            ret = self._op_type(call, arg_types)
+            return call.with_fields(args=args, checked_type_=ret)
+        callee = self.visit(call.op)
+        ftype = self.type_of(callee)
+        if not isinstance(ftype, FuncType):
+            raise TypeInferenceError(f"cannot call a value of type {ftype}{_where(call)}")
+        if len(ftype.arg_types) != len(args):
+            raise TypeInferenceError(
+                f"call of {_callee_name(call.op)} passes {len(args)} arguments, expected {len(ftype.arg_types)}"
+                f"{_where(call)}"
+            )
+        for i, (expected, actual) in enumerate(zip(ftype.arg_types, arg_types)):
+            if expected != actual:
+                raise TypeInferenceError(
+                    f"call of {_callee_name(call.op)}: argument {i} expected {expected}, actual {actual}{_where(call)}"
+                )
+        return call.with_fields(op=callee, args=args, checked_type_=ftype.ret_type)
+
+    def _op_type(self, call, arg_types):
+        op = call.op
+        relation = op.get_attr("FTypeRelation")
+        if relation is None:
+            raise TypeInferenceError(f"operator {op.name} has no type relation{_where(call)}")
+        expected = op.get_attr("num_inputs")
+        if expected is not None and len(arg_types) != expected:
+            raise TypeInferenceError(f"{op.name} expects {expected} arguments, got {len(arg_types)}{_where(call)}")
+        attrs_type = op.get_attr("attrs_type")
+        if attrs_type is not None and not isinstance(call.attrs, attrs_type):
+            raise TypeInferenceError(
+                f"{op.name} needs attrs of type {attrs_type.__name__}, got {type(call.attrs).__name__}{_where(call)}"
+            )
+        try:
+            return relation(arg_types, call.attrs)
+        except (TypeInferenceError, KilnError) as exc:
+            shown = ", ".join(str(t) for t in arg_types)
+            raise TypeInferenceError(f"{op.name}: {exc}; argument types: ({shown}){_where(call)}") from None
+
+    def visit_let(self, let):
+        chain, body = self.let_chain(let)
+        bindings = []
+        for binding in chain:
+            var = binding.var
+            if var.type_annotation is not None:  # lets a recursive closure refer to itself
+                self.memo_map[var] = var.with_fields(checked_type_=var.type_annotation)
+            value = self.visit(binding.value)
+            vtype = self.type_of(value)
+            if var.type_annotation is not None and var.type_annotation != vtype:
+                raise TypeInferenceError(
+                    f"let %{var.name_hint}: annotation expected {var.type_annotation}, actual value type {vtype}"
+                    f"{_where(binding)}"
+                )
+            new_var = self.memo_map.get(var) or var.with_fields(type_annotation=vtype, checked_type_=vtype)
+            self.memo_map[var] = new_var
+            bindings.append((new_var, value))
+        result = self.visit(body)
+        for binding, (new_var, value) in zip(reversed(chain), reversed(bindings)):
+            result = binding.with_fields(var=new_var, value=value, body=result, checked_type_=self.type_of(result))
+            self.memo_map[binding] = result
+        return result
+
+    def visit_if(self, node):
+        cond = self.visit(node.cond)
+        ctype = self.type_of(cond)
+        if not (isinstance(ctype, TensorType) and ctype.shape == () and ctype.dtype == "bool"):
+            raise TypeInferenceError(f"if condition expected bool, actual {ctype}{_where(node)}")
+        then, other = self.visit(node.true_branch), self.visit(node.false_branch)
+        ttype, etype = self.type_of(then), self.type_of(other)
+        if ttype != etype:
+            raise TypeInferenceError(f"if branches differ: true branch {ttype}, false branch {etype}{_where(node)}")
+        return node.with_fields(cond=cond, true_branch=then, false_branch=other, checked_type_=ttype)
+
+    def visit_function(self, fn):
+        params = tuple(self.visit(p) for p in fn.params)
+        body = self.visit(fn.body)
+        btype = self.type_of(body)
+        if fn.ret_type is not None and fn.ret_type != btype:
+            raise TypeInferenceError(f"function return type expected {fn.ret_type}, actual {btype}{_where(fn)}")
+        ftype = FuncType([p.checked_type_ for p in params], btype)
+        return fn.with_fields(params=params, body=body, ret_type=btype, checked_type_=ftype)
+
+
+def _callee_name(op) -> str:
+    return str(op) if isinstance(op, GlobalVar) else f"a {type(op).__name__}"
+
+
+def _declared_type(func):
+    if isinstance(func, Function) and func.ret_type is not None and all(p.type_annotation for p in func.params):
+        return FuncType([p.type_annotation for p in func.params], func.ret_type)
+    return None
+
+
+def infer_type(mod_or_expr):
+    """Return a copy of an IRModule or expression in which every expression has ``checked_type``.
+
+    Raises TypeInferenceError naming the operator, the expected and actual types and the source span.
+
+    Examples
+    --------
+    >>> x = relay.var("x", shape=(2, 3))
+    >>> relay.infer_type(relay.Function([x], relay.nn.relu(x))).body.checked_type   # doctest: +SKIP
+    TensorType(shape=(2, 3), dtype='float32')
+    """
+    if isinstance(mod_or_expr, IRModule):
+        return _infer_module(mod_or_expr)
+    return TypeInferencer().visit(mod_or_expr)
+
+
+def _infer_module(mod):
+    typed: dict = {}
+    in_progress: set = set()
+
+    def global_type(gv):
+        gv = mod.get_global_var(gv.name_hint)
+        if gv in typed:
+            return _func_type(typed[gv])
+        func = mod[gv]
+        if gv in in_progress:
+            declared = _declared_type(func)
+            if declared is None:
+                raise TypeInferenceError(f"recursive function {gv} needs annotated parameter and return types")
+            return declared
+        infer(gv)
+        return _func_type(typed[gv])
+
+    def infer(gv):
+        func = mod[gv]
+        if not isinstance(func, Function):
+            typed[gv] = func
+            return
+        in_progress.add(gv)
+        try:
+            typed[gv] = TypeInferencer(global_type).visit(func)
+        except TypeInferenceError as exc:
+            raise TypeInferenceError(f"in function {gv}: {exc}") from None
+        finally:
+            in_progress.discard(gv)
+
+    for gv in list(mod.functions):
+        if gv not in typed:
+            infer(gv)
+    return IRModule({gv: typed[gv] for gv in mod.functions}, attrs=mod.attrs)
+
+
+def _func_type(func):
+    ftype = getattr(func, "checked_type_", None)
+    if ftype is None:
+        raise TypeInferenceError(f"global function of kind {type(func).__name__} has no Relay type")
+    return ftype

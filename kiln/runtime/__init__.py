@@ -1,0 +1,6 @@
+"""kiln.runtime: tensors, devices, packed functions and (compiled) modules."""
+
+from . import ndarray
+from .device import Device, cpu, device
+from .ndarray import NDArray
+from .packed_func import PackedFunc, get_global_func, list_global_func_names, register_func

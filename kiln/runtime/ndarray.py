@@ -1,0 +1,123 @@
+"""NDArray: a tensor on a device, stored in a 64-byte aligned numpy array.
+
+Alignment matters because compiled kernels may use aligned vector loads; every NDArray kiln allocates is aligned.
+Exposed to users as ``kiln.nd``.
+"""
+
+import numpy as np
+
+from ..error import KilnError
+from .device import Device, cpu
+
+ALIGNMENT = 64
+
+
+def _aligned_empty(shape, dtype) -> np.ndarray:
+    dtype = np.dtype(dtype)
+    shape = tuple(int(s) for s in shape)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+    offset = (-raw.ctypes.data) % ALIGNMENT
+    return raw[offset : offset + nbytes].view(dtype).reshape(shape)
+
+
+def _numpy_dtype(dtype) -> np.dtype:
+    try:
+        return np.dtype(dtype)
+    except TypeError as exc:
+        raise KilnError(f"unknown dtype {dtype!r}") from exc
+
+
+class NDArray:
+    """A dense tensor on a :class:`Device`.
+
+    Build one with :func:`array` or :func:`empty`; read it back with :meth:`numpy`.
+    """
+
+    __slots__ = ("_data", "device")
+
+    def __init__(self, data: np.ndarray, device: Device | None = None):
+        self._data = data
+        self.device = device or cpu(0)
+
+    @property
+    def shape(self) -> tuple:
+        """The shape as a tuple of ints."""
+        return self._data.shape
+
+    @property
+    def dtype(self) -> str:
+        """The element type name, such as ``"float32"``."""
+        return self._data.dtype.name
+
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions."""
+        return self._data.ndim
+
+    @property
+    def handle(self) -> np.ndarray:
+        """The underlying numpy array (shares memory; used by executors and generated code)."""
+        return self._data
+
+    def numpy(self) -> np.ndarray:
+        """Return a numpy copy of the contents."""
+        return self._data.copy()
+
+    asnumpy = numpy
+
+    def copyfrom(self, source) -> "NDArray":
+        """Copy ``source`` (NDArray or array-like) into this array; shapes must match."""
+        src = source.handle if isinstance(source, NDArray) else np.asarray(source)
+        if tuple(src.shape) != self.shape:
+            raise KilnError(f"copyfrom: shape mismatch, array has {self.shape}, source has {tuple(src.shape)}")
+        np.copyto(self._data, src, casting="unsafe")
+        return self
+
+    def copyto(self, target) -> "NDArray":
+        """Copy into ``target`` (an NDArray, or a Device for a new array)."""
+        if isinstance(target, NDArray):
+            return target.copyfrom(self)
+        return array(self._data, device=target)
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._data.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
+
+    def __array__(self, dtype=None, copy=None):
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    def __repr__(self):
+        return f"<kiln.nd.NDArray shape={self.shape}, {self.device}>\n{self._data!r}"
+
+    def __str__(self):
+        return str(self._data)
+
+
+def array(arr, device: Device | None = None, dtype=None) -> NDArray:
+    """Copy ``arr`` (numpy array, NDArray or nested lists) into a new aligned NDArray.
+
+    Examples
+    --------
+    >>> a = array(np.ones((2, 2), "float32"))
+    >>> a.shape, a.dtype
+    ((2, 2), 'float32')
+    """
+    src = arr.handle if isinstance(arr, NDArray) else np.asarray(arr)
+    if dtype is not None:
+        src = src.astype(_numpy_dtype(dtype))
+    out = _aligned_empty(src.shape, src.dtype)
+    np.copyto(out, src)
+    return NDArray(out, device)
+
+
+def empty(shape, dtype="float32", device: Device | None = None) -> NDArray:
+    """Return a new uninitialized NDArray of ``shape`` and ``dtype``."""
+    return NDArray(_aligned_empty(shape, _numpy_dtype(dtype)), device)
+
+
+def from_dlpack(obj) -> NDArray:
+    """Wrap any object that implements the DLPack protocol, sharing its memory."""
+    return NDArray(np.from_dlpack(obj))

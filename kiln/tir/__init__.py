@@ -1,0 +1,1 @@
+"""kiln.tir: the loop-level IR."""

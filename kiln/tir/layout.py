@@ -1,0 +1,120 @@
+"""Data layouts such as ``NCHW``, ``NHWC`` or ``NCHW16c`` and shape conversion between them (TVM's ``tir.layout``).
+
+An upper-case letter is a primal axis; a lower-case letter preceded by a factor is a sub-axis of its primal axis:
+``NCHW16c`` splits channels ``C`` into ``C // 16`` outer and ``16`` inner. Converting a shape between two layouts goes
+through the primal (logical) sizes.
+"""
+
+import re
+from dataclasses import dataclass
+
+from ..error import KilnError
+
+_TOKEN = re.compile(r"(\d*)([A-Za-z])")
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """A parsed layout: ``axes`` is a tuple of ``(letter, factor)`` with ``factor`` None for primal axes.
+
+    Examples
+    --------
+    >>> layout("NCHW16c").shape_to_primal((1, 4, 8, 8, 16))
+    {'N': 1, 'C': 64, 'H': 8, 'W': 8}
+    """
+
+    name: str
+    axes: tuple
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions."""
+        return len(self.axes)
+
+    @property
+    def primal(self) -> str:
+        """The primal axes in order, such as ``"NCHW"`` for ``NCHW16c``."""
+        return "".join(a for a, f in self.axes if f is None)
+
+    def index_of(self, axis: str) -> int:
+        """The position of ``axis`` (a letter), or -1 when absent."""
+        for i, (a, _) in enumerate(self.axes):
+            if a == axis:
+                return i
+        return -1
+
+    def factor_of(self, primal_axis: str) -> int:
+        """The split factor of ``primal_axis`` (1 when it has no sub-axis)."""
+        for a, f in self.axes:
+            if f is not None and a == primal_axis.lower():
+                return f
+        return 1
+
+    def shape_to_primal(self, shape) -> dict:
+        """Map each primal axis letter to its logical size, given a shape in this layout."""
+        if len(shape) != self.ndim:
+            raise KilnError(f"layout {self.name} has {self.ndim} dimensions but the shape {tuple(shape)} has {len(shape)}")
+        sizes = {}
+        for (a, f), d in zip(self.axes, shape):
+            if f is None:
+                sizes[a] = sizes.get(a, 1) * int(d)
+            else:
+                if int(d) != f:
+                    raise KilnError(f"layout {self.name}: sub-axis {f}{a} needs size {f}, shape has {d}")
+                sizes[a.upper()] = sizes.get(a.upper(), 1) * f
+        return sizes
+
+    def shape_from_primal(self, sizes: dict) -> tuple:
+        """The shape in this layout of a tensor whose logical sizes are ``sizes`` (from :meth:`shape_to_primal`)."""
+        shape = []
+        for a, f in self.axes:
+            if f is not None:
+                shape.append(f)
+                continue
+            if a not in sizes:
+                raise KilnError(f"layout {self.name}: axis {a} has no size in {sizes}")
+            factor = self.factor_of(a)
+            if sizes[a] % factor:
+                raise KilnError(f"layout {self.name}: axis {a} of size {sizes[a]} is not divisible by {factor}")
+            shape.append(sizes[a] // factor)
+        return tuple(shape)
+
+    def convert_shape(self, shape, dst: "Layout") -> tuple:
+        """The shape of a tensor of ``shape`` in this layout after transforming it to ``dst``."""
+        sizes = self.shape_to_primal(shape)
+        if set(sizes) != set(dst.primal):
+            raise KilnError(f"cannot convert layout {self.name} to {dst.name}: different primal axes")
+        return dst.shape_from_primal(sizes)
+
+
+_CACHE: dict[str, Layout] = {}
+
+
+def layout(name: str) -> Layout:
+    """Parse a layout string (cached), raising KilnError naming the string when it is malformed."""
+    parsed = _CACHE.get(name)
+    if parsed is not None:
+        return parsed
+    axes = []
+    pos = 0
+    for match in _TOKEN.finditer(name):
+        if match.start() != pos:
+            break
+        digits, letter = match.groups()
+        if letter.isupper() and digits:
+            raise KilnError(f"layout {name!r}: a primal axis ({letter}) cannot have a factor")
+        if letter.islower() and not digits:
+            raise KilnError(f"layout {name!r}: sub-axis {letter} needs a factor, as in 16{letter}")
+        axes.append((letter, int(digits) if digits else None))
+        pos = match.end()
+    letters = [a for a, _ in axes]
+    if pos != len(name) or not name or len(set(letters)) != len(letters):
+        raise KilnError(f"malformed layout {name!r}")
+    for a, f in axes:
+        if f is not None and a.upper() not in letters:
+            raise KilnError(f"layout {name!r}: sub-axis {f}{a} has no primal axis {a.upper()}")
+    parsed = _CACHE[name] = Layout(name, tuple(axes))
+    return parsed
