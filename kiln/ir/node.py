@@ -39,20 +39,31 @@ class Node:
         Examples
         --------
         >>> list(relay.Call(op, [x]).fields())   # doctest: +SKIP
-        ['op', 'args', 'attrs', 'span']
+        ['op', 'args', 'attrs', 'span', 'checked_type_']
         """
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if not f.name.startswith("_")}
+        ordered = sorted(dataclasses.fields(self), key=lambda f: f.kw_only)  # own fields first, then span & co.
+        return {f.name: getattr(self, f.name) for f in ordered if not f.name.startswith("_")}
 
     def with_fields(self, **changes):
         """Return a copy with ``changes`` applied, or ``self`` when every change is the value already held.
 
         An inferred type (``checked_type_``) is dropped when anything changes, since it may no longer hold.
         """
-        if all(getattr(self, name) is value for name, value in changes.items()):
+        if all(_same(getattr(self, name), value) for name, value in changes.items()):
             return self
         if "checked_type_" in self.__dataclass_fields__ and "checked_type_" not in changes:
             changes["checked_type_"] = None
         return dataclasses.replace(self, **changes)
+
+
+def _same(old, new) -> bool:
+    """Identity, looking one level into tuples (children are stored as tuples)."""
+    if old is new:
+        return True
+    return (
+        isinstance(old, tuple) and isinstance(new, tuple | list) and len(old) == len(new)
+        and all(a is b for a, b in zip(old, new))
+    )
 
 
 def node_type(type_key: str) -> type:

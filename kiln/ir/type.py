@@ -4,6 +4,7 @@
 tuple and ``fn (t1) -> t2`` for a function type.
 """
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,9 +19,12 @@ class Type(Node):
     __slots__ = ()
 
 
+_DTYPE = re.compile(r"(bool|handle|void|(float|int|uint|bfloat)(8|16|32|64)?)(x\d+)?")
+
+
 def _check_dtype(dtype, what) -> str:
     dtype = str(dtype)
-    if dtype in ("bool", "handle", "void") or dtype.startswith(("float", "int", "uint", "bfloat")):
+    if _DTYPE.fullmatch(dtype):
         return dtype
     raise TypeInferenceError(f"{what}: unknown dtype {dtype!r}")
 

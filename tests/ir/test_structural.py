@@ -1,0 +1,97 @@
+import time
+
+import numpy as np
+import pytest
+
+from kiln import relay
+from kiln.ir import assert_structural_equal, structural_equal, structural_hash
+
+
+def _conv_fn(pad=1, name="x"):
+    x = relay.var(name, shape=(1, 3, 8, 8))
+    w = relay.var("w", shape=(4, 3, 3, 3))
+    return relay.Function([x, w], relay.nn.relu(relay.nn.conv2d(x, w, padding=(pad, pad))))
+
+
+def test_alpha_equivalent_functions_are_equal_and_hash_equal():
+    f, g = _conv_fn(name="x"), _conv_fn(name="renamed")
+    assert structural_equal(f, g)
+    assert structural_hash(f) == structural_hash(g)
+
+
+def test_attr_difference_names_path():
+    with pytest.raises(ValueError, match=r"<root>\.body\.args\[0\]\.attrs"):
+        assert_structural_equal(_conv_fn(1), _conv_fn(2))
+    assert not structural_equal(_conv_fn(1), _conv_fn(2))
+
+
+def test_free_vars_need_map_free_vars():
+    x, y = relay.var("x", shape=(2,)), relay.var("y", shape=(2,))
+    assert not structural_equal(relay.add(x, x), relay.add(y, y))
+    assert structural_equal(relay.add(x, x), relay.add(y, y), map_free_vars=True)
+    assert structural_hash(relay.add(x, x), map_free_vars=True) == structural_hash(relay.add(y, y), map_free_vars=True)
+    z = relay.var("z", shape=(2,))
+    # x+x vs y+z: the second use must agree with the first mapping
+    assert not structural_equal(relay.add(x, x), relay.add(y, z), map_free_vars=True)
+    assert structural_equal(relay.add(x, x), relay.add(x, x))
+
+
+def test_bound_variable_mapping_is_consistent():
+    a, b = relay.var("a", shape=(2,)), relay.var("b", shape=(2,))
+    f = relay.Function([a, b], relay.subtract(a, b))
+    c, d = relay.var("c", shape=(2,)), relay.var("d", shape=(2,))
+    g = relay.Function([c, d], relay.subtract(d, c))
+    assert not structural_equal(f, g)
+
+
+def test_type_annotation_compared():
+    a = relay.var("a", shape=(2,))
+    b = relay.var("a", shape=(3,))
+    assert not structural_equal(relay.Function([a], a), relay.Function([b], b))
+
+
+def test_constants_compare_by_value():
+    assert structural_equal(relay.const(np.ones((2, 2), "float32")), relay.const(np.ones((2, 2), "float32")))
+    assert not structural_equal(relay.const(np.ones((2, 2), "float32")), relay.const(np.zeros((2, 2), "float32")))
+    assert not structural_equal(relay.const(1.0), relay.const(1))  # dtype differs
+    h1 = structural_hash(relay.const(np.arange(4, dtype="float32")))
+    assert h1 == structural_hash(relay.const(np.arange(4, dtype="float32")))
+
+
+def test_let_binding():
+    x = relay.var("x", shape=(2,))
+    v1, v2 = relay.var("v"), relay.var("w")
+    e1 = relay.Let(v1, relay.add(x, x), relay.multiply(v1, v1))
+    e2 = relay.Let(v2, relay.add(x, x), relay.multiply(v2, v2))
+    assert structural_equal(e1, e2)
+    assert structural_hash(e1) == structural_hash(e2)
+
+
+def test_shared_dag_is_linear():
+    x = relay.var("x", shape=(2,))
+    y = relay.var("x", shape=(2,))
+    e1, e2 = x, y
+    for _ in range(300):  # 2**300 paths: only linear algorithms finish
+        e1, e2 = relay.add(e1, e1), relay.add(e2, e2)
+    start = time.perf_counter()
+    assert structural_equal(relay.Function([x], e1), relay.Function([y], e2))
+    assert structural_hash(relay.Function([x], e1)) == structural_hash(relay.Function([y], e2))
+    assert time.perf_counter() - start < 1.0
+
+
+def test_ten_thousand_chain():
+    x = relay.var("x", shape=(4,))
+    y = x
+    for _ in range(10000):
+        y = relay.add(y, relay.const(1.0))
+    f = relay.Function([x], y)
+    assert structural_equal(f, f)
+    assert isinstance(structural_hash(f), int)
+
+
+def test_scalars_and_containers():
+    assert structural_equal((1, 2, "a"), (1, 2, "a"))
+    assert not structural_equal((1, 2), (1, 2, 3))
+    assert not structural_equal(1, 1.0)
+    assert structural_equal(float("nan"), float("nan"))
+    assert structural_equal({"a": 1}, {"a": 1})
