@@ -1,0 +1,68 @@
+"""Lower layers never import higher ones (STYLE.md section 1), checked over every module with ``ast``."""
+
+import ast
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1] / "kiln"
+
+# rank of each component; a module may import only components of equal or lower rank
+RANKS = {
+    "error": 0, "runtime": 1, "ir": 2, "transform": 2, "tir": 3, "arith": 4, "te": 6, "topi": 7, "target": 8,
+    "relay": 9, "contrib": 10, "backend": 10, "driver": 8, "cli": 11, "__init__": 12,
+}
+# tir.transform sits above arith (its passes use the simplifier); tir nodes sit below it
+SUBRANKS = {("tir", "transform"): 5}
+
+
+def _component(parts):
+    rank = RANKS.get(parts[0])
+    if rank is None:
+        return None
+    return SUBRANKS.get(tuple(parts[:2]), rank)
+
+
+def _modules():
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__" and len(parts) > 1:
+            parts = parts[:-1]
+        yield path, parts
+
+
+def _imports(path, parts):
+    tree = ast.parse(path.read_text())
+    package = parts if path.name == "__init__.py" else parts[:-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+                target = base + (node.module.split(".") if node.module else [])
+                names = [target + [a.name] for a in node.names] if not node.module else [target]
+            elif node.module and node.module.startswith("kiln."):
+                names = [node.module.split(".")[1:]]
+            else:
+                continue
+            for name in names:
+                yield node.lineno, name
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("kiln."):
+                    yield node.lineno, alias.name.split(".")[1:]
+
+
+@pytest.mark.parametrize("path,parts", list(_modules()), ids=lambda p: str(p) if isinstance(p, list) else "")
+def test_no_upward_imports(path, parts):
+    if path.name == "__init__.py" and len(parts) == 1 and parts[0] == "__init__":
+        return  # kiln/__init__.py re-exports everything
+    own = _component(parts)
+    if own is None:
+        return
+    for lineno, target in _imports(path, parts):
+        if not target:
+            continue
+        other = _component(target)
+        if other is not None and other > own:
+            pytest.fail(f"{path.relative_to(ROOT.parent)}:{lineno} imports kiln.{'.'.join(target)} from a lower layer")
