@@ -1,0 +1,190 @@
+"""FuseOps: structure against hand-written expected functions (TVM's test_pass_fuse_ops.py style) and results
+against the reference interpreter."""
+
+import numpy as np
+import pytest
+
+from kiln import relay
+from kiln.ir import assert_structural_equal
+from kiln.relay.analysis.graph_partitioner import GraphPartitioner
+from kiln.relay.analysis.indexed_graph import create_indexed_graph
+from kiln.relay.analysis.post_dominator import post_dominator_tree
+from kiln.relay.op.op import OpPattern
+from kiln.relay.transform.fuse_ops import fuse_function
+
+
+def fuse(func, level=2, **kwargs):
+    return fuse_function(func, level, **kwargs)
+
+
+def primitive(params, body):
+    return relay.Function(params, body).with_attr("Primitive", 1)
+
+
+def check(before, expected, level=2):
+    assert_structural_equal(fuse(before, level), relay.infer_type(expected))
+
+
+def test_fuse_simple_chain():
+    x = relay.var("x", shape=(10, 20))
+    y = relay.squeeze(relay.exp(relay.add(x, relay.const(1, "float32"))))
+    before = relay.Function([x], y)
+    p0 = relay.var("p0", shape=(10, 20))
+    f = primitive([p0], relay.squeeze(relay.exp(relay.add(p0, relay.const(1, "float32")))))
+    x2 = relay.var("x", shape=(10, 20))
+    check(before, relay.Function([x2], relay.Call(f, [x2])))
+
+
+def test_conv2d_diamond():
+    dshape = (1, 16, 64, 64)
+    x = relay.var("x", shape=dshape)
+    w1, w2, w3 = (relay.var(f"w{i}", shape=(16, 16, k, k)) for i, k in ((1, 3), (2, 1), (3, 3)))
+    y = relay.add(x, relay.const(1, "float32"))
+    z = relay.nn.conv2d(y, w1, kernel_size=(3, 3), padding=(1, 1), channels=16)
+    z1 = relay.add(z, relay.const(1, "float32"))
+    z2 = relay.nn.conv2d(z1, w2, kernel_size=(1, 1), channels=16)
+    z3 = relay.nn.conv2d(z1, w3, kernel_size=(3, 3), padding=(1, 1), channels=16)
+    before = relay.Function([x, w1, w2, w3], relay.add(z2, z3))
+
+    # segment 0: the add before the first conv stays alone (its post-dominator is a conv)
+    p0 = relay.var("p0", shape=dshape)
+    f0 = primitive([p0], relay.add(p0, relay.const(1, "float32")))
+    # segment 1: conv + the element-wise add after it
+    p0, p1 = relay.var("p0", shape=dshape), relay.var("p1", shape=(16, 16, 3, 3))
+    c = relay.nn.conv2d(p0, p1, kernel_size=(3, 3), padding=(1, 1), channels=16)
+    f1 = primitive([p0, p1], relay.add(c, relay.const(1, "float32")))
+    # segment 2: the second branch's conv alone (the add already holds an anchor)
+    p0, p1 = relay.var("p0", shape=dshape), relay.var("p1", shape=(16, 16, 3, 3))
+    f2 = primitive([p0, p1], relay.nn.conv2d(p0, p1, kernel_size=(3, 3), padding=(1, 1), channels=16))
+    # segment 3: the first branch's conv + the add joining the branches
+    p0, p1, p2 = relay.var("p0", shape=dshape), relay.var("p1", shape=(16, 16, 1, 1)), relay.var("p2", shape=dshape)
+    f3 = primitive([p0, p1, p2], relay.add(relay.nn.conv2d(p0, p1, kernel_size=(1, 1), channels=16), p2))
+
+    x, w1, w2, w3 = relay.var("x", shape=dshape), *(relay.var(f"w{i}", shape=(16, 16, k, k)) for i, k in
+                                                     ((1, 3), (2, 1), (3, 3)))
+    a = relay.Call(f0, [x])
+    b = relay.Call(f1, [a, w1])
+    c = relay.Call(f2, [b, w3])
+    expected = relay.Function([x, w1, w2, w3], relay.Call(f3, [b, w2, c]))
+    check(before, expected)
+
+
+def test_seed_network_conv_bias_relu_fuse_and_pool_alone():
+    x = relay.var("data", shape=(1, 3, 32, 32))
+    w1, b1 = relay.var("w1", shape=(8, 3, 3, 3)), relay.var("b1", shape=(8,))
+    w2, b2 = relay.var("w2", shape=(8, 8, 3, 3)), relay.var("b2", shape=(8,))
+    y = relay.nn.relu(relay.nn.bias_add(relay.nn.conv2d(x, w1, padding=(1, 1)), b1))
+    y = relay.nn.max_pool2d(y, (2, 2), (2, 2))
+    y = relay.nn.relu(relay.nn.bias_add(relay.nn.conv2d(y, w2, padding=(1, 1)), b2))
+    fused = fuse(relay.Function([x, w1, b1, w2, b2], y))
+    last = fused.body
+    assert last.op.is_primitive()
+    ops = []
+    relay.post_order_visit(last.op.body, lambda e: ops.append(e.op.name) if isinstance(e, relay.Call) else None)
+    assert ops == ["nn.conv2d", "nn.bias_add", "nn.relu"]
+    pool = last.args[0]
+    assert isinstance(pool.op, relay.Function) and pool.op.body.op.name == "nn.max_pool2d"
+
+
+def test_fuse_opt_level_zero_gives_one_op_per_function():
+    x = relay.var("x", shape=(4, 4))
+    y = relay.nn.relu(relay.exp(relay.add(x, x)))
+    fused = fuse(relay.Function([x], y), level=0)
+    count = []
+    relay.post_order_visit(fused, lambda e: count.append(e) if isinstance(e, relay.Function) and e.is_primitive()
+                           else None)
+    assert len(count) == 3
+    for fn in count:
+        assert isinstance(fn.body, relay.Call) and isinstance(fn.body.args[0], relay.Var)
+
+
+def test_max_depth_splits_long_chains():
+    x = relay.var("x", shape=(8,))
+    y = x
+    for _ in range(20):
+        y = relay.exp(y)
+    fused = fuse(relay.Function([x], y), max_depth=8)
+    sizes = []
+
+    def count(e):
+        if isinstance(e, relay.Function) and e.is_primitive():
+            n = []
+            relay.post_order_visit(e.body, lambda c: n.append(c) if isinstance(c, relay.Call) else None)
+            sizes.append(len(n))
+
+    relay.post_order_visit(fused, count)
+    assert sum(sizes) == 20 and max(sizes) <= 8 and len(sizes) >= 3
+
+
+def test_reduction_absorbs_injective_inputs_and_tuple_root():
+    x = relay.var("x", shape=(4, 8))
+    s = relay.sum(relay.exp(relay.add(relay.transpose(x), relay.const(1.0))), axis=1)
+    t = relay.Tuple([s, relay.nn.relu(x)])
+    fused = fuse(relay.Function([x], t))
+    assert isinstance(fused.body, relay.Tuple)  # a root tuple is not wrapped in a function
+    first = fused.body.fields[0]
+    ops = []
+    relay.post_order_visit(first.op.body, lambda e: ops.append(e.op.name) if isinstance(e, relay.Call) else None)
+    # broadcast/element-wise producers join the reduction; the injective transpose does not (TVM's rule: its path
+    # to the post-dominator crosses a group whose pattern is already a reduction)
+    assert ops == ["add", "exp", "sum"]
+    assert first.args[0].op.body.op.name == "transpose"
+
+
+def test_opaque_ops_stay_alone():
+    x = relay.var("x", shape=(2, 8))
+    y = relay.exp(relay.nn.softmax(relay.exp(x)))
+    fused = fuse(relay.Function([x], y))
+    names = []
+
+    def collect(e):
+        if isinstance(e, relay.Function) and e.is_primitive():
+            ops = []
+            relay.post_order_visit(e.body, lambda c: ops.append(c.op.name) if isinstance(c, relay.Call) else None)
+            names.append(ops)
+
+    relay.post_order_visit(fused, collect)
+    assert ["nn.softmax"] in names and len(names) == 3
+
+
+def test_constants_are_arguments_unless_linked():
+    x = relay.var("x", shape=(1, 2, 4, 4))
+    w = relay.const(np.ones((2, 2, 1, 1), "float32"))
+    y = relay.nn.relu(relay.nn.conv2d(x, w))
+    fused = fuse(relay.Function([x], y))
+    assert len(fused.body.op.params) == 2 and isinstance(fused.body.args[1], relay.Constant)
+    linked = fuse(relay.Function([x], y), link_params=True)
+    assert len(linked.body.op.params) == 1
+
+
+def test_graph_and_dominator_tree():
+    x = relay.var("x", shape=(4,))
+    a = relay.exp(x)
+    b, c = relay.log(a), relay.sqrt(a)
+    out = relay.add(b, c)
+    body = relay.infer_type(relay.Function([x], out)).body
+    graph = create_indexed_graph(body)
+    names = [getattr(getattr(n.ref, "op", None), "name", "var") for n in graph.post_dfs_order]
+    assert names == ["var", "exp", "log", "sqrt", "add"]
+    assert graph.post_dfs_order[-1].extern_ref
+    dom = post_dominator_tree(graph)
+    assert dom[1].parent.gnode is graph.post_dfs_order[4]  # exp is post-dominated by add (a diamond)
+    assert dom[1].pattern == OpPattern.ELEMWISE
+    groups = GraphPartitioner(2).partition(graph)
+    roots = {id(g.find_root()) for g in groups[1:]}
+    assert len(roots) == 1  # the whole diamond fuses
+
+
+def test_diamond_results_match_interpreter():
+    pytest.importorskip("kiln.relay.interpreter")
+    x = relay.var("x", shape=(1, 4, 8, 8))
+    w = relay.var("w", shape=(4, 4, 3, 3))
+    y = relay.nn.conv2d(x, w, padding=(1, 1))
+    z = relay.add(relay.nn.relu(y), relay.sigmoid(y))
+    before = relay.Function([x, w], relay.nn.max_pool2d(z, (2, 2)))
+    after = fuse(before)
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal((1, 4, 8, 8)).astype("float32"), rng.standard_normal((4, 4, 3, 3)).astype("float32")]
+    ref = relay.create_executor("debug", mod=relay.IRModule.from_expr(before)).evaluate()(*args).numpy()
+    got = relay.create_executor("debug", mod=relay.IRModule.from_expr(after)).evaluate()(*args).numpy()
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
