@@ -11,6 +11,7 @@ from .op import *  # noqa: F403  (relay.add, relay.reshape, ... as in TVM)
 from .op import image, nn
 from .op.op import OpPattern
 from .transform.infer_type import infer_type
+from .interpreter import create_executor
 
 Expr = Call.__mro__[2]  # RelayExpr, for isinstance checks as in TVM's relay.Expr
 

@@ -1,0 +1,89 @@
+"""Helpers shared by the numpy operator implementations: registration, dtypes and TVM's integer/rounding rules.
+
+Every implementation is registered as the ``FEvaluate`` attribute of its operator: a function
+``fn(attrs, *args) -> numpy.ndarray | tuple`` taking numpy arrays (a Python tuple of arrays for a tuple argument).
+Implementations never write into their arguments, so the interpreter can pass constants and user inputs without
+copying them; results may alias arguments (``reshape`` returns a view).
+"""
+
+import numpy as np
+
+from ...error import OpNotImplemented
+from ...ir.op import register_op_attr
+
+
+def register(*op_names):
+    """Decorator registering ``fn(attrs, *args)`` as the ``FEvaluate`` of each operator in ``op_names``."""
+
+    def decorate(fn):
+        for name in op_names:
+            register_op_attr(name, "FEvaluate", fn)
+        return fn
+
+    return decorate
+
+
+def np_dtype(dtype) -> np.dtype:
+    """The numpy dtype of a Relay dtype name; OpNotImplemented for dtypes numpy lacks (``bfloat16``)."""
+    try:
+        return np.dtype(str(dtype))
+    except TypeError as exc:
+        raise OpNotImplemented(f"the reference interpreter has no numpy type for dtype {dtype!r}") from exc
+
+
+def is_float(dtype) -> bool:
+    """Whether ``dtype`` is a floating-point type."""
+    return np.dtype(dtype).kind == "f"
+
+
+def is_int(dtype) -> bool:
+    """Whether ``dtype`` is a signed or unsigned integer type."""
+    return np.dtype(dtype).kind in "iu"
+
+
+def lowest(dtype):
+    """TVM's ``min_value(dtype)``: the lowest finite value (not -inf), the initial value of max reductions."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return np.finfo(dtype).min
+    if dtype.kind == "b":
+        return False
+    return np.iinfo(dtype).min
+
+
+def highest(dtype):
+    """TVM's ``max_value(dtype)``: the highest finite value."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return np.finfo(dtype).max
+    if dtype.kind == "b":
+        return True
+    return np.iinfo(dtype).max
+
+
+def as_dtype(value, dtype) -> np.ndarray:
+    """``value`` as an ndarray of exactly ``dtype`` (numpy ufuncs on 0-d arrays return scalars, and Python floats
+    promote to float64: both are undone here)."""
+    arr = np.asarray(value)
+    return arr if arr.dtype == dtype else arr.astype(dtype)
+
+
+def trunc_divide(a, b):
+    """Integer division rounding toward zero, as C and TVM's ``truncdiv`` do (numpy's ``//`` floors)."""
+    quotient = np.floor_divide(a, b)
+    if np.dtype(quotient.dtype).kind == "i":
+        # floor and trunc differ by one where the remainder is nonzero and the signs differ
+        fix = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+        quotient = quotient + fix.astype(quotient.dtype)
+    return quotient
+
+
+def round_half_away(x):
+    """Round to nearest with ties away from zero (C ``round``, LLVM ``llvm.round``, which TVM's ``round`` lowers to).
+
+    ``x - trunc(x)`` is exact in floating point, so there is no double rounding (``floor(x + 0.5)`` is wrong for
+    the float just below 0.5).
+    """
+    whole = np.trunc(x)
+    frac = x - whole
+    return whole + np.where(np.abs(frac) >= 0.5, np.sign(x), 0).astype(x.dtype)

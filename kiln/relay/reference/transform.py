@@ -1,0 +1,155 @@
+"""Shape and data-movement operators in numpy: ``reshape transpose squeeze expand_dims concatenate split take
+strided_slice layout_transform``.
+
+Shapes come from the helpers the type relations use (``reshape_shape``, ``strided_slice_ranges``,
+``split_indices`` ...), so the interpreter and type inference cannot disagree.
+
+``layout_transform`` works for any pair of layouts with the same primal axes: it first brings the tensor to the
+primal (logical) form of the source layout -- each primal axis followed by its sub-axis, merged -- then permutes
+the primal axes into the destination order, splits the axes the destination layout splits and permutes the pieces
+into place.
+"""
+
+import numpy as np
+
+from ...error import KilnError
+from ...tir.layout import layout as parse_layout
+from ..op.tensor import reshape_shape, split_indices, squeeze_axes, strided_slice_ranges, transpose_axes
+from ..op.type_relations import normalize_axis
+from .common import register
+
+
+@register("reshape")
+def reshape(attrs, data):
+    """Reshape to ``attrs.newshape`` (TVM's special values resolved by ``reshape_shape``)."""
+    return data.reshape(reshape_shape(data.shape, attrs.newshape, attrs.allowzero))
+
+
+@register("transpose")
+def transpose(attrs, data):
+    """Permute axes (reverse them when ``attrs.axes`` is None)."""
+    return np.transpose(data, transpose_axes(data.ndim, attrs.axes))
+
+
+@register("squeeze")
+def squeeze(attrs, data):
+    """Drop the size-1 axes ``attrs.axis`` (all of them when None)."""
+    return np.squeeze(data, axis=tuple(squeeze_axes(data.shape, attrs.axis)))
+
+
+@register("expand_dims")
+def expand_dims(attrs, data):
+    """Insert ``num_newaxis`` size-1 axes at ``axis``."""
+    axis = attrs.axis if attrs.axis >= 0 else attrs.axis + data.ndim + 1
+    return data.reshape(data.shape[:axis] + (1,) * attrs.num_newaxis + data.shape[axis:])
+
+
+@register("concatenate")
+def concatenate(attrs, fields):
+    """Join the tuple ``fields`` along ``axis``."""
+    return np.concatenate(fields, axis=normalize_axis(attrs.axis, fields[0].ndim))
+
+
+@register("split")
+def split(attrs, data):
+    """A tuple of the pieces of ``data`` cut along ``axis`` at ``indices_or_sections``."""
+    axis = normalize_axis(attrs.axis, data.ndim)
+    points = [0, *split_indices(data.shape[axis], attrs.indices_or_sections), data.shape[axis]]
+    pieces = []
+    for begin, end in zip(points, points[1:]):
+        index = [slice(None)] * data.ndim
+        index[axis] = slice(begin, max(begin, end))
+        pieces.append(data[tuple(index)])
+    return tuple(pieces)
+
+
+def _take_indices(indices, size, mode):
+    """Bring ``indices`` into ``[0, size)`` as TVM's ``take`` does: ``clip`` clamps (negative -> 0), ``wrap`` takes
+    the index modulo ``size``, ``fast`` assumes they are in range (checked here, since numpy would wrap negatives)."""
+    indices = indices.astype("int64")
+    if mode == "clip":
+        return np.clip(indices, 0, max(size - 1, 0))
+    if mode == "wrap":
+        return np.mod(indices, size) if size else indices
+    if indices.size and (indices.min() < 0 or indices.max() >= size):
+        raise KilnError(f"take(mode='fast'): index out of range [0, {size}): min {indices.min()}, max {indices.max()}")
+    return indices
+
+
+@register("take")
+def take(attrs, data, indices):
+    """Gather ``data`` along ``axis`` (the flattened data when None) at ``indices``; the first ``batch_dims`` axes
+    of ``data`` and ``indices`` are matched one to one."""
+    if attrs.axis is None:
+        flat = data.reshape(-1)
+        return flat[_take_indices(indices, flat.size, attrs.mode)]
+    axis = normalize_axis(attrs.axis, data.ndim)
+    idx = _take_indices(indices, data.shape[axis], attrs.mode)
+    batch_dims = attrs.batch_dims % indices.ndim if indices.ndim and attrs.batch_dims < 0 else attrs.batch_dims
+    if batch_dims == 0:
+        return np.take(data, idx, axis=axis)
+    batch_shape = data.shape[:batch_dims]
+    out_shape = data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis + 1 :]
+    out = np.empty(out_shape, data.dtype)
+    for b in np.ndindex(*batch_shape):
+        out[b] = np.take(data[b], idx[b], axis=axis - batch_dims)
+    return out
+
+
+@register("strided_slice")
+def strided_slice(attrs, data):
+    """``data[begin:end:stride]`` per axis, with the ranges ``strided_slice_ranges`` computes."""
+    index = []
+    for begin, end, stride in strided_slice_ranges(data.shape, attrs):
+        # slice.indices() reports "before the first element" as -1, which numpy would read as the last element
+        index.append(slice(begin, end if end >= 0 else None, stride))
+    return data[tuple(index)]
+
+
+def _to_primal(data, lay):
+    """``data`` in layout ``lay`` -> an array with one axis per primal axis, in the order of ``lay.primal``."""
+    order, sizes = [], []
+    for axis in lay.primal:
+        outer, inner = lay.index_of(axis), lay.index_of(axis.lower())
+        order.append(outer)
+        size = data.shape[outer]
+        if inner >= 0:
+            order.append(inner)
+            size *= data.shape[inner]
+        sizes.append(size)
+    return np.transpose(data, order).reshape(sizes)
+
+
+def _from_primal(primal, lay):
+    """The inverse of :func:`_to_primal`: ``primal`` (axes in ``lay.primal`` order) -> layout ``lay``."""
+    split_shape, position = [], {}
+    for axis, size in zip(lay.primal, primal.shape):
+        factor = lay.factor_of(axis)
+        position[axis] = len(split_shape)
+        if lay.index_of(axis.lower()) >= 0:
+            if size % factor:
+                raise KilnError(f"layout {lay.name}: axis {axis} of size {size} is not divisible by {factor}")
+            split_shape += [size // factor, factor]
+            position[axis.lower()] = len(split_shape) - 1
+        else:
+            split_shape.append(size)
+    return np.transpose(primal.reshape(split_shape), [position[axis] for axis, _ in lay.axes])
+
+
+def convert_layout(data, src_layout, dst_layout):
+    """Move ``data`` from ``src_layout`` to ``dst_layout`` (layout names such as ``"NCHW16c"``); shared by
+    ``layout_transform``, convolution and pooling."""
+    if src_layout == dst_layout:
+        return data
+    src, dst = parse_layout(src_layout), parse_layout(dst_layout)
+    if sorted(src.primal) != sorted(dst.primal):
+        raise KilnError(f"cannot convert layout {src_layout} to {dst_layout}: different primal axes")
+    primal = _to_primal(data, src)
+    primal = np.transpose(primal, [src.primal.index(axis) for axis in dst.primal])
+    return _from_primal(primal, dst)
+
+
+@register("layout_transform")
+def layout_transform(attrs, data):
+    """Move ``data`` from ``src_layout`` to ``dst_layout``."""
+    return convert_layout(data, attrs.src_layout, attrs.dst_layout)
