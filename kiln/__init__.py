@@ -1,6 +1,7 @@
 """kiln: a deep-learning compiler built on Apache TVM's Relay/TIR architecture (``import kiln as tvm``)."""
 
 from . import error, ir, runtime
+from . import tir
 from .ir import IRModule
 from .runtime import Device, NDArray, cpu, device, get_global_func, ndarray as nd, register_func
 from . import relay  # noqa: E402  (relay registers its hooks into the layers above on import)

@@ -1,0 +1,203 @@
+"""``Buffer``: a typed, shaped view of memory, and ``decl_buffer`` (TVM's ``tvm.tir.decl_buffer``).
+
+A buffer names its memory by a handle variable ``data`` (a ``Var`` of type ``PointerType(PrimType(dtype), scope)``),
+and maps an index tuple to an element offset ``elem_offset + sum(index[k] * stride[k])``. Empty ``strides`` mean a
+compact row-major layout, whose strides follow from ``shape``. Buffers are graph nodes (compared by identity);
+structural equality binds their ``data`` variable and any variable of their shape, strides and offset, as TVM does.
+"""
+
+from dataclasses import dataclass, field
+
+from ..error import TIRError
+from ..ir.node import DEF, IGNORE, Node
+from ..ir.type import PrimType
+from . import dtype as _dt
+from .expr import BufferLoad, IntImm, PointerType, PrimExpr, Var, convert
+
+DEFAULT_ALIGNMENT = 64  # bytes; what kiln's NDArray guarantees (runtime ALIGNMENT) and TVM's kAllocAlignment
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Buffer(Node):
+    """A buffer: fields ``data``, ``dtype``, ``shape``, ``strides``, ``elem_offset``, ``name``, ``data_alignment``,
+    ``offset_factor``, ``buffer_type``, ``axis_separators``.
+
+    Build one with :func:`decl_buffer`. ``buf[i, j]`` reads it (a ``BufferLoad``).
+    """
+
+    data: Var = field(metadata=DEF)
+    dtype: str
+    shape: tuple = field(metadata=DEF)
+    strides: tuple = field(default=(), metadata=DEF)
+    elem_offset: PrimExpr = field(default=None, metadata=DEF)
+    name: str = field(default="buffer", metadata=IGNORE)
+    data_alignment: int = DEFAULT_ALIGNMENT
+    offset_factor: int = 1
+    buffer_type: int = 1
+    axis_separators: tuple = ()
+    span: object = field(default=None, kw_only=True, metadata=IGNORE)
+
+    def __post_init__(self):
+        set_ = object.__setattr__
+        set_(self, "dtype", _dt.normalize(self.dtype))
+        if not isinstance(self.data, Var) or self.data.dtype != "handle":
+            raise TIRError(f"tir.Buffer {self.name}: data must be a handle Var")
+        shape = tuple(convert(s) for s in self.shape)
+        set_(self, "shape", shape)
+        set_(self, "strides", tuple(convert(s) for s in self.strides))
+        if self.strides and len(self.strides) != len(shape):
+            raise TIRError(f"tir.Buffer {self.name}: {len(self.strides)} strides for {len(shape)} dimensions")
+        index_dtype = shape[0].dtype if shape else "int32"
+        set_(self, "elem_offset", convert(0, index_dtype) if self.elem_offset is None else convert(self.elem_offset))
+        set_(self, "axis_separators", tuple(int(a) for a in self.axis_separators))
+        set_(self, "data_alignment", int(self.data_alignment))
+        set_(self, "offset_factor", int(self.offset_factor))
+        for dim in shape:
+            if not _dt.is_integer(dim.dtype):
+                raise TIRError(f"tir.Buffer {self.name}: shape entries must be integers, got {dim.dtype}")
+
+    def scope(self) -> str:
+        """The storage scope of the memory ("global", "local", "shared")."""
+        ann = self.data.type_annotation
+        return ann.storage_scope if isinstance(ann, PointerType) and ann.storage_scope else "global"
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __getitem__(self, indices):
+        if not isinstance(indices, tuple):
+            indices = (indices,)
+        return BufferLoad(self, indices)
+
+    def vload(self, begin, dtype=None):
+        """A (vector) load starting at ``begin``; ``dtype`` with lanes > 1 loads that many consecutive elements."""
+        from .expr import Ramp
+
+        begin = tuple(convert(b) for b in (begin if isinstance(begin, tuple | list) else (begin,)))
+        n = _dt.lanes(dtype) // _dt.lanes(self.dtype) if dtype is not None else 1
+        if n > 1:
+            begin = (*begin[:-1], Ramp(begin[-1], convert(1, begin[-1].dtype), n))
+        return BufferLoad(self, begin)
+
+    def vstore(self, begin, value):
+        """A (vector) store of ``value`` starting at ``begin``."""
+        from .expr import Ramp
+        from .stmt import BufferStore
+
+        value = convert(value)
+        begin = tuple(convert(b) for b in (begin if isinstance(begin, tuple | list) else (begin,)))
+        n = _dt.lanes(value.dtype) // _dt.lanes(self.dtype)
+        if n > 1:
+            begin = (*begin[:-1], Ramp(begin[-1], convert(1, begin[-1].dtype), n))
+        return BufferStore(self, value, begin)
+
+    def default_strides(self) -> tuple:
+        """The strides: the declared ones, or row-major strides computed from the shape."""
+        if self.strides:
+            return self.strides
+        from .op import multiply
+
+        strides = []
+        acc = convert(1, self.shape[-1].dtype) if self.shape else convert(1)
+        for dim in reversed(self.shape):
+            strides.append(acc)
+            acc = multiply(acc, dim)
+        return tuple(reversed(strides))
+
+    def offset_of(self, indices) -> PrimExpr:
+        """The element offset of ``indices``: ``elem_offset + sum(index * stride)`` (vector when an index is)."""
+        from .op import add, multiply
+
+        indices = tuple(convert(i) for i in indices)
+        offset = self.elem_offset
+        for index, stride in zip(indices, self.default_strides()):
+            offset = add(offset, multiply(index, stride))
+        return offset
+
+    def get_flattened_buffer(self) -> "Buffer":
+        """A one-dimensional view of the same memory (shape = element count, offset kept)."""
+        from .op import multiply
+
+        if len(self.shape) == 1 and not self.strides:
+            return self
+        if self.strides:
+            extent = convert(1)
+            for dim, stride in zip(self.shape, self.strides):
+                extent = _add_extent(extent, multiply(_sub1(dim), stride))
+        else:
+            extent = convert(1, self.shape[0].dtype) if self.shape else convert(1)
+            for dim in self.shape:
+                extent = multiply(extent, dim)
+        return Buffer(self.data, self.dtype, (extent,), (), self.elem_offset, self.name, self.data_alignment,
+                      self.offset_factor, self.buffer_type)
+
+    def __str__(self):
+        shape = ", ".join(str(s) for s in self.shape)
+        return f"T.Buffer(({shape}{',' if len(self.shape) == 1 else ''}), \"{self.dtype}\")  # {self.name}"
+
+    __repr__ = __str__
+
+
+def _sub1(dim):
+    from .op import subtract
+
+    return subtract(dim, 1)
+
+
+def _add_extent(a, b):
+    from .op import add
+
+    return add(a, b)
+
+
+def decl_buffer(shape, dtype="float32", name="buffer", data=None, strides=None, elem_offset=None, scope="",
+                data_alignment=-1, offset_factor=0, buffer_type="", axis_separators=None, span=None) -> Buffer:
+    """Declare a new buffer (TVM's signature).
+
+    Parameters
+    ----------
+    shape : tuple of int or PrimExpr
+        The shape.
+    dtype : str
+        The element type.
+    name : str
+        The name (the data variable is named ``name`` too, as TVM names it).
+    data : Var, optional
+        The handle variable; a new ``Var(name, PointerType(PrimType(dtype), scope))`` by default.
+    strides : tuple, optional
+        Element strides; empty means compact row-major.
+    elem_offset : PrimExpr, optional
+        Offset of the first element; a new variable when ``offset_factor`` is non-zero, else 0.
+    scope : str
+        Storage scope ("global" by default, "local" for per-thread scratch).
+    data_alignment : int
+        Alignment of ``data`` in bytes; -1 means the default (64).
+    offset_factor : int
+        Required factor of ``elem_offset``.
+    buffer_type : str
+        "" or "auto_broadcast".
+
+    Examples
+    --------
+    >>> A = decl_buffer((128, 64), "float32", name="A")
+    >>> A.data.dtype, len(A.shape)
+    ('handle', 2)
+    """
+    if isinstance(shape, PrimExpr | int):
+        shape = (shape,)
+    shape = tuple(convert(s) for s in shape)
+    dtype = _dt.normalize(dtype)
+    if data is None:
+        data = Var(name, PointerType(PrimType(dtype), scope or "global"))
+    if elem_offset is None and offset_factor != 0:
+        elem_offset = Var(f"{name}_elem_offset", shape[0].dtype if shape else "int32")
+    if data_alignment <= 0:
+        data_alignment = DEFAULT_ALIGNMENT
+    return Buffer(data, dtype, shape, tuple(strides or ()), elem_offset, name, data_alignment,
+                  max(offset_factor, 1), 2 if buffer_type == "auto_broadcast" else 1, tuple(axis_separators or ()),
+                  span=span)
+
+
+def _is_zero(expr) -> bool:
+    return isinstance(expr, IntImm) and expr.value == 0

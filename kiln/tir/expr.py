@@ -1,0 +1,474 @@
+"""TIR expressions (TVM's ``tvm.tir.expr``): variables, constants, arithmetic, comparisons, logic, vectors, calls.
+
+Every node is a frozen, slotted graph node compared by identity (``kiln.ir.structural_equal`` compares structure).
+Constructors take TVM's argument order (``IntImm(dtype, value)``, ``Cast(dtype, value)``, ``Call(dtype, op, args)``)
+and check their operands' dtypes, raising :class:`kiln.error.TIRError`; a Python number among the operands takes the
+other operand's dtype. Result dtypes that follow from the operands (``Add.dtype``, ``LT.dtype == "bool"``) are computed,
+not passed. Use the builders of :mod:`kiln.tir.op` (or Python operators) to get TVM's type promotion and constant
+folding; the constructors build exactly the node asked for.
+"""
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from ..error import TIRError
+from ..ir.node import DEF, IGNORE, Node
+from ..ir.op import Op
+from ..ir.type import Type
+from . import dtype as _dt
+from .expr_op import EqualOp, ExprOp, NotEqualOp, convert
+
+__all__ = [
+    "PrimExpr", "Var", "SizeVar", "IntImm", "FloatImm", "StringImm", "Cast", "Add", "Sub", "Mul", "Div", "Mod",
+    "FloorDiv", "FloorMod", "Min", "Max", "EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or", "Not", "Select", "Ramp",
+    "Broadcast", "Let", "Call", "CallEffectKind", "BufferLoad", "ProducerLoad", "Reduce", "CommReducer", "IterVar",
+    "Range", "PointerType", "EqualOp", "NotEqualOp", "convert",
+]
+
+
+def _set(node, name, value):
+    object.__setattr__(node, name, value)
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class PrimExpr(ExprOp, Node):
+    """Base of TIR expressions; every one has a ``dtype`` string such as ``"int32"`` or ``"float32x4"``."""
+
+    span: object = field(default=None, kw_only=True, metadata=IGNORE)
+
+    def __str__(self):
+        from .printer import expr_to_str
+
+        return expr_to_str(self)
+
+    def __repr__(self):
+        return str(self)
+
+
+@dataclass(frozen=True, slots=True)
+class PointerType(Type):
+    """The type of a handle to memory: ``PointerType(PrimType("float32"), "global")`` (TVM's ``ir.PointerType``)."""
+
+    element_type: Type
+    storage_scope: str = "global"
+
+    type_key = "ir.PointerType"
+
+    def __str__(self):
+        return f"T.handle({self.element_type}, {self.storage_scope!r})"
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Var(PrimExpr):
+    """A variable: ``Var("n", "int32")``; a pointer: ``Var("A_data", PointerType(PrimType("float32")))``.
+
+    Two variables with one name are different variables; structural equality maps them by where they are bound.
+    """
+
+    name_hint: str = field(metadata=IGNORE)
+    dtype: object = "int32"
+    type_annotation: object = None
+
+    _is_var = True
+
+    def __post_init__(self):
+        dtype = self.dtype
+        if isinstance(dtype, PointerType):
+            _set(self, "type_annotation", dtype)
+            dtype = "handle"
+        elif isinstance(dtype, Type):
+            if self.type_annotation is None:
+                _set(self, "type_annotation", dtype)
+            dtype = dtype.dtype
+        _set(self, "dtype", _dt.normalize(dtype))
+        _set(self, "name_hint", str(self.name_hint))
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class SizeVar(Var):
+    """A variable known to be non-negative (a symbolic shape dimension)."""
+
+
+def _check_int_range(dtype, value):
+    t = _dt.DataType.parse(dtype)
+    if t.is_bool():
+        if value not in (0, 1):
+            raise TIRError(f"IntImm: {value} is not a bool value (0 or 1)")
+        return
+    if not t.is_integer() or t.lanes != 1:
+        raise TIRError(f"IntImm: dtype must be a scalar integer or bool, got {dtype!r}")
+    if not t.min_value() <= value <= t.max_value():
+        raise TIRError(f"IntImm: value {value} is out of the range of {dtype}")
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class IntImm(PrimExpr):
+    """An integer (or bool) constant: ``IntImm("int32", 3)``."""
+
+    dtype: str
+    value: int
+
+    def __post_init__(self):
+        _set(self, "dtype", _dt.normalize(self.dtype))
+        _set(self, "value", int(self.value))
+        _check_int_range(self.dtype, self.value)
+
+    def __int__(self):
+        return self.value
+
+    def __index__(self):
+        return self.value
+
+    def __bool__(self):
+        return bool(self.value)
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class FloatImm(PrimExpr):
+    """A floating-point constant: ``FloatImm("float32", 1.5)``."""
+
+    dtype: str
+    value: float
+
+    def __post_init__(self):
+        _set(self, "dtype", _dt.normalize(self.dtype))
+        if not _dt.is_float(self.dtype) or _dt.lanes(self.dtype) != 1:
+            raise TIRError(f"FloatImm: dtype must be a scalar float, got {self.dtype!r}")
+        _set(self, "value", float(self.value))
+
+    def __float__(self):
+        return self.value
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class StringImm(PrimExpr):
+    """A string constant (an argument of ``call_extern`` or an assertion message)."""
+
+    value: str
+    dtype: str = field(default="handle", init=False)
+
+
+def _operands(a, b, what):
+    """Convert two operands; a Python scalar takes the other's dtype. Raise when the dtypes differ."""
+    from .expr import PrimExpr as _P
+
+    if not isinstance(a, _P | EqualOp) and isinstance(b, _P | EqualOp):
+        b = convert(b)
+        a = convert(a, _dt.element(b.dtype))
+    elif not isinstance(b, _P | EqualOp):
+        a = convert(a)
+        b = convert(b, _dt.element(a.dtype))
+    else:
+        a, b = convert(a), convert(b)
+    if a.dtype != b.dtype:
+        raise TIRError(f"{what}: operand dtypes differ ({a.dtype} and {b.dtype}); cast one of them first")
+    return a, b
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class BinaryOpExpr(PrimExpr):
+    """Base of two-operand arithmetic: fields ``a`` and ``b``, of one dtype, which is the result's."""
+
+    a: PrimExpr
+    b: PrimExpr
+    dtype: str = field(init=False)
+
+    def __post_init__(self):
+        a, b = _operands(self.a, self.b, f"tir.{type(self).__name__}")
+        _set(self, "a", a)
+        _set(self, "b", b)
+        _set(self, "dtype", a.dtype)
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Add(BinaryOpExpr):
+    """``a + b``."""
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Sub(BinaryOpExpr):
+    """``a - b``."""
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Mul(BinaryOpExpr):
+    """``a * b``."""
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Div(BinaryOpExpr):
+    """``a / b``: true division for floats, C (truncating) division for integers."""
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Mod(BinaryOpExpr):
+    """C remainder (sign of ``a``) of integers; ``fmod`` of floats."""
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class FloorDiv(BinaryOpExpr):
+    """``floor(a / b)`` (Python's ``//``)."""
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class FloorMod(BinaryOpExpr):
+    """``a - floor(a / b) * b`` (Python's ``%``: the sign of ``b``)."""
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Min(BinaryOpExpr):
+    """``min(a, b)``."""
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Max(BinaryOpExpr):
+    """``max(a, b)``."""
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class CmpExpr(PrimExpr):
+    """Base of comparisons: fields ``a`` and ``b``; the result is ``bool`` with the operands' lanes."""
+
+    a: PrimExpr
+    b: PrimExpr
+    dtype: str = field(init=False)
+
+    def __post_init__(self):
+        a, b = _operands(self.a, self.b, f"tir.{type(self).__name__}")
+        _set(self, "a", a)
+        _set(self, "b", b)
+        _set(self, "dtype", _dt.with_lanes("bool", _dt.lanes(a.dtype)))
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class EQ(CmpExpr):
+    """``a == b``."""
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class NE(CmpExpr):
+    """``a != b``."""
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class LT(CmpExpr):
+    """``a < b``."""
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class LE(CmpExpr):
+    """``a <= b``."""
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class GT(CmpExpr):
+    """``a > b``."""
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class GE(CmpExpr):
+    """``a >= b``."""
+
+
+def _check_bool(value, what):
+    value = convert(value)
+    if not _dt.is_bool(value.dtype):
+        raise TIRError(f"{what}: operand must be bool, got {value.dtype}")
+    return value
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class And(PrimExpr):
+    """Logical ``a && b`` of bools."""
+
+    a: PrimExpr
+    b: PrimExpr
+    dtype: str = field(init=False)
+
+    def __post_init__(self):
+        a, b = _operands(_check_bool(self.a, "tir.And"), _check_bool(self.b, "tir.And"), "tir.And")
+        _set(self, "a", a)
+        _set(self, "b", b)
+        _set(self, "dtype", a.dtype)
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Or(PrimExpr):
+    """Logical ``a || b`` of bools."""
+
+    a: PrimExpr
+    b: PrimExpr
+    dtype: str = field(init=False)
+
+    def __post_init__(self):
+        a, b = _operands(_check_bool(self.a, "tir.Or"), _check_bool(self.b, "tir.Or"), "tir.Or")
+        _set(self, "a", a)
+        _set(self, "b", b)
+        _set(self, "dtype", a.dtype)
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Not(PrimExpr):
+    """Logical ``!a`` of a bool."""
+
+    a: PrimExpr
+    dtype: str = field(init=False)
+
+    def __post_init__(self):
+        a = _check_bool(self.a, "tir.Not")
+        _set(self, "a", a)
+        _set(self, "dtype", a.dtype)
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Select(PrimExpr):
+    """``condition ? true_value : false_value``; both values are evaluated (use ``if_then_else`` to guard loads)."""
+
+    condition: PrimExpr
+    true_value: PrimExpr
+    false_value: PrimExpr
+    dtype: str = field(init=False)
+
+    def __post_init__(self):
+        _set(self, "condition", _check_bool(self.condition, "tir.Select condition"))
+        t, f = _operands(self.true_value, self.false_value, "tir.Select")
+        _set(self, "true_value", t)
+        _set(self, "false_value", f)
+        _set(self, "dtype", t.dtype)
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Cast(PrimExpr):
+    """Convert ``value`` to ``dtype`` (``Cast("float32", i)``); lane counts must agree."""
+
+    dtype: str
+    value: PrimExpr
+
+    def __post_init__(self):
+        value = convert(self.value)
+        dtype = _dt.normalize(self.dtype)
+        if _dt.lanes(dtype) != _dt.lanes(value.dtype):
+            raise TIRError(f"tir.Cast: cannot cast {value.dtype} to {dtype} (lane counts differ)")
+        _set(self, "dtype", dtype)
+        _set(self, "value", value)
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Ramp(PrimExpr):
+    """The vector ``[base, base + stride, ..., base + (lanes-1) * stride]``."""
+
+    base: PrimExpr
+    stride: PrimExpr
+    lanes: int
+    dtype: str = field(init=False)
+
+    def __post_init__(self):
+        base, stride = _operands(self.base, self.stride, "tir.Ramp")
+        lanes = int(self.lanes)
+        if _dt.lanes(base.dtype) != 1 or lanes < 2:
+            raise TIRError(f"tir.Ramp: needs a scalar base and at least 2 lanes (got {base.dtype}, {lanes} lanes)")
+        _set(self, "base", base)
+        _set(self, "stride", stride)
+        _set(self, "lanes", lanes)
+        _set(self, "dtype", _dt.with_lanes(base.dtype, lanes))
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Broadcast(PrimExpr):
+    """The vector holding ``value`` in each of ``lanes`` lanes."""
+
+    value: PrimExpr
+    lanes: int
+    dtype: str = field(init=False)
+
+    def __post_init__(self):
+        value = convert(self.value)
+        lanes = int(self.lanes)
+        if _dt.lanes(value.dtype) != 1 or lanes < 2:
+            raise TIRError(f"tir.Broadcast: needs a scalar value and at least 2 lanes (got {value.dtype}, {lanes})")
+        _set(self, "value", value)
+        _set(self, "lanes", lanes)
+        _set(self, "dtype", _dt.with_lanes(value.dtype, lanes))
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Let(PrimExpr):
+    """``let var = value in body`` as an expression."""
+
+    var: Var = field(metadata=DEF)
+    value: PrimExpr
+    body: PrimExpr
+    dtype: str = field(init=False)
+
+    def __post_init__(self):
+        value, body = convert(self.value), convert(self.body)
+        if not isinstance(self.var, Var) or self.var.dtype != value.dtype:
+            raise TIRError(f"tir.Let: var must be a Var of the value's dtype {value.dtype}")
+        _set(self, "value", value)
+        _set(self, "body", body)
+        _set(self, "dtype", body.dtype)
+
+
+class CallEffectKind(IntEnum):
+    """What a call may do besides computing its value (TVM's ``TCallEffectKind``, an op attribute)."""
+
+    EXPR_ANNOTATION = 0
+    PURE = 1
+    READ_STATE = 2
+    UPDATE_STATE = 3
+    OPAQUE = 4
+    SPECIAL_CALL_ARG = 5
+    CONTROL_JUMP = 6
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Call(PrimExpr):
+    """A call of an intrinsic or external function: ``Call("float32", "tir.exp", [x])``.
+
+    ``op`` is an :class:`kiln.ir.Op` (a name is looked up; TIR intrinsics are named ``tir.<name>``). External C
+    functions are called through the ``tir.call_extern`` op whose first argument is the function name (StringImm).
+    """
+
+    dtype: str
+    op: Op
+    args: tuple
+
+    def __post_init__(self):
+        _set(self, "dtype", _dt.normalize(self.dtype))
+        op = self.op
+        if isinstance(op, str):
+            op = Op.get(op if "." in op else f"tir.{op}")
+        if not isinstance(op, Op):
+            raise TIRError(f"tir.Call: op must be an Op or an op name, got {type(op).__name__}")
+        _set(self, "op", op)
+        _set(self, "args", tuple(convert(a) for a in self.args))
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class BufferLoad(PrimExpr):
+    """``buffer[indices]``; a vector load when the last index is a vector (a Ramp)."""
+
+    buffer: object
+    indices: tuple
+    dtype: str = field(init=False)
+
+    def __post_init__(self):
+        indices = tuple(convert(i) for i in self.indices)
+        _set(self, "indices", indices)
+        _check_indices(self.buffer, indices, "tir.BufferLoad")
+        n = _dt.lanes(indices[-1].dtype) if indices else 1
+        _set(self, "dtype", _dt.with_lanes(self.buffer.dtype, _dt.lanes(self.buffer.dtype) * n))
+
+
+def _check_indices(buffer, indices, what):
+    if len(indices) != len(buffer.shape):
+        raise TIRError(
+            f"{what}: buffer {buffer.name} has {len(buffer.shape)} dimensions but {len(indices)} indices were given"
+        )
+    for i in indices:
+        if not _dt.is_integer(i.dtype):
+            raise TIRError(f"{what}: index of buffer {buffer.name} must be an integer, got {i.dtype}")
+
+
+# nodes of iteration domains and reductions (what TE builds) live in expr_reduce.py; re-exported here as in TVM
+from .expr_reduce import CommReducer, IterVar, IterVarType, ProducerLoad, Range, Reduce  # noqa: E402

@@ -1,0 +1,258 @@
+"""TIR intrinsics: the ``tir.*`` operators a ``Call`` names, their builders (``tir.exp(x)``), and reducers.
+
+Every intrinsic is an :class:`kiln.ir.Op` named ``tir.<name>`` with the attribute ``TCallEffectKind`` (pure math is
+``PURE``; ``call_extern`` is ``OPAQUE``). Math builders fold constant arguments with numpy, so ``tir.exp(0.0)`` is a
+constant. ``LowerIntrin`` (``kiln.tir.transform``) rewrites the intrinsics a backend cannot emit directly.
+
+``comm_reducer`` builds reducers such as :data:`sum`: called with an expression and reduction axes it builds a
+``Reduce`` (what ``te.sum(A[i, k], axis=k)`` is); called with two expressions it combines them (so ``tir.min(a, b)``
+is the binary minimum, as in TVM).
+"""
+
+import math
+
+import numpy as np
+
+from ..error import TIRError
+from ..ir.op import Op, register_op, register_op_attr
+from . import dtype as _dt
+from .expr import Call, CallEffectKind, CommReducer, FloatImm, IntImm, IterVar, PrimExpr, Reduce, StringImm, Var
+from .expr_op import convert
+from .op import _operand_pair, add, cast, const, const_value, max_value, maximum, min_value, minimum
+
+# name -> numpy implementation used for constant folding (and by the evaluator)
+UNARY_MATH = {
+    "exp": np.exp, "exp2": np.exp2, "exp10": lambda x: np.power(10.0, x), "log": np.log, "log2": np.log2,
+    "log10": np.log10, "log1p": np.log1p, "sqrt": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x), "sin": np.sin,
+    "cos": np.cos, "tan": np.tan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asin": np.arcsin,
+    "acos": np.arccos, "atan": np.arctan, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
+    "erf": np.vectorize(math.erf, otypes=[np.float64]), "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
+    "fabs": np.abs, "floor": np.floor, "ceil": np.ceil, "round": np.rint, "nearbyint": np.rint, "trunc": np.trunc,
+}
+BINARY_MATH = {
+    "pow": np.power, "atan2": np.arctan2, "fmod": np.fmod, "copysign": np.copysign, "hypot": np.hypot,
+    "nextafter": np.nextafter, "ldexp": lambda x, e: np.ldexp(x, np.asarray(e, dtype=np.int32)),
+}
+TERNARY_MATH = {"fma": lambda a, b, c: a * b + c}
+PREDICATES = {"isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite}
+
+_OTHER_PURE = (
+    "if_then_else", "likely", "reinterpret", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left",
+    "shift_right", "popcount", "clz", "call_pure_extern", "isnullptr", "tvm_struct_get", "assume", "undef",
+)
+_OTHER_OPAQUE = ("call_extern", "tvm_call_packed", "tvm_struct_set", "ret", "address_of", "tvm_access_ptr")
+
+
+def _register():
+    for name in (*UNARY_MATH, *BINARY_MATH, *TERNARY_MATH, *PREDICATES, *_OTHER_PURE):
+        register_op(f"tir.{name}")
+        if Op.get(f"tir.{name}").get_attr("TCallEffectKind") is None:
+            register_op_attr(f"tir.{name}", "TCallEffectKind", CallEffectKind.PURE)
+    for name in _OTHER_OPAQUE:
+        register_op(f"tir.{name}")
+        if Op.get(f"tir.{name}").get_attr("TCallEffectKind") is None:
+            register_op_attr(f"tir.{name}", "TCallEffectKind", CallEffectKind.OPAQUE)
+
+
+_register()
+
+
+def call_intrin(dtype, func_name, *args, span=None) -> Call:
+    """Call the intrinsic ``func_name`` (``"tir.exp"`` or ``"exp"``) returning ``dtype``."""
+    name = func_name if "." in func_name else f"tir.{func_name}"
+    return Call(dtype, Op.get(name), args, span=span)
+
+
+def call_extern(dtype, func_name, *args, span=None) -> Call:
+    """Call the external C function ``func_name`` (may have side effects)."""
+    return Call(dtype, Op.get("tir.call_extern"), (StringImm(func_name), *args), span=span)
+
+
+def call_pure_extern(dtype, func_name, *args, span=None) -> Call:
+    """Call the external C function ``func_name``, known to be pure."""
+    return Call(dtype, Op.get("tir.call_pure_extern"), (StringImm(func_name), *args), span=span)
+
+
+def call_packed(*args, span=None) -> Call:
+    """Call a packed function by name (``tvm_call_packed``); the first argument is the name."""
+    name, *rest = args
+    return Call("int32", Op.get("tir.tvm_call_packed"), (StringImm(str(name)), *rest), span=span)
+
+
+def _float_operand(x, what):
+    x = convert(x)
+    if not _dt.is_float(x.dtype):
+        raise TIRError(f"tir.{what}: expects a float argument, got {x.dtype} (cast it first)")
+    return x
+
+
+def _fold(fn, dtype, *values):
+    with np.errstate(all="ignore"):
+        out = fn(*(np.asarray(v, dtype=np.float64) for v in values))
+    return const(float(np.asarray(out, dtype=_dt.DataType.parse(dtype).numpy())), dtype)
+
+
+def _unary_builder(name):
+    impl = UNARY_MATH[name]
+
+    def build(x, span=None):
+        x = _float_operand(x, name)
+        if isinstance(x, FloatImm):
+            return _fold(impl, x.dtype, x.value)
+        return Call(x.dtype, Op.get(f"tir.{name}"), (x,), span=span)
+
+    build.__name__ = name
+    build.__doc__ = f"``{name}(x)`` of a float expression (TVM's ``tir.{name}``); a constant folds."
+    return build
+
+
+def _binary_builder(name):
+    impl = BINARY_MATH[name]
+
+    def build(x, y, span=None):
+        x, y = _operand_pair(x, y)
+        _float_operand(x, name)
+        if isinstance(x, FloatImm) and isinstance(y, FloatImm):
+            return _fold(impl, x.dtype, x.value, y.value)
+        return Call(x.dtype, Op.get(f"tir.{name}"), (x, y), span=span)
+
+    build.__name__ = name
+    build.__doc__ = f"``{name}(x, y)`` of float expressions (TVM's ``tir.{name}``)."
+    return build
+
+
+for _name in UNARY_MATH:
+    globals()[_name] = _unary_builder(_name)
+for _name in BINARY_MATH:
+    globals()[_name] = _binary_builder(_name)
+power = globals()["pow"]
+
+
+def fma(a, b, c, span=None) -> PrimExpr:
+    """Fused multiply-add ``a * b + c`` (one rounding)."""
+    a, b = _operand_pair(a, b)
+    a, c = _operand_pair(a, c)
+    b = cast(b, a.dtype)
+    _float_operand(a, "fma")
+    if all(isinstance(v, FloatImm) for v in (a, b, c)):
+        return _fold(TERNARY_MATH["fma"], a.dtype, a.value, b.value, c.value)
+    return Call(a.dtype, Op.get("tir.fma"), (a, b, c), span=span)
+
+
+def _predicate(name):
+    def build(x, span=None):
+        x = convert(x)
+        out = _dt.with_lanes("bool", _dt.lanes(x.dtype))
+        if not _dt.is_float(x.dtype):
+            return const(name == "isfinite", out)
+        if isinstance(x, FloatImm):
+            return const(bool(PREDICATES[name](x.value)), out)
+        return Call(out, Op.get(f"tir.{name}"), (x,), span=span)
+
+    build.__name__ = name
+    build.__doc__ = f"Whether ``x`` {name[2:]} (per lane)."
+    return build
+
+
+isnan, isinf, isfinite = _predicate("isnan"), _predicate("isinf"), _predicate("isfinite")
+
+
+def if_then_else(cond, t, f, span=None) -> PrimExpr:
+    """``cond ? t : f`` evaluating only the taken branch (guards out-of-bounds loads); a constant condition folds."""
+    t, f = _operand_pair(t, f)
+    cond = convert(cond)
+    v = const_value(cond)
+    if v is not None and _dt.lanes(cond.dtype) == 1:
+        return t if v else f
+    return Call(t.dtype, Op.get("tir.if_then_else"), (cond, t, f), span=span)
+
+
+def likely(cond, span=None) -> PrimExpr:
+    """Mark ``cond`` as likely true (a hint for branch layout)."""
+    cond = convert(cond)
+    if isinstance(cond, IntImm):
+        return cond
+    return Call(cond.dtype, Op.get("tir.likely"), (cond,), span=span)
+
+
+def _bitwise(name):
+    def build(a, b=None, span=None):
+        if name == "bitwise_not":
+            a = convert(a)
+            if isinstance(a, IntImm):
+                return const(~a.value, a.dtype)
+            return Call(a.dtype, Op.get("tir.bitwise_not"), (a,), span=span)
+        a, b = _operand_pair(a, b)
+        if not (_dt.is_integer(a.dtype) or _dt.is_bool(a.dtype)):
+            raise TIRError(f"tir.{name}: operands must be integers, got {a.dtype}")
+        return Call(a.dtype, Op.get(f"tir.{name}"), (a, b), span=span)
+
+    build.__name__ = name
+    return build
+
+
+bitwise_and, bitwise_or, bitwise_xor = _bitwise("bitwise_and"), _bitwise("bitwise_or"), _bitwise("bitwise_xor")
+bitwise_not, shift_left, shift_right = _bitwise("bitwise_not"), _bitwise("shift_left"), _bitwise("shift_right")
+
+
+def popcount(x, span=None) -> PrimExpr:
+    """Number of set bits."""
+    x = convert(x)
+    return Call(x.dtype, Op.get("tir.popcount"), (x,), span=span)
+
+
+def clz(x, span=None) -> PrimExpr:
+    """Number of leading zero bits."""
+    x = convert(x)
+    return Call(x.dtype, Op.get("tir.clz"), (x,), span=span)
+
+
+def ret(value, span=None) -> PrimExpr:
+    """Return ``value`` from the function."""
+    value = convert(value)
+    return Call(value.dtype, Op.get("tir.ret"), (value,), span=span)
+
+
+def isnullptr(x, span=None) -> PrimExpr:
+    """Whether the handle ``x`` is NULL."""
+    return Call("bool", Op.get("tir.isnullptr"), (convert(x),), span=span)
+
+
+def comm_reducer(fcombine, fidentity, name="reduce"):
+    """Build a commutative reducer (TVM's ``tir.comm_reducer``).
+
+    Parameters
+    ----------
+    fcombine : callable
+        ``(x, y) -> value`` combining two values.
+    fidentity : callable
+        ``(dtype) -> value``: the identity element.
+    name : str
+        The reducer's name.
+
+    Returns
+    -------
+    reducer : callable
+        ``reducer(expr, axis, where=None, init=None)`` builds a ``Reduce``; ``reducer(a, b)`` applies ``fcombine``.
+    """
+
+    def reducer(expr, axis=None, where=None, init=None, *args):
+        if axis is not None and not isinstance(axis, IterVar | list | tuple):
+            return fcombine(expr, axis)  # the binary form: tir.min(a, b)
+        if axis is None:
+            raise TIRError(f"tir.{name}: needs reduction axes (IterVars made by te.reduce_axis)")
+        expr = convert(expr)
+        axes = (axis,) if isinstance(axis, IterVar) else tuple(axis)
+        lhs, rhs = Var("x", expr.dtype), Var("y", expr.dtype)
+        combiner = CommReducer((lhs,), (rhs,), (fcombine(lhs, rhs),), (fidentity(expr.dtype),))
+        init_values = () if init is None else (convert(init, expr.dtype),)
+        return Reduce(combiner, (expr,), axes, where, 0, init_values)
+
+    reducer.__name__ = name
+    reducer.__doc__ = f"The ``{name}`` reducer: ``{name}(expr, axis, where=None, init=None)``, or ``{name}(a, b)``."
+    return reducer
+
+
+sum = comm_reducer(lambda x, y: add(x, y), lambda t: const(0, t), name="sum")  # noqa: A001
+min = comm_reducer(lambda x, y: minimum(x, y), lambda t: max_value(t), name="min")  # noqa: A001
+max = comm_reducer(lambda x, y: maximum(x, y), lambda t: min_value(t), name="max")  # noqa: A001

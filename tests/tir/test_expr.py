@@ -1,0 +1,172 @@
+"""Tests of kiln/tir/expr.py, expr_op.py and op.py: construction, dtype rules, operators, constant folding."""
+
+import pytest
+
+import kiln
+from kiln import tir
+from kiln.error import TIRError
+from kiln.ir import structural_equal, structural_hash
+
+
+def test_seed_add_fields():
+    x = kiln.tir.Var("x", "int32")
+    node = kiln.tir.Add(x, x)
+    assert node.a is x and node.b is x and node.dtype == "int32"
+    assert node.type_key == "tir.Add"
+
+
+def test_var_identity_and_dict_keys():
+    x, x2 = tir.Var("x", "int32"), tir.Var("x", "int32")
+    table = {x: 1, x2: 2}
+    assert table[x] == 1 and table[x2] == 2
+    assert bool(x == x) and not bool(x == x2)
+    assert bool(x != x2)
+    eq = (x == 1).asobject()
+    assert isinstance(eq, tir.EQ) and eq.dtype == "bool" and eq.b.value == 1
+    assert isinstance(x.equal(x2), tir.EQ)
+
+
+def test_bool_of_expression_raises():
+    x = tir.Var("x", "int32")
+    with pytest.raises(TIRError, match="tir.all"):
+        bool(x < 3)
+
+
+def test_constants_and_ranges():
+    assert tir.IntImm("int32", 3).value == 3
+    assert tir.FloatImm("float32", 1.5).value == 1.5
+    assert tir.const(True).dtype == "bool"
+    assert tir.const(2**40).dtype == "int64"
+    with pytest.raises(TIRError, match="out of the range"):
+        tir.IntImm("int8", 300)
+    with pytest.raises(TIRError):
+        tir.FloatImm("int32", 1.0)
+    vec = tir.const(1.0, "float32x4")
+    assert isinstance(vec, tir.Broadcast) and vec.dtype == "float32x4"
+
+
+def test_python_operators_build_nodes():
+    x, y = tir.Var("x", "int32"), tir.Var("y", "int32")
+    assert isinstance(x + y, tir.Add) and isinstance(x - y, tir.Sub) and isinstance(x * y, tir.Mul)
+    assert isinstance(x // y, tir.FloorDiv) and isinstance(x % y, tir.FloorMod)
+    assert isinstance(x < y, tir.LT) and isinstance(x <= y, tir.LE)
+    assert isinstance(x > y, tir.GT) and isinstance(x >= y, tir.GE)
+    assert isinstance((x < y) & (y < 3), tir.And) and isinstance((x < y) | (y < 3), tir.Or)
+    assert isinstance(~(x < y), tir.Not)
+    assert isinstance(-x, tir.Mul)
+    with pytest.raises(TIRError, match="ambiguous"):
+        x / y
+    f = tir.Var("f", "float32")
+    assert isinstance(f / 2.0, tir.Div) and (f / 2.0).dtype == "float32"
+
+
+def test_scalar_adopts_other_dtype_and_promotion():
+    i64 = tir.Var("n", "int64")
+    assert (i64 + 1).dtype == "int64"
+    f16 = tir.Var("h", "float16")
+    assert (f16 * 2.0).dtype == "float16"
+    i = tir.Var("i", "int32")
+    mixed = i * 0.5
+    assert mixed.dtype == "float32" and isinstance(mixed.a, tir.Cast)
+    assert (i + i64).dtype == "int64"
+    assert (tir.Var("u", "uint32") + i).dtype == "uint32"
+
+
+def test_constant_folding_like_tvm():
+    x = tir.Var("x", "int32")
+    assert (tir.const(2) + tir.const(3)).value == 5
+    assert (x + 0) is x and (0 + x) is x and (x * 1) is x
+    assert (x * 0).value == 0
+    assert tir.floordiv(-7, tir.const(2)).value == -4
+    assert tir.floormod(-7, tir.const(2)).value == 1
+    assert tir.truncdiv(tir.const(-7), 2).value == -3
+    assert tir.truncmod(tir.const(-7), 2).value == -1
+    assert tir.const(127, "int8") + tir.const(1, "int8") is not None
+    assert (tir.const(127, "int8") + tir.const(1, "int8")).value == -128  # wraps like the hardware
+    assert (tir.const(1) < 2).value == 1 and (tir.const(1) < 2).dtype == "bool"
+    with pytest.raises(TIRError, match="division by zero"):
+        tir.floordiv(x, 0)
+
+
+def test_constructor_dtype_mismatch():
+    with pytest.raises(TIRError, match="dtypes differ"):
+        tir.Add(tir.Var("a", "int32"), tir.Var("b", "int64"))
+    assert tir.Add(tir.Var("a", "int64"), 1).b.dtype == "int64"
+
+
+def test_vectors():
+    i = tir.Var("i", "int32")
+    ramp = tir.Ramp(i, 1, 4)
+    assert ramp.dtype == "int32x4" and ramp.lanes == 4
+    b = tir.Broadcast(tir.const(1.0), 4)
+    assert b.dtype == "float32x4"
+    assert (ramp + 1).dtype == "int32x4" and isinstance((ramp + 1).b, tir.Broadcast)
+    assert (ramp < 3).dtype == "boolx4"
+    with pytest.raises(TIRError):
+        tir.Ramp(i, 1, 1)
+
+
+def test_select_cast_let_call():
+    x = tir.Var("x", "int32")
+    s = tir.Select(x < 3, x, 3)
+    assert s.dtype == "int32" and s.false_value.value == 3
+    assert tir.Cast("float32", x).dtype == "float32"
+    assert tir.cast(x, "int32") is x
+    assert tir.cast(tir.const(3), "float32").value == 3.0
+    v = tir.Var("v", "int32")
+    let = tir.Let(v, x + 1, v * 2)
+    assert let.dtype == "int32"
+    call = tir.exp(tir.Var("f", "float32"))
+    assert isinstance(call, tir.Call) and call.op.name == "tir.exp" and call.dtype == "float32"
+    assert tir.Call("float32", "tir.exp", [tir.Var("g", "float32")]).op is call.op
+    with pytest.raises(TIRError, match="float"):
+        tir.exp(x)
+
+
+def test_intrinsic_builders_fold_constants():
+    assert abs(tir.exp(tir.const(0.0)).value - 1.0) < 1e-7
+    assert abs(tir.sigmoid(tir.const(0.0)).value - 0.5) < 1e-7
+    assert abs(tir.erf(tir.const(0.5)).value - 0.5204998778) < 1e-6
+    f = tir.Var("f", "float32")
+    for builder in (tir.log, tir.sqrt, tir.tanh, tir.erf, tir.sigmoid, tir.fabs, tir.floor, tir.ceil, tir.round):
+        assert builder(f).op.name == f"tir.{builder.__name__}"
+    assert tir.pow(f, 2.0).op.name == "tir.pow"
+    assert tir.fma(f, f, 1.0).op.name == "tir.fma"
+    assert tir.isnan(f).dtype == "bool"
+    assert tir.abs(f).op.name == "tir.fabs"
+    assert isinstance(tir.abs(tir.Var("i", "int32")), tir.Select)
+    assert tir.if_then_else(True, f, 1.0) is f
+    ext = tir.call_extern("float32", "my_fn", f)
+    assert ext.op.name == "tir.call_extern" and ext.args[0].value == "my_fn"
+
+
+def test_all_any_min_max():
+    x, y = tir.Var("x", "int32"), tir.Var("y", "int32")
+    assert isinstance(tir.all(x < 1, y < 2), tir.And)
+    assert isinstance(tir.any(x < 1, y < 2), tir.Or)
+    assert tir.all().value == 1
+    assert isinstance(tir.min(x, y), tir.Min) and isinstance(tir.max(x, y), tir.Max)
+    assert tir.max_value("int8").value == 127 and tir.min_value("int32").value == -(2**31)
+
+
+def test_structural_equality_of_expressions():
+    x, y = tir.Var("x", "int32"), tir.Var("y", "int32")
+    assert structural_equal(x + 1, x + 1)
+    assert not structural_equal(x + 1, y + 1)
+    assert structural_equal(x + 1, y + 1, map_free_vars=True)
+    assert structural_hash(x * 2 + 1) == structural_hash(x * 2 + 1)
+    v1, v2 = tir.Var("v", "int32"), tir.Var("w", "int32")
+    assert structural_equal(tir.Let(v1, x, v1 + 1), tir.Let(v2, x, v2 + 1))
+    assert structural_hash(tir.Let(v1, x, v1 + 1)) == structural_hash(tir.Let(v2, x, v2 + 1))
+
+
+def test_range_and_itervar():
+    r = tir.Range(2, 10)
+    assert r.min.value == 2 and r.extent.value == 8
+    assert tir.Range(5).extent.value == 5 and tir.Range(5).min.value == 0
+    assert tir.Range.from_min_extent(3, 4).extent.value == 4
+    iv = tir.IterVar(tir.Range(8), "k", tir.IterVarType.CommReduce)
+    assert iv.var.name_hint == "k" and (iv + 1).a is iv.var
+    total = tir.sum(tir.Var("a", "float32") * 2.0, axis=iv)
+    assert isinstance(total, tir.Reduce) and total.dtype == "float32"
+    assert isinstance(tir.min(tir.Var("a", "float32"), 1.0), tir.Min)
