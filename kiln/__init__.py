@@ -4,6 +4,8 @@ from . import error, ir, runtime
 from . import tir
 from .ir import IRModule
 from .runtime import Device, NDArray, cpu, device, get_global_func, ndarray as nd, register_func
+from . import transform  # noqa: E402  (tvm.transform)
+from .ir import instrument  # noqa: E402  (tvm.instrument)
 from . import relay  # noqa: E402  (relay registers its hooks into the layers above on import)
 
 __version__ = "0.1.0"

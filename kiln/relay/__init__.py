@@ -3,7 +3,7 @@
 from ..ir import FuncType, GlobalVar, IRModule, TensorType, TupleType
 from ..ir.op import Op
 from ..runtime.packed_func import register_func
-from . import analysis, op
+from . import analysis, op, transform
 from .expr import Call, Constant, If, Let, Tuple, TupleGetItem, TupleWrapper, Var, bind, const, var
 from .expr_functor import ExprFunctor, ExprMutator, ExprVisitor, post_order_visit
 from .function import Function

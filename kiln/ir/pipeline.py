@@ -1,0 +1,173 @@
+"""Textual pipelines: ``parse_pipeline("InferType,FuseOps(fuse_opt_level=2),sequential(DeadCodeElimination)")``.
+
+Grammar (a Python expression, so it is read with :mod:`ast` and needs no hand-written lexer)::
+
+    pipeline := item ("," item)*
+    item     := NAME                        a registered pass with its default options
+              | NAME "(" args ")"           options as literals: FuseOps(fuse_opt_level=2), PrintIR("after")
+              | "sequential(" pipeline ["," option=literal]* ")"
+                                            a nested Sequential; its options are opt_level, name, required
+    NAME     := identifier ("." identifier)*
+
+Option values are Python literals (numbers, strings, True/False/None, lists, tuples, dicts); a bare identifier is
+read as a string. Every name is resolved through the pass registry; an unknown pass, an unknown option or a value
+of the wrong kind raises :class:`PipelineError` (a ``ValueError``) naming it.
+
+The reverse, :func:`pass_to_text` (what ``str(pass)`` prints), writes a dataclass pass as its name followed by the
+options that differ from their defaults, and a ``Sequential`` as its members joined by commas (nested ones inside
+``sequential(...)``), so ``str(parse_pipeline(text))`` gives back ``text`` in canonical form (no spaces).
+"""
+
+import ast
+import dataclasses
+import inspect
+
+from ..error import KilnError
+
+_SEQUENTIAL_NAMES = ("sequential", "Sequential")
+_SEQUENTIAL_OPTIONS = ("opt_level", "name", "required")
+
+
+class PipelineError(KilnError, ValueError):
+    """A pipeline text that does not parse, or names an unknown pass or option."""
+
+
+def parse_pipeline(text):
+    """Build a ``Sequential`` from a textual pipeline (see the module docstring for the grammar).
+
+    Parameters
+    ----------
+    text : str
+        Such as ``"InferType,FoldConstant,FuseOps(fuse_opt_level=2),sequential(DeadCodeElimination)"``.
+
+    Returns
+    -------
+    Sequential
+        Named ``"sequential"``, opt_level 0; ``str()`` of it prints ``text`` back.
+
+    Examples
+    --------
+    >>> seq = parse_pipeline("InferType, FuseOps(fuse_opt_level=2)")   # doctest: +SKIP
+    >>> str(seq)
+    'InferType,FuseOps(fuse_opt_level=2)'
+    """
+    from .transform import Sequential
+
+    if not isinstance(text, str):
+        raise TypeError(f"parse_pipeline expects a str, not {type(text).__name__}")
+    if not text.strip():
+        return Sequential([])
+    try:
+        tree = ast.parse(f"({text}\n)", mode="eval").body
+    except SyntaxError as exc:
+        column = max((exc.offset or 1) - 1, 1)
+        raise PipelineError(f"malformed pipeline {text!r}: {exc.msg} at column {column}") from None
+    items = tree.elts if isinstance(tree, ast.Tuple) else [tree]
+    return Sequential([_build(item, text) for item in items])
+
+
+def _where(node, text):
+    return f" at column {max(node.col_offset, 1)}"
+
+
+def _dotted_name(node):
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted_name(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
+def _literal(node, what, text):
+    if isinstance(node, ast.Name):  # a bare word is a string: ConvertLayout(layout=NHWC)
+        return node.id
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError):
+        shown = ast.get_source_segment(f"({text}\n)", node) or ast.dump(node)
+        raise PipelineError(f"{what}: {shown!r} is not a literal value{_where(node, text)}") from None
+
+
+def _build(node, text):
+    from .transform import Sequential, get_pass_factory
+
+    if isinstance(node, ast.Call):
+        name = _dotted_name(node.func)
+        args, keywords = node.args, node.keywords
+    else:
+        name = _dotted_name(node)
+        args, keywords = [], []
+    if name is None:
+        shown = ast.get_source_segment(f"({text}\n)", node) or ast.dump(node)
+        raise PipelineError(f"malformed pipeline {text!r}: expected a pass name, got {shown!r}{_where(node, text)}")
+    for kw in keywords:
+        if kw.arg is None:
+            raise PipelineError(f"pass {name}: '**' is not allowed in a pipeline{_where(kw, text)}")
+    if name in _SEQUENTIAL_NAMES:
+        options = {}
+        for kw in keywords:
+            if kw.arg not in _SEQUENTIAL_OPTIONS:
+                raise PipelineError(
+                    f"sequential has no option {kw.arg!r}; its options are {', '.join(_SEQUENTIAL_OPTIONS)}"
+                    f"{_where(kw, text)}"
+                )
+            options[kw.arg] = _literal(kw.value, f"sequential option {kw.arg}", text)
+        try:
+            return Sequential([_build(arg, text) for arg in args], **options)
+        except TypeError as exc:
+            raise PipelineError(f"sequential: {exc}") from None
+    factory = get_pass_factory(name)
+    values = [_literal(arg, f"pass {name}", text) for arg in args]
+    kwvalues = {kw.arg: _literal(kw.value, f"pass {name} option {kw.arg}", text) for kw in keywords}
+    _check_arguments(name, factory, values, kwvalues)
+    try:
+        return factory(*values, **kwvalues)
+    except (TypeError, ValueError) as exc:
+        raise PipelineError(f"pass {name}: {exc}") from None
+
+
+def _check_arguments(name, factory, args, kwargs):
+    """Raise PipelineError naming an option ``factory`` does not accept (before calling it)."""
+    if dataclasses.is_dataclass(factory):
+        accepted = [f.name for f in dataclasses.fields(factory) if f.init and not f.name.startswith("_")]
+    else:
+        try:
+            params = inspect.signature(factory).parameters.values()
+        except (TypeError, ValueError):
+            return
+        if any(p.kind == p.VAR_KEYWORD for p in params):
+            return
+        accepted = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    for key in kwargs:
+        if key not in accepted:
+            options = ", ".join(accepted) if accepted else "none"
+            raise PipelineError(f"pass {name} has no option {key!r}; its options are: {options}")
+    if len(args) > len(accepted):
+        raise PipelineError(f"pass {name} takes at most {len(accepted)} positional options, got {len(args)}")
+
+
+def pass_to_text(p, nested=False) -> str:
+    """The pipeline text of pass ``p`` (what ``str(p)`` prints; :func:`parse_pipeline` reads it back)."""
+    from .transform import _PASSES, Sequential, pass_fields
+
+    if isinstance(p, Sequential):
+        info = p.info
+        if info.name not in _SEQUENTIAL_NAMES and info.name in _PASSES and not dataclasses.is_dataclass(p):
+            return info.name  # a registered composite such as FoldScaleAxis
+        items = [pass_to_text(q, nested=True) for q in p.passes]
+        options = []
+        if info.opt_level != 0:
+            options.append(f"opt_level={info.opt_level!r}")
+        if info.name != "sequential":
+            options.append(f"name={info.name!r}")
+        if info.required:
+            options.append(f"required={info.required!r}")
+        if not nested and not options:
+            return ",".join(items)
+        return f"sequential({','.join(items + options)})"
+    options = pass_fields(p)
+    name = p.info.name
+    if not options:
+        return name
+    return f"{name}({','.join(f'{key}={value!r}' for key, value in options.items())})"
