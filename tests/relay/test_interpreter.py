@@ -261,3 +261,9 @@ def test_compiled_executor_kinds(monkeypatch):
 def test_module_without_main():
     with pytest.raises(KilnError, match="no function @main"):
         relay.create_executor(mod=IRModule()).evaluate()
+
+
+def test_every_operator_has_a_reference_implementation():
+    missing = [name for name in kiln.ir.list_op_names()
+               if not name.startswith("test_") and kiln.ir.Op.get(name).get_attr("FEvaluate") is None]
+    assert not missing, f"operators without FEvaluate: {missing}"
