@@ -12,6 +12,9 @@ from .op import image, nn
 from .op.op import OpPattern
 from .transform.infer_type import infer_type
 from .interpreter import create_executor
+from . import printer as _printer  # noqa: F401  (registers "relay.ir.astext": what str(mod) prints)
+from .parser import fromtext, parse, parse_expr
+from . import testing
 
 Expr = Call.__mro__[2]  # RelayExpr, for isinstance checks as in TVM's relay.Expr
 

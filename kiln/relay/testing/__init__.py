@@ -1,0 +1,9 @@
+"""kiln.relay.testing: ready-made workloads for tests and benchmarks (TVM's ``relay.testing``).
+
+Examples
+--------
+>>> from kiln.relay.testing import resnet
+>>> mod, params = resnet.get_workload(num_layers=18)   # doctest: +SKIP
+"""
+
+from . import resnet
