@@ -23,7 +23,7 @@ The executor types an untyped module itself, checks arguments against the parame
 import numpy as np
 
 from ..error import InternalError, KilnError, OpNotImplemented, RuntimeArgumentError
-from ..ir.expr import GlobalVar
+from ..ir.expr import GlobalVar, RelayExpr
 from ..ir.module import IRModule
 from ..ir.op import Op
 from ..ir.type import FuncType, TensorType, TupleType
@@ -32,7 +32,7 @@ from ..runtime.ndarray import NDArray, array as nd_array
 from ..runtime.packed_func import get_global_func
 from . import reference  # noqa: F401  (registers the FEvaluate of every operator)
 from .analysis import free_vars
-from .expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var, bind, const
+from .expr import Call, Constant, If, Let, Tuple, TupleGetItem, TupleWrapper, Var, bind, const
 from .function import Function
 from .transform.infer_type import TypeInferencer, infer_type
 
@@ -360,6 +360,16 @@ class FunctionCallable:
         return _to_user(result, self.machine, self.device)
 
 
+def _as_expr(value):
+    """A bound value as an expression: arrays keep their dtype, Python numbers follow ``relay.const``'s rules."""
+    if isinstance(value, RelayExpr):
+        return value
+    if isinstance(value, NDArray | np.ndarray | np.generic):
+        arr = _to_numpy(value)
+        return const(arr, dtype=arr.dtype.name)
+    return const(value)
+
+
 class Executor:
     """Base of executors: ``evaluate(expr=None, binds=None)`` returns a callable, or a value (TVM's API)."""
 
@@ -370,8 +380,10 @@ class Executor:
         """Return ``mod["main"]`` (``expr`` None), a global function (GlobalVar or name) or a Function as a Python
         callable; any other expression is evaluated and its value returned. ``binds`` maps Vars of ``expr`` to
         expressions substituted first."""
+        if isinstance(expr, TupleWrapper):
+            expr = expr.astuple()
         if binds:
-            expr = bind(expr, binds)
+            expr = bind(expr, {var: _as_expr(value) for var, value in binds.items()})
         if expr is None or isinstance(expr, Function | GlobalVar | str):
             return self._make_executor(expr)
         return self._make_executor(Function([], expr))()

@@ -263,7 +263,56 @@ def test_module_without_main():
         relay.create_executor(mod=IRModule()).evaluate()
 
 
-def test_every_operator_has_a_reference_implementation():
-    missing = [name for name in kiln.ir.list_op_names()
-               if not name.startswith("test_") and kiln.ir.Op.get(name).get_attr("FEvaluate") is None]
+def test_every_relay_operator_has_a_reference_implementation():
+    relay_ops = [kiln.ir.Op.get(name) for name in kiln.ir.list_op_names() if not name.startswith("test_")]
+    missing = [op.name for op in relay_ops if op.has_attr("FTypeRelation") and op.get_attr("FEvaluate") is None]
     assert not missing, f"operators without FEvaluate: {missing}"
+
+
+def test_evaluate_with_binds_and_tuple_wrapper():
+    x = relay.var("x", shape=(2,), dtype="float64")
+    y = relay.var("y", shape=(), dtype="float32")
+    ex = relay.create_executor()
+    out = ex.evaluate(relay.cast(x, "float32") * y, binds={x: np.array([1.0, 2.0]), y: 3.0})
+    np.testing.assert_array_equal(out.numpy(), [3.0, 6.0])
+    parts = ex.evaluate(relay.split(relay.const(np.arange(4, dtype="float32")), 2))
+    assert [p.numpy().tolist() for p in parts] == [[0.0, 1.0], [2.0, 3.0]]
+
+
+def _resnet50(rng):
+    """ResNet-50 v1 (NCHW, batch 1) with random constant weights."""
+
+    def weight(*shape):
+        return relay.const((rng.standard_normal(shape) * np.sqrt(2.0 / np.prod(shape[1:]))).astype("float32"))
+
+    def conv_bn(x, cin, cout, k, stride=1, relu=True):
+        y = relay.nn.conv2d(x, weight(cout, cin, k, k), strides=stride, padding=k // 2)
+        vec = [relay.const(rng.uniform(0.5, 1.5, cout).astype("float32")) for _ in range(4)]
+        y = relay.nn.batch_norm(y, *vec)[0]
+        return relay.nn.relu(y) if relu else y
+
+    x = relay.var("data", shape=(1, 3, 224, 224))
+    y = relay.nn.max_pool2d(conv_bn(x, 3, 64, 7, 2), (3, 3), (2, 2), padding=1)
+    cin = 64
+    for mid, blocks, stride in [(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)]:
+        for b in range(blocks):
+            s = stride if b == 0 else 1
+            out = conv_bn(conv_bn(conv_bn(y, cin, mid, 1), mid, mid, 3, s), mid, mid * 4, 1, relu=False)
+            short = conv_bn(y, cin, mid * 4, 1, s, relu=False) if b == 0 else y
+            y, cin = relay.nn.relu(out + short), mid * 4
+    y = relay.nn.dense(relay.nn.batch_flatten(relay.nn.global_avg_pool2d(y)), weight(1000, 2048))
+    return IRModule.from_expr(relay.Function([x], relay.nn.softmax(y)))
+
+
+@pytest.mark.slow
+def test_resnet50_forward_is_fast():
+    import time
+
+    rng = np.random.default_rng(0)
+    run = relay.create_executor(mod=_resnet50(rng)).evaluate()
+    start = time.perf_counter()
+    out = run(rng.standard_normal((1, 3, 224, 224)).astype("float32"))
+    elapsed = time.perf_counter() - start
+    assert out.shape == (1, 1000) and out.dtype == "float32"
+    assert abs(float(out.numpy().sum()) - 1.0) < 1e-4 and np.isfinite(out.numpy()).all()
+    assert elapsed < 30, f"ResNet-50 took {elapsed:.1f}s in the reference interpreter"

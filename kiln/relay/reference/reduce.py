@@ -1,7 +1,7 @@
 """Reductions in numpy: ``sum mean max min prod`` and ``argmax argmin``.
 
 The reduced axes come from ``reduce_axes`` (the type relation's helper: ``axis``, ``exclude``). Sums and products
-accumulate in the data's dtype (numpy would widen int32 to int64); integer ``mean`` truncates like TVM's
+accumulate in the data's dtype (numpy would widen int32 to int64; float16 uses float32); integer ``mean`` truncates like TVM's
 ``sum / count``. ``max``/``min`` start from TVM's ``min_value``/``max_value`` so empty reductions match.
 ``argmax``/``argmin`` over several axes return the index into those axes flattened in order, as TVM's
 ``CommReduceIdx`` does; ties pick the first index unless ``select_last_index``.
@@ -17,16 +17,21 @@ def _axes(data, attrs):
     return tuple(reduce_axes(data.ndim, attrs.axis, attrs.exclude))
 
 
+def _accumulator(dtype):
+    """float16 accumulates in float32 (a more precise oracle); every other dtype in itself."""
+    return np.dtype("float32") if dtype == np.float16 else dtype
+
+
 @register("sum")
 def reduce_sum(attrs, data):
     """Sum over the reduced axes."""
-    return as_dtype(np.sum(data, axis=_axes(data, attrs), keepdims=attrs.keepdims, dtype=data.dtype), data.dtype)
+    return as_dtype(np.sum(data, axis=_axes(data, attrs), keepdims=attrs.keepdims, dtype=_accumulator(data.dtype)), data.dtype)
 
 
 @register("prod")
 def reduce_prod(attrs, data):
     """Product over the reduced axes."""
-    return as_dtype(np.prod(data, axis=_axes(data, attrs), keepdims=attrs.keepdims, dtype=data.dtype), data.dtype)
+    return as_dtype(np.prod(data, axis=_axes(data, attrs), keepdims=attrs.keepdims, dtype=_accumulator(data.dtype)), data.dtype)
 
 
 @register("mean")
@@ -37,7 +42,8 @@ def reduce_mean(attrs, data):
     if is_int(data.dtype):
         total = np.sum(data, axis=axes, keepdims=attrs.keepdims, dtype=data.dtype)
         return as_dtype(trunc_divide(total, np.asarray(max(count, 1), data.dtype)), data.dtype)
-    return as_dtype(np.mean(data, axis=axes, keepdims=attrs.keepdims, dtype=data.dtype), data.dtype)
+    mean = np.mean(data, axis=axes, keepdims=attrs.keepdims, dtype=_accumulator(data.dtype))
+    return as_dtype(mean, data.dtype)
 
 
 @register("max")

@@ -1,5 +1,5 @@
 """Shape and data-movement operators in numpy: ``reshape transpose squeeze expand_dims concatenate split take
-strided_slice layout_transform``.
+strided_slice layout_transform shape_of``.
 
 Shapes come from the helpers the type relations use (``reshape_shape``, ``strided_slice_ranges``,
 ``split_indices`` ...), so the interpreter and type inference cannot disagree.
@@ -23,6 +23,12 @@ from .common import register
 def reshape(attrs, data):
     """Reshape to ``attrs.newshape`` (TVM's special values resolved by ``reshape_shape``)."""
     return data.reshape(reshape_shape(data.shape, attrs.newshape, attrs.allowzero))
+
+
+@register("shape_of")
+def shape_of(attrs, data):
+    """The shape of ``data`` as a 1-D tensor of ``attrs.dtype``."""
+    return np.asarray(data.shape, dtype=attrs.dtype)
 
 
 @register("transpose")
