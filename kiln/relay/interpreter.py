@@ -27,8 +27,10 @@ from ..ir.expr import GlobalVar, RelayExpr
 from ..ir.module import IRModule
 from ..ir.op import Op
 from ..ir.type import FuncType, TensorType, TupleType
-from ..runtime.device import Device, cpu, device as make_device
-from ..runtime.ndarray import NDArray, array as nd_array
+from ..runtime.device import Device, cpu
+from ..runtime.device import device as make_device
+from ..runtime.ndarray import NDArray
+from ..runtime.ndarray import array as nd_array
 from ..runtime.packed_func import get_global_func
 from . import reference  # noqa: F401  (registers the FEvaluate of every operator)
 from .analysis import free_vars
@@ -43,7 +45,7 @@ _EVAL, _CALL, _TUPLE, _GETITEM, _LET, _IF, _STORE = range(7)
 class Closure:
     """A function value: ``func`` with the environment ``env`` it captured (None for a global function)."""
 
-    __slots__ = ("func", "env")
+    __slots__ = ("env", "func")
 
     def __init__(self, func, env):
         self.func = func
@@ -54,7 +56,7 @@ class Closure:
 
 
 class _Env:
-    __slots__ = ("vars", "parent")
+    __slots__ = ("parent", "vars")
 
     def __init__(self, bindings, parent):
         self.vars = bindings

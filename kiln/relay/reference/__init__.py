@@ -8,4 +8,4 @@ and returns an array or a tuple of arrays of exactly the dtype the type relation
 from . import conv, elemwise, image, nn, reduce, transform
 from .transform import convert_layout
 
-__all__ = ["conv", "elemwise", "image", "nn", "reduce", "transform", "convert_layout"]
+__all__ = ["conv", "convert_layout", "elemwise", "image", "nn", "reduce", "transform"]

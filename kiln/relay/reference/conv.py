@@ -31,7 +31,7 @@ def conv2d_nchw(data, weight, strides, padding, dilation, groups, out_dtype):
     """2-D convolution of NCHW ``data`` with an OIHW ``weight``; ``padding`` is ``(top, left, bottom, right)``."""
     work = _compute_dtype(out_dtype)
     data, weight = data.astype(work, copy=False), weight.astype(work, copy=False)
-    n, c, h, w = data.shape
+    n, _, h, w = data.shape
     o, cg, kh, kw = weight.shape
     top, left, bottom, right = padding
     (sh, sw), (dh, dw) = strides, dilation

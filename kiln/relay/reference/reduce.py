@@ -1,8 +1,9 @@
 """Reductions in numpy: ``sum mean max min prod`` and ``argmax argmin``.
 
 The reduced axes come from ``reduce_axes`` (the type relation's helper: ``axis``, ``exclude``). Sums and products
-accumulate in the data's dtype (numpy would widen int32 to int64; float16 uses float32); integer ``mean`` truncates like TVM's
-``sum / count``. ``max``/``min`` start from TVM's ``min_value``/``max_value`` so empty reductions match.
+accumulate in the data's dtype (numpy would widen int32 to int64; float16 uses float32); integer ``mean``
+truncates like TVM's ``sum / count``. ``max``/``min`` start from TVM's ``min_value``/``max_value`` so empty
+reductions match.
 ``argmax``/``argmin`` over several axes return the index into those axes flattened in order, as TVM's
 ``CommReduceIdx`` does; ties pick the first index unless ``select_last_index``.
 """
@@ -25,13 +26,15 @@ def _accumulator(dtype):
 @register("sum")
 def reduce_sum(attrs, data):
     """Sum over the reduced axes."""
-    return as_dtype(np.sum(data, axis=_axes(data, attrs), keepdims=attrs.keepdims, dtype=_accumulator(data.dtype)), data.dtype)
+    total = np.sum(data, axis=_axes(data, attrs), keepdims=attrs.keepdims, dtype=_accumulator(data.dtype))
+    return as_dtype(total, data.dtype)
 
 
 @register("prod")
 def reduce_prod(attrs, data):
     """Product over the reduced axes."""
-    return as_dtype(np.prod(data, axis=_axes(data, attrs), keepdims=attrs.keepdims, dtype=_accumulator(data.dtype)), data.dtype)
+    product = np.prod(data, axis=_axes(data, attrs), keepdims=attrs.keepdims, dtype=_accumulator(data.dtype))
+    return as_dtype(product, data.dtype)
 
 
 @register("mean")

@@ -10,6 +10,8 @@ the primal axes into the destination order, splits the axes the destination layo
 into place.
 """
 
+import itertools
+
 import numpy as np
 
 from ...error import KilnError
@@ -62,7 +64,7 @@ def split(attrs, data):
     axis = normalize_axis(attrs.axis, data.ndim)
     points = [0, *split_indices(data.shape[axis], attrs.indices_or_sections), data.shape[axis]]
     pieces = []
-    for begin, end in zip(points, points[1:]):
+    for begin, end in itertools.pairwise(points):
         index = [slice(None)] * data.ndim
         index[axis] = slice(begin, max(begin, end))
         pieces.append(data[tuple(index)])

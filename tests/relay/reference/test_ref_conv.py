@@ -21,7 +21,7 @@ def v(name, shape, dtype="float32"):
 
 def conv_ref(x, w, strides, padding, dilation, groups):
     """NCHW x OIHW, one output element at a time, accumulating in float64 (or int64)."""
-    n_, c_, h_, w_ = x.shape
+    n_, _, h_, w_ = x.shape
     o_, cg, kh, kw = w.shape
     top, left, bottom, right = padding
     (sh, sw), (dh, dw) = strides, dilation
@@ -71,8 +71,8 @@ def test_conv2d_layouts(case, data_layout, kernel_layout, out_layout):
     expected = conv_ref(x, w, strides, padding, dilation, groups)
     to_data = {"NCHW": lambda a: a, "NHWC": lambda a: a.transpose(0, 2, 3, 1),
                "NCHW2c": lambda a: a.reshape(a.shape[0], -1, 2, *a.shape[2:]).transpose(0, 1, 3, 4, 2)}
-    to_kernel = {"OIHW": lambda k: k, "HWIO": lambda k: k.transpose(2, 3, 1, 0), "OHWI": lambda k: k.transpose(0, 2, 3, 1),
-                 "HWOI": lambda k: k.transpose(2, 3, 0, 1),
+    to_kernel = {"OIHW": lambda k: k, "HWIO": lambda k: k.transpose(2, 3, 1, 0),
+                 "OHWI": lambda k: k.transpose(0, 2, 3, 1), "HWOI": lambda k: k.transpose(2, 3, 0, 1),
                  "OIHW2i2o": lambda k: k.reshape(k.shape[0] // 2, 2, k.shape[1] // 2, 2, *k.shape[2:])
                  .transpose(0, 2, 4, 5, 3, 1)}
     if data_layout == "NCHW2c" and (dshape[1] % 2 or wshape[1] % 2):

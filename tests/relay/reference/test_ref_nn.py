@@ -31,8 +31,8 @@ def test_bias_add_relu_leaky_relu():
     out = run(relay.nn.bias_add(v("x", (2, 3, 4)), v("b", (3,))), x=x, b=b)
     for i, c, k in itertools.product(range(2), range(3), range(4)):
         assert out[i, c, k] == np.float32(x[i, c, k] + b[c])
-    np.testing.assert_array_equal(run(relay.nn.bias_add(v("x", (2, 3, 4)), v("b", (4,)), axis=-1), x=x, b=b[:1].repeat(4)),
-                                  x + b[0])
+    last = run(relay.nn.bias_add(v("x", (2, 3, 4)), v("b", (4,)), axis=-1), x=x, b=b[:1].repeat(4))
+    np.testing.assert_array_equal(last, x + b[0])
     np.testing.assert_array_equal(run(relay.nn.relu(v("x", x.shape)), x=x), np.where(x > 0, x, 0))
     out = run(relay.nn.leaky_relu(v("x", x.shape), alpha=0.2), x=x)
     assert out.dtype == np.float32
@@ -85,7 +85,8 @@ def test_batch_norm_three_outputs(axis, center, scale):
     np.testing.assert_array_equal(s, var)
     for idx in itertools.product(*map(range, x.shape)):
         k = idx[axis]
-        expected = (x[idx] - mean[k]) / math.sqrt(var[k] + 1e-3) * (gamma[k] if scale else 1) + (beta[k] if center else 0)
+        expected = (x[idx] - mean[k]) / math.sqrt(var[k] + 1e-3) * (gamma[k] if scale else 1)
+        expected += beta[k] if center else 0
         assert out[idx] == pytest.approx(expected, rel=1e-5, abs=1e-6)
 
 
@@ -122,7 +123,7 @@ def test_batch_flatten_and_dropout():
     x = rand(2, 3, 4)
     np.testing.assert_array_equal(run(relay.nn.batch_flatten(v("x", x.shape)), x=x), x.reshape(2, 12))
     np.testing.assert_array_equal(run(relay.nn.dropout(v("x", x.shape), 0.3), x=x), x)
-    data, mask = run(relay.nn.dropout_raw(v("x", x.shape), 0.3), x=x)
+    _, mask = run(relay.nn.dropout_raw(v("x", x.shape), 0.3), x=x)
     np.testing.assert_array_equal(mask, np.ones_like(x))
 
 
