@@ -57,17 +57,29 @@ def parse_pipeline(text):
         raise TypeError(f"parse_pipeline expects a str, not {type(text).__name__}")
     if not text.strip():
         return Sequential([])
+    source = _Source(text)
     try:
-        tree = ast.parse(f"({text}\n)", mode="eval").body
+        tree = ast.parse(source.code, mode="eval").body
     except SyntaxError as exc:
-        column = max((exc.offset or 1) - 1, 1)
-        raise PipelineError(f"malformed pipeline {text!r}: {exc.msg} at column {column}") from None
+        raise PipelineError(f"malformed pipeline {text!r}: {exc.msg} at column {source.lead + (exc.offset or 1)}") from None
     items = tree.elts if isinstance(tree, ast.Tuple) else [tree]
-    return Sequential([_build(item, text) for item in items])
+    return Sequential([_build(item, source) for item in items])
 
 
-def _where(node, text):
-    return f" at column {max(node.col_offset, 1)}"
+class _Source:
+    """The pipeline text as one line without leading blanks (what ``ast`` parses), and how to point into it."""
+
+    def __init__(self, text):
+        line = " ".join(text.splitlines())
+        self.code = line.lstrip()
+        self.lead = len(line) - len(self.code)
+        self.text = text
+
+    def where(self, node):
+        return f" at column {self.lead + node.col_offset + 1}"
+
+    def show(self, node):
+        return ast.get_source_segment(self.code, node) or ast.dump(node)
 
 
 def _dotted_name(node):
@@ -79,17 +91,16 @@ def _dotted_name(node):
     return None
 
 
-def _literal(node, what, text):
+def _literal(node, what, source):
     if isinstance(node, ast.Name):  # a bare word is a string: ConvertLayout(layout=NHWC)
         return node.id
     try:
         return ast.literal_eval(node)
     except (ValueError, SyntaxError, TypeError):
-        shown = ast.get_source_segment(f"({text}\n)", node) or ast.dump(node)
-        raise PipelineError(f"{what}: {shown!r} is not a literal value{_where(node, text)}") from None
+        raise PipelineError(f"{what}: {source.show(node)!r} is not a literal value{source.where(node)}") from None
 
 
-def _build(node, text):
+def _build(node, source):
     from .transform import Sequential, get_pass_factory
 
     if isinstance(node, ast.Call):
@@ -99,35 +110,36 @@ def _build(node, text):
         name = _dotted_name(node)
         args, keywords = [], []
     if name is None:
-        shown = ast.get_source_segment(f"({text}\n)", node) or ast.dump(node)
-        raise PipelineError(f"malformed pipeline {text!r}: expected a pass name, got {shown!r}{_where(node, text)}")
+        raise PipelineError(
+            f"malformed pipeline {source.text!r}: expected a pass name, got {source.show(node)!r}{source.where(node)}"
+        )
     for kw in keywords:
         if kw.arg is None:
-            raise PipelineError(f"pass {name}: '**' is not allowed in a pipeline{_where(kw, text)}")
+            raise PipelineError(f"pass {name}: '**' is not allowed in a pipeline{source.where(kw)}")
     if name in _SEQUENTIAL_NAMES:
         options = {}
         for kw in keywords:
             if kw.arg not in _SEQUENTIAL_OPTIONS:
                 raise PipelineError(
                     f"sequential has no option {kw.arg!r}; its options are {', '.join(_SEQUENTIAL_OPTIONS)}"
-                    f"{_where(kw, text)}"
+                    f"{source.where(kw)}"
                 )
-            options[kw.arg] = _literal(kw.value, f"sequential option {kw.arg}", text)
+            options[kw.arg] = _literal(kw.value, f"sequential option {kw.arg}", source)
         try:
-            return Sequential([_build(arg, text) for arg in args], **options)
+            return Sequential([_build(arg, source) for arg in args], **options)
         except TypeError as exc:
             raise PipelineError(f"sequential: {exc}") from None
     factory = get_pass_factory(name)
-    values = [_literal(arg, f"pass {name}", text) for arg in args]
-    kwvalues = {kw.arg: _literal(kw.value, f"pass {name} option {kw.arg}", text) for kw in keywords}
-    _check_arguments(name, factory, values, kwvalues)
+    _check_arguments(name, factory, len(args), [kw.arg for kw in keywords])
+    values = [_literal(arg, f"pass {name}", source) for arg in args]
+    kwvalues = {kw.arg: _literal(kw.value, f"pass {name} option {kw.arg}", source) for kw in keywords}
     try:
         return factory(*values, **kwvalues)
     except (TypeError, ValueError) as exc:
         raise PipelineError(f"pass {name}: {exc}") from None
 
 
-def _check_arguments(name, factory, args, kwargs):
+def _check_arguments(name, factory, num_args, keywords):
     """Raise PipelineError naming an option ``factory`` does not accept (before calling it)."""
     if dataclasses.is_dataclass(factory):
         accepted = [f.name for f in dataclasses.fields(factory) if f.init and not f.name.startswith("_")]
@@ -139,12 +151,12 @@ def _check_arguments(name, factory, args, kwargs):
         if any(p.kind == p.VAR_KEYWORD for p in params):
             return
         accepted = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    for key in kwargs:
+    for key in keywords:
         if key not in accepted:
             options = ", ".join(accepted) if accepted else "none"
             raise PipelineError(f"pass {name} has no option {key!r}; its options are: {options}")
-    if len(args) > len(accepted):
-        raise PipelineError(f"pass {name} takes at most {len(accepted)} positional options, got {len(args)}")
+    if num_args > len(accepted):
+        raise PipelineError(f"pass {name} takes at most {len(accepted)} positional options, got {num_args}")
 
 
 def pass_to_text(p, nested=False) -> str:
