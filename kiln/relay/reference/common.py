@@ -61,6 +61,12 @@ def highest(dtype):
     return np.iinfo(dtype).max
 
 
+def accumulator(dtype) -> np.dtype:
+    """The dtype sums and means accumulate in: float32 for float16 (a more precise oracle), else ``dtype``."""
+    dtype = np.dtype(dtype)
+    return np.dtype("float32") if dtype == np.float16 else dtype
+
+
 def as_dtype(value, dtype) -> np.ndarray:
     """``value`` as an ndarray of exactly ``dtype`` (numpy ufuncs on 0-d arrays return scalars, and Python floats
     promote to float64: both are undone here)."""

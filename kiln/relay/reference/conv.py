@@ -19,7 +19,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ...tir.layout import layout as parse_layout
 from ..op.nn import conv_output_size, pool_output_size
-from .common import as_dtype, is_float, is_int, lowest, np_dtype, register, trunc_divide
+from .common import accumulator, as_dtype, is_float, is_int, lowest, np_dtype, register, trunc_divide
 from .transform import convert_layout
 
 
@@ -130,7 +130,7 @@ def global_avg_pool2d(attrs, data):
     """Mean over the whole H x W plane, keeping H and W as size 1."""
     x, (h, w) = _hw_last(data, attrs.layout)
     if is_float(x.dtype):
-        out = as_dtype(np.mean(x, axis=(-2, -1), keepdims=True, dtype=x.dtype), x.dtype)
+        out = as_dtype(np.mean(x, axis=(-2, -1), keepdims=True, dtype=accumulator(x.dtype)), x.dtype)
     else:
         total = np.sum(x, axis=(-2, -1), keepdims=True, dtype="int64")
         out = as_dtype(trunc_divide(total, np.int64(max(x.shape[-1] * x.shape[-2], 1))), x.dtype)

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...error import KilnError
 from ..op.type_relations import normalize_axis
-from .common import as_dtype, np_dtype, register
+from .common import accumulator, as_dtype, np_dtype, register
 
 
 def _along(vector, ndim, axis):
@@ -98,9 +98,9 @@ def layer_norm(attrs, data, gamma, beta):
     """Normalize over ``axis`` to zero mean and unit variance, then scale by ``gamma`` and shift by ``beta``."""
     axis = normalize_axis(attrs.axis, data.ndim)
     dtype = data.dtype
-    mean = np.mean(data, axis=axis, keepdims=True, dtype=dtype)
+    mean = np.mean(data, axis=axis, keepdims=True, dtype=accumulator(dtype)).astype(dtype)
     centered = data - mean
-    var = np.mean(centered * centered, axis=axis, keepdims=True, dtype=dtype)
+    var = np.mean(centered * centered, axis=axis, keepdims=True, dtype=accumulator(dtype)).astype(dtype)
     out = centered / np.sqrt(var + np.asarray(attrs.epsilon, dtype))
     if attrs.scale:
         out = out * _along(gamma, data.ndim, axis)

@@ -11,29 +11,24 @@ reductions match.
 import numpy as np
 
 from ..op.type_relations import reduce_axes
-from .common import as_dtype, highest, is_int, lowest, register, trunc_divide
+from .common import accumulator, as_dtype, highest, is_int, lowest, register, trunc_divide
 
 
 def _axes(data, attrs):
     return tuple(reduce_axes(data.ndim, attrs.axis, attrs.exclude))
 
 
-def _accumulator(dtype):
-    """float16 accumulates in float32 (a more precise oracle); every other dtype in itself."""
-    return np.dtype("float32") if dtype == np.float16 else dtype
-
-
 @register("sum")
 def reduce_sum(attrs, data):
     """Sum over the reduced axes."""
-    total = np.sum(data, axis=_axes(data, attrs), keepdims=attrs.keepdims, dtype=_accumulator(data.dtype))
+    total = np.sum(data, axis=_axes(data, attrs), keepdims=attrs.keepdims, dtype=accumulator(data.dtype))
     return as_dtype(total, data.dtype)
 
 
 @register("prod")
 def reduce_prod(attrs, data):
     """Product over the reduced axes."""
-    product = np.prod(data, axis=_axes(data, attrs), keepdims=attrs.keepdims, dtype=_accumulator(data.dtype))
+    product = np.prod(data, axis=_axes(data, attrs), keepdims=attrs.keepdims, dtype=accumulator(data.dtype))
     return as_dtype(product, data.dtype)
 
 
@@ -45,7 +40,7 @@ def reduce_mean(attrs, data):
     if is_int(data.dtype):
         total = np.sum(data, axis=axes, keepdims=attrs.keepdims, dtype=data.dtype)
         return as_dtype(trunc_divide(total, np.asarray(max(count, 1), data.dtype)), data.dtype)
-    mean = np.mean(data, axis=axes, keepdims=attrs.keepdims, dtype=_accumulator(data.dtype))
+    mean = np.mean(data, axis=axes, keepdims=attrs.keepdims, dtype=accumulator(data.dtype))
     return as_dtype(mean, data.dtype)
 
 
