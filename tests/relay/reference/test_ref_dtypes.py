@@ -74,7 +74,8 @@ def _cases():
         yield pytest.param(dtype, lambda v, d=dtype: relay.full(relay.const(3.0), (2,), d), id=f"full-{dtype}")
         yield pytest.param(dtype, lambda v, d=dtype: relay.zeros((2,), d), id=f"zeros-{dtype}")
         yield pytest.param(dtype, lambda v, d=dtype: relay.ones((2,), d), id=f"ones-{dtype}")
-        yield pytest.param(dtype, lambda v, d=dtype: relay.cast(relay.const(np.ones(2, "float32")), d), id=f"cast-{dtype}")
+        ones = relay.const(np.ones(2, "float32"))
+        yield pytest.param(dtype, lambda v, d=dtype, o=ones: relay.cast(o, d), id=f"cast-{dtype}")
 
 
 def _types(ttype):
