@@ -20,8 +20,9 @@ How results stay valid without the passes keeping them up to date:
   (``transfer``; by default the result is kept as is). Everything else is simply not found and recomputed on demand.
   Preserving an analysis whose result holds IR nodes promises that those nodes are still the ones in the new IR.
 
-Each analysis keeps at most ``capacity`` results (least recently used first out), which bounds the memory the default
-context's manager holds in a long session.
+Each analysis keeps a bounded number of results (least recently used first out: ``capacity`` per function analysis,
+``module_capacity`` per module analysis, since a module result such as a typed module may hold a whole model), which
+bounds the memory the default context's manager holds in a long session.
 """
 
 from collections import OrderedDict
@@ -184,7 +185,9 @@ class AnalysisManager:
     Parameters
     ----------
     capacity : int
-        The most results kept per analysis.
+        The most results kept per function analysis.
+    module_capacity : int
+        The most results kept per module analysis.
 
     Examples
     --------
@@ -193,8 +196,9 @@ class AnalysisManager:
     >>> am.get("InferType", mod)                        # reused
     """
 
-    def __init__(self, capacity=128):
+    def __init__(self, capacity=64, module_capacity=8):
         self.capacity = capacity
+        self.module_capacity = module_capacity
         self._cache: dict[str, OrderedDict] = {}
         self.stats: dict[str, dict] = {}
 
@@ -217,7 +221,7 @@ class AnalysisManager:
             self._count(name, "reused")
             return entry[1]
         result = analysis.compute(unit) if analysis.scope == "module" else analysis.compute(unit, mod)
-        self._store(entries, key, unit, result)
+        self._store(analysis, entries, key, unit, result)
         self._count(name, "computed")
         return result
 
@@ -230,13 +234,14 @@ class AnalysisManager:
     def put(self, name, unit, result):
         """Record ``result`` as the result of ``name`` on ``unit`` (for a pass that computed it as a by-product)."""
         analysis = get_analysis(name)
-        self._store(self._cache.setdefault(name, OrderedDict()), self._key(analysis, unit), unit, result)
+        self._store(analysis, self._cache.setdefault(name, OrderedDict()), self._key(analysis, unit), unit, result)
 
-    def _store(self, entries, key, unit, result):
+    def _store(self, analysis, entries, key, unit, result):
         # the unit is held with the result: a key made of object identities must not outlive its objects
         entries[key] = (unit, result)
         entries.move_to_end(key)
-        while len(entries) > self.capacity:
+        limit = self.module_capacity if analysis.scope == "module" else self.capacity
+        while len(entries) > limit:
             entries.popitem(last=False)
 
     def invalidate(self, name=None):
@@ -268,7 +273,7 @@ class AnalysisManager:
                 before_key = before_key or module_key(before)
                 entry = entries.get(before_key)
                 if entry is not None:
-                    self._store(entries, module_key(after), after, transfer(entry[1], before, after))
+                    self._store(analysis, entries, module_key(after), after, transfer(entry[1], before, after))
                 continue
             for gv, new_func in after.functions.items():
                 old_func = before.functions.get(gv)
@@ -276,7 +281,7 @@ class AnalysisManager:
                     continue
                 entry = entries.get(old_func)
                 if entry is not None:
-                    self._store(entries, new_func, new_func, transfer(entry[1], old_func, new_func))
+                    self._store(analysis, entries, new_func, new_func, transfer(entry[1], old_func, new_func))
 
     def __repr__(self):
         held = ", ".join(f"{name}: {len(entries)}" for name, entries in self._cache.items())

@@ -84,6 +84,11 @@ def test_capacity_bounds_the_cache():
         am.get("test.num_params", f)
     assert am.get_cached("test.num_params", funcs[0]) is None
     assert am.get_cached("test.num_params", funcs[2]) == 1
+    am = AnalysisManager(module_capacity=1)  # module results (a typed model, say) are kept fewer
+    first, second = make_mod(), make_mod()
+    am.get("test.num_functions", first)
+    am.get("test.num_functions", second)
+    assert am.get_cached("test.num_functions", first) is None and am.get_cached("test.num_functions", second) == 2
 
 
 def test_update_carries_only_preserved_results():
