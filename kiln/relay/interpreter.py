@@ -109,9 +109,10 @@ class _Machine:
         func = self.globals.get(gv)
         if func is not None:
             return func
-        func = self.globals[gv] = self.mod[gv]
+        func = self.mod[gv]
         if not isinstance(func, Function):
             raise KilnError(f"the interpreter cannot run {gv}: it is a {type(func).__name__}, not a Relay function")
+        self.globals[gv] = func
         return func
 
     @staticmethod
