@@ -1,11 +1,13 @@
 """Shape operators of the reference interpreter against independent numpy references."""
 
 import itertools
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from kiln import relay
+from kiln.relay import reference
 
 RNG = np.random.default_rng(2)
 
@@ -126,3 +128,9 @@ def test_layout_transform_between_layouts():
     assert out.shape == (2, 2, 3, 3, 2, 4)
     for o, i, h, k in itertools.product(range(8), range(4), range(3), range(3)):
         assert out[o // 4, i // 2, h, k, i % 2, o % 4] == w[o, i, h, k]
+
+
+def test_shape_of():
+    # called directly: the reference implementation does not depend on how the operator's attrs are built
+    out = reference.transform.shape_of(SimpleNamespace(dtype="int64"), A)
+    assert out.dtype == np.int64 and out.tolist() == [2, 3, 4]
