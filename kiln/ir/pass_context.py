@@ -208,15 +208,16 @@ class PassContext:
         self.required_pass = _name_list(required_pass, "required_pass")
         self.disabled_pass = _name_list(disabled_pass, "disabled_pass")
         self.config = MappingProxyType(check_config(config))
-        self._instruments: tuple = ()
-        self._hooks: dict = {name: () for name in _HOOKS}
+        self._instruments: list = []
+        self._hooks_of: tuple = ()
+        self._hook_table: dict = {name: () for name in _HOOKS}
         self.instruments = instruments
         self._analysis_manager = None
         self._pass_counter = 0
 
     # --- instruments -------------------------------------------------------------------------------------------
     @property
-    def instruments(self) -> tuple:
+    def instruments(self) -> list:
         """The instruments, in call order."""
         return self._instruments
 
@@ -229,12 +230,20 @@ class PassContext:
         for inst in instruments:
             if not any(hasattr(inst, name) for name in _HOOKS):
                 raise TypeError(f"PassContext: {inst!r} is not a pass instrument (it has none of {', '.join(_HOOKS)})")
-        self._instruments = tuple(instruments)
-        # only the hooks an instrument overrides are called: the base class's are no-ops
-        self._hooks = {
-            name: tuple(h for h in (_hook_of(inst, name) for inst in self._instruments) if h is not None)
-            for name in _HOOKS
-        }
+        self._instruments = list(instruments)
+
+    @property
+    def _hooks(self) -> dict:
+        """The overridden hooks of the instruments by hook name (only those are called: the base's are no-ops),
+        recomputed when the instrument list changed."""
+        current, seen = self._instruments, self._hooks_of
+        if len(current) != len(seen) or any(a is not b for a, b in zip(current, seen)):
+            current = tuple(current)
+            self._hook_table = {
+                name: tuple(h for h in (_hook_of(inst, name) for inst in current) if h is not None) for name in _HOOKS
+            }
+            self._hooks_of = current
+        return self._hook_table
 
     def _enter_instruments(self):
         entered = []

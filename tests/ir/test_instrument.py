@@ -346,3 +346,14 @@ def test_verify_semantics_accepts_correct_passes_and_given_inputs():
         with PassContext(instruments=[VerifySemantics(inputs=inputs)]):
             out = Sequential([relay.transform.InferType(), DoubleAsMultiply])(make_mod())
         assert out["main"].body.args[0].op == relay.Op.get("multiply")
+
+
+def test_instrument_list_is_a_list_and_edits_are_seen():
+    events = []
+    first = Recorder(events, "1 ")
+    with PassContext(instruments=[first]) as ctx:
+        assert ctx.instruments == [first]
+        ctx.instruments.append(Recorder(events, "2 "))
+        printing_pass("P")(make_mod())
+    assert events == ["1 enter_ctx", "1 should_run", "2 should_run", "1 run_before_pass", "2 run_before_pass",
+                      "1 run_after_pass", "2 run_after_pass", "1 exit_ctx", "2 exit_ctx"]
