@@ -406,3 +406,25 @@ def test_bisection_finds_the_breaking_pass():
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if breaks(mid) else (mid, hi)
     assert hi == 6 and seq.passes[hi - 1] is DropRelu
+
+
+def test_builtin_style_dataclass_function_pass():
+    from dataclasses import dataclass
+
+    @register_pass("TestBuiltin.Tag")
+    @dataclass(frozen=True)
+    class Tag(FunctionPass):
+        """A pass written the way built-in passes are: a frozen dataclass whose fields are its options."""
+
+        value: int = 1
+        info = PassInfo(1, "TestBuiltin.Tag")
+
+        def transform_function(self, func, mod, ctx):
+            return func.with_attr("tag", self.value)
+
+    p = tvm.transform.get_pass("TestBuiltin.Tag", value=3)
+    assert p == Tag(3) and str(p) == "TestBuiltin.Tag(value=3)" and p.info.opt_level == 1
+    assert p(make_mod())["main"].attrs["tag"] == 3
+    with pytest.raises(Exception):
+        p.value = 4  # frozen
+    assert str(tvm.transform.parse_pipeline(str(p)).passes[0]) == str(p)
