@@ -69,13 +69,14 @@ class Parser:
         self.tokens = tokenize(text)
         self.pos = 0
         self.meta = dict(meta_table or {})
-        last = self.tokens[-2] if len(self.tokens) > 1 else None
+        last = self.tokens[-4] if len(self.tokens) > 3 else None  # before the three EOF tokens
         if last is not None and last[0] == "METADATA":
             self._load_metadata(last)
         self.locals: dict = {}
         self.graph: dict = {}
         self.undo: list = []
         self.global_refs: list = []
+        self.literals: dict = {}
 
     def _load_metadata(self, tok):
         try:
@@ -89,7 +90,7 @@ class Parser:
 
     # ---------------------------------------------------------------------------------------------- token helpers
     def peek(self, ahead=0):
-        return self.tokens[min(self.pos + ahead, len(self.tokens) - 1)]
+        return self.tokens[self.pos + ahead]  # ahead <= 2: the token list ends with three EOF tokens
 
     def advance(self):
         tok = self.tokens[self.pos]
@@ -358,12 +359,17 @@ class Parser:
 
     def parse_literal(self, negative=False, start=None):
         tok = self.advance()
-        try:
-            value, dtype = number_value(tok[1], negative)
-            arr = literal_array(value, dtype)
-        except (ValueError, TypeError, OverflowError) as exc:
-            raise self.error(f"invalid number {tok[1]}: {exc}", tok) from None
-        return Constant(nd_array(arr), span=self.span(start or tok))
+        key = (tok[1], negative)
+        cached = self.literals.get(key)
+        if cached is None:
+            try:
+                value, dtype = number_value(tok[1], negative)
+                arr = literal_array(value, dtype)
+            except (ValueError, TypeError, OverflowError) as exc:
+                raise self.error(f"invalid number {tok[1]}: {exc}", tok) from None
+            cached = self.literals[key] = (arr, TensorType((), arr.dtype.name))
+        # a new Constant per occurrence, as in the printed graph; only the decoding is shared
+        return Constant(nd_array(cached[0]), span=self.span(start or tok), checked_type_=cached[1])
 
     def meta_node(self, tok):
         key, index = tok[1]
