@@ -27,6 +27,7 @@ from .tensor import (  # noqa: A004
     power,
     reshape,
     round,
+    shape_of,
     rsqrt,
     sigmoid,
     sign,
@@ -41,3 +42,10 @@ from .tensor import (  # noqa: A004
     where,
     zeros,
 )
+
+__all__ = [
+    "abs", "add", "argmax", "argmin", "cast", "ceil", "clip", "concatenate", "divide", "erf", "exp", "expand_dims",
+    "floor", "full", "layout_transform", "log", "max", "maximum", "mean", "min", "minimum", "multiply", "negative",
+    "ones", "power", "prod", "reshape", "round", "rsqrt", "shape_of", "sigmoid", "sign", "split", "sqrt", "squeeze",
+    "strided_slice", "subtract", "sum", "take", "tanh", "transpose", "where", "zeros",
+]

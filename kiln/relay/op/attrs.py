@@ -55,6 +55,14 @@ class CastAttrs(Attrs):
 
 
 @dataclass(frozen=True, slots=True)
+class ShapeOfAttrs(Attrs):
+    dtype: str = "int32"
+
+    def __post_init__(self):
+        object.__setattr__(self, "dtype", str(self.dtype))
+
+
+@dataclass(frozen=True, slots=True)
 class ClipAttrs(Attrs):
     a_min: float
     a_max: float

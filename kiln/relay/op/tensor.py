@@ -426,3 +426,15 @@ register_relay_op("layout_transform", 1, _layout_transform_rel, OpPattern.INJECT
 def layout_transform(data, src_layout, dst_layout):
     """Move ``data`` from ``src_layout`` to ``dst_layout`` (for example ``NCHW`` to ``NCHW16c``)."""
     return make_call("layout_transform", [data], A.LayoutTransformAttrs(src_layout, dst_layout))
+
+
+def _shape_of_rel(types, attrs):
+    return TensorType((tensor_arg(types, 0).ndim,), attrs.dtype)
+
+
+register_relay_op("shape_of", 1, _shape_of_rel, OpPattern.OPAQUE, A.ShapeOfAttrs)
+
+
+def shape_of(data, dtype="int32"):
+    """The shape of ``data`` as a 1-D tensor (FoldConstant turns it into a constant: shapes are static)."""
+    return make_call("shape_of", [data], A.ShapeOfAttrs(dtype))

@@ -1,0 +1,23 @@
+"""CanonicalizeOps: express operators through simpler ones so later passes see fewer kinds.
+
+``bias_add(x, b, axis)`` becomes ``add(x, expand_dims(b, ...))`` broadcasting ``b`` along ``axis`` (as TVM does).
+"""
+
+from .. import op as _op
+from .rewrite import RuleTable, rewrite
+from .simplify_inference import expand_to_axis
+
+RULES = RuleTable()
+
+
+@RULES.register("nn.bias_add")
+def canonicalize_bias_add(call):
+    """``bias_add(x, b)`` -> ``x + expand_dims(b)``."""
+    data, bias = call.args
+    ndim = data.checked_type.ndim
+    return _op.add(data, expand_to_axis(bias, ndim, call.attrs.axis % ndim))
+
+
+def canonicalize_ops(expr):
+    """Apply CanonicalizeOps' rules to ``expr``; returns a typed expression."""
+    return rewrite(expr, RULES)

@@ -1,0 +1,68 @@
+"""DeadCodeElimination: drop let bindings nobody uses and, with ``inline_once``, inline those used exactly once.
+
+Uses are counted once over the whole expression; bindings are then visited from the innermost outwards, so dropping a
+binding releases the uses of its value and a whole chain of dead bindings disappears in one pass. Every Relay
+operator is pure here, so an unused value can always be dropped.
+"""
+
+from collections import Counter
+
+from ..expr import Let, Var
+from ..expr_functor import ExprMutator, expr_children, post_order_visit
+
+
+def _var_uses(expr) -> Counter:
+    """How many times each variable is referenced (edges from distinct parent nodes), binding sites excluded."""
+    counts: Counter = Counter()
+
+    def count(node):
+        if isinstance(node, Let):
+            children = (node.value, node.body)
+        else:
+            children = expr_children(node)
+            if hasattr(node, "params"):
+                children = (node.body,)
+        for child in children:
+            if isinstance(child, Var):
+                counts[child] += 1
+
+    post_order_visit(expr, count)
+    return counts
+
+
+class _Eliminator(ExprMutator):
+    def __init__(self, counts, inline_once):
+        super().__init__()
+        self.counts = counts
+        self.inline_once = inline_once
+        self.inlined: dict = {}
+
+    def visit_var(self, var):
+        value = self.inlined.get(var)
+        return var if value is None else self.visit(value)
+
+    def visit_let(self, let):
+        chain, body = self.let_chain(let)
+        kept = []
+        for binding in reversed(chain):
+            uses = self.counts[binding.var]
+            if uses == 0:
+                for v, n in _var_uses(binding.value).items():
+                    self.counts[v] -= n
+                if isinstance(binding.value, Var):
+                    self.counts[binding.value] -= 1
+                continue
+            if self.inline_once and uses == 1:
+                self.inlined[binding.var] = binding.value
+                continue
+            kept.append(binding)
+        result = self.visit(body)
+        for binding in kept:  # innermost first
+            result = binding.with_fields(var=self.visit(binding.var), value=self.visit(binding.value), body=result)
+        self.memo_map[let] = result
+        return result
+
+
+def dead_code_elimination(expr, inline_once=False):
+    """Remove unused let bindings of ``expr`` (and inline single-use ones when ``inline_once``)."""
+    return _Eliminator(_var_uses(expr), inline_once).visit(expr)

@@ -1,0 +1,73 @@
+"""FoldConstant: evaluate, at compile time, every subexpression whose inputs are all constants.
+
+Calls of operators on constant arguments are evaluated with the reference interpreter and replaced by the result
+(a ``Constant``, or a ``Tuple`` of them); ``shape_of`` is replaced by the static shape even when its input is not
+constant; a field of a literal tuple is replaced by the field; a let binding a constant is substituted into its body.
+Stateful operators (op attribute ``TOpIsStateful``) are left alone, and so are primitive (fused) functions.
+"""
+
+import numpy as np
+
+from ...ir.op import Op
+from ...runtime.ndarray import array as nd_array
+from ..expr import Call, Constant, Tuple
+from ..expr_functor import ExprMutator
+from ..interpreter import evaluate_expr
+from .infer_type import infer_type
+
+
+def _is_constant(expr) -> bool:
+    if isinstance(expr, Constant):
+        return True
+    return isinstance(expr, Tuple) and all(_is_constant(f) for f in expr.fields)
+
+
+def _to_expr(value, ttype):
+    if isinstance(value, tuple):
+        return Tuple(tuple(_to_expr(v, t) for v, t in zip(value, ttype.fields)))
+    return Constant(nd_array(np.asarray(value, dtype=ttype.dtype)))
+
+
+class _ConstantFolder(ExprMutator):
+    def __init__(self, mod=None):
+        super().__init__()
+        self.mod = mod
+
+    def visit_function(self, fn):
+        return fn if fn.is_primitive() else super().visit_function(fn)
+
+    def visit_call(self, call):
+        new = super().visit_call(call)
+        if not isinstance(new.op, Op) or new.op.get_attr("TOpIsStateful"):
+            return new
+        if new.op is Op.get("shape_of"):
+            shape = call.args[0].checked_type.shape
+            return Constant(nd_array(np.array(shape, dtype=new.attrs.dtype)))
+        if all(_is_constant(a) for a in new.args):
+            return _to_expr(evaluate_expr(new, mod=self.mod), call.checked_type)
+        return new
+
+    def visit_tuple_getitem(self, item):
+        new = super().visit_tuple_getitem(item)
+        if isinstance(new.tuple_value, Tuple):
+            return new.tuple_value.fields[new.index]
+        return new
+
+    def visit_let(self, let):
+        chain, body = self.let_chain(let)
+        kept = []
+        for binding in chain:
+            value = self.visit(binding.value)
+            if _is_constant(value):
+                self.memo_map[binding.var] = value
+            else:
+                kept.append((binding, value))
+        result = self.visit(body)
+        for binding, value in reversed(kept):
+            result = binding.with_fields(var=self.visit(binding.var), value=value, body=result)
+        return result
+
+
+def fold_constant(expr, mod=None):
+    """Return ``expr`` with its constant subexpressions evaluated (typed on the way in)."""
+    return _ConstantFolder(mod).visit(infer_type(expr))

@@ -1,0 +1,70 @@
+"""LambdaLift: turn nested (non-primitive) functions into global functions.
+
+A nested function without free variables becomes a global function and its occurrence a reference to it. A closure
+over free variables ``v1..vk`` becomes a global function of those variables that returns the inner function (marked
+``Closure=1``), and its occurrence the call ``@lifted(v1, ..., vk)``, which rebuilds the closure where it stood. A
+closure bound by a ``let`` that calls itself refers to itself through the lifted global.
+"""
+
+from ...ir.expr import GlobalVar
+from ...ir.module import IRModule
+from ..analysis.free_vars import free_vars
+from ..expr import Call
+from ..expr_functor import ExprMutator
+from ..function import Function
+
+
+class _Lifter(ExprMutator):
+    def __init__(self, module, prefix):
+        super().__init__()
+        self.module = module
+        self.prefix = prefix
+        self.counter = 0
+        self.let_bound: dict = {}  # let var of a recursive closure -> replacement expression
+
+    def _name(self):
+        while True:
+            name = f"{self.prefix}{self.counter}"
+            self.counter += 1
+            if name not in self.module:
+                return name
+
+    def visit_var(self, var):
+        return self.let_bound.get(var, var)
+
+    def visit_let(self, let):
+        chain, body = self.let_chain(let)
+        if len(chain) == 1 and isinstance(let.value, Function) and not let.value.is_primitive() \
+                and let.var in free_vars(let.value):
+            captured = [v for v in free_vars(let.value) if v is not let.var]
+            gv = GlobalVar(self._name())
+            self.let_bound[let.var] = Call(gv, tuple(captured)) if captured else gv
+            lifted = self._lift(let.value, captured, gv)
+            return let.with_fields(value=lifted, body=self.visit(let.body))
+        return super().visit_let(let)
+
+    def visit_function(self, fn):
+        if fn.is_primitive():
+            return fn
+        captured = free_vars(fn)
+        return self._lift(fn, captured, GlobalVar(self._name()))
+
+    def _lift(self, fn, captured, gv):
+        inner = fn.with_fields(body=self.visit(fn.body))
+        if captured:
+            self.module[gv] = Function(captured, inner.with_attr("Closure", 1))
+            return Call(gv, tuple(captured))
+        self.module[gv] = inner
+        return gv
+
+
+def lambda_lift(mod: IRModule, prefix="lifted_name") -> IRModule:
+    """Return a copy of ``mod`` in which no non-primitive function is nested inside another."""
+    out = IRModule(attrs=mod.attrs)
+    for gv, func in mod.functions.items():
+        out[gv] = func
+    lifter = _Lifter(out, prefix)
+    for gv, func in list(mod.functions.items()):
+        if isinstance(func, Function):
+            out[gv] = func.with_fields(body=lifter.visit(func.body))
+    return out

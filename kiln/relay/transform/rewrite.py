@@ -1,0 +1,110 @@
+"""A table-driven local rewriter: the driver behind SimplifyExpr, CanonicalizeOps and SimplifyInference.
+
+A rule is a named module-level function ``rule(call) -> Expr | None`` registered for operator names; it returns the
+replacement or None for "no match". ``rewrite(expr, rules)`` visits the expression bottom-up (iteratively, through the
+memoized ExprMutator) and applies the rules of each call's operator until none matches, so rewrites compose to a
+fixpoint. Replacements are typed on the spot (only their new nodes are inferred), so rules can read
+``checked_type`` of anything they see.
+"""
+
+from ...ir.op import Op
+from ..expr import Call
+from ..expr_functor import ExprMutator
+from .infer_type import TypeInferencer
+
+
+class RuleTable:
+    """Rules by operator name, in registration order.
+
+    Examples
+    --------
+    >>> rules = RuleTable()
+    >>> @rules.register("multiply")
+    ... def simplify_mul_one(call):
+    ...     '''x * 1 -> x when the shapes agree.'''
+    """
+
+    def __init__(self):
+        self.by_op: dict[str, list] = {}
+        self.tuple_getitem: list = []
+
+    def register(self, *op_names):
+        """Register the decorated rule for each operator in ``op_names`` (``"TupleGetItem"`` for field accesses)."""
+
+        def wrap(rule):
+            for name in op_names:
+                if name == "TupleGetItem":
+                    self.tuple_getitem.append(rule)
+                else:
+                    self.by_op.setdefault(name, []).append(rule)
+            return rule
+
+        return wrap
+
+
+class _Rewriter(ExprMutator):
+    def __init__(self, table, max_steps):
+        super().__init__()
+        self.table = table
+        self.typer = TypeInferencer()
+        self.max_steps = max_steps
+
+    def _typed(self, expr):
+        return self.typer.visit(expr)
+
+    def _apply(self, expr):
+        for _ in range(self.max_steps):
+            if isinstance(expr, Call) and isinstance(expr.op, Op):
+                rules = self.table.by_op.get(expr.op.name, ())
+            elif type(expr).__name__ == "TupleGetItem":
+                rules = self.table.tuple_getitem
+            else:
+                return expr
+            for rule in rules:
+                replacement = rule(expr)
+                if replacement is not None and replacement is not expr:
+                    expr = self._typed(self.visit_children_again(replacement))
+                    break
+            else:
+                return expr
+        return expr
+
+    def visit_children_again(self, expr):
+        """A replacement may contain fresh nodes built over already rewritten inputs; rewrite those nodes too."""
+        return _SubRewriter(self).visit(expr)
+
+    def visit_call(self, call):
+        return self._apply(self._typed(super().visit_call(call)))
+
+    def visit_tuple_getitem(self, item):
+        return self._apply(self._typed(super().visit_tuple_getitem(item)))
+
+
+class _SubRewriter(ExprMutator):
+    """Applies rules to the untyped (new) nodes of a replacement; typed nodes were already rewritten."""
+
+    def __init__(self, outer):
+        super().__init__()
+        self.outer = outer
+
+    def prune(self, expr) -> bool:
+        return getattr(expr, "checked_type_", None) is not None
+
+    def _dispatch(self, expr):
+        if getattr(expr, "checked_type_", None) is not None:
+            return expr
+        return super()._dispatch(expr)
+
+    def visit_call(self, call):
+        new = super().visit_call(call)
+        return self.outer._apply(self.outer._typed(new))
+
+    def visit_tuple_getitem(self, item):
+        new = super().visit_tuple_getitem(item)
+        return self.outer._apply(self.outer._typed(new))
+
+
+def rewrite(expr, table: RuleTable, max_steps: int = 64):
+    """Apply the rules of ``table`` to every call of ``expr`` (typed) until no rule matches; returns a typed expr."""
+    typed = TypeInferencer().visit(expr)
+    return _Rewriter(table, max_steps).visit(typed)

@@ -1,0 +1,149 @@
+"""SimplifyExpr: local algebraic simplifications, each a rule function in one table.
+
+Rules (each applies only when the result keeps the call's type):
+
+* reshape-like chains (``reshape``, ``squeeze``, ``expand_dims``, ``batch_flatten``) collapse into one ``reshape``
+  to the final shape, and disappear when the final shape is the input shape;
+* consecutive ``transpose``s compose, and an identity transpose disappears; ``layout_transform`` A->B->A disappears;
+* ``cast`` to the input's dtype disappears; ``cast(cast(x, wide), t)`` becomes ``cast(x, t)`` when ``wide`` loses
+  nothing of ``x``;
+* ``x * 1``, ``1 * x``, ``x + 0``, ``0 + x``, ``x - 0``, ``x / 1`` become ``x`` (constants or ``ones``/``zeros``);
+* ``1 / sqrt(x)`` becomes ``rsqrt(x)``; ``-(-x)`` becomes ``x``.
+"""
+
+import numpy as np
+
+from ...ir.op import Op
+from .. import op as _op
+from ..expr import Call, Constant
+from .rewrite import RuleTable, rewrite
+
+RULES = RuleTable()
+_RESHAPE_LIKE = ("reshape", "squeeze", "expand_dims", "nn.batch_flatten")
+
+
+def _is_op(expr, *names) -> bool:
+    return isinstance(expr, Call) and isinstance(expr.op, Op) and expr.op.name in names
+
+
+def _same_type(a, b) -> bool:
+    return a.checked_type_ == b.checked_type_
+
+
+@RULES.register(*_RESHAPE_LIKE)
+def simplify_reshape(call):
+    """A chain of reshape-like ops -> one reshape to the final shape (or nothing when the shape is unchanged)."""
+    source = call.args[0]
+    while _is_op(source, *_RESHAPE_LIKE):
+        source = source.args[0]
+    if _same_type(source, call):
+        return source
+    if source is call.args[0]:
+        return None
+    return _op.reshape(source, call.checked_type.shape)
+
+
+@RULES.register("transpose")
+def simplify_transpose(call):
+    """transpose(transpose(x)) -> one transpose; an identity permutation -> x."""
+    from ..op.tensor import transpose_axes
+
+    data = call.args[0]
+    perm = transpose_axes(data.checked_type.ndim, call.attrs.axes)
+    if _is_op(data, "transpose"):
+        inner = transpose_axes(data.args[0].checked_type.ndim, data.attrs.axes)
+        perm = tuple(inner[p] for p in perm)
+        data = data.args[0]
+    if perm == tuple(range(len(perm))):
+        return data
+    return _op.transpose(data, perm) if data is not call.args[0] else None
+
+
+@RULES.register("layout_transform")
+def simplify_layout_transform_pair(call):
+    """layout_transform(layout_transform(x, A, B), B, A) -> x; A -> A -> x."""
+    data, attrs = call.args[0], call.attrs
+    if attrs.src_layout == attrs.dst_layout:
+        return data
+    if _is_op(data, "layout_transform") and data.attrs.src_layout == attrs.dst_layout \
+            and data.attrs.dst_layout == attrs.src_layout:
+        return data.args[0]
+    return None
+
+
+def _widens(src: str, mid: str) -> bool:
+    """Whether every value of dtype ``src`` survives a round trip through ``mid``."""
+    try:
+        return np.can_cast(np.dtype(src), np.dtype(mid), casting="safe")
+    except TypeError:
+        return False
+
+
+@RULES.register("cast")
+def simplify_cast(call):
+    """cast to the same dtype -> x; cast(cast(x, wider), t) -> cast(x, t)."""
+    data = call.args[0]
+    if _same_type(data, call):
+        return data
+    if _is_op(data, "cast") and _widens(data.args[0].checked_type.dtype, data.attrs.dtype):
+        return _op.cast(data.args[0], call.attrs.dtype)
+    return None
+
+
+def _is_constant_value(expr, value) -> bool:
+    if isinstance(expr, Constant):
+        arr = expr.data.handle
+        return arr.size > 0 and bool(np.all(arr == value))
+    if _is_op(expr, "ones"):
+        return value == 1
+    if _is_op(expr, "zeros"):
+        return value == 0
+    return False
+
+
+def _identity_operand(call, identity, commutative):
+    lhs, rhs = call.args
+    if _is_constant_value(rhs, identity) and _same_type(lhs, call):
+        return lhs
+    if commutative and _is_constant_value(lhs, identity) and _same_type(rhs, call):
+        return rhs
+    return None
+
+
+@RULES.register("multiply")
+def simplify_multiply_one(call):
+    """x * 1 -> x, 1 * x -> x."""
+    return _identity_operand(call, 1, True)
+
+
+@RULES.register("add")
+def simplify_add_zero(call):
+    """x + 0 -> x, 0 + x -> x."""
+    return _identity_operand(call, 0, True)
+
+
+@RULES.register("subtract")
+def simplify_subtract_zero(call):
+    """x - 0 -> x."""
+    return _identity_operand(call, 0, False)
+
+
+@RULES.register("divide")
+def simplify_divide(call):
+    """x / 1 -> x; 1 / sqrt(x) -> rsqrt(x)."""
+    lhs, rhs = call.args
+    if _is_constant_value(lhs, 1) and _is_op(rhs, "sqrt") and _same_type(rhs, call):
+        return _op.rsqrt(rhs.args[0])
+    return _identity_operand(call, 1, False)
+
+
+@RULES.register("negative")
+def simplify_double_negative(call):
+    """-(-x) -> x."""
+    data = call.args[0]
+    return data.args[0] if _is_op(data, "negative") else None
+
+
+def simplify_expr(expr):
+    """Apply SimplifyExpr's rules to ``expr``; returns a typed expression."""
+    return rewrite(expr, RULES)
