@@ -4,3 +4,13 @@ from ...ir.transform import ModulePass, Pass, PassContext, PassInfo, Sequential,
 from . import verify  # noqa: F401  (registers the Relay checks of the verification instruments)
 from .function_pass import FunctionPass, function_pass
 from .infer_type import InferType, infer_type
+from .canonicalize_ops import CanonicalizeOps
+from .common_subexpr import EliminateCommonSubexpr
+from .dead_code import DeadCodeElimination
+from .fold_constant import FoldConstant
+from .fuse_ops import FuseOps
+from .inline import DefuseOps, Inline
+from .lambda_lift import LambdaLift
+from .normal_form import ToANormalForm, ToGraphNormalForm
+from .simplify_expr import SimplifyExpr
+from .simplify_inference import SimplifyInference

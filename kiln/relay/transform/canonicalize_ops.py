@@ -3,7 +3,11 @@
 ``bias_add(x, b, axis)`` becomes ``add(x, expand_dims(b, ...))`` broadcasting ``b`` along ``axis`` (as TVM does).
 """
 
+from dataclasses import dataclass
+
+from ...ir.transform import PassInfo, register_pass
 from .. import op as _op
+from .function_pass import FunctionPass
 from .rewrite import RuleTable, rewrite
 from .simplify_inference import expand_to_axis
 
@@ -21,3 +25,14 @@ def canonicalize_bias_add(call):
 def canonicalize_ops(expr):
     """Apply CanonicalizeOps' rules to ``expr``; returns a typed expression."""
     return rewrite(expr, RULES)
+
+
+@register_pass("CanonicalizeOps")
+@dataclass(frozen=True)
+class CanonicalizeOps(FunctionPass):
+    """Express bias_add as a broadcast add."""
+
+    info = PassInfo(3, "CanonicalizeOps", required=["InferType"])
+
+    def transform_function(self, func, mod, ctx):
+        return canonicalize_ops(func)

@@ -5,9 +5,13 @@ constants. A call inside an ``if`` branch or a function body may reuse a call fr
 other way round. ``fskip(call)`` returning True leaves a call alone.
 """
 
+from dataclasses import dataclass
+
 from ...ir.op import Op
+from ...ir.transform import PassInfo, register_pass
 from ..expr import Constant
 from ..expr_functor import ExprMutator
+from .function_pass import FunctionPass
 
 
 def _arg_key(arg):
@@ -68,3 +72,14 @@ def eliminate_common_subexpr(expr, fskip=None):
     """Share repeated calls of ``expr`` (see the module docstring)."""
     return _CSE(fskip).visit(expr)
 
+
+@register_pass("EliminateCommonSubexpr")
+@dataclass(frozen=True)
+class EliminateCommonSubexpr(FunctionPass):
+    """Share repeated calls (TVM's ``relay.transform.EliminateCommonSubexpr``); ``fskip(call)`` exempts calls."""
+
+    fskip: object = None
+    info = PassInfo(3, "EliminateCommonSubexpr", required=["InferType"])
+
+    def transform_function(self, func, mod, ctx):
+        return eliminate_common_subexpr(func, self.fskip)

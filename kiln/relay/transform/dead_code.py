@@ -6,9 +6,12 @@ operator is pure here, so an unused value can always be dropped.
 """
 
 from collections import Counter
+from dataclasses import dataclass
 
+from ...ir.transform import PassInfo, register_pass
 from ..expr import Let, Var
 from ..expr_functor import ExprMutator, expr_children, post_order_visit
+from .function_pass import FunctionPass
 
 
 def _var_uses(expr) -> Counter:
@@ -66,3 +69,16 @@ class _Eliminator(ExprMutator):
 def dead_code_elimination(expr, inline_once=False):
     """Remove unused let bindings of ``expr`` (and inline single-use ones when ``inline_once``)."""
     return _Eliminator(_var_uses(expr), inline_once).visit(expr)
+
+
+@register_pass("DeadCodeElimination")
+@dataclass(frozen=True)
+class DeadCodeElimination(FunctionPass):
+    """Remove unused let bindings (TVM's ``relay.transform.DeadCodeElimination``)."""
+
+    inline_once: bool = False
+    ignore_impurity: bool = False
+    info = PassInfo(1, "DeadCodeElimination")
+
+    def transform_function(self, func, mod, ctx):
+        return dead_code_elimination(func, self.inline_once)

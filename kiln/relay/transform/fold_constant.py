@@ -6,13 +6,17 @@ constant; a field of a literal tuple is replaced by the field; a let binding a c
 Stateful operators (op attribute ``TOpIsStateful``) are left alone, and so are primitive (fused) functions.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ...ir.op import Op
+from ...ir.transform import PassInfo, register_pass
 from ...runtime.ndarray import array as nd_array
-from ..expr import Call, Constant, Tuple
+from ..expr import Constant, Tuple
 from ..expr_functor import ExprMutator
 from ..interpreter import evaluate_expr
+from .function_pass import FunctionPass
 from .infer_type import infer_type
 
 
@@ -71,3 +75,15 @@ class _ConstantFolder(ExprMutator):
 def fold_constant(expr, mod=None):
     """Return ``expr`` with its constant subexpressions evaluated (typed on the way in)."""
     return _ConstantFolder(mod).visit(infer_type(expr))
+
+
+@register_pass("FoldConstant")
+@dataclass(frozen=True)
+class FoldConstant(FunctionPass):
+    """Fold constant subexpressions of every function (TVM's ``relay.transform.FoldConstant``)."""
+
+    fold_qnn: bool = False
+    info = PassInfo(2, "FoldConstant")
+
+    def transform_function(self, func, mod, ctx):
+        return fold_constant(func, mod)

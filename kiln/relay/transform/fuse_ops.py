@@ -12,12 +12,18 @@ The algorithm is TVM's (``src/relay/transforms/fuse_ops.cc``), split the same wa
    ``relay.FuseOps.link_params`` is set, in which case they stay inside the primitive function.
 """
 
+from dataclasses import dataclass
+
 from ...ir.op import Op
+from ...ir.pass_context import register_config
+from ...ir.transform import PassInfo, register_pass
+from ...runtime.packed_func import get_global_func
 from ..analysis.graph_partitioner import GraphPartitioner
 from ..analysis.indexed_graph import create_indexed_graph
 from ..expr import Call, Constant, TupleGetItem, Var
 from ..expr_functor import ExprMutator
 from ..function import Function
+from .function_pass import FunctionPass
 from .infer_type import infer_type
 
 
@@ -126,3 +132,38 @@ def fuse_function(func, fuse_opt_level=2, max_depth=256, max_function_args=0, li
     groups = GraphPartitioner(fuse_opt_level, max_depth, max_function_args).partition(graph)
     body = FuseMutator(graph, groups, link_params).visit(func.body)
     return infer_type(func.with_fields(body=body, ret_type=None, checked_type_=None))
+
+
+register_config("relay.FuseOps.max_depth", int, 256)
+register_config("relay.FuseOps.link_params", bool, False)
+
+
+def _target_max_function_args() -> int:
+    current = get_global_func("target.Target.current", allow_missing=True)
+    target = current() if current is not None else None
+    return int(getattr(target, "max_function_args", 0) or 0) if target is not None else 0
+
+
+@register_pass("FuseOps")
+@dataclass(frozen=True)
+class FuseOps(FunctionPass):
+    """Fuse operators into primitive functions (TVM's ``relay.transform.FuseOps``).
+
+    ``fuse_opt_level=-1`` uses the pass context's opt_level; config keys ``relay.FuseOps.max_depth`` and
+    ``relay.FuseOps.link_params`` and the current target's ``max_function_args`` bound the groups.
+
+    Examples
+    --------
+    >>> with kiln.transform.PassContext(opt_level=2):      # doctest: +SKIP
+    ...     mod = relay.transform.FuseOps()(mod)
+    """
+
+    fuse_opt_level: int = -1
+    info = PassInfo(0, "FuseOps", required=["InferType"])
+
+    def transform_function(self, func, mod, ctx):
+        level = ctx.opt_level if self.fuse_opt_level == -1 else self.fuse_opt_level
+        return fuse_function(
+            func, level, ctx.config.get("relay.FuseOps.max_depth", 256), _target_max_function_args(),
+            ctx.config.get("relay.FuseOps.link_params", False),
+        )

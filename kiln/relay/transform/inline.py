@@ -6,10 +6,14 @@
 call's arguments.
 """
 
+from dataclasses import dataclass
+
 from ...ir.expr import GlobalVar
-from ..expr import Call, Let, Var
+from ...ir.transform import ModulePass, PassInfo, register_pass
+from ..expr import Let, Var
 from ..expr_functor import ExprMutator, post_order_visit
 from ..function import Function
+from .function_pass import FunctionPass
 
 
 class _FreshCopy(ExprMutator):
@@ -88,3 +92,25 @@ class _Defuser(ExprMutator):
 def defuse_ops(expr):
     """Replace every call of a primitive function in ``expr`` by the function's body on the call's arguments."""
     return _Defuser().visit(expr)
+
+
+@register_pass("Inline")
+@dataclass(frozen=True)
+class Inline(ModulePass):
+    """Inline the global functions marked ``Inline=1`` (TVM's ``relay.transform.Inline``)."""
+
+    info = PassInfo(1, "Inline")
+
+    def transform_module(self, mod, ctx):
+        return inline_globals(mod)
+
+
+@register_pass("DefuseOps")
+@dataclass(frozen=True)
+class DefuseOps(FunctionPass):
+    """Undo FuseOps (TVM's ``relay.transform.DefuseOps``)."""
+
+    info = PassInfo(0, "DefuseOps")
+
+    def transform_function(self, func, mod, ctx):
+        return defuse_ops(func)

@@ -6,8 +6,11 @@ over free variables ``v1..vk`` becomes a global function of those variables that
 closure bound by a ``let`` that calls itself refers to itself through the lifted global.
 """
 
+from dataclasses import dataclass
+
 from ...ir.expr import GlobalVar
 from ...ir.module import IRModule
+from ...ir.transform import ModulePass, PassInfo, register_pass
 from ..analysis.free_vars import free_vars
 from ..expr import Call
 from ..expr_functor import ExprMutator
@@ -68,3 +71,14 @@ def lambda_lift(mod: IRModule, prefix="lifted_name") -> IRModule:
         if isinstance(func, Function):
             out[gv] = func.with_fields(body=lifter.visit(func.body))
     return out
+
+
+@register_pass("LambdaLift")
+@dataclass(frozen=True)
+class LambdaLift(ModulePass):
+    """Lift nested functions to global functions (TVM's ``relay.transform.LambdaLift``)."""
+
+    info = PassInfo(0, "LambdaLift")
+
+    def transform_module(self, mod, ctx):
+        return lambda_lift(mod)

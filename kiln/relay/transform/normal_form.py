@@ -9,10 +9,14 @@ Graph normal form does the reverse: every let-bound value is substituted for its
 sharing the node is the same as binding it), except bindings a closure uses recursively.
 """
 
+from dataclasses import dataclass
+
 from ...ir.op import Op
+from ...ir.transform import PassInfo, register_pass
 from ..expr import Call, If, Let, Tuple, TupleGetItem, Var
 from ..expr_functor import ExprMutator
 from ..function import Function
+from .function_pass import FunctionPass
 
 _COMPOUND = (Call, Tuple, TupleGetItem, If, Function)
 
@@ -158,3 +162,25 @@ def to_graph_normal_form(expr):
             return result
 
     return _Inliner().visit(expr)
+
+
+@register_pass("ToANormalForm")
+@dataclass(frozen=True)
+class ToANormalForm(FunctionPass):
+    """Bind every compound expression to a let variable (TVM's ``relay.transform.ToANormalForm``)."""
+
+    info = PassInfo(1, "ToANormalForm")
+
+    def transform_function(self, func, mod, ctx):
+        return to_a_normal_form(func)
+
+
+@register_pass("ToGraphNormalForm")
+@dataclass(frozen=True)
+class ToGraphNormalForm(FunctionPass):
+    """Replace let bindings by sharing (TVM's ``relay.transform.ToGraphNormalForm``)."""
+
+    info = PassInfo(1, "ToGraphNormalForm")
+
+    def transform_function(self, func, mod, ctx):
+        return to_graph_normal_form(func)

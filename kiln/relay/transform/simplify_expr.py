@@ -11,11 +11,15 @@ Rules (each applies only when the result keeps the call's type):
 * ``1 / sqrt(x)`` becomes ``rsqrt(x)``; ``-(-x)`` becomes ``x``.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ...ir.op import Op
+from ...ir.transform import PassInfo, register_pass
 from .. import op as _op
 from ..expr import Call, Constant
+from .function_pass import FunctionPass
 from .rewrite import RuleTable, rewrite
 
 RULES = RuleTable()
@@ -147,3 +151,14 @@ def simplify_double_negative(call):
 def simplify_expr(expr):
     """Apply SimplifyExpr's rules to ``expr``; returns a typed expression."""
     return rewrite(expr, RULES)
+
+
+@register_pass("SimplifyExpr")
+@dataclass(frozen=True)
+class SimplifyExpr(FunctionPass):
+    """Apply the algebraic simplifications of the module docstring."""
+
+    info = PassInfo(0, "SimplifyExpr", required=["InferType"])
+
+    def transform_function(self, func, mod, ctx):
+        return simplify_expr(func)

@@ -8,9 +8,13 @@
 The scale and shift are expressions over the parameters, so FoldConstant folds them when the parameters are bound.
 """
 
+from dataclasses import dataclass
+
 from ...ir.op import Op
+from ...ir.transform import PassInfo, register_pass
 from .. import op as _op
 from ..expr import Call, const
+from .function_pass import FunctionPass
 from .rewrite import RuleTable, rewrite
 
 RULES = RuleTable()
@@ -76,3 +80,14 @@ def simplify_layer_norm(call):
 def simplify_inference(expr):
     """Apply SimplifyInference's rules to ``expr``; returns a typed expression."""
     return rewrite(expr, RULES)
+
+
+@register_pass("SimplifyInference")
+@dataclass(frozen=True)
+class SimplifyInference(FunctionPass):
+    """Rewrite batch_norm, dropout and layer_norm into inference arithmetic."""
+
+    info = PassInfo(0, "SimplifyInference", required=["InferType"])
+
+    def transform_function(self, func, mod, ctx):
+        return simplify_inference(func)

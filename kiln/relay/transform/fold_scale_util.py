@@ -1,0 +1,187 @@
+"""Shared pieces of ForwardFoldScaleAxis and BackwardFoldScaleAxis (TVM's ``fold_scale_axis.cc`` helpers).
+
+A *message* says which axes of a tensor may carry a per-channel scale and whether folding needs the scale to be
+positive (true once it has to pass through ``relu``: ``relu(x * s) == relu(x) * s`` only for ``s > 0``). Messages
+meet by intersection: a tensor used by two consumers can only be scaled on the axes both accept.
+
+The helpers here decide whether a multiplier broadcasts only along those axes (:func:`match_broadcast_to_left_axes`),
+turn a constant multiplier into a scale vector (:func:`constant_scale`) and reshape a scale vector so it broadcasts
+along given axes of another tensor (:func:`expand_bias_to_match_axis`, :func:`reshape_to_match_axis`). They emit the
+same ``squeeze`` / ``expand_dims`` / ``reshape`` calls as TVM, which FoldConstant folds afterwards.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...tir.layout import layout as parse_layout
+from .. import op as _op
+from ..expr import Constant, const
+from .infer_type import TypeInferencer, infer_type
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """Axes that may carry a scale (sorted) and whether the scale must be positive."""
+
+    axes: tuple
+    require_positive: bool
+
+
+def intersect(lhs, rhs):
+    """The meet of two messages (None, meaning "no scaling possible", absorbs everything)."""
+    if lhs is None or rhs is None:
+        return None
+    axes = tuple(a for a in lhs.axes if a in rhs.axes)
+    return Message(axes, lhs.require_positive or rhs.require_positive)
+
+
+def defined(message) -> bool:
+    """Whether ``message`` allows scaling on at least one axis."""
+    return message is not None and len(message.axes) > 0
+
+
+def match_broadcast_to_left_axes(lhs_shape, rhs_shape, axes):
+    """Whether ``rhs`` broadcasts to ``lhs`` varying only along ``axes`` (with the full size there).
+
+    Returns the axes of ``rhs`` to squeeze to get the scale vector (a list, maybe empty), or None when it does not
+    match. A scalar ``rhs`` never matches here (see :func:`constant_scale`).
+    """
+    if len(lhs_shape) < len(rhs_shape):
+        return None
+    base = len(lhs_shape) - len(rhs_shape)
+    squeeze = []
+    for i, dim in enumerate(lhs_shape):
+        if i in axes:
+            if i < base or rhs_shape[i - base] != dim:
+                return None
+        elif i >= base:
+            if rhs_shape[i - base] != 1:
+                return None
+            squeeze.append(i - base)
+    return squeeze
+
+
+def constant_scale(expr, value_shape, axes, require_positive):
+    """The scale vector of a constant multiplier ``expr`` of a tensor of ``value_shape`` scaled along ``axes``.
+
+    Returns ``squeeze(expr)`` (or ``expr`` itself, or for a scalar a constant filled to the axes' sizes), or None when
+    ``expr`` is not a constant, does not broadcast only along ``axes``, or is not positive while it must be.
+    """
+    if not isinstance(expr, Constant) or not axes:
+        return None
+    data = expr.data.numpy()
+    if require_positive and not bool(np.all(data > 0)):
+        return None
+    if data.ndim == 0:  # a scalar scales every channel alike
+        return const(np.full([value_shape[a] for a in axes], data), dtype=str(data.dtype))
+    squeeze = match_broadcast_to_left_axes(value_shape, data.shape, axes)
+    if squeeze is None:
+        return None
+    return _op.squeeze(expr, axis=squeeze) if squeeze else expr
+
+
+def expand_bias_to_match_axis(bias, target_ndim, axes):
+    """Insert size-1 axes into ``bias`` (one axis per entry of ``axes``) so it broadcasts along ``axes`` of a
+    rank-``target_ndim`` tensor: ``(C,)`` along axis 1 of NCHW becomes ``(C, 1, 1)``."""
+    for i in range(len(axes), 0, -1):
+        if i == len(axes):
+            pad = target_ndim - axes[i - 1] - 1
+        else:
+            pad = axes[i] - axes[i - 1] - 1
+        if pad > 0:
+            bias = _op.expand_dims(bias, axis=i, num_newaxis=pad)
+    return bias
+
+
+def reshape_to_match_axis(scale, shape, axes):
+    """Reshape ``scale`` to ``shape`` with every axis outside ``axes`` set to 1 (blocked layouts such as NCHW16c)."""
+    return _op.reshape(scale, [d if i in axes else 1 for i, d in enumerate(shape)])
+
+
+def reshape_or_expand_to_match_axis(scale, shape, axes):
+    """:func:`expand_bias_to_match_axis` for one axis, :func:`reshape_to_match_axis` for several (as TVM)."""
+    if len(axes) > 1:
+        return reshape_to_match_axis(scale, shape, axes)
+    return expand_bias_to_match_axis(scale, len(shape), axes)
+
+
+@dataclass(frozen=True, slots=True)
+class ConvScaleInfo:
+    """Where a conv2d's channels are: ``data_axes`` of the data (or output) tensor and the kernel axes to scale."""
+
+    data_axes: tuple
+    kernel_axes: tuple
+    blocked: bool
+
+
+def conv_scale_info(call, output):
+    """How a scale on the input (``output=False``) or output channels of the conv2d ``call`` folds into its weight.
+
+    Only plain conv2d (groups=1) and depthwise conv2d (one output channel per input channel) with a simple (NCHW,
+    NHWC, ...) or fully blocked (NCHW16c data with OIHW16i16o kernel) layout qualify, as in TVM; None otherwise.
+    """
+    attrs = call.attrs
+    data_layout = parse_layout((attrs.out_layout or attrs.data_layout) if output else attrs.data_layout)
+    kernel_layout = parse_layout(attrs.kernel_layout)
+    c_big, c_small = data_layout.index_of("C"), data_layout.index_of("c")
+    ko_big, ki_big = kernel_layout.index_of("O"), kernel_layout.index_of("I")
+    ko_small, ki_small = kernel_layout.index_of("o"), kernel_layout.index_of("i")
+    if c_big < 0 or ko_big < 0 or ki_big < 0:
+        return None
+    depthwise = is_depthwise_conv2d(call)
+    if attrs.groups != 1 and not depthwise:
+        return None
+    simple = ko_small < 0 and ki_small < 0 and c_small < 0
+    blocked = ko_small >= 0 and ki_small >= 0 and c_small >= 0
+    if not (simple or blocked):
+        return None
+    data_axes = (c_big,) if simple else (c_big, c_small)
+    # a depthwise kernel's input channel axis has size 1: its channels are on the output axis
+    on_output = output or depthwise
+    if simple:
+        kernel_axes = (ko_big,) if on_output else (ki_big,)
+    else:
+        kernel_axes = (ko_big, ko_small) if on_output else (ki_big, ki_small)
+    if list(data_axes) != sorted(data_axes) or list(kernel_axes) != sorted(kernel_axes):
+        return None  # scale vectors are laid out in axis order
+    return ConvScaleInfo(data_axes, kernel_axes, blocked)
+
+
+def is_depthwise_conv2d(call) -> bool:
+    """Whether the conv2d ``call`` has one output channel per group of one input channel (TVM's test)."""
+    attrs = call.attrs
+    kernel = parse_layout(attrs.kernel_layout).shape_to_primal(call.args[1].checked_type.shape)
+    return kernel["O"] == attrs.groups and kernel["I"] == 1
+
+
+def conv_weight_scale(scale, info, weight_type):
+    """``scale`` (a vector, or a matrix for blocked layouts) shaped to broadcast along the kernel axes of ``info``."""
+    if not info.blocked:
+        return expand_bias_to_match_axis(scale, weight_type.ndim, info.kernel_axes)
+    return reshape_to_match_axis(scale, weight_type.shape, info.kernel_axes)
+
+
+def scale_fits(scale_shape, shape, axes) -> bool:
+    """Whether a scale of ``scale_shape`` holds exactly the sizes of ``shape`` on ``axes``."""
+    return tuple(scale_shape) == tuple(shape[a] for a in axes)
+
+
+def typed_function(func, mod=None):
+    """``func`` with every expression typed (itself when already typed); global calls are typed through ``mod``."""
+    if getattr(func, "checked_type_", None) is not None:
+        return func
+    cache = {}
+
+    def global_type(gv):
+        if "mod" not in cache:
+            cache["mod"] = infer_type(mod)
+        typed = cache["mod"]
+        return typed[typed.get_global_var(gv.name_hint)].checked_type
+
+    return TypeInferencer(global_type if mod is not None else None).visit(func)
+
+
+def retype_function(func, mod=None):
+    """Type a function rebuilt by a pass (its new nodes carry no type yet)."""
+    return typed_function(func.with_fields(ret_type=None, checked_type_=None), mod)
