@@ -460,11 +460,13 @@ class Parser:
             if name not in known:
                 raise self.error(f"unknown attribute {name} of operator {op.name} ({attrs_type.__name__} has "
                                  f"{', '.join(sorted(known))})", tok)
+        missing = [f.name for f in dataclasses.fields(attrs_type) if f.name not in kwargs
+                   and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+        if missing:
+            raise self.error(f"operator {op.name}: missing attributes {', '.join(missing)}", start)
         try:
             return attrs_type(**{k: v for k, (v, _) in kwargs.items()})
-        except TypeError as exc:
-            raise self.error(f"operator {op.name}: missing attributes ({exc})", start) from None
-        except (KilnError, ValueError) as exc:
+        except (KilnError, ValueError, TypeError) as exc:
             raise self.error(f"invalid attributes for operator {op.name}: {exc}", start) from None
 
     def parse_attr_value(self):

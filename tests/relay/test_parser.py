@@ -228,7 +228,7 @@ def test_init_module_and_meta_table():
     const = relay.const(np.arange(2, dtype="float32"))
     text = "def @main(%y: Tensor[(2), float32]) { @helper(add(%y, meta[relay.Constant][0])) }"
     mod = relay.parse(text, helper, {"relay.Constant": [const]})
-    assert set(gv.name_hint for gv in mod.functions) == {"helper", "main"}
+    assert {gv.name_hint for gv in mod.functions} == {"helper", "main"}
     assert mod["main"].body.args[0].args[1] is const
     assert structural_equal(relay.fromtext(str(mod)), mod)
 
@@ -252,7 +252,8 @@ def test_spans_point_at_the_source():
     ("def @main(%x: float32) { exp(%x) $ }", 1, 34, "unexpected character '\\$'"),
     ("def @main(%x: float32) {\n  /* open", 2, 3, "unterminated comment"),
     ("def @main(%x: float32) { nn.conv2d(%x, %x, padding=[1, 2, 3]) }", 1, 26, "invalid attributes for operator"),
-    ("def @main(%x: float32) { reshape(%x) }", 1, 26, "missing attributes"),
+    ("def @main(%x: float32) { reshape(%x) }", 1, 26, "missing attributes newshape"),
+    ("def @main(%x: float32) { nn.conv2d(%x, %x, channels=\"a\") }", 1, 26, "invalid attributes for operator"),
     ("fn (%x) { %x }", 1, 1, "expected `def`"),
     ("def @main(%x: float32) { meta[relay.Constant][0] }", 1, 26, "metadata table"),
     ("def @main(%x: float32) { exp(%x) ", 1, 34, "expected `}`"),
@@ -292,3 +293,45 @@ def _nodes(expr):
     out = []
     relay.post_order_visit(expr, out.append)
     return out
+
+
+def _random_expr(rng, pool, depth, cond):
+    """A random graph mixing shared nodes, tuples, lets, ifs and closures (some primitive)."""
+    k = rng.random()
+    if depth <= 0 or k < 0.15:
+        return rng.choice(pool)
+    sub = lambda scope=pool: _random_expr(rng, scope, depth - 1, cond)
+    if k < 0.35:
+        return relay.add(sub(), sub())
+    if k < 0.45:
+        node = relay.exp(sub())
+        pool.append(node)  # later users anywhere (other branches, closures) share it
+        return node
+    if k < 0.55:
+        return relay.TupleGetItem(relay.Tuple([sub(), sub()]), rng.randrange(2))
+    if k < 0.7:
+        v = relay.var("v")
+        return relay.Let(v, sub(), sub(pool + [v]))
+    if k < 0.85:
+        return relay.If(cond, sub(), sub())
+    p = relay.var("p", shape=(2,))
+    fn = relay.Function([p], sub(pool + [p]))
+    if rng.random() < 0.3:
+        fn = fn.with_attr("Primitive", 1)
+    return relay.Call(fn, [sub()])
+
+
+def test_random_graphs_round_trip():
+    import random
+
+    for seed in range(150):
+        rng = random.Random(seed)
+        x, c = relay.var("x", shape=(2,)), relay.var("c", shape=(), dtype="bool")
+        body = _random_expr(rng, [x, relay.exp(x)], 6, c)
+        mod = IRModule.from_expr(relay.Function([x, c], body))
+        text = str(mod)
+        parsed = relay.parse(text)
+        assert_structural_equal(parsed, mod)
+        assert str(parsed) == text
+        typed = relay.infer_type(mod)
+        assert_structural_equal(relay.parse(str(typed)), typed)
