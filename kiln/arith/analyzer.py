@@ -1,0 +1,254 @@
+"""``Analyzer`` (TVM's ``tvm.arith.Analyzer``): one object holding what is known about variables, and the analyses
+and simplifier that use it.
+
+Facts enter three ways: ``bind(var, Range)`` (a loop variable's domain: sets its bound; an extent of 1 substitutes the
+minimum), ``bind(var, expr)`` (a let-bound variable: substituted by the simplifier), and ``constraint_scope(cond)`` (a
+``with`` block inside which ``cond`` holds: each conjunct is recorded, and a comparison of a variable with a bounded
+expression narrows that variable's bound). Leaving the scope restores what was known before.
+"""
+
+import contextlib
+
+from ..error import TIRError
+from ..tir import expr as E
+from ..tir import op as _op
+from .const_int_bound import ConstIntBound, ConstIntBoundAnalyzer
+from .linear import LinearForm, is_index_dtype, linear_form
+from .modular_set import ModularSet, ModularSetAnalyzer
+from .rewrite_simplify import RewriteSimplifier
+
+
+class Analyzer:
+    """Integer analysis and simplification.
+
+    Examples
+    --------
+    >>> x = tir.Var("x", "int32")
+    >>> ana = Analyzer()
+    >>> ana.bind(x, tir.Range(0, 16))
+    >>> str(ana.simplify(tir.floordiv(x, 16) * 16 + tir.floormod(x, 16)))
+    'x'
+    >>> ana.can_prove(x < 16)
+    True
+    """
+
+    def __init__(self):
+        self._cib = ConstIntBoundAnalyzer()
+        self._mod = ModularSetAnalyzer()
+        self._subst: dict = {}  # id(var) -> (var, expr)
+        self._true_facts: dict = {}  # key -> count
+        self._false_facts: dict = {}
+        self._version = 0
+        self._simplifier = RewriteSimplifier(self)
+
+    # ---- queries
+    def const_int_bound(self, expr) -> ConstIntBound:
+        """The constant bound ``[min_value, max_value]`` of an integer expression."""
+        return self._cib(expr)
+
+    def modular_set(self, expr) -> ModularSet:
+        """The modular set ``coeff * k + base`` of an integer expression."""
+        return self._mod(expr)
+
+    def const_int_bound_is_bound(self, var) -> bool:
+        """Whether a bound was recorded for ``var``."""
+        return self._cib.get(var) is not None
+
+    def rewrite_simplify(self, expr):
+        """Apply the rewrite rules once to a fixpoint."""
+        return self._simplifier.simplify(expr)
+
+    canonical_simplify = rewrite_simplify
+
+    def simplify(self, expr, steps=2):
+        """Simplify ``expr`` (an expression or a TIR statement's expressions are left to the Simplify pass).
+
+        ``steps`` bounds the number of full passes; it stops early at a fixpoint.
+        """
+        expr = E.convert(expr)
+        for _ in range(max(int(steps), 1)):
+            new = self._simplifier.simplify(expr)
+            if new is expr or self._simplifier.key(new) == self._simplifier.key(expr):
+                return new
+            expr = new
+        return expr
+
+    def can_prove(self, cond, strength=None) -> bool:
+        """Whether ``cond`` holds for every value of the variables (as far as the analyses can tell)."""
+        result = self.simplify(cond)
+        return isinstance(result, E.IntImm) and bool(result.value)
+
+    def can_prove_equal(self, lhs, rhs) -> bool:
+        """Whether ``lhs == rhs`` always holds."""
+        lhs, rhs = E.convert(lhs), E.convert(rhs)
+        if lhs.dtype != rhs.dtype:
+            return False
+        if is_index_dtype(lhs.dtype):
+            return self.can_prove(_op.equal(lhs, rhs))
+        a, b = self.simplify(lhs), self.simplify(rhs)
+        return self._simplifier.key(a) == self._simplifier.key(b)
+
+    def int_set(self, expr, dom_map):
+        """The :class:`IntervalSet` of ``expr`` while the variables of ``dom_map`` sweep their domains."""
+        from .int_set import eval_set
+
+        return eval_set(expr, dom_map, self)
+
+    # ---- facts
+    def bind(self, var, expr_or_range, allow_override=False):
+        """Record ``var``'s value (an expression, substituted when simplifying) or domain (a ``Range``)."""
+        if not isinstance(var, E.Var):
+            raise TIRError(f"Analyzer.bind: expected a Var, got {type(var).__name__}")
+        self._version += 1
+        if isinstance(expr_or_range, E.Range):
+            lo = self._cib(expr_or_range.min)
+            ext = self._cib(expr_or_range.extent)
+            if isinstance(expr_or_range.extent, E.IntImm) and expr_or_range.extent.value == 1:
+                self._subst[id(var)] = (var, expr_or_range.min)
+            self._cib.update(var, ConstIntBound(lo.min_value, _sat_add(lo.max_value, ext.max_value - 1)),
+                             override=allow_override)
+            return
+        value = E.convert(expr_or_range)
+        self._subst[id(var)] = (var, value)
+        self._cib.update(var, self._cib(value), override=True)
+        self._mod.update(var, self._mod(value))
+
+    def update(self, var, info, override=False):
+        """Record a ConstIntBound or ModularSet for ``var``."""
+        self._version += 1
+        if isinstance(info, ConstIntBound):
+            self._cib.update(var, info, override)
+        elif isinstance(info, ModularSet):
+            self._mod.update(var, info, override)
+        else:
+            raise TIRError(f"Analyzer.update: expected ConstIntBound or ModularSet, got {type(info).__name__}")
+
+    @contextlib.contextmanager
+    def constraint_scope(self, constraint):
+        """Within the ``with`` block, ``constraint`` is known to hold.
+
+        Examples
+        --------
+        >>> with ana.constraint_scope(x < 4):     # doctest: +SKIP
+        ...     ana.can_prove(x < 8)
+        True
+        """
+        conjuncts = _conjuncts(self.simplify(constraint))
+        saved_bounds = []
+        added = []
+        try:
+            for c in conjuncts:
+                if isinstance(c, E.IntImm):
+                    continue
+                key = self._simplifier.key(c)
+                self._true_facts[key] = self._true_facts.get(key, 0) + 1
+                neg = self.simplify(_op.logical_not(c))
+                nkey = self._simplifier.key(neg)
+                self._false_facts[nkey] = self._false_facts.get(nkey, 0) + 1
+                added.append((key, nkey, c, neg))
+                self._narrow(c, saved_bounds)
+            self._version += 1
+            yield self
+        finally:
+            for key, nkey, _, _ in added:
+                _decrement(self._true_facts, key)
+                _decrement(self._false_facts, nkey)
+            for var, old in reversed(saved_bounds):
+                self._cib.restore(var, old)
+            self._version += 1
+
+    def _narrow(self, cond, saved):
+        """Narrow a variable's bound from ``var (< | <= | ==) expr`` (in any arrangement of a linear comparison)."""
+        kind = type(cond)
+        if kind not in (E.LT, E.LE, E.EQ) or not is_index_dtype(cond.a.dtype):
+            return
+        d = LinearForm(cond.a.dtype)
+        d.add(linear_form(cond.a))
+        d.add(linear_form(cond.b), -1)
+        for key, (atom, coeff) in d.terms.items():
+            if not isinstance(atom, E.Var) or coeff not in (1, -1):
+                continue
+            rest = LinearForm(d.dtype, {k: v for k, v in d.terms.items() if k != key}, d.const)
+            lo = hi = rest.const
+            for a, c in rest.terms.values():
+                b = self._cib._bound(a, {})
+                x, y = c * b.min_value, c * b.max_value
+                lo, hi = _sat_add(lo, min(x, y)), _sat_add(hi, max(x, y))
+            # coeff*var + rest (<|<=|==) 0
+            strict = 1 if kind is E.LT else 0
+            old = self._cib.get(atom)
+            current = old or self._cib(atom)
+            new_lo, new_hi = current.min_value, current.max_value
+            if coeff == 1:  # var < -rest
+                new_hi = min(new_hi, -lo - strict)
+                if kind is E.EQ:
+                    new_lo = max(new_lo, -hi)
+            else:  # var > rest
+                new_lo = max(new_lo, lo + strict)
+                if kind is E.EQ:
+                    new_hi = min(new_hi, hi)
+            saved.append((atom, old))
+            self._cib.update(atom, ConstIntBound(new_lo, new_hi), override=True)
+
+    def _known_fact(self, key):
+        if key in self._true_facts:
+            return True
+        if key in self._false_facts:
+            return False
+        return None
+
+    def _substitution(self, var):
+        entry = self._subst.get(id(var))
+        return var if entry is None else entry[1]
+
+    @contextlib.contextmanager
+    def _temporary_binding(self, var, value):
+        old = self._subst.get(id(var))
+        self._subst[id(var)] = (var, value)
+        try:
+            yield
+        finally:
+            if old is None:
+                self._subst.pop(id(var), None)
+            else:
+                self._subst[id(var)] = old
+
+    @contextlib.contextmanager
+    def _temporary_bound(self, var, bound):
+        old = self._cib.get(var)
+        self._cib.update(var, bound, override=True)
+        self._version += 1
+        try:
+            yield
+        finally:
+            self._cib.restore(var, old)
+            self._version += 1
+
+
+def _conjuncts(cond):
+    out, stack = [], [cond]
+    while stack:
+        c = stack.pop()
+        if isinstance(c, E.And):
+            stack.extend((c.b, c.a))
+        else:
+            out.append(c)
+    return out
+
+
+def _decrement(table, key):
+    n = table.get(key, 0) - 1
+    if n <= 0:
+        table.pop(key, None)
+    else:
+        table[key] = n
+
+
+def _sat_add(a, b):
+    from .const_int_bound import NEG_INF, POS_INF
+
+    if a in (POS_INF, NEG_INF):
+        return a
+    if b in (POS_INF, NEG_INF):
+        return b
+    return max(NEG_INF, min(POS_INF, a + b))
