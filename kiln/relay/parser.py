@@ -595,7 +595,8 @@ def parse(text, init_module=None, init_meta_table=None, source_name="from_string
     """
     if isinstance(init_module, str):
         source_name, init_module = init_module, None
-    return Parser(text, source_name, init_meta_table).parse_module(init_module)
+    parser = Parser(text, source_name, init_meta_table)
+    return _guarded(parser, parser.parse_module, init_module)
 
 
 def fromtext(text, source_name="from_string") -> IRModule:
@@ -610,4 +611,14 @@ def parse_expr(text, init_meta_table=None, source_name="from_string"):
     --------
     >>> parse_expr("free_var %x: float32; add(%x, 1f)")   # doctest: +SKIP
     """
-    return Parser(text, source_name, init_meta_table).parse_whole_expr()
+    parser = Parser(text, source_name, init_meta_table)
+    return _guarded(parser, parser.parse_whole_expr)
+
+
+def _guarded(parser, method, *args):
+    """Run a parse method, reporting nesting beyond Python's recursion limit as a diagnostic, not a crash."""
+    try:
+        return method(*args)
+    except RecursionError:
+        raise parser.error("expressions are nested too deeply to parse; bind inner expressions with `%n = ...;`") \
+            from None

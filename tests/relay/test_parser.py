@@ -335,3 +335,9 @@ def test_random_graphs_round_trip():
         assert str(parsed) == text
         typed = relay.infer_type(mod)
         assert_structural_equal(relay.parse(str(typed)), typed)
+
+
+def test_deeply_nested_text_is_a_diagnostic():
+    text = "def @main(%x: float32) { " + "exp(" * 5000 + "%x" + ")" * 5000 + " }"
+    with pytest.raises(DiagnosticError, match="nested too deeply"):
+        relay.parse(text)
