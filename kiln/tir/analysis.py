@@ -9,6 +9,7 @@ offset. ``verify_well_formed`` also rejects a variable defined twice, which pass
 from ..error import TIRError
 from ..ir.structural import structural_equal
 from . import expr as E
+from . import stmt as S
 from .functor import StmtExprVisitor
 
 
@@ -59,9 +60,11 @@ class _UseDef(StmtExprVisitor):
         self.visit_expr(op.body)
 
     def visit_let_stmt(self, op):
-        self.visit_expr(op.value)
-        self.define(op.var)
-        self.visit_stmt(op.body)
+        while isinstance(op, S.LetStmt):  # chains of lets without recursion
+            self.visit_expr(op.value)
+            self.define(op.var)
+            op = op.body
+        self.visit_stmt(op)
 
     def visit_for(self, op):
         self.visit_expr(op.min)
