@@ -56,7 +56,7 @@ _TYPED_KINDS = (Call, Tuple, TupleGetItem, Function)
 class _Scope:
     """A block of bindings ending in one expression (``root``); ``lets`` are the let bindings it opens with."""
 
-    __slots__ = ("parent", "depth", "root", "lets")
+    __slots__ = ("depth", "lets", "parent", "root")
 
     def __init__(self, parent):
         self.parent = parent
@@ -176,10 +176,12 @@ class RelayTextPrinter:
     def _unique(self, name: str) -> str:
         """TVM's GetUniqueName (``x``, ``x1``, ``x2``...), also avoiding names that read as another name's ``.0``."""
         candidate = name
+        # digits appended to "x.0" would keep it readable as a projection of %x: separate them with "_"
+        sep = "_" if index_prefixes(name) else ""
         while self._conflicts(candidate):
             count = self.name_counter.get(name, 0) + 1
             self.name_counter[name] = count
-            candidate = f"{name}{count}"
+            candidate = f"{name}{sep}{count}"
         self.used_names.add(candidate)
         self.name_counter.setdefault(candidate, 0)
         self.index_prefixes.update(index_prefixes(candidate))

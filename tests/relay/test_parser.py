@@ -177,6 +177,13 @@ def test_names_that_collide_or_need_quoting():
     assert [p.name_hint for p in parsed["main"].params][:5] == ["x", "x1", "x11", "input.1", "input1"]
 
 
+def test_dotted_names_that_read_as_projections():
+    x, x0, x0b = relay.var("x", shape=(2,)), relay.var("x.0", shape=(2,)), relay.var("x.0", shape=(2,))
+    mod = IRModule.from_expr(relay.Function([x, x0, x0b], relay.Tuple([x0b, x0, x])))
+    parsed = _round_trip(mod)
+    assert [p.name_hint for p in parsed["main"].params] == ["x", "x.0_1", "x.0_2"]
+
+
 def test_dotted_name_projection():
     t = relay.var("t.0", relay.TupleType([TensorType((2,)), relay.TupleType([TensorType((3,))])]))
     mod = IRModule.from_expr(relay.Function([t], relay.TupleGetItem(relay.TupleGetItem(t, 1), 0)))
