@@ -14,3 +14,4 @@ from .lambda_lift import LambdaLift
 from .normal_form import ToANormalForm, ToGraphNormalForm
 from .simplify_expr import SimplifyExpr
 from .simplify_inference import SimplifyInference
+from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis

@@ -145,6 +145,9 @@ def conv_scale_info(call, output):
         kernel_axes = (ko_big, ko_small) if on_output else (ki_big, ki_small)
     if list(data_axes) != sorted(data_axes) or list(kernel_axes) != sorted(kernel_axes):
         return None  # scale vectors are laid out in axis order
+    shape = (call.checked_type if output else call.args[0].checked_type).shape
+    if not scale_fits([shape[a] for a in data_axes], call.args[1].checked_type.shape, kernel_axes):
+        return None  # blocked data and kernel must split the channels alike
     return ConvScaleInfo(data_axes, kernel_axes, blocked)
 
 
