@@ -1,6 +1,7 @@
 """Types of Relay expressions and TIR values. All are value nodes (compared by ``==``).
 
-``str(t)`` gives TVM's text form: ``Tensor[(1, 3), float32]``, ``float32`` for a scalar tensor, ``(t1, t2)`` for a
+``str(t)`` gives TVM's text form: ``Tensor[(1, 3), float32]``, ``Tensor[(64), float32]`` for 1-D, ``float32`` for a
+scalar tensor, ``(t1, t2)`` for a
 tuple and ``fn (t1) -> t2`` for a function type.
 """
 
@@ -70,9 +71,7 @@ class TensorType(Type):
     def __str__(self):
         if not self.shape:
             return self.dtype
-        dims = ", ".join(str(d) for d in self.shape)
-        if len(self.shape) == 1:
-            dims += ","
+        dims = ", ".join(str(d) for d in self.shape)  # TVM prints a 1-D shape as (64), without a comma
         return f"Tensor[({dims}), {self.dtype}]"
 
 

@@ -29,7 +29,7 @@ def test_roundtrip_module_keeps_sharing_and_types():
     assert structural_equal(back, mod)
     body = back["main"].body
     assert body.args[0] is body.args[1]
-    assert str(body.checked_type) == "Tensor[(4,), float32]"
+    assert str(body.checked_type) == "Tensor[(4), float32]"
 
 
 def test_roundtrip_ops_attrs_and_tuples():

@@ -33,7 +33,7 @@ def test_checked_type_before_inference_raises():
 def test_types_print_like_tvm_and_compare_by_value():
     t = TensorType((1, 3, 224, 224), "float32")
     assert str(t) == "Tensor[(1, 3, 224, 224), float32]"
-    assert str(TensorType((5,), "int64")) == "Tensor[(5,), int64]"
+    assert str(TensorType((5,), "int64")) == "Tensor[(5), int64]"
     assert str(TensorType((), "float32")) == "float32"
     assert t == TensorType([1, 3, 224, 224], "float32")
     assert str(TupleType([t, t])).startswith("(Tensor")

@@ -6,4 +6,5 @@ Examples
 >>> mod, params = resnet.get_workload(num_layers=18)   # doctest: +SKIP
 """
 
-from . import resnet  # noqa: F401  (kiln.relay.testing.resnet.get_workload)
+from . import resnet, transformer  # noqa: F401  (kiln.relay.testing.resnet.get_workload, ...)
+from .utils import assert_same_results, evaluate, random_inputs, run_opt_pass

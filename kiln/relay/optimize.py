@@ -1,0 +1,84 @@
+"""The standard Relay optimization pipeline that ``relay.build`` runs (TVM's ``RelayBuildModule::OptimizeImpl``).
+
+Passes run in TVM's order inside one ``Sequential``, so the current PassContext decides which run: each pass's
+``opt_level`` against the context's, then ``disabled_pass`` and ``required_pass``. Parameters given by name are bound
+as constants first, so FoldConstant and FoldScaleAxis can fold them into the graph.
+"""
+
+from ..error import KilnError
+from ..ir.module import IRModule
+from ..ir.transform import PassContext, Sequential, get_pass
+from .expr import bind, const
+from .function import Function
+
+#: pass names in the order the standard pipeline runs them (each gated by its own opt_level)
+STANDARD_PIPELINE = (
+    "InferType",
+    "SimplifyInference",
+    "EliminateCommonSubexpr",
+    "SimplifyExpr",
+    "FoldConstant",
+    "FoldScaleAxis",
+    "SimplifyExpr",
+    "CanonicalizeOps",
+    "AlterOpLayout",
+    "FoldConstant",
+    "FuseOps",
+)
+
+
+def bind_params_by_name(func: Function, params: dict) -> Function:
+    """Replace the parameters of ``func`` named in ``params`` by constants (unknown names are ignored, as in TVM)."""
+    by_name: dict = {}
+    for p in func.params:
+        if p.name_hint in by_name:
+            raise KilnError(f"bind_params_by_name: several parameters are named {p.name_hint!r}")
+        by_name[p.name_hint] = p
+    binds = {by_name[name]: const(value.numpy() if hasattr(value, "numpy") else value)
+             for name, value in params.items() if name in by_name}
+    return bind(func, binds) if binds else func
+
+
+def standard_pipeline(fuse=True) -> Sequential:
+    """The Sequential of :data:`STANDARD_PIPELINE` (without FuseOps when ``fuse`` is False)."""
+    names = [n for n in STANDARD_PIPELINE if fuse or n != "FuseOps"]
+    return Sequential([get_pass(n) for n in names], name="RelayOptimize")
+
+
+def optimize(mod, target=None, params=None):
+    """Bind ``params`` and run the standard pipeline under the current PassContext; returns ``(mod, params)``.
+
+    Parameters
+    ----------
+    mod : IRModule or relay.Function
+        The program; ``@main`` receives ``params``.
+    target : str or Target, optional
+        The target, made current while the passes run (target-specific hooks such as AlterOpLayout read it).
+    params : dict of str to NDArray, optional
+        Constant parameters of ``@main``.
+
+    Examples
+    --------
+    >>> with kiln.transform.PassContext(opt_level=3):   # doctest: +SKIP
+    ...     mod, params = relay.optimize(mod, "llvm", params)
+    """
+    if isinstance(mod, Function):
+        mod = IRModule.from_expr(mod)
+    if not isinstance(mod, IRModule):
+        raise KilnError(f"relay.optimize takes an IRModule or a relay.Function, not {type(mod).__name__}")
+    if params:
+        mod = mod.shallow_copy()
+        mod["main"] = bind_params_by_name(mod["main"], params)
+    pipeline = standard_pipeline()
+    if target is None:
+        return pipeline(mod), {}
+    from ..runtime.packed_func import get_global_func
+
+    make_target = get_global_func("target.Target", allow_missing=True)
+    if make_target is None:
+        return pipeline(mod), {}
+    with make_target(target):
+        return pipeline(mod), {}
+
+
+__all__ = ["optimize", "bind_params_by_name", "standard_pipeline", "STANDARD_PIPELINE", "PassContext"]

@@ -1,0 +1,47 @@
+from kiln import relay
+from kiln.ir import Op
+from kiln.relay.testing import run_opt_pass
+
+CSE = relay.transform.EliminateCommonSubexpr
+
+
+def test_shares_identical_calls(check_pass):
+    x = relay.var("x", shape=(1, 16))
+    y1 = relay.nn.relu(relay.add(x, relay.const(1.0)))
+    y2 = relay.nn.relu(relay.add(x, relay.const(1.0)))
+    before = relay.Function([x], relay.add(y1, y2))
+    after = check_pass(before, CSE(), """
+        def @main(%x: Tensor[(1, 16), float32]) {
+          %0 = add(%x, 1f);
+          %1 = nn.relu(%0);
+          add(%1, %1)
+        }
+    """)
+    assert after.body.args[0] is after.body.args[1]
+
+
+def test_attrs_must_match():
+    x = relay.var("x", shape=(2, 6))
+    a = relay.sum(x, axis=0)
+    b = relay.sum(x, axis=1)
+    after = run_opt_pass(relay.Function([x], relay.Tuple([a, b, relay.sum(x, axis=0)])), CSE())
+    assert after.body.fields[0] is after.body.fields[2] and after.body.fields[1] is not after.body.fields[0]
+
+
+def test_fskip_and_branch_scopes():
+    x = relay.var("x", shape=(4,))
+    skip = lambda call: call.op == Op.get("exp")  # noqa: E731
+    after = run_opt_pass(relay.Function([x], relay.add(relay.exp(x), relay.exp(x))), CSE(fskip=skip))
+    assert after.body.args[0] is not after.body.args[1]
+    c = relay.var("c", shape=(), dtype="bool")
+    inside = relay.If(c, relay.log(x), relay.negative(x))
+    before = relay.Function([c, x], relay.add(inside, relay.log(x)))
+    after = run_opt_pass(before, CSE())
+    # the log inside the branch must not become the one outside the if
+    assert after.body.args[0].true_branch is not after.body.args[1]
+
+
+def test_transformer_block_results(check_pass):
+    from kiln.relay.testing import transformer
+
+    check_pass(transformer.get_net(seq=8, hidden=32, ffn=64), CSE(), rtol=1e-4, atol=1e-5)

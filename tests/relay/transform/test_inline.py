@@ -1,0 +1,68 @@
+import pytest
+
+import kiln
+from kiln import relay
+from kiln.ir import IRModule, assert_structural_equal
+from kiln.relay.testing import assert_same_results, run_opt_pass
+
+
+def _module():
+    a = relay.var("a", shape=(4,))
+    t = relay.var("t")
+    helper = relay.Function([a], relay.Let(t, relay.exp(a), relay.add(t, t))).with_attr("Inline", 1)
+    x = relay.var("x", shape=(4,))
+    mod = IRModule()
+    mod["helper"] = helper
+    gv = mod.get_global_var("helper")
+    mod["main"] = relay.Function([x], relay.add(relay.Call(gv, [x]), relay.Call(gv, [relay.log(x)])))
+    return mod
+
+
+def test_inline_substitutes_and_drops_the_global():
+    mod = _module()
+    out = relay.transform.Inline()(mod)
+    assert "helper" not in out and "helper" in mod
+    calls = []
+    relay.post_order_visit(out["main"], lambda e: calls.append(e) if isinstance(e, relay.Call)
+                           and isinstance(e.op, relay.GlobalVar) else None)
+    assert not calls
+    assert relay.analysis.well_formed(out["main"])  # each inlined copy binds its own let variable
+    assert_same_results(mod, out)
+
+
+def test_non_inline_globals_stay():
+    mod = _module()
+    mod["helper"] = mod["helper"].with_attr("Inline", 0)
+    out = relay.transform.Inline()(mod)
+    assert out is mod or "helper" in out
+
+
+def test_defuse_ops_undoes_fuse_ops():
+    x = relay.var("x", shape=(1, 4, 8, 8))
+    w = relay.var("w", shape=(4, 4, 3, 3))
+    before = relay.Function([x, w], relay.nn.relu(relay.add(relay.nn.conv2d(x, w, padding=1), relay.const(1.0))))
+    fused = run_opt_pass(before, relay.transform.FuseOps(), opt_level=2)
+    assert isinstance(fused.body.op, relay.Function)
+    defused = run_opt_pass(fused, relay.transform.DefuseOps())
+    assert_structural_equal(defused, relay.infer_type(before))
+
+
+def test_lambda_lift():
+    x = relay.var("x", shape=(3,))
+    y = relay.var("y", shape=(3,))
+    closed = relay.Function([y], relay.exp(y))
+    capturing = relay.Function([y], relay.add(x, y))
+    mod = IRModule.from_expr(relay.Function([x], relay.add(relay.Call(closed, [x]), relay.Call(capturing, [x]))))
+    out = relay.transform.LambdaLift()(mod)
+    assert len(out.functions) == 3
+    nested = []
+    relay.post_order_visit(out["main"].body, lambda e: nested.append(e) if isinstance(e, relay.Function) else None)
+    assert not nested
+    closures = [f for gv, f in out.functions.items() if gv.name_hint != "main"]
+    assert any(isinstance(f.body, relay.Function) and f.body.attrs.get("Closure") for f in closures)
+    assert_same_results(mod, out)
+
+
+@pytest.mark.parametrize("name", ["Inline", "DefuseOps", "LambdaLift"])
+def test_registered(name):
+    assert kiln.transform.get_pass(name).info.name == name
