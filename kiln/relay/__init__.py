@@ -1,6 +1,7 @@
 """kiln.relay: the high-level IR (TVM's Relay): expressions, operators, type inference, analyses and passes."""
 
 from ..ir import FuncType, GlobalVar, IRModule, TensorType, TupleType
+from ..ir.expr import RelayExpr as Expr  # TVM's relay.Expr, for isinstance checks
 from ..ir.op import Op
 from ..runtime.packed_func import register_func
 from . import analysis, op, transform
@@ -15,8 +16,7 @@ from .interpreter import create_executor
 from . import printer as _printer  # noqa: F401  (registers "relay.ir.astext": what str(mod) prints)
 from .parser import fromtext, parse, parse_expr
 from . import testing
-
-Expr = Call.__mro__[2]  # RelayExpr, for isinstance checks as in TVM's relay.Expr
+from .optimize import bind_params_by_name, optimize
 
 
 @register_func("relay.ir.as_function")

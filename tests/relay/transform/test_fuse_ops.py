@@ -176,7 +176,6 @@ def test_graph_and_dominator_tree():
 
 
 def test_diamond_results_match_interpreter():
-    pytest.importorskip("kiln.relay.interpreter")
     x = relay.var("x", shape=(1, 4, 8, 8))
     w = relay.var("w", shape=(4, 4, 3, 3))
     y = relay.nn.conv2d(x, w, padding=(1, 1))
@@ -188,3 +187,54 @@ def test_diamond_results_match_interpreter():
     ref = relay.create_executor("debug", mod=relay.IRModule.from_expr(before)).evaluate()(*args).numpy()
     got = relay.create_executor("debug", mod=relay.IRModule.from_expr(after)).evaluate()(*args).numpy()
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_pass_form_printed_like_tvm():
+    import kiln
+
+    x = relay.var("x", shape=(10, 20))
+    y = relay.squeeze(relay.exp(relay.add(x, relay.const(1, "float32"))))
+    mod = kiln.IRModule.from_expr(relay.Function([x], y))
+    with kiln.transform.PassContext(opt_level=2):
+        fused = relay.transform.FuseOps()(mod)
+    text = str(fused)
+    assert "%2 = fn (%p0: Tensor[(10, 20), float32], Primitive=1) -> Tensor[(10, 20), float32] {" in text
+    assert "%0 = add(%p0, 1f" in text and "%2(%x)" in text
+    assert_structural_equal(relay.parse(text), fused)
+
+
+def test_pass_info_config_and_opt_level():
+    import kiln
+
+    p = relay.transform.FuseOps()
+    assert (p.info.opt_level, p.info.name, list(p.info.required)) == (0, "FuseOps", ["InferType"])
+    assert str(relay.transform.FuseOps(fuse_opt_level=2)) == "FuseOps(fuse_opt_level=2)"
+    configs = kiln.transform.PassContext.list_configs()
+    assert configs["relay.FuseOps.max_depth"] == {"type": "int", "default": 256}
+    x = relay.var("x", shape=(8,))
+    y = x
+    for _ in range(12):
+        y = relay.exp(y)
+    mod = kiln.IRModule.from_expr(relay.Function([x], y))
+    with kiln.transform.PassContext(opt_level=2, config={"relay.FuseOps.max_depth": 4}):
+        fused = relay.transform.FuseOps()(mod)
+    funcs = []
+    relay.post_order_visit(fused["main"], lambda e: funcs.append(e) if isinstance(e, relay.Function)
+                           and e.is_primitive() else None)
+    assert len(funcs) == 3
+    with kiln.transform.PassContext(opt_level=0):  # fuse_opt_level=-1 takes the context's opt_level
+        unfused = relay.transform.FuseOps()(mod)
+    funcs = []
+    relay.post_order_visit(unfused["main"], lambda e: funcs.append(e) if isinstance(e, relay.Function)
+                           and e.is_primitive() else None)
+    assert len(funcs) == 12
+
+
+def test_resnet_and_transformer_fuse_preserve_results(check_pass):
+    from kiln.relay.testing import resnet, transformer
+
+    prep = [relay.transform.SimplifyInference(), relay.transform.CanonicalizeOps()]
+    net = resnet.get_net(num_layers=8, image_shape=(3, 16, 16), num_classes=4)
+    check_pass(net, prep + [relay.transform.FuseOps()], rtol=1e-3, atol=1e-3)
+    check_pass(transformer.get_net(seq=4, hidden=16, heads=2, ffn=32), prep + [relay.transform.FuseOps()],
+               rtol=1e-3, atol=1e-4)
