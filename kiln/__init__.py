@@ -1,7 +1,8 @@
 """kiln: a deep-learning compiler built on Apache TVM's Relay/TIR architecture (``import kiln as tvm``)."""
 
 from . import error, ir, runtime
-from . import tir
+from . import tir, arith
+from .tir import transform as _tir_transform  # noqa: F401,E402  (makes kiln.tir.transform available)
 from .ir import IRModule
 from .runtime import Device, NDArray, cpu, device, get_global_func, ndarray as nd, register_func
 from . import transform  # noqa: E402  (tvm.transform)

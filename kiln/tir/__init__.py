@@ -28,4 +28,4 @@ from .stmt import (
 from .layout import Layout, layout
 from . import analysis, stmt_functor
 from .functor import ExprFunctor, ExprMutator, ExprVisitor, StmtExprMutator, StmtExprVisitor, StmtFunctor
-from .stmt_functor import ir_transform, post_order_visit, pre_order_visit, substitute
+from .stmt_functor import ir_transform, post_order_visit, pre_order_visit, renew_defs, substitute

@@ -19,6 +19,7 @@ with its argument checks, runs here as it would natively.
 import numpy as np
 
 from ..error import RuntimeArgumentError, TIRError
+from ..runtime.ndarray import ALIGNMENT
 from . import dtype as _dt
 from . import expr as E
 from . import stmt as S
@@ -428,10 +429,14 @@ def call_packed(func, *args):
 
     A failed argument check raises :class:`kiln.error.RuntimeArgumentError` with the function's message.
     """
-    values, codes = [], []
+    values, codes, copies = [], [], []
     for arg in args:
         arr = arg.handle if hasattr(arg, "handle") and not isinstance(arg, np.ndarray) else arg
         if isinstance(arr, np.ndarray):
+            if arr.ctypes.data % ALIGNMENT and arr.flags.c_contiguous:  # the runtime's NDArrays are aligned
+                aligned = _aligned_copy(arr)
+                copies.append((arr, aligned))
+                arr = aligned
             values.append(DLTensorRecord(arr))
             codes.append(TYPE_CODES["dltensor"])
         elif arg is None:
@@ -448,4 +453,14 @@ def call_packed(func, *args):
             codes.append(TYPE_CODES["handle"])
     packed = [values, np.asarray(codes, dtype=np.int32), len(args), None, None, None]
     result = evaluate(func, *packed[:len(func.params)])
+    for original, aligned in copies:
+        original[...] = aligned
     return 0 if result is None else int(result)
+
+
+def _aligned_copy(arr):
+    raw = np.empty(arr.nbytes + ALIGNMENT, dtype=np.uint8)
+    start = (-raw.ctypes.data) % ALIGNMENT
+    out = raw[start:start + arr.nbytes].view(arr.dtype).reshape(arr.shape)
+    out[...] = arr
+    return out

@@ -1,0 +1,16 @@
+"""kiln.tir.transform: passes over PrimFuncs (TVM's ``tvm.tir.transform``), each a registered ``PrimFuncPass``.
+
+Registered names: ``tir.Simplify``, ``tir.FlattenBuffer``, ``tir.UnrollLoop`` (config ``tir.UnrollLoop``),
+``tir.VectorizeLoop``, ``tir.RemoveNoOp``, ``tir.LowerIntrin``, ``tir.StorageRewrite``, ``tir.MakePackedAPI``. Each
+module also exposes the plain function over a PrimFunc (``simplify_prim_func``, ``flatten_buffer`` ...).
+"""
+
+from .function_pass import PrimFuncPass, prim_func_pass
+from .flatten_buffer import FlattenBuffer, flatten_buffer
+from .lower_intrin import LowerIntrin, lower_intrin
+from .make_packed_api import MakePackedAPI, make_packed_api
+from .remove_no_op import RemoveNoOp, remove_no_op
+from .simplify import Simplify, simplify_prim_func
+from .storage_rewrite import StorageRewrite, storage_rewrite
+from .unroll_loop import UnrollLoop, unroll_loop
+from .vectorize_loop import VectorizeLoop, vectorize_loop

@@ -1,0 +1,200 @@
+"""``tir.MakePackedAPI``: give a PrimFunc the packed calling convention of the runtime, with argument checks.
+
+The convention (TVM's ``TVMBackendPackedCFunc``), which the C and LLVM code generators implement::
+
+    int32_t name(void* args, int32_t* arg_type_ids, int32_t num_args,
+                 void* out_ret_value, int32_t* out_ret_tcode, void* resource_handle);
+
+* ``args`` is an array of ``num_args`` 8-byte values (TVM's ``TVMValue`` union: ``int64_t v_int64`` / ``double
+  v_float64`` / ``void* v_handle``), ``arg_type_ids[i]`` says which member is set, with TVM's type codes:
+  ``0`` int, ``1`` uint, ``2`` float, ``3`` opaque handle, ``4`` null, ``7`` DLTensor*, ``13`` NDArray handle
+  (treated as a DLTensor*).
+* A tensor argument is a pointer to a DLPack ``DLTensor``: ``{void* data; DLDevice device {int32 device_type, int32
+  device_id}; int32 ndim; DLDataType dtype {uint8 code, uint8 bits, uint16 lanes}; int64* shape; int64* strides
+  (NULL = compact row-major); uint64 byte_offset}``.
+* The body reads them through ``tvm_struct_get(handle, index, kind)`` calls with TVM's field kinds: on a DLTensor*
+  (index 0) ``1`` data, ``2`` shape, ``3`` strides, ``4`` ndim, ``5`` dtype code, ``6`` dtype bits, ``7`` dtype lanes,
+  ``8`` byte_offset, ``9`` device_id, ``10`` device_type; on ``args`` (index i) ``12`` the i-th value itself, typed by
+  the Call's dtype (``int64``, ``float64`` or ``handle``). Shapes and strides are read as ``int64`` buffers over those
+  pointers; type codes as an ``int32`` buffer over ``arg_type_ids``.
+* The function returns 0 on success. Each check is an ``AssertStmt``: a code generator emits it as ``if (!cond) {
+  <record message>; return -1; }``, storing the message where the runtime can read it (a module-level
+  ``const char* kiln_last_error`` read back through an exported ``const char* KilnGetLastError(void)`` in kiln's
+  generated libraries). The runtime raises :class:`kiln.error.RuntimeArgumentError` with that message.
+
+Checks, in argument order, each message starting with ``"<function>: "`` and naming the argument: the argument count;
+for a tensor: its type code, non-NULL, ndim, dtype (code, bits, lanes), CPU device, every dimension of the shape
+(a symbolic dimension is bound to the first argument that has it, later ones must agree), compact strides when the
+strides pointer is not NULL, ``byte_offset == 0`` and ``data_alignment``-byte alignment of ``data``; for a scalar: its
+type code. Then the buffer data handles, symbolic dimensions and scalar parameters are bound with ``LetStmt`` and the
+original body runs. ``buffer_map`` becomes empty; ``calling_conv`` is ``CallingConv.C_PACKED_FUNC`` (1).
+:func:`kiln.tir.evaluator.call_packed` runs such a function the way the runtime does.
+"""
+
+from dataclasses import dataclass
+
+from ...ir.transform import PassInfo, register_pass
+from ...ir.type import PrimType
+from .. import dtype as _dt
+from .. import expr as E
+from .. import stmt as S
+from ..buffer import decl_buffer
+from ..function import CallingConv
+from ..intrin import call_intrin, isnullptr
+from .function_pass import PrimFuncPass
+
+K_ARR_DATA, K_ARR_SHAPE, K_ARR_STRIDES, K_ARR_NDIM = 1, 2, 3, 4
+K_ARR_TYPE_CODE, K_ARR_TYPE_BITS, K_ARR_TYPE_LANES, K_ARR_BYTE_OFFSET = 5, 6, 7, 8
+K_ARR_DEVICE_ID, K_ARR_DEVICE_TYPE, K_TVM_VALUE_CONTENT = 9, 10, 12
+TYPE_INT, TYPE_UINT, TYPE_FLOAT, TYPE_HANDLE, TYPE_NULL, TYPE_DLTENSOR, TYPE_NDARRAY = 0, 1, 2, 3, 4, 7, 13
+DL_CODES = {"int": 0, "uint": 1, "float": 2, "bfloat": 4, "bool": 6}
+KDL_CPU = 1
+
+
+def struct_get(dtype, handle, index, kind):
+    """``tvm_struct_get(handle, index, kind)`` read as ``dtype``."""
+    return call_intrin(dtype, "tir.tvm_struct_get", handle, E.IntImm("int32", index), E.IntImm("int32", kind))
+
+
+class _Builder:
+    """Collects the prologue as (kind, ...) items, folded around the body at the end."""
+
+    def __init__(self, name):
+        self.name = name
+        self.items = []
+        self.bound: dict = {}  # id(var) -> description of where it was bound
+
+    def let(self, var, value):
+        self.items.append(("let", var, value))
+
+    def check(self, cond, message):
+        self.items.append(("assert", cond, f"{self.name}: {message}"))
+
+    def stmt(self, stmt):
+        self.items.append(("stmt", stmt))
+
+    def wrap(self, body):
+        for item in reversed(self.items):
+            if item[0] == "let":
+                body = S.LetStmt(item[1], item[2], body)
+            elif item[0] == "assert":
+                body = S.AssertStmt(item[1], E.StringImm(item[2]), body)
+            else:
+                body = S.stmt_seq(item[1], body)
+        return body
+
+
+def _i(v):
+    return E.IntImm("int32", v)
+
+
+def _tensor_checks(b, arg_name, index, handle, buf, args, codes):
+    tcode = codes[index]
+    b.check(E.Or(E.EQ(tcode, _i(TYPE_DLTENSOR)), E.EQ(tcode, _i(TYPE_NDARRAY))),
+            f"argument {arg_name} (#{index}) must be a tensor (NDArray)")
+    b.let(handle, struct_get("handle", args, index, K_TVM_VALUE_CONTENT))
+    b.check(E.Not(isnullptr(handle)), f"argument {arg_name} is NULL")
+    ndim = len(buf.shape)
+    b.check(E.EQ(struct_get("int32", handle, 0, K_ARR_NDIM), _i(ndim)),
+            f"argument {arg_name} must have {ndim} dimension{'s' if ndim != 1 else ''}")
+    t = _dt.DataType.parse(buf.dtype)
+    code, bits = DL_CODES[t.code], (8 if t.is_bool() else t.bits)
+    b.check(E.And(E.And(E.EQ(struct_get("uint8", handle, 0, K_ARR_TYPE_CODE), E.IntImm("uint8", code)),
+                        E.EQ(struct_get("uint8", handle, 0, K_ARR_TYPE_BITS), E.IntImm("uint8", bits))),
+                  E.EQ(struct_get("uint16", handle, 0, K_ARR_TYPE_LANES), E.IntImm("uint16", t.lanes))),
+            f"argument {arg_name} must have dtype {buf.dtype}")
+    b.check(E.EQ(struct_get("int32", handle, 0, K_ARR_DEVICE_TYPE), _i(KDL_CPU)),
+            f"argument {arg_name} must be on the CPU device")
+    shape_var = E.Var(f"{arg_name}_shape", "handle")
+    b.let(shape_var, struct_get("handle", handle, 0, K_ARR_SHAPE))
+    shape = decl_buffer((ndim,), "int64", f"{arg_name}_shape", data=shape_var) if ndim else None
+    for k, dim in enumerate(buf.shape):
+        actual = E.Cast(dim.dtype, E.BufferLoad(shape, [_i(k)])) if dim.dtype != "int64" \
+            else E.BufferLoad(shape, [_i(k)])
+        if isinstance(dim, E.Var) and id(dim) not in b.bound:
+            b.let(dim, actual)
+            b.bound[id(dim)] = f"{arg_name}.shape[{k}]"
+        elif isinstance(dim, E.Var):
+            b.check(E.EQ(dim, actual), f"argument {arg_name}.shape[{k}] must equal {b.bound[id(dim)]} ({dim.name_hint})")
+        else:
+            b.check(E.EQ(actual, dim), f"argument {arg_name}.shape[{k}] must be {dim}")
+    if ndim and not buf.strides:
+        strides_var = E.Var(f"{arg_name}_strides", "handle")
+        b.let(strides_var, struct_get("handle", handle, 0, K_ARR_STRIDES))
+        strides = decl_buffer((ndim,), "int64", f"{arg_name}_strides", data=strides_var)
+        inner = S.Evaluate(_i(0))
+        expected = E.IntImm("int64", 1)
+        for k in reversed(range(ndim)):
+            inner = S.AssertStmt(E.EQ(E.BufferLoad(strides, [_i(k)]), expected),
+                                 E.StringImm(f"{b.name}: argument {arg_name} must be a compact (C-contiguous) array"),
+                                 inner)
+            expected = E.Mul(expected, E.BufferLoad(shape, [_i(k)]))
+        b.stmt(S.IfThenElse(E.Not(isnullptr(strides_var)), inner))
+    b.check(E.EQ(struct_get("uint64", handle, 0, K_ARR_BYTE_OFFSET), E.IntImm("uint64", 0)),
+            f"argument {arg_name} must have byte_offset 0")
+    b.let(buf.data, struct_get("handle", handle, 0, K_ARR_DATA))
+    if buf.data_alignment > 1:
+        b.check(E.EQ(E.Mod(E.Cast("uint64", buf.data), E.IntImm("uint64", buf.data_alignment)), E.IntImm("uint64", 0)),
+                f"argument {arg_name} must be {buf.data_alignment}-byte aligned")
+
+
+def _scalar_binding(b, arg_name, index, param, args, codes):
+    t = _dt.DataType.parse(param.dtype)
+    tcode = codes[index]
+    if t.is_handle():
+        b.check(E.Or(E.Or(E.EQ(tcode, _i(TYPE_HANDLE)), E.EQ(tcode, _i(TYPE_NULL))),
+                     E.Or(E.EQ(tcode, _i(TYPE_DLTENSOR)), E.EQ(tcode, _i(TYPE_NDARRAY)))),
+                f"argument {arg_name} (#{index}) must be a handle")
+        b.let(param, struct_get("handle", args, index, K_TVM_VALUE_CONTENT))
+    elif t.is_float():
+        b.check(E.Or(E.EQ(tcode, _i(TYPE_FLOAT)), E.EQ(tcode, _i(TYPE_INT))),
+                f"argument {arg_name} (#{index}) must be a float")
+        raw_f = struct_get("float64", args, index, K_TVM_VALUE_CONTENT)
+        raw_i = E.Cast("float64", struct_get("int64", args, index, K_TVM_VALUE_CONTENT))
+        value = E.Select(E.EQ(tcode, _i(TYPE_FLOAT)), raw_f, raw_i)
+        b.let(param, value if param.dtype == "float64" else E.Cast(param.dtype, value))
+    else:
+        b.check(E.Or(E.EQ(tcode, _i(TYPE_INT)), E.EQ(tcode, _i(TYPE_UINT))),
+                f"argument {arg_name} (#{index}) must be an integer")
+        raw = struct_get("int64", args, index, K_TVM_VALUE_CONTENT)
+        b.let(param, raw if param.dtype == "int64" else E.Cast(param.dtype, raw))
+
+
+def make_packed_api(func):
+    """Return ``func`` in the packed calling convention (see the module docstring)."""
+    if func.attrs.get("calling_conv", 0) == CallingConv.C_PACKED_FUNC:
+        return func
+    name = str(func.attrs.get("global_symbol", "main"))
+    args = E.Var("args", "handle")
+    type_ids = E.Var("arg_type_ids", "handle")
+    num_args = E.Var("num_args", "int32")
+    out_value, out_code, resource = E.Var("out_ret_value", "handle"), E.Var("out_ret_tcode", "handle"), \
+        E.Var("resource_handle", "handle")
+    n = len(func.params)
+    b = _Builder(name)
+    names = [func.buffer_map[p].name if p in func.buffer_map else p.name_hint for p in func.params]
+    b.check(E.EQ(num_args, _i(n)), f"expected {n} argument{'s' if n != 1 else ''} ({', '.join(names)})")
+    codes_buf = decl_buffer((max(n, 1),), "int32", "arg_type_ids", data=type_ids)
+    codes = [E.BufferLoad(codes_buf, [_i(i)]) for i in range(n)]
+    for i, param in enumerate(func.params):
+        buf = func.buffer_map.get(param)
+        if buf is not None:
+            _tensor_checks(b, names[i], i, param, buf, args, codes)
+        else:
+            _scalar_binding(b, names[i], i, param, args, codes)
+    body = b.wrap(func.body)
+    attrs = dict(func.attrs.items())
+    attrs["calling_conv"] = int(CallingConv.C_PACKED_FUNC)
+    attrs.setdefault("global_symbol", name)
+    return type(func)((args, type_ids, num_args, out_value, out_code, resource), body, PrimType("int32"), {}, attrs)
+
+
+@register_pass("tir.MakePackedAPI")
+@dataclass(frozen=True)
+class MakePackedAPI(PrimFuncPass):
+    """Give every PrimFunc the packed calling convention with argument checks (TVM's ``tir.transform.MakePackedAPI``)."""
+
+    info = PassInfo(0, "tir.MakePackedAPI")
+
+    def transform_function(self, func, mod, ctx):
+        return make_packed_api(func)
