@@ -143,10 +143,13 @@ class StorageRewriter(StmtExprMutator):
         outer, inner = _peel(op)
         if not outer:
             return super().visit_allocate(op)
-        items = [self.visit_stmt(s) for s in S.stmt_list(inner)]
+        originals = S.stmt_list(inner)
+        items = [self.visit_stmt(s) for s in originals]
         planned = plan_sequence(outer, items)
         if planned is not None:
             return planned
+        if all(a is b for a, b in zip(items, originals)):
+            return op
         body = S.stmt_seq(*items)
         for alloc in reversed(outer):
             body = alloc.with_fields(body=body)

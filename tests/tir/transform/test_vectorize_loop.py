@@ -1,0 +1,57 @@
+"""Tests of kiln/tir/transform/vectorize_loop.py."""
+
+from kiln import tir
+from kiln.ir import assert_structural_equal
+from kiln.tir.transform import VectorizeLoop
+
+
+def _elementwise(helpers, extent=4, kind=tir.ForKind.VECTORIZED, index=None):
+    A = tir.decl_buffer((32,), "float32", "A")
+    B = tir.decl_buffer((32,), "float32", "B")
+    C = tir.decl_buffer((1,), "float32", "C")
+    i, v = tir.Var("i", "int32"), tir.Var("v", "int32")
+    a, b, c = tir.Var("a", "handle"), tir.Var("b", "handle"), tir.Var("c", "handle")
+    idx = i * 4 + v if index is None else index(i, v)
+    value = tir.exp(A[idx]) * C[0] + tir.Cast("float32", v)
+    body = tir.For(i, 0, 8, tir.ForKind.SERIAL, tir.For(v, 0, extent, kind, tir.BufferStore(B, value, [idx])))
+    return helpers.make_func([a, b, c], body, {a: A, b: B, c: C}), (A, B, C, i, v)
+
+
+def test_vector_code(helpers):
+    before, (A, B, C, i, v) = _elementwise(helpers)
+    after = helpers.run_pass(VectorizeLoop(), before)
+    ramp = tir.Ramp(i * 4, 1, 4)
+    value = tir.Call("float32x4", "tir.exp", [A[ramp]]) * tir.Broadcast(C[0], 4) + \
+        tir.Cast("float32x4", tir.Ramp(tir.const(0), 1, 4))
+    expected = tir.For(i, 0, 8, tir.ForKind.SERIAL, tir.BufferStore(B, value, [ramp]))
+    assert_structural_equal(after.body, expected)
+    helpers.assert_same_results(before, after)
+
+
+def test_scalar_fallbacks(helpers):
+    n = tir.Var("n", "int32")
+    dynamic, _ = _elementwise(helpers, extent=n)
+    after = helpers.run_pass(VectorizeLoop(), dynamic)
+    assert after.body.body.kind == tir.ForKind.SERIAL  # extent unknown: a serial loop
+    strided, _ = _elementwise(helpers, index=lambda i, v: v * 8 + i)
+    after = helpers.run_pass(VectorizeLoop(), strided)
+    assert after.body.body.kind == tir.ForKind.SERIAL  # stride-8 access has no contiguous vector form
+    helpers.assert_same_results(strided, after)
+    odd, _ = _elementwise(helpers, extent=3)
+    assert helpers.run_pass(VectorizeLoop(), odd).body.body.kind == tir.ForKind.SERIAL
+
+
+def test_reduction_store_falls_back_and_disabled_pass(helpers):
+    A = tir.decl_buffer((8,), "float32", "A")
+    S = tir.decl_buffer((1,), "float32", "S")
+    v = tir.Var("v", "int32")
+    a, s = tir.Var("a", "handle"), tir.Var("s", "handle")
+    body = tir.For(v, 0, 8, tir.ForKind.VECTORIZED, tir.BufferStore(S, S[0] + A[v], [0]))
+    before = helpers.make_func([a, s], body, {a: A, s: S})
+    after = helpers.run_pass(VectorizeLoop(), before)
+    assert after.body.kind == tir.ForKind.SERIAL
+    helpers.assert_same_results(before, after)
+    vec, _ = _elementwise(helpers)
+    off = helpers.run_pass(VectorizeLoop(enable_vectorize=False), vec)
+    assert off.body.body.kind == tir.ForKind.SERIAL
+    assert str(VectorizeLoop(enable_vectorize=False)) == "tir.VectorizeLoop(enable_vectorize=False)"
