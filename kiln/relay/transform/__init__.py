@@ -15,3 +15,5 @@ from .normal_form import ToANormalForm, ToGraphNormalForm
 from .simplify_expr import SimplifyExpr
 from .simplify_inference import SimplifyInference
 from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
+from .convert_layout import ConvertLayout
+from .alter_op_layout import AlterOpLayout

@@ -61,7 +61,7 @@ class BackwardFoldScaleAxis(FunctionPass):
 
 
 @register_pass("FoldScaleAxis")
-def FoldScaleAxis():  # noqa: N802  (TVM's name)
+def FoldScaleAxis():
     """Backward then forward scale folding, then FoldConstant: TVM's ``FoldScaleAxis`` Sequential.
 
     Examples

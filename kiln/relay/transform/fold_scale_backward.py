@@ -191,7 +191,7 @@ class _BackwardRewriter(ExprMutator):
                 _op.multiply(a, extra[i]) if i in extra else a for i, a in enumerate(new.args)))
         entry = plan.scale.get(call)
         if entry is not None and call.op.name in ("nn.conv2d", "nn.dense"):
-            msg, scale = entry
+            scale = entry[1]
             data, weight = new.args
             wtype = call.args[1].checked_type
             if call.op.name == "nn.conv2d":

@@ -104,7 +104,7 @@ def forward_prep(func) -> dict:
 class _Scaled:
     """A value pending a scale: the original tensor is ``value`` times ``scale`` along ``axes``."""
 
-    __slots__ = ("value", "axes", "scale", "shape")
+    __slots__ = ("axes", "scale", "shape", "value")
 
     def __init__(self, value, axes, scale, shape):
         self.value, self.axes, self.scale, self.shape = value, axes, scale, shape

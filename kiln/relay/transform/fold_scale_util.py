@@ -129,7 +129,7 @@ def conv_scale_info(call, output):
     ko_small, ki_small = kernel_layout.index_of("o"), kernel_layout.index_of("i")
     if c_big < 0 or ko_big < 0 or ki_big < 0:
         return None
-    depthwise = is_depthwise_conv2d(call)
+    depthwise = is_depthwise_conv2d(attrs, call.args[1].checked_type.shape)
     if attrs.groups != 1 and not depthwise:
         return None
     simple = ko_small < 0 and ki_small < 0 and c_small < 0
@@ -151,10 +151,10 @@ def conv_scale_info(call, output):
     return ConvScaleInfo(data_axes, kernel_axes, blocked)
 
 
-def is_depthwise_conv2d(call) -> bool:
-    """Whether the conv2d ``call`` has one output channel per group of one input channel (TVM's test)."""
-    attrs = call.attrs
-    kernel = parse_layout(attrs.kernel_layout).shape_to_primal(call.args[1].checked_type.shape)
+def is_depthwise_conv2d(attrs, weight_shape) -> bool:
+    """Whether a conv2d with ``attrs`` and a weight of ``weight_shape`` has one output channel per group of one
+    input channel (TVM's test)."""
+    kernel = parse_layout(attrs.kernel_layout).shape_to_primal(weight_shape)
     return kernel["O"] == attrs.groups and kernel["I"] == 1
 
 
