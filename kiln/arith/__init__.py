@@ -1,6 +1,8 @@
 """kiln.arith: integer analysis of TIR expressions (TVM's ``tvm.arith``): ``Analyzer`` with constant bounds,
 modular sets, interval sets, and the rewrite simplifier."""
 
+# ruff: noqa: F401  (re-exports)
+
 from .analyzer import Analyzer
 from .const_int_bound import ConstIntBound
 from .int_set import IntervalSet, IntSet, estimate_region, eval_set

@@ -42,7 +42,7 @@ class ConstIntBound:
 
 
 def _clamp(v):
-    return POS_INF if v >= POS_INF else NEG_INF if v <= NEG_INF else v
+    return POS_INF if v >= POS_INF else max(NEG_INF, v)
 
 
 def _add(a, b):
@@ -146,7 +146,7 @@ class ConstIntBoundAnalyzer:
             if isinstance(e, E.SizeVar):
                 return ConstIntBound(0, dtype_bound(e.dtype).max_value)
             return dtype_bound(e.dtype)
-        sub = lambda x: self._bound(x, memo)  # noqa: E731
+        sub = lambda x: self._bound(x, memo)
         if kind is E.Add:
             a, b = sub(e.a), sub(e.b)
             return ConstIntBound(_add(a.min_value, b.min_value), _add(a.max_value, b.max_value))

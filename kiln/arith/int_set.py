@@ -46,7 +46,7 @@ class IntervalSet(IntSet):
     ('1', '29')
     """
 
-    __slots__ = ("min_value", "max_value")
+    __slots__ = ("max_value", "min_value")
 
     def __init__(self, min_value, max_value):
         self.min_value = min_value

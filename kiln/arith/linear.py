@@ -54,7 +54,7 @@ def _compute_key(e, memo):
 class LinearForm:
     """``sum(coeff * atom) + const`` with atoms keyed by :func:`expr_key`."""
 
-    __slots__ = ("terms", "const", "dtype")
+    __slots__ = ("const", "dtype", "terms")
 
     def __init__(self, dtype, terms=None, const=0):
         self.dtype = dtype

@@ -80,7 +80,7 @@ class ModularSetAnalyzer:
             return ModularSet(0, e.value)
         if isinstance(e, E.Var):
             return self.get(e) or EVERYTHING
-        sub = lambda x: self._eval(x, memo)  # noqa: E731
+        sub = lambda x: self._eval(x, memo)
         if kind is E.Add:
             a, b = sub(e.a), sub(e.b)
             return ModularSet.make(gcd(a.coeff, b.coeff), a.base + b.base)

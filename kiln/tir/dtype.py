@@ -114,7 +114,7 @@ class DataType:
         raise TIRError(f"dtype {self} has no maximum value")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parse(text: str) -> DataType:
     match = _PATTERN.fullmatch(text)
     if match is None:

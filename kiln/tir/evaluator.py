@@ -266,7 +266,7 @@ class Evaluator:
 
 def _call(ev, e):
     name = e.op.name
-    short = name[4:] if name.startswith("tir.") else name
+    short = name.removeprefix("tir.")
     if short == "if_then_else":
         cond = ev.eval(e.args[0])
         if np.ndim(cond) == 0:
@@ -340,7 +340,7 @@ _SIMPLE_CALLS = {
     "likely": lambda x: x, "assume": lambda x: np.int32(0),
     "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
     "bitwise_not": np.invert, "shift_left": np.left_shift, "shift_right": np.right_shift,
-    "popcount": lambda x: np.vectorize(lambda v: bin(int(v) & 0xFFFFFFFFFFFFFFFF).count("1"))(x),
+    "popcount": lambda x: np.vectorize(lambda v: (int(v) & 0xFFFFFFFFFFFFFFFF).bit_count())(x),
 }
 
 _BINARY_SET = frozenset(_BINARY)

@@ -19,10 +19,10 @@ from . import dtype as _dt
 from .expr_op import EqualOp, ExprOp, NotEqualOp, convert
 
 __all__ = [
-    "PrimExpr", "Var", "SizeVar", "IntImm", "FloatImm", "StringImm", "Cast", "Add", "Sub", "Mul", "Div", "Mod",
-    "FloorDiv", "FloorMod", "Min", "Max", "EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or", "Not", "Select", "Ramp",
-    "Broadcast", "Let", "Call", "CallEffectKind", "BufferLoad", "ProducerLoad", "Reduce", "CommReducer", "IterVar",
-    "Range", "PointerType", "EqualOp", "NotEqualOp", "convert",
+    "EQ", "GE", "GT", "LE", "LT", "NE", "Add", "And", "Broadcast", "BufferLoad", "Call", "CallEffectKind", "Cast",
+    "CommReducer", "Div", "EqualOp", "FloatImm", "FloorDiv", "FloorMod", "IntImm", "IterVar", "Let", "Max", "Min",
+    "Mod", "Mul", "Not", "NotEqualOp", "Or", "PointerType", "PrimExpr", "ProducerLoad", "Ramp", "Range", "Reduce",
+    "Select", "SizeVar", "StringImm", "Sub", "Var", "convert",
 ]
 
 
@@ -471,4 +471,4 @@ def _check_indices(buffer, indices, what):
 
 
 # nodes of iteration domains and reductions (what TE builds) live in expr_reduce.py; re-exported here as in TVM
-from .expr_reduce import CommReducer, IterVar, IterVarType, ProducerLoad, Range, Reduce  # noqa: E402
+from .expr_reduce import CommReducer, IterVar, IterVarType, ProducerLoad, Range, Reduce  # noqa: F401

@@ -143,21 +143,28 @@ class CommReducer(Node):
         return tuple(substitute(r, vmap) for r in self.result)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@dataclass(frozen=True, slots=True, eq=False, init=False, repr=False)
 class Reduce(PrimExpr):
-    """A reduction of ``source`` over the ``axis`` IterVars with ``combiner`` (what ``te.sum`` builds)."""
+    """A reduction of ``source`` over the ``axis`` IterVars with ``combiner`` (what ``te.sum`` builds).
+
+    Built as in TVM, ``Reduce(combiner, source, axis, condition, value_index, init=())``; the fields are declared
+    axis first, because structural equality must meet the axes (which bind their variables) before the source.
+    """
 
     combiner: CommReducer
-    source: tuple
-    axis: tuple
-    condition: PrimExpr
-    value_index: int
+    axis: tuple = field(metadata=DEF)
+    source: tuple = ()
+    condition: PrimExpr = None
+    value_index: int = 0
     init: tuple = ()
     dtype: str = field(init=False)
 
-    def __post_init__(self):
-        _set(self, "source", tuple(convert(s) for s in self.source))
-        _set(self, "axis", tuple(self.axis))
-        _set(self, "init", tuple(convert(s) for s in self.init))
-        _set(self, "condition", convert(True) if self.condition is None else convert(self.condition))
+    def __init__(self, combiner, source, axis, condition=None, value_index=0, init=(), span=None):
+        _set(self, "combiner", combiner)
+        _set(self, "source", tuple(convert(s) for s in source))
+        _set(self, "axis", tuple(axis))
+        _set(self, "init", tuple(convert(s) for s in init))
+        _set(self, "condition", convert(True) if condition is None else convert(condition))
+        _set(self, "value_index", int(value_index))
+        _set(self, "span", span)
         _set(self, "dtype", self.source[self.value_index].dtype)

@@ -27,7 +27,7 @@ class CallingConv(IntEnum):
     DEVICE_KERNEL_LAUNCH = 2
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@dataclass(frozen=True, slots=True, eq=False, init=False, repr=False)
 class PrimFunc(BaseFunc):
     """A loop-level function: ``PrimFunc(params, body, ret_type=None, buffer_map=None, attrs=None)``.
 
@@ -51,15 +51,26 @@ class PrimFunc(BaseFunc):
     >>> f = tir.PrimFunc([a], body, buffer_map={a: A}).with_attr("global_symbol", "main")   # doctest: +SKIP
     """
 
+    # declared in the order structural equality visits them: the parameters and the buffers (which bind the data
+    # handles and symbolic shape variables) before the body; the constructor keeps TVM's argument order
     params: tuple = field(metadata=DEF)
-    body: Stmt
-    ret_type: Type | None = None
     buffer_map: dict = field(default_factory=dict)
+    ret_type: Type | None = None
+    body: Stmt = None
     attrs: DictAttrs = field(default_factory=DictAttrs)
     span: object = field(default=None, kw_only=True, metadata=IGNORE)
 
     type_key = "tir.PrimFunc"
     checked_type_ = None
+
+    def __init__(self, params, body, ret_type=None, buffer_map=None, attrs=None, span=None):
+        object.__setattr__(self, "params", params)
+        object.__setattr__(self, "body", body)
+        object.__setattr__(self, "ret_type", ret_type)
+        object.__setattr__(self, "buffer_map", buffer_map)
+        object.__setattr__(self, "attrs", attrs)
+        object.__setattr__(self, "span", span)
+        self.__post_init__()
 
     def __post_init__(self):
         params = tuple(self.params)

@@ -13,6 +13,8 @@ methods find their children done. A SeqStmt is visited with a loop, and so is a 
 does not override ``visit_let_stmt``.
 """
 
+from typing import ClassVar
+
 from ..error import TIRError
 from . import expr as E
 from . import stmt as S
@@ -62,8 +64,8 @@ _BINARY_SET = frozenset(_BINARY)
 
 
 class _Functor:
-    _expr_table: dict = {}
-    _stmt_table: dict = {}
+    _expr_table: ClassVar[dict] = {}
+    _stmt_table: ClassVar[dict] = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

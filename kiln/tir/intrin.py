@@ -253,6 +253,6 @@ def comm_reducer(fcombine, fidentity, name="reduce"):
     return reducer
 
 
-sum = comm_reducer(lambda x, y: add(x, y), lambda t: const(0, t), name="sum")  # noqa: A001
-min = comm_reducer(lambda x, y: minimum(x, y), lambda t: max_value(t), name="min")  # noqa: A001
-max = comm_reducer(lambda x, y: maximum(x, y), lambda t: min_value(t), name="max")  # noqa: A001
+sum = comm_reducer(lambda x, y: add(x, y), lambda t: const(0, t), name="sum")
+min = comm_reducer(lambda x, y: minimum(x, y), lambda t: max_value(t), name="min")
+max = comm_reducer(lambda x, y: maximum(x, y), lambda t: min_value(t), name="max")

@@ -16,14 +16,39 @@ import numpy as np
 from ..error import TIRError
 from . import dtype as _dt
 from .expr import (
-    EQ, GE, GT, LE, LT, NE, Add, And, Broadcast, Cast, Div, EqualOp, FloatImm, FloorDiv, FloorMod, IntImm, IterVar, Max, Min,
-    Mod, Mul, Not, Or, PrimExpr, Select, Sub, convert,
+    EQ,
+    GE,
+    GT,
+    LE,
+    LT,
+    NE,
+    Add,
+    And,
+    Broadcast,
+    Cast,
+    Div,
+    EqualOp,
+    FloatImm,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    IterVar,
+    Max,
+    Min,
+    Mod,
+    Mul,
+    Not,
+    Or,
+    PrimExpr,
+    Select,
+    Sub,
+    convert,
 )
 
 __all__ = [
-    "const", "cast", "add", "subtract", "multiply", "div", "truncdiv", "truncmod", "floordiv", "floormod", "indexdiv",
-    "indexmod", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and", "logical_or",
-    "logical_not", "all", "any", "max_value", "min_value", "infinity", "abs", "is_const_int", "const_value",
+    "abs", "add", "all", "any", "cast", "const", "const_value", "div", "equal", "floordiv", "floormod", "greater",
+    "greater_equal", "indexdiv", "indexmod", "infinity", "is_const_int", "less", "less_equal", "logical_and",
+    "logical_not", "logical_or", "max_value", "min_value", "multiply", "not_equal", "subtract", "truncdiv", "truncmod",
 ]
 
 
@@ -356,7 +381,7 @@ def logical_not(a, span=None) -> PrimExpr:
     return Not(a, span=span)
 
 
-def all(*args, span=None) -> PrimExpr:  # noqa: A001  (TVM's name)
+def all(*args, span=None) -> PrimExpr:
     """The conjunction of the conditions (``tir.all(i < n, j < m)``); true when there are none."""
     if len(args) == 1 and isinstance(args[0], list | tuple):
         args = args[0]
@@ -366,7 +391,7 @@ def all(*args, span=None) -> PrimExpr:  # noqa: A001  (TVM's name)
     return result
 
 
-def any(*args, span=None) -> PrimExpr:  # noqa: A001
+def any(*args, span=None) -> PrimExpr:
     """The disjunction of the conditions; false when there are none."""
     if len(args) == 1 and isinstance(args[0], list | tuple):
         args = args[0]
@@ -410,7 +435,7 @@ def reinterpret(dtype, value, span=None) -> PrimExpr:
     return call_intrin(dtype, "tir.reinterpret", value)
 
 
-def abs(x, span=None) -> PrimExpr:  # noqa: A001
+def abs(x, span=None) -> PrimExpr:
     """``|x|``: ``fabs`` of floats, a Select on integers."""
     x = convert(x)
     if _dt.is_float(x.dtype):

@@ -262,7 +262,7 @@ class TIRPrinter:
         if len(f.attrs):
             items = ", ".join(f'"{k}": {_py(v)}' for k, v in f.attrs.items())
             self.emit(1, f"T.func_attr({{{items}}})")
-        bound = set(id(p) for p in f.params) | {id(b.data) for b in f.buffer_map.values()}
+        bound = {id(p) for p in f.params} | {id(b.data) for b in f.buffer_map.values()}
         for v in undefined_vars(f.body, f.params):
             if id(v) not in bound and v.dtype != "handle":
                 self.emit(1, f"{self.var(v)} = {_type_ann(v)}()")

@@ -16,8 +16,8 @@ from . import dtype as _dt
 from .expr import PrimExpr, StringImm, Var, _check_indices, convert
 
 __all__ = [
-    "Stmt", "ForKind", "For", "While", "BufferStore", "Allocate", "DeclBuffer", "SeqStmt", "IfThenElse", "LetStmt",
-    "Evaluate", "AttrStmt", "AssertStmt", "stmt_seq", "stmt_list",
+    "Allocate", "AssertStmt", "AttrStmt", "BufferStore", "DeclBuffer", "Evaluate", "For", "ForKind", "IfThenElse",
+    "LetStmt", "SeqStmt", "Stmt", "While", "stmt_list", "stmt_seq",
 ]
 
 

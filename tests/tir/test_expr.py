@@ -19,7 +19,8 @@ def test_var_identity_and_dict_keys():
     x, x2 = tir.Var("x", "int32"), tir.Var("x", "int32")
     table = {x: 1, x2: 2}
     assert table[x] == 1 and table[x2] == 2
-    assert bool(x == x) and not bool(x == x2)
+    same = x
+    assert bool(x == same) and not bool(x == x2)
     assert bool(x != x2)
     eq = (x == 1).asobject()
     assert isinstance(eq, tir.EQ) and eq.dtype == "bool" and eq.b.value == 1

@@ -45,7 +45,7 @@ def test_mutator_keeps_identity_when_unchanged():
 def test_substitute_and_ir_transform():
     x, y = tir.Var("x", "int32"), tir.Var("y", "int32")
     assert str(tir.substitute(x + 1, {x: y * 2})) == "y * 2 + 1"
-    A, i, loop = _loop()
+    _A, i, loop = _loop()
     j = tir.Var("j", "int32")
     renamed = tir.substitute(loop.body, {i: j})
     assert renamed.indices[0] is j

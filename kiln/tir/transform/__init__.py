@@ -5,8 +5,10 @@ Registered names: ``tir.Simplify``, ``tir.FlattenBuffer``, ``tir.UnrollLoop`` (c
 module also exposes the plain function over a PrimFunc (``simplify_prim_func``, ``flatten_buffer`` ...).
 """
 
-from .function_pass import PrimFuncPass, prim_func_pass
+# ruff: noqa: F401  (re-exports)
+
 from .flatten_buffer import FlattenBuffer, flatten_buffer
+from .function_pass import PrimFuncPass, prim_func_pass
 from .lower_intrin import LowerIntrin, lower_intrin
 from .make_packed_api import MakePackedAPI, make_packed_api
 from .remove_no_op import RemoveNoOp, remove_no_op

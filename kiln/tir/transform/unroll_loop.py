@@ -18,9 +18,9 @@ serial loop.
 
 from dataclasses import dataclass
 
+from ...error import KilnError
 from ...ir.pass_context import register_config
 from ...ir.transform import PassContext, PassInfo, register_pass
-from ...error import KilnError
 from .. import expr as E
 from .. import op as _op
 from .. import stmt as S

@@ -71,7 +71,7 @@ def test_dtypes_do_not_mix_and_nothing_to_do_keeps_identity(helpers):
 
 def test_unused_allocation_is_dropped(helpers):
     A = tir.decl_buffer((4,), "float32", "A")
-    d, t = _local("unused", 16)
+    d, _t = _local("unused", 16)
     i = tir.Var("i", "int32")
     a = tir.Var("a", "handle")
     body = tir.Allocate(d, "float32", [16], True, tir.For(i, 0, 4, tir.ForKind.SERIAL,

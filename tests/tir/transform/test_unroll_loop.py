@@ -19,7 +19,7 @@ def _func(helpers, kind, extent=4, inner=False):
 
 
 def test_unrolled_kind_is_unrolled_explicitly(helpers):
-    before, A, i, a = _func(helpers, tir.ForKind.UNROLLED)
+    before, A, _i, _a = _func(helpers, tir.ForKind.UNROLLED)
     after = helpers.run_pass(UnrollLoop(), before)
     expected = tir.stmt_seq(*(tir.BufferStore(A, tir.Add(A[k], tir.const(k)), [k]) for k in range(4)))
     assert_structural_equal(after.body, expected)
@@ -42,11 +42,11 @@ def test_auto_unroll_through_config(helpers):
 
 def test_unknown_option_and_non_constant_extent(helpers):
     before, *_ = _func(helpers, tir.ForKind.SERIAL)
-    with transform.PassContext(config={"tir.UnrollLoop": {"auto_max_steps": 16}}):
-        with pytest.raises(KilnError, match="auto_max_steps"):
-            helpers.run_pass(UnrollLoop(), before)
+    with transform.PassContext(config={"tir.UnrollLoop": {"auto_max_steps": 16}}), \
+            pytest.raises(KilnError, match="auto_max_steps"):
+        helpers.run_pass(UnrollLoop(), before)
     n = tir.Var("n", "int32")
-    dynamic, A, i, a = _func(helpers, tir.ForKind.UNROLLED, extent=n)
+    dynamic, _A, _i, _a = _func(helpers, tir.ForKind.UNROLLED, extent=n)
     after = helpers.run_pass(UnrollLoop(), dynamic)
     assert after.body.kind == tir.ForKind.SERIAL
 

@@ -18,7 +18,7 @@ def _elementwise(helpers, extent=4, kind=tir.ForKind.VECTORIZED, index=None):
 
 
 def test_vector_code(helpers):
-    before, (A, B, C, i, v) = _elementwise(helpers)
+    before, (A, B, C, i, _v) = _elementwise(helpers)
     after = helpers.run_pass(VectorizeLoop(), before)
     ramp = tir.Ramp(i * 4, 1, 4)
     value = tir.Call("float32x4", "tir.exp", [A[ramp]]) * tir.Broadcast(C[0], 4) + \
