@@ -66,11 +66,14 @@ def constant_scale(expr, value_shape, axes, require_positive):
     """The scale vector of a constant multiplier ``expr`` of a tensor of ``value_shape`` scaled along ``axes``.
 
     Returns ``squeeze(expr)`` (or ``expr`` itself, or for a scalar a constant filled to the axes' sizes), or None when
-    ``expr`` is not a constant, does not broadcast only along ``axes``, or is not positive while it must be.
+    ``expr`` is not a floating-point constant, does not broadcast only along ``axes``, or is not positive while it
+    must be.
     """
     if not isinstance(expr, Constant) or not axes:
         return None
     data = expr.data.numpy()
+    if data.dtype.kind != "f":  # integer arithmetic would wrap or truncate differently once the scale moves
+        return None
     if require_positive and not bool(np.all(data > 0)):
         return None
     if data.ndim == 0:  # a scalar scales every channel alike

@@ -4,10 +4,12 @@
 each input is read in and which layout the output is in. A conversion hook changes those attributes; the rewriter
 then moves the inputs.
 
-:data:`RULES` holds, per operator, how an operator carries a new layout of its inputs to its output. A rule gets
-the rewriter, the original (typed) call and its rewritten arguments (:class:`~.layout_rewriter.LayoutValue`) and
-returns the rewritten call's LayoutValue, or None to let the rewriter bring every input back to its original
-layout. Rules only fire when an input arrives in a new layout; they never change a layout on their own.
+:func:`rule_for` gives, per operator, how it carries a new layout of its inputs to its output: a rule registered in
+:data:`RULES` (bias_add, concatenate, poolings, normalizations, reductions, pad), else the broadcast rule for the
+numpy-broadcasting operators and the element-wise rule for one-input ``ELEMWISE`` operators. A rule gets the
+rewriter, the original (typed) call and its rewritten arguments (:class:`LayoutValue`) and returns the rewritten
+call's LayoutValue, or None to let the rewriter bring every input back to its original layout. Rules only act when
+an input arrives in a new layout; they never change a layout on their own.
 """
 
 import dataclasses

@@ -292,3 +292,25 @@ def test_untouched_function_keeps_identity():
     x = relay.var("x", shape=(1, 4, 6, 6))
     mod = kiln.IRModule.from_expr(relay.Function([x], relay.nn.relu(x)))
     assert T.ForwardFoldScaleAxis()(mod) is mod and T.BackwardFoldScaleAxis()(mod) is mod
+
+
+def test_integer_scales_are_left_alone():
+    x = relay.var("x", shape=(1, 4, 6, 6), dtype="int32")
+    w = relay.var("w", shape=(4, 4, 3, 3), dtype="int32")
+    s = relay.const(np.full((4, 1, 1), 3, "int32"))
+    before = relay.Function([x, w], relay.multiply(relay.nn.conv2d(relay.multiply(x, s), w), s))
+    for fold in (T.ForwardFoldScaleAxis(), T.BackwardFoldScaleAxis()):
+        assert_structural_equal(run_opt_pass(before, fold), relay.infer_type(before))
+
+
+def test_scale_that_only_one_consumer_can_absorb_is_realized_for_the_other(check_pass):
+    """The blocked conv asks for axes (1, 4), the dense for (4,): the meet (4,) folds into the dense only."""
+    x = relay.var("x", shape=(1, 2, 5, 5, 4))
+    w = relay.var("w", shape=(2, 2, 3, 3, 4, 4))
+    d = relay.var("d", shape=(3, 4))
+    y = relay.multiply(x, positive_scale((4,), 5))
+    conv = relay.nn.conv2d(y, w, data_layout="NCHW4c", kernel_layout="OIHW4i4o")
+    before = relay.Function([x, w, d], relay.Tuple([conv, relay.nn.dense(y, d)]))
+    after = check_pass(before, T.ForwardFoldScaleAxis())
+    conv_after, dense_after = after.body.fields
+    assert conv_after.args[0].op.name == "multiply" and dense_after.args[0] is after.params[0]
