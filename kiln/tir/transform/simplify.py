@@ -3,8 +3,8 @@ statement structure tells about variables.
 
 A loop binds its variable to ``[min, min + extent)``; an ``IfThenElse`` simplifies its then-branch under the condition
 and its else-branch under its negation (and keeps only one branch when the condition is decided); a ``LetStmt``
-binds its variable (substituted when the value is a constant or a variable); an ``AssertStmt``'s condition holds in
-its body. Statements left without effect are removed by ``tir.RemoveNoOp``, not here.
+binds its variable (substituted when the value is a constant or a variable, and the binding is dropped once nothing
+uses it); an ``AssertStmt``'s condition holds in its body. Statements left without effect are removed by ``tir.RemoveNoOp``, not here.
 """
 
 from dataclasses import dataclass
@@ -14,6 +14,7 @@ from ...ir.transform import PassInfo, register_pass
 from .. import expr as E
 from .. import op as _op
 from .. import stmt as S
+from ..analysis import stmt_contains
 from ..functor import StmtExprMutator
 from .function_pass import PrimFuncPass
 
@@ -54,6 +55,8 @@ class StmtSimplifier(StmtExprMutator):
         elif value.dtype in ("int32", "int64"):
             self.analyzer.update(op.var, self.analyzer.const_int_bound(value), override=True)
         body = self.visit_stmt(op.body)
+        if not stmt_contains(body, lambda n: n is op.var):  # the binding was substituted everywhere, or unused
+            return body
         return op.with_fields(value=value, body=body)
 
     def visit_assert_stmt(self, op):
