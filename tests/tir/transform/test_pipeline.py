@@ -42,3 +42,17 @@ def test_passes_are_registered_by_name():
         assert name in names
         assert transform.get_pass(name).info.name == name
     assert "tir.UnrollLoop" in transform.PassContext.list_configs()
+
+
+def test_lowered_function_round_trips_through_json():
+    from kiln.ir import assert_structural_equal, load_json, save_json
+
+    A = tir.decl_buffer((8,), "float32", "A")
+    i = tir.Var("i", "int32")
+    a = tir.Var("a", "handle")
+    func = tir.PrimFunc([a], tir.For(i, 0, 8, tir.ForKind.VECTORIZED, tir.BufferStore(A, tir.tanh(A[i]), [i])),
+                        buffer_map={a: A}).with_attr("global_symbol", "f")
+    mod = transform.Sequential([T.VectorizeLoop(), T.LowerIntrin(), T.MakePackedAPI()])(IRModule({"f": func}))
+    back = load_json(save_json(mod))
+    assert_structural_equal(back["f"], mod["f"])
+    assert str(back["f"]) == str(mod["f"])
