@@ -25,7 +25,9 @@ and ``layout_transform(layout_transform(x, A, B), B, A)`` collapses to ``x``. Th
 brought back to its original layout, so the rewritten function has the original signature.
 """
 
+from ...error import KilnError
 from ...ir.op import Op
+from ...tir.layout import layout as parse_layout
 from .. import op as _op
 from ..expr import Call, Tuple, TupleGetItem
 from ..expr_functor import ExprFunctor
@@ -160,7 +162,9 @@ class LayoutRewriter(ExprFunctor):
             inputs = [self.original(a) for a in args]
             new = build(inputs)
             if new is not None and not _same_call(new, call, inputs):
-                return self._converted(call, new, args, inputs)
+                out = self._converted(call, new, args, inputs)
+                if out is not None:
+                    return out
         rule = _rule(call.op)
         if rule is not None:
             out = rule(self, call, args)
@@ -175,12 +179,17 @@ class LayoutRewriter(ExprFunctor):
         return LayoutValue(call.with_fields(args=tuple(self.original(a) for a in args)))
 
     def _converted(self, call, new, args, inputs):
-        """Wire the replacement ``new`` of ``call`` (see the module docstring, step 1)."""
+        """Wire the replacement ``new`` of ``call`` (see the module docstring, step 1); None when one of its tensors
+    does not fit the new layouts."""
         old_spec = LAYOUT_OPS.get(call.op.name)
         new_spec = LAYOUT_OPS.get(new.op.name) if isinstance(new, Call) and isinstance(new.op, Op) else None
         if old_spec is None or new_spec is None:
             return LayoutValue(new)  # an equivalent expression in the original layout
         old_layouts, new_layouts = old_spec.inputs(call), new_spec.inputs(new)
+        old_out, new_out = old_spec.output(call), new_spec.output(new)
+        shapes = [(a.checked_type.shape, o, n) for a, o, n in zip(call.args, old_layouts, new_layouts) if o and n]
+        if not all(_convertible(*s) for s in [*shapes, (call.checked_type.shape, old_out, new_out)]):
+            return None  # a tensor cannot be laid out that way (C=3 in NCHW8c): keep the call as it is
         new_args = []
         for arg, target in zip(new.args, new_layouts):
             index = next((j for j, inp in enumerate(inputs) if inp is arg), None)
@@ -188,7 +197,7 @@ class LayoutRewriter(ExprFunctor):
                 new_args.append(arg)  # built by the hook itself: already what the new call expects
             else:
                 new_args.append(self.as_layout(args[index], old_layouts[index], target))
-        return LayoutValue(new.with_fields(args=tuple(new_args)), old_spec.output(call), new_spec.output(new))
+        return LayoutValue(new.with_fields(args=tuple(new_args)), old_out, new_out)
 
 
 _LAYOUT_TRANSFORM = Op.get("layout_transform")
@@ -199,6 +208,15 @@ def _rule(op):
     if op not in _RULE_CACHE:
         _RULE_CACHE[op] = rule_for(op)
     return _RULE_CACHE[op]
+
+
+def _convertible(shape, src, dst) -> bool:
+    """Whether a tensor of ``shape`` in layout ``src`` can be transformed to layout ``dst``."""
+    try:
+        parse_layout(src).convert_shape(shape, parse_layout(dst))
+    except KilnError:
+        return False
+    return True
 
 
 def _same_call(new, call, inputs) -> bool:

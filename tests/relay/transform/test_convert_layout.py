@@ -248,3 +248,12 @@ def test_registration_printing_and_errors():
     mod = kiln.IRModule.from_expr(relay.Function([x, w], relay.nn.conv2d(x, w)))
     with pytest.raises(KilnError, match="cannot be 'default'"):
         T.ConvertLayout({"nn.conv2d": ["default", "default"]})(mod)
+
+
+def test_conversion_declined_when_channels_do_not_split(check_pass):
+    x = relay.var("x", shape=(1, 3, 6, 6))
+    w1, w2 = relay.var("w1", shape=(8, 3, 3, 3)), relay.var("w2", shape=(8, 8, 3, 3))
+    y = relay.nn.conv2d(relay.nn.relu(relay.nn.conv2d(x, w1, padding=(1, 1))), w2, padding=(1, 1))
+    after = check_pass(relay.Function([x, w1, w2], y), T.ConvertLayout({"nn.conv2d": ["NCHW4c", "default"]}))
+    layouts = [c.attrs.data_layout for c in calls(after, "nn.conv2d")]
+    assert sorted(layouts) == ["NCHW", "NCHW4c"]  # 3 input channels cannot be split by 4
