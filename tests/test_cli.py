@@ -161,3 +161,13 @@ def test_console_script_is_declared_and_runs():
     done = subprocess.run([sys.executable, "-m", "kiln.cli", "opt", "-p", "Nope"], input=MODULE,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and done.stderr.startswith("kiln opt: error: unknown pass 'Nope'")
+
+
+def test_fuse_ops_with_pass_config(capsys, module_file):
+    code, out, err = run_cli(capsys, module_file, "-p", "InferType,FuseOps(fuse_opt_level=2)", "-O", "3",
+                             "--pass-config", "relay.FuseOps.max_depth=4", "--verify-each", "--verify-semantics")
+    assert code == 0 and err == ""
+    fused = relay.parse(out)["main"].body.op
+    assert fused.attrs["Primitive"] == 1
+    code, out, err = run_cli(capsys, module_file, "-p", "FuseOps", "--pass-config", "relay.FuseOps.max_depth=deep")
+    assert code == 1 and err.count("\n") == 1 and "relay.FuseOps.max_depth" in err
