@@ -87,6 +87,28 @@ class _Profile:
         self.children: list = []
 
 
+class _instance_or_current:
+    """A method that, called on the class instead of an instance, runs on the current context's instance."""
+
+    def __init__(self, method):
+        self.method = method
+        self.__doc__ = method.__doc__
+
+    def __get__(self, instance, owner):
+        if instance is not None:
+            return self.method.__get__(instance, owner)
+
+        def on_current(*args, **kwargs):
+            from .pass_context import PassContext
+
+            for inst in PassContext.current().instruments or ():
+                if isinstance(inst, owner):
+                    return self.method(inst, *args, **kwargs)
+            return ""
+
+        return on_current
+
+
 class PassTimingInstrument(PassInstrument):
     """Time every pass, nested passes under the pass that ran them (a Sequential's members under it).
 
@@ -125,8 +147,10 @@ class PassTimingInstrument(PassInstrument):
             profile = self._stack.pop()
             profile.duration = time.perf_counter() - profile.start
 
+    @_instance_or_current
     def render(self) -> str:
-        """The timings as text (see the class docstring)."""
+        """The timings as text (see the class docstring). As in TVM, ``PassTimingInstrument.render()`` called on the
+        class renders the timing instrument of the current PassContext."""
         roots = [p for p in self._roots if p.duration is not None]
         total = sum(p.duration for p in roots)
         if not roots:

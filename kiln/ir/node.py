@@ -33,6 +33,10 @@ class Node:
             cls.type_key = f"{cls.__module__.split('.')[1]}.{cls.__name__}"
         _NODE_TYPES[cls.type_key] = cls  # a slots dataclass re-creates the class; the last one wins
 
+    def same_as(self, other) -> bool:
+        """Whether ``other`` is this very node (TVM's ``ObjectRef.same_as``)."""
+        return self is other
+
     def fields(self) -> dict[str, Any]:
         """Return the node's public fields by name, in declaration order.
 

@@ -357,3 +357,15 @@ def test_instrument_list_is_a_list_and_edits_are_seen():
         printing_pass("P")(make_mod())
     assert events == ["1 enter_ctx", "1 should_run", "2 should_run", "1 run_before_pass", "2 run_before_pass",
                       "1 run_after_pass", "2 run_after_pass", "1 exit_ctx", "2 exit_ctx"]
+
+
+def test_render_on_the_class_uses_the_current_context():
+    from kiln.ir.instrument import PassTimingInstrument as Timing
+
+    timing = Timing()
+    x = tvm.relay.var("x", shape=(2,))
+    mod = tvm.IRModule.from_expr(tvm.relay.exp(x))
+    with tvm.transform.PassContext(instruments=[timing]):
+        tvm.relay.transform.InferType()(mod)
+        assert Timing.render() == timing.render() and Timing.render().startswith("InferType:")
+    assert Timing.render() == "" and timing.render() == ""

@@ -60,8 +60,9 @@ class GraphPartitioner:
         self.max_function_args = max_function_args
         self.groups: list = []
 
-    def partition(self, graph) -> list:
-        """Return the group of each node, indexed like ``graph.post_dfs_order``."""
+    def partition(self, graph, dom_tree=None) -> list:
+        """Return the group of each node, indexed like ``graph.post_dfs_order`` (``dom_tree``: a precomputed
+        :func:`post_dominator_tree` of ``graph``)."""
         self.graph = graph
         self.groups = [
             Group(node.pattern, node.ref, node.ref if node.pattern == OpPattern.OUT_ELEMWISE_FUSABLE else None)
@@ -69,7 +70,8 @@ class GraphPartitioner:
         ]
         if self.opt_level == 0:
             return self.groups
-        dom_tree = post_dominator_tree(graph)
+        if dom_tree is None:
+            dom_tree = post_dominator_tree(graph)
         for phase in range(3):
             self._run_fuse(graph, dom_tree, phase)
         return self.groups

@@ -9,28 +9,10 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ...ir.transform import PassInfo, register_pass
-from ..expr import Let, Var
-from ..expr_functor import ExprMutator, expr_children, post_order_visit
+from ..expr import Var
+from ..analysis.use_counts import var_use_counts
+from ..expr_functor import ExprMutator
 from .function_pass import FunctionPass
-
-
-def _var_uses(expr) -> Counter:
-    """How many times each variable is referenced (edges from distinct parent nodes), binding sites excluded."""
-    counts: Counter = Counter()
-
-    def count(node):
-        if isinstance(node, Let):
-            children = (node.value, node.body)
-        else:
-            children = expr_children(node)
-            if hasattr(node, "params"):
-                children = (node.body,)
-        for child in children:
-            if isinstance(child, Var):
-                counts[child] += 1
-
-    post_order_visit(expr, count)
-    return counts
 
 
 class _Eliminator(ExprMutator):
@@ -50,7 +32,7 @@ class _Eliminator(ExprMutator):
         for binding in reversed(chain):
             uses = self.counts[binding.var]
             if uses == 0:
-                for v, n in _var_uses(binding.value).items():
+                for v, n in var_use_counts(binding.value).items():
                     self.counts[v] -= n
                 if isinstance(binding.value, Var):
                     self.counts[binding.value] -= 1
@@ -66,9 +48,13 @@ class _Eliminator(ExprMutator):
         return result
 
 
-def dead_code_elimination(expr, inline_once=False):
-    """Remove unused let bindings of ``expr`` (and inline single-use ones when ``inline_once``)."""
-    return _Eliminator(_var_uses(expr), inline_once).visit(expr)
+def dead_code_elimination(expr, inline_once=False, use_counts=None):
+    """Remove unused let bindings of ``expr`` (and inline single-use ones when ``inline_once``).
+
+    ``use_counts`` may pass in :func:`var_use_counts` of ``expr`` (it is copied, not modified).
+    """
+    counts = Counter(use_counts if use_counts is not None else var_use_counts(expr))
+    return _Eliminator(counts, inline_once).visit(expr)
 
 
 @register_pass("DeadCodeElimination")
@@ -81,4 +67,4 @@ class DeadCodeElimination(FunctionPass):
     info = PassInfo(1, "DeadCodeElimination")
 
     def transform_function(self, func, mod, ctx):
-        return dead_code_elimination(func, self.inline_once)
+        return dead_code_elimination(func, self.inline_once, ctx.analysis_manager.get("relay.VarUseCounts", func))

@@ -109,7 +109,7 @@ class FuseMutator(ExprMutator):
         return new_item
 
 
-def fuse_function(func, fuse_opt_level=2, max_depth=256, max_function_args=0, link_params=False):
+def fuse_function(func, fuse_opt_level=2, max_depth=256, max_function_args=0, link_params=False, analyses=None):
     """Fuse the operators of the Relay function ``func`` (typed or not); returns a typed function.
 
     Parameters
@@ -124,12 +124,18 @@ def fuse_function(func, fuse_opt_level=2, max_depth=256, max_function_args=0, li
         The largest number of parameters of one primitive function (0: unlimited).
     link_params : bool
         Keep constants inside primitive functions instead of passing them as arguments.
+    analyses : AnalysisManager, optional
+        Where to get the (cached) indexed graph and post-dominator tree from.
     """
     if func.is_primitive():
         return func
     func = infer_type(func)
-    graph = create_indexed_graph(func.body)
-    groups = GraphPartitioner(fuse_opt_level, max_depth, max_function_args).partition(graph)
+    if analyses is not None:
+        graph, dom_tree = analyses.get("relay.PostDominatorTree", func)
+    else:
+        graph = create_indexed_graph(func.body)
+        dom_tree = None
+    groups = GraphPartitioner(fuse_opt_level, max_depth, max_function_args).partition(graph, dom_tree)
     body = FuseMutator(graph, groups, link_params).visit(func.body)
     return infer_type(func.with_fields(body=body, ret_type=None, checked_type_=None))
 
@@ -165,5 +171,5 @@ class FuseOps(FunctionPass):
         level = ctx.opt_level if self.fuse_opt_level == -1 else self.fuse_opt_level
         return fuse_function(
             func, level, ctx.config.get("relay.FuseOps.max_depth", 256), _target_max_function_args(),
-            ctx.config.get("relay.FuseOps.link_params", False),
+            ctx.config.get("relay.FuseOps.link_params", False), ctx.analysis_manager,
         )

@@ -18,8 +18,9 @@ from ..function import Function
 
 
 class _Lifter(ExprMutator):
-    def __init__(self, module, prefix):
+    def __init__(self, module, prefix, analyses=None):
         super().__init__()
+        self.free_vars = (lambda fn: analyses.get("relay.FreeVars", fn)) if analyses is not None else free_vars
         self.module = module
         self.prefix = prefix
         self.counter = 0
@@ -38,8 +39,8 @@ class _Lifter(ExprMutator):
     def visit_let(self, let):
         chain, body = self.let_chain(let)
         if len(chain) == 1 and isinstance(let.value, Function) and not let.value.is_primitive() \
-                and let.var in free_vars(let.value):
-            captured = [v for v in free_vars(let.value) if v is not let.var]
+                and let.var in self.free_vars(let.value):
+            captured = [v for v in self.free_vars(let.value) if v is not let.var]
             gv = GlobalVar(self._name())
             self.let_bound[let.var] = Call(gv, tuple(captured)) if captured else gv
             lifted = self._lift(let.value, captured, gv)
@@ -49,7 +50,7 @@ class _Lifter(ExprMutator):
     def visit_function(self, fn):
         if fn.is_primitive():
             return fn
-        captured = free_vars(fn)
+        captured = self.free_vars(fn)
         return self._lift(fn, captured, GlobalVar(self._name()))
 
     def _lift(self, fn, captured, gv):
@@ -61,12 +62,12 @@ class _Lifter(ExprMutator):
         return gv
 
 
-def lambda_lift(mod: IRModule, prefix="lifted_name") -> IRModule:
+def lambda_lift(mod: IRModule, prefix="lifted_name", analyses=None) -> IRModule:
     """Return a copy of ``mod`` in which no non-primitive function is nested inside another."""
     out = IRModule(attrs=mod.attrs)
     for gv, func in mod.functions.items():
         out[gv] = func
-    lifter = _Lifter(out, prefix)
+    lifter = _Lifter(out, prefix, analyses)
     for gv, func in list(mod.functions.items()):
         if isinstance(func, Function):
             out[gv] = func.with_fields(body=lifter.visit(func.body))
@@ -81,4 +82,4 @@ class LambdaLift(ModulePass):
     info = PassInfo(0, "LambdaLift")
 
     def transform_module(self, mod, ctx):
-        return lambda_lift(mod)
+        return lambda_lift(mod, analyses=ctx.analysis_manager)

@@ -238,3 +238,16 @@ def test_resnet_and_transformer_fuse_preserve_results(check_pass):
     check_pass(net, prep + [relay.transform.FuseOps()], rtol=1e-3, atol=1e-3)
     check_pass(transformer.get_net(seq=4, hidden=16, heads=2, ffn=32), prep + [relay.transform.FuseOps()],
                rtol=1e-3, atol=1e-4)
+
+
+def test_post_dominator_tree_comes_from_the_analysis_manager():
+    import kiln
+
+    x = relay.var("x", shape=(4,))
+    mod = kiln.IRModule.from_expr(relay.Function([x], relay.nn.relu(relay.exp(x))))
+    mod = relay.transform.InferType()(mod)
+    with kiln.transform.PassContext(opt_level=2) as ctx:
+        relay.transform.FuseOps()(mod)
+        relay.transform.FuseOps(fuse_opt_level=1)(mod)
+        stats = ctx.analysis_manager.stats["relay.PostDominatorTree"]
+    assert stats["computed"] == 1 and stats["reused"] == 1
