@@ -1,0 +1,204 @@
+"""Builders of tensor expressions (TVM's ``te.placeholder``, ``te.compute``, ``te.reduce_axis``, ``te.var``,
+``te.comm_reducer``).
+
+``compute(shape, fcompute)`` names one index variable per dimension after ``fcompute``'s parameters (``lambda i, j``
+gives axes ``i`` and ``j``; a ``*args`` function gets ``i0, i1, ...``), calls it once with those variables and keeps
+the returned expression(s) as the operation's body. A reduction (``te.sum(A[i, k], axis=k)``) must be a whole output
+expression; use one stage per reduction.
+"""
+
+import inspect
+
+from ..error import TIRError
+from ..tir import dtype as _dt
+from ..tir import expr as E
+from ..tir.expr_reduce import CommReducer, IterVar, IterVarType, Range, Reduce
+from .tensor import ComputeOp, PlaceholderOp, Tensor
+
+__all__ = ["placeholder", "compute", "reduce_axis", "var", "size_var", "comm_reducer"]
+
+
+def _shape(shape) -> tuple:
+    if isinstance(shape, E.PrimExpr | int):
+        shape = (shape,)
+    out = []
+    for s in shape:
+        s = E.convert(s)
+        if not _dt.is_integer(s.dtype) or _dt.lanes(s.dtype) != 1:
+            raise TIRError(f"te: a shape entry must be a scalar integer, got {s} ({s.dtype})")
+        out.append(s)
+    return tuple(out)
+
+
+def placeholder(shape, dtype=None, name="placeholder") -> Tensor:
+    """An input tensor (TVM's ``te.placeholder``).
+
+    Parameters
+    ----------
+    shape : tuple of int or PrimExpr
+        The shape; a ``te.var`` entry makes the size symbolic.
+    dtype : str, optional
+        The element type (default ``"float32"``).
+    name : str
+        The name (of its buffer after lowering).
+
+    Returns
+    -------
+    tensor : Tensor
+
+    Examples
+    --------
+    >>> n = te.var("n")
+    >>> A = te.placeholder((n, 4), name="A")
+    >>> A.shape[1], A.dtype
+    (4, 'float32')
+    """
+    return PlaceholderOp(name, "", None, _shape(shape), dtype or "float32").output(0)
+
+
+def _arg_names(fcompute, ndim):
+    try:
+        spec = inspect.getfullargspec(fcompute)
+    except TypeError:
+        return [f"i{k}" for k in range(ndim)]
+    names = list(spec.args)
+    if spec.varargs is not None:
+        names += [f"i{k}" for k in range(len(names), ndim)]
+    if len(names) != ndim:
+        raise TIRError(f"te.compute: fcompute takes {len(names)} index arguments but the shape has {ndim} dimensions")
+    return names[:ndim]
+
+
+def compute(shape, fcompute, name="compute", tag="", attrs=None) -> Tensor:
+    """A tensor whose elements ``fcompute`` gives from their indices (TVM's ``te.compute``).
+
+    Parameters
+    ----------
+    shape : tuple of int or PrimExpr
+        The output shape.
+    fcompute : callable
+        ``(i0, i1, ...) -> expr`` (or a list of exprs for several outputs of one shape).
+    name : str
+        The name of the operation (and of its output buffer).
+    tag : str
+        A free-form tag (``"elemwise"``, ``"conv2d_nchw"`` ...) read by schedules.
+    attrs : dict, optional
+        Extra attributes.
+
+    Returns
+    -------
+    tensor : Tensor or list of Tensor
+        The output, or the outputs when ``fcompute`` returns several expressions.
+
+    Examples
+    --------
+    >>> A = te.placeholder((8,), name="A")
+    >>> B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+    >>> B.op.axis[0].dom.extent
+    8
+    """
+    shape = _shape(shape)
+    names = _arg_names(fcompute, len(shape))
+    axis = tuple(IterVar(Range(E.IntImm(s.dtype, 0), s), E.Var(n, s.dtype), IterVarType.DataPar)
+                 for n, s in zip(names, shape))
+    body = fcompute(*[iv.var for iv in axis])
+    if isinstance(body, Tensor):
+        raise TIRError(f"te.compute {name}: fcompute returned a tensor; index it (A[i, j]) to read an element")
+    body = tuple(body) if isinstance(body, list | tuple) else (body,)
+    op = ComputeOp(name, tag, attrs, axis, body)
+    return op.output(0) if op.num_outputs == 1 else [op.output(i) for i in range(op.num_outputs)]
+
+
+def reduce_axis(dom, name="rv", thread_tag="", span=None) -> IterVar:
+    """A reduction axis over ``dom`` (a ``(begin, end)`` pair or a Range) (TVM's ``te.reduce_axis``).
+
+    Examples
+    --------
+    >>> k = te.reduce_axis((0, 16), name="k")
+    >>> k.dom.extent
+    16
+    """
+    if isinstance(dom, tuple | list):
+        if len(dom) != 2:
+            raise TIRError(f"te.reduce_axis {name}: dom must be (begin, end), got {dom!r}")
+        dom = Range(dom[0], dom[1])
+    elif not isinstance(dom, Range):
+        dom = Range(0, dom)
+    return IterVar(dom, E.Var(name, dom.extent.dtype), IterVarType.CommReduce, thread_tag, span=span)
+
+
+def var(name="tindex", dtype="int32", span=None) -> E.Var:
+    """A symbolic scalar (a size or a parameter): ``n = te.var("n")``."""
+    return E.Var(name, dtype, span=span)
+
+
+def size_var(name="size", dtype="int32", span=None) -> E.SizeVar:
+    """A symbolic size, known to be non-negative."""
+    return E.SizeVar(name, dtype, span=span)
+
+
+def comm_reducer(fcombine, fidentity, name="reduce"):
+    """Build a commutative reducer (TVM's ``te.comm_reducer``), over one value or a tuple of values.
+
+    Parameters
+    ----------
+    fcombine : callable
+        ``(x, y) -> value``; for a tuple reducer ``x`` and ``y`` are tuples and the result is a tuple.
+    fidentity : callable
+        ``(*dtypes) -> value`` (or tuple): the identity element(s).
+    name : str
+        The reducer's name.
+
+    Returns
+    -------
+    reducer : callable
+        ``reducer(expr, axis, where=None, init=None)`` gives a Reduce (a list of them for a tuple ``expr``);
+        ``reducer(a, b)`` combines two values directly.
+
+    Examples
+    --------
+    >>> argmax = te.comm_reducer(lambda x, y: (tir.Select(x[1] >= y[1], x[0], y[0]),
+    ...                                       tir.Select(x[1] >= y[1], x[1], y[1])),
+    ...                          lambda t0, t1: (tir.const(-1, t0), tir.min_value(t1)), name="argmax")
+    """
+
+    def make_reduce(expr, axis, where, init):
+        single = not isinstance(expr, list | tuple)
+        exprs = (E.convert(expr),) if single else tuple(E.convert(e) for e in expr)
+        dtypes = [e.dtype for e in exprs]
+        if single:
+            lhs, rhs = (E.Var("x", dtypes[0]),), (E.Var("y", dtypes[0]),)
+            result = (E.convert(fcombine(lhs[0], rhs[0])),)
+            ident = (E.convert(fidentity(dtypes[0]), dtypes[0]),)
+        else:
+            lhs = tuple(E.Var(f"x_{k}", t) for k, t in enumerate(dtypes))
+            rhs = tuple(E.Var(f"y_{k}", t) for k, t in enumerate(dtypes))
+            result = tuple(E.convert(r) for r in fcombine(lhs, rhs))
+            ident = tuple(E.convert(v, t) for v, t in zip(fidentity(*dtypes), dtypes))
+        if len(result) != len(exprs) or len(ident) != len(exprs):
+            raise TIRError(f"te.comm_reducer {name}: fcombine and fidentity must give {len(exprs)} values")
+        combiner = CommReducer(lhs, rhs, result, ident)
+        axes = (axis,) if isinstance(axis, IterVar) else tuple(axis)
+        for a in axes:
+            if not isinstance(a, IterVar) or a.iter_type != IterVarType.CommReduce:
+                raise TIRError(f"te.{name}: axis must be reduction axes made by te.reduce_axis, got {a!r}")
+        inits = () if init is None else tuple(
+            E.convert(v, t) for v, t in zip(init if isinstance(init, list | tuple) else (init,), dtypes))
+        reduces = [Reduce(combiner, exprs, axes, where, k, inits) for k in range(len(exprs))]
+        return reduces[0] if single else reduces
+
+    def reducer(expr, axis=None, where=None, init=None, *args):
+        if isinstance(axis, IterVar | list | tuple):
+            return make_reduce(expr, axis, where, init)
+        if axis is None:
+            raise TIRError(f"te.{name}: needs reduction axes (made by te.reduce_axis)")
+        values = [expr, axis] + ([where] if where is not None else []) + list(args)
+        result = values[0]
+        for v in values[1:]:
+            result = fcombine(result, v)
+        return result
+
+    reducer.__name__ = name
+    reducer.__doc__ = f"The ``{name}`` reducer: ``{name}(expr, axis, where=None, init=None)`` or ``{name}(a, b)``."
+    return reducer
+

@@ -1,0 +1,363 @@
+"""Schedules (TVM's ``te.Schedule`` and ``te.Stage``): how the loop nests of tensor expressions are arranged.
+
+A :class:`Schedule` holds one :class:`Stage` per operation reachable from its outputs. A stage starts with one loop
+per root axis of its operation (the data-parallel ``axis``, then the ``reduce_axis``) and is rearranged by the
+scheduling primitives, each recording what it did:
+
+* ``split(axis, factor)`` / ``split(axis, nparts=n)`` replaces a leaf axis by ``outer`` and ``inner`` (a
+  :class:`Split` relation: ``axis = outer * factor + inner``); ``fuse(a, b)`` replaces two adjacent leaf axes by one
+  (a :class:`Fuse` relation: ``a = fused // extent(b)``, ``b = fused % extent(b)``); ``tile`` is two splits and a
+  reorder; ``reorder`` permutes leaf axes;
+* ``parallel``, ``vectorize``, ``unroll`` choose how a leaf axis' loop runs;
+* ``compute_at(parent, axis)`` computes the stage inside ``parent``'s loop over ``axis`` (only the part that
+  iteration needs), ``compute_inline()`` substitutes its expression into its consumers, ``compute_root()`` undoes both;
+* ``Schedule.cache_write`` / ``cache_read`` (in :mod:`kiln.te.schedule_cache`) add stages that stage data through a
+  scratch buffer.
+
+Stages are mutable, as in TVM; nothing is checked against the loop nest until :func:`kiln.lower` builds it
+(:mod:`kiln.te.bound` infers the loop extents, :mod:`kiln.te.schedule_ops` builds the statements).
+"""
+
+from dataclasses import dataclass
+
+from ..error import TIRError
+from ..tir import expr as E
+from ..tir import op as _op
+from ..tir.expr_reduce import IterVar, IterVarType
+from .tensor import ComputeOp, Operation, Tensor
+
+__all__ = ["Schedule", "Stage", "Split", "Fuse", "create_schedule"]
+
+# iter_var_attrs values: how a leaf loop runs
+PARALLEL, VECTORIZE, UNROLL = "parallel", "vectorize", "unroll"
+
+
+@dataclass(eq=False)
+class Split:
+    """``parent = outer * factor + inner`` (``factor`` is None when the split was given ``nparts``)."""
+
+    parent: IterVar
+    outer: IterVar
+    inner: IterVar
+    factor: E.PrimExpr | None
+    nparts: E.PrimExpr | None
+
+
+@dataclass(eq=False)
+class Fuse:
+    """``fused`` iterates over ``outer`` x ``inner``: ``outer = fused // extent(inner)``, ``inner = fused % ...``."""
+
+    outer: IterVar
+    inner: IterVar
+    fused: IterVar
+
+
+def _derived(name, like):
+    return IterVar(None, E.Var(name, like.var.dtype), like.iter_type)
+
+
+class Stage:
+    """The schedule of one operation (TVM's ``te.Stage``); get it with ``s[tensor]``.
+
+    Attributes
+    ----------
+    op : Operation
+        The operation computed (``cache_write`` replaces it; ``origin_op`` is the one the stage was made for).
+    all_iter_vars : list of IterVar
+        Root axes and every axis a relation made.
+    leaf_iter_vars : list of IterVar
+        The loops, outermost first.
+    relations : list of Split or Fuse
+        How leaf axes derive from root axes, in the order they were made.
+    iter_var_attrs : dict
+        IterVar -> "parallel", "vectorize" or "unroll".
+    attach_type : str
+        "root", "scope" (``compute_at``) or "inline".
+    scope : str
+        Storage scope of an intermediate result ("global", "local").
+    """
+
+    def __init__(self, op, schedule=None):
+        self.op = op
+        self.origin_op = op
+        self.schedule = schedule
+        self.all_iter_vars = list(getattr(op, "root_iter_vars", ()))
+        self.leaf_iter_vars = list(self.all_iter_vars)
+        self.relations: list = []
+        self.iter_var_attrs: dict = {}
+        self.attach_type = "root"
+        self.attach_ivar = None
+        self.attach_stage = None
+        self.scope = "global"
+        self.is_output = False
+
+    # ---- helpers
+    def _name(self):
+        return self.op.name
+
+    def _leaf_index(self, iv, what) -> int:
+        if not isinstance(iv, IterVar):
+            raise TIRError(f"{what} of stage {self._name()}: expected an IterVar (an axis), got {type(iv).__name__}")
+        for k, leaf in enumerate(self.leaf_iter_vars):
+            if leaf is iv:
+                return k
+        leaves = ", ".join(v.var.name_hint for v in self.leaf_iter_vars)
+        raise TIRError(f"{what} of stage {self._name()}: {iv.var.name_hint} is not a loop of the stage "
+                       f"(its loops are: {leaves})")
+
+    def _check_compute(self, what):
+        if not isinstance(self.op, ComputeOp):
+            raise TIRError(f"{what}: stage {self._name()} is a {type(self.op).__name__}, not a compute stage")
+
+    # ---- loop structure
+    def split(self, parent, factor=None, nparts=None):
+        """Split ``parent`` into ``(outer, inner)`` with ``inner`` of extent ``factor`` (or ``outer`` of extent
+        ``nparts``). A factor that does not divide the extent is allowed: the tail is guarded.
+
+        Returns
+        -------
+        outer, inner : IterVar
+        """
+        self._check_compute("split")
+        k = self._leaf_index(parent, "split")
+        if (factor is None) == (nparts is None):
+            raise TIRError(f"split of {parent.var.name_hint} in stage {self._name()}: give exactly one of factor "
+                           "and nparts")
+        amount = E.convert(factor if factor is not None else nparts, parent.var.dtype)
+        if isinstance(amount, E.IntImm) and amount.value <= 0:
+            raise TIRError(f"split of {parent.var.name_hint} in stage {self._name()}: the factor must be positive, "
+                           f"got {amount.value}")
+        name = parent.var.name_hint
+        outer, inner = _derived(f"{name}.outer", parent), _derived(f"{name}.inner", parent)
+        self.relations.append(Split(parent, outer, inner, amount if factor is not None else None,
+                                    amount if nparts is not None else None))
+        self.all_iter_vars += [outer, inner]
+        self.leaf_iter_vars[k:k + 1] = [outer, inner]
+        return outer, inner
+
+    def fuse(self, *args):
+        """Fuse adjacent loops (outermost first) into one.
+
+        Returns
+        -------
+        fused : IterVar
+        """
+        self._check_compute("fuse")
+        if len(args) == 1 and isinstance(args[0], list | tuple):
+            args = tuple(args[0])
+        if not args:
+            raise TIRError(f"fuse in stage {self._name()}: no axes given")
+        fused = args[0]
+        for inner in args[1:]:
+            fused = self._fuse2(fused, inner)
+        return fused
+
+    def _fuse2(self, outer, inner):
+        ko, ki = self._leaf_index(outer, "fuse"), self._leaf_index(inner, "fuse")
+        if ki + 1 == ko:
+            outer, inner, ko, ki = inner, outer, ki, ko
+        if ki != ko + 1:
+            raise TIRError(f"fuse in stage {self._name()}: {outer.var.name_hint} and {inner.var.name_hint} are not "
+                           "adjacent loops (reorder them first)")
+        if outer.iter_type != inner.iter_type:
+            raise TIRError(f"fuse in stage {self._name()}: cannot fuse the data-parallel and reduction axes "
+                           f"{outer.var.name_hint} and {inner.var.name_hint}")
+        fused = _derived(f"{outer.var.name_hint}.{inner.var.name_hint}.fused", outer)
+        self.relations.append(Fuse(outer, inner, fused))
+        self.all_iter_vars.append(fused)
+        self.leaf_iter_vars[ko:ki + 1] = [fused]
+        return fused
+
+    def reorder(self, *args):
+        """Put the given loops in this order, in the positions they occupy now."""
+        self._check_compute("reorder")
+        if len(args) == 1 and isinstance(args[0], list | tuple):
+            args = tuple(args[0])
+        positions = [self._leaf_index(iv, "reorder") for iv in args]
+        if len(set(positions)) != len(positions):
+            raise TIRError(f"reorder in stage {self._name()}: an axis is given twice")
+        for pos, iv in zip(sorted(positions), args):
+            self.leaf_iter_vars[pos] = iv
+
+    def tile(self, x_parent, y_parent, x_factor, y_factor):
+        """Split two loops and order them ``x_outer, y_outer, x_inner, y_inner`` (a 2-D tiling).
+
+        Returns
+        -------
+        x_outer, y_outer, x_inner, y_inner : IterVar
+        """
+        xo, xi = self.split(x_parent, factor=x_factor)
+        yo, yi = self.split(y_parent, factor=y_factor)
+        self.reorder(xo, yo, xi, yi)
+        return xo, yo, xi, yi
+
+    # ---- loop kinds
+    def _annotate(self, iv, kind):
+        self._check_compute(kind)
+        if not any(v is iv for v in self.all_iter_vars):
+            raise TIRError(f"{kind} in stage {self._name()}: {getattr(iv, 'var', iv)} is not an axis of the stage")
+        if kind == PARALLEL and iv.iter_type == IterVarType.CommReduce:
+            raise TIRError(f"parallel in stage {self._name()}: {iv.var.name_hint} is a reduction axis; running its "
+                           "iterations in parallel would race on the result (use rfactor-style stages instead)")
+        self.iter_var_attrs[iv] = kind
+
+    def parallel(self, var):
+        """Run the loop over ``var`` on all cores (an outer loop, ideally)."""
+        self._annotate(var, PARALLEL)
+
+    def vectorize(self, var):
+        """Turn the loop over ``var`` into vector instructions (an innermost loop of constant extent)."""
+        self._annotate(var, VECTORIZE)
+
+    def unroll(self, var):
+        """Unroll the loop over ``var``."""
+        self._annotate(var, UNROLL)
+
+    # ---- placement
+    def compute_at(self, parent, scope):
+        """Compute this stage inside ``parent``'s loop over ``scope``, only the region that iteration reads."""
+        self._check_compute("compute_at")
+        if not isinstance(parent, Stage):
+            raise TIRError(f"compute_at of stage {self._name()}: parent must be a Stage (s[tensor])")
+        if parent is self:
+            raise TIRError(f"compute_at of stage {self._name()}: a stage cannot be attached to itself")
+        if not any(v is scope for v in parent.all_iter_vars):
+            raise TIRError(f"compute_at of stage {self._name()}: {getattr(scope, 'var', scope)} is not an axis of "
+                           f"stage {parent._name()}")
+        self.attach_type, self.attach_stage, self.attach_ivar = "scope", parent, scope
+
+    def compute_inline(self):
+        """Substitute this stage's expression into every consumer instead of storing it."""
+        self._check_compute("compute_inline")
+        if self.op.reduce_axis:
+            raise TIRError(f"compute_inline: stage {self._name()} is a reduction and cannot be inlined")
+        if self.is_output:
+            raise TIRError(f"compute_inline: stage {self._name()} is an output of the schedule")
+        self.attach_type, self.attach_stage, self.attach_ivar = "inline", None, None
+
+    def compute_root(self):
+        """Compute this stage at the top level of the function (the default)."""
+        self.attach_type, self.attach_stage, self.attach_ivar = "root", None, None
+
+    def set_scope(self, scope):
+        """Store this stage's result in ``scope`` ("global", "local")."""
+        self.scope = str(scope)
+
+    def __repr__(self):
+        return f"stage({self.op.name}, {type(self.op).__name__})"
+
+
+class Schedule:
+    """The stages of every operation reachable from ``outputs`` (TVM's ``te.Schedule``): ``s[C]`` is C's stage."""
+
+    def __init__(self, outputs):
+        self.outputs = list(outputs)
+        self.stages: list = []
+        self.stage_map: dict = {}
+        for op in _post_dfs(self.outputs):
+            stage = Stage(op, self)
+            self.stages.append(stage)
+            self.stage_map[op] = stage
+        for op in self.outputs:
+            self.stage_map[op].is_output = True
+
+    def __getitem__(self, key) -> Stage:
+        op = key.op if isinstance(key, Tensor) else key
+        stage = self.stage_map.get(op)
+        if stage is None:
+            name = getattr(op, "name", repr(op))
+            raise TIRError(f"schedule: {name} is not an operation of this schedule (it is not computed for its "
+                           "outputs)")
+        return stage
+
+    def stage_of(self, tensor) -> Stage:
+        """The stage producing ``tensor`` (after cache_write, the one now holding its operation)."""
+        return self[tensor]
+
+    def normalize(self):
+        """Return the schedule (kiln's loops always start at 0; TVM's normalization has nothing to do)."""
+        return self
+
+    def cache_write(self, tensor, scope):
+        """Compute ``tensor`` into a ``scope`` buffer first and copy it out (see :mod:`kiln.te.schedule_cache`).
+
+        Returns
+        -------
+        cache : Tensor
+            The cache tensor (a list for a multi-output operation).
+        """
+        from .schedule_cache import cache_write
+
+        return cache_write(self, tensor, scope)
+
+    def cache_read(self, tensor, scope, readers):
+        """Copy ``tensor`` into a ``scope`` buffer that ``readers`` read instead.
+
+        Returns
+        -------
+        cache : Tensor
+        """
+        from .schedule_cache import cache_read
+
+        return cache_read(self, tensor, scope, readers)
+
+    def _insert(self, stage, position):
+        self.stages.insert(position, stage)
+        self.stage_map[stage.op] = stage
+
+    def __repr__(self):
+        return f"Schedule(outputs=[{', '.join(op.name for op in self.outputs)}])"
+
+
+def _post_dfs(outputs):
+    """Operations reachable from ``outputs``, producers before consumers."""
+    order, seen = [], set()
+    for root in outputs:
+        stack = [(root, False)]
+        while stack:
+            op, ready = stack.pop()
+            if ready:
+                order.append(op)
+                continue
+            if id(op) in seen:
+                continue
+            seen.add(id(op))
+            stack.append((op, True))
+            for t in reversed(op.input_tensors):
+                if id(t.op) not in seen:
+                    stack.append((t.op, False))
+    return order
+
+
+def create_schedule(ops) -> Schedule:
+    """A default schedule for ``ops`` (an operation, a tensor, or a list of them): every stage at the top level
+    with one loop per axis (TVM's ``te.create_schedule``).
+
+    Examples
+    --------
+    >>> s = te.create_schedule(C.op)        # doctest: +SKIP
+    >>> xo, xi = s[C].split(C.op.axis[0], factor=32)     # doctest: +SKIP
+    """
+    if not isinstance(ops, list | tuple):
+        ops = [ops]
+    out = []
+    for op in ops:
+        op = op.op if isinstance(op, Tensor) else op
+        if not isinstance(op, Operation):
+            raise TIRError(f"create_schedule: expected operations (tensor.op), got {type(op).__name__}")
+        out.append(op)
+    return Schedule(out)
+
+
+def split_extent(rel, parent_extent):
+    """The (outer, inner) extents of a Split of a loop of ``parent_extent`` iterations."""
+    if rel.factor is not None:
+        return _ceil_div(parent_extent, rel.factor), rel.factor
+    return rel.nparts, _ceil_div(parent_extent, rel.nparts)
+
+
+def _ceil_div(a, b):
+    if isinstance(a, E.IntImm) and isinstance(b, E.IntImm):
+        return E.IntImm(a.dtype, -(-a.value // b.value))
+    return _op.floordiv(_op.add(a, _op.subtract(b, 1)), b)
+

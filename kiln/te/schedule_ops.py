@@ -1,0 +1,222 @@
+"""Build the loop nest of a schedule (TVM's ``te/schedule/schedule_ops.cc`` and ``te/operation/compute_op.cc``).
+
+Given the bounds of :mod:`kiln.te.bound`, every compute stage becomes statements:
+
+* one ``For`` per leaf axis, outermost first, from 0 to its extent (a loop of extent 1 is dropped and its variable
+  is 0), of kind PARALLEL / VECTORIZED / UNROLLED when the schedule says so;
+* innermost, one ``BufferStore`` per output: ``buf[root - region_min] = body``, where each root axis is replaced by
+  its value in terms of the loops, reads of other stages become ``BufferLoad``s of their buffers (shifted by the
+  region they store), and the tails of non-dividing splits are guarded by ``if likely(value < extent)``;
+* a reduction is split, as in TVM, at its first reduction loop: the loops before it are shared, then an *init* nest
+  (fresh copies of the data-parallel loops after that point, ``v.init``) stores the identity, then the remaining loops
+  run the *update* ``buf[...] = combine(buf[...], source)`` (several outputs go through ``LetStmt``s so each
+  combination reads the old values);
+* a stage attached with ``compute_at(parent, axis)`` is built inside ``parent``'s loop over ``axis``, before the
+  rest of that loop's body, within an ``Allocate`` of the region it computes; root stages follow each other in
+  producer-first order, and the intermediate results they need are allocated around the whole body.
+
+Tensors passed as arguments (or in ``binds``) are stored in the caller's buffers with absolute indices; every other
+stage gets a compact buffer of its region, in its storage scope.
+"""
+
+from ..arith import Analyzer
+from ..error import TIRError
+from ..tir import expr as E
+from ..tir import op as _op
+from ..tir import stmt as S
+from ..tir.buffer import decl_buffer
+from ..tir.expr_reduce import IterVarType
+from ..tir.functor import StmtExprMutator
+from ..tir.intrin import likely
+from ..tir.stmt_functor import substitute
+from .schedule import PARALLEL, UNROLL, VECTORIZE
+
+__all__ = ["build_body"]
+
+_KINDS = {PARALLEL: S.ForKind.PARALLEL, VECTORIZE: S.ForKind.VECTORIZED, UNROLL: S.ForKind.UNROLLED}
+
+
+class _ToBufferLoads(StmtExprMutator):
+    """Rewrites reads of tensors (ProducerLoad) into reads of their buffers (BufferLoad)."""
+
+    def __init__(self, builder):
+        self.builder = builder
+
+    def visit_producer_load(self, op):
+        indices = tuple(self.visit_expr(i) for i in op.indices)
+        return self.builder.load(op.producer, indices)
+
+
+class _Builder:
+    def __init__(self, graph, infos, binds):
+        self.graph, self.infos = graph, infos
+        self.binds = binds  # (stage, value_index) -> Buffer of the caller
+        self.ana = Analyzer()
+        for info in infos.values():
+            for iv in info.stage.leaf_iter_vars:
+                self.ana.bind(iv.var, info.leaf_range(iv), allow_override=True)
+        self.buffers: dict = {}  # (stage, value_index) -> (Buffer, region mins)
+        self.attached: dict = {}  # (parent stage, leaf index) -> stages, producers first
+        for stage in graph.order:
+            if stage.attach_type == "scope":
+                parent = stage.attach_stage
+                index = next(k for k, v in enumerate(parent.leaf_iter_vars) if v is stage.attach_ivar)
+                self.attached.setdefault((parent, index), []).append(stage)
+        self.to_loads = _ToBufferLoads(self)
+
+    # ---- buffers
+    def buffer(self, stage, value_index):
+        key = (stage, value_index)
+        entry = self.buffers.get(key)
+        if entry is None:
+            bound = self.binds.get(key)
+            tensor = stage.origin_op.output(value_index)
+            if bound is not None:
+                entry = (bound, None)
+            elif stage not in self.infos:
+                raise TIRError(f"lower: tensor {tensor.name} is an input (placeholder) but is neither in the "
+                               "arguments nor in binds")
+            else:
+                ranges = [self.infos[stage].root_ranges[iv] for iv in stage.op.axis]
+                buf = decl_buffer(tuple(r.extent for r in ranges), stage.op.output(value_index).dtype, tensor.name,
+                                  scope=stage.scope)
+                entry = (buf, tuple(r.min for r in ranges))
+            self.buffers[key] = entry
+        return entry
+
+    def _indices(self, stage, value_index, indices):
+        buf, mins = self.buffer(stage, value_index)
+        if mins is not None:
+            indices = tuple(self.ana.simplify(_op.subtract(i, m)) for i, m in zip(indices, mins))
+        return buf, indices
+
+    def load(self, tensor, indices):
+        buf, indices = self._indices(self.graph.stage_of(tensor), tensor.value_index, indices)
+        return E.BufferLoad(buf, indices)
+
+    def store(self, stage, value_index, value, indices):
+        buf, indices = self._indices(stage, value_index, indices)
+        return S.BufferStore(buf, value, indices)
+
+    def allocate(self, stage, body):
+        """Wrap ``body`` in allocations of ``stage``'s outputs that are not caller buffers."""
+        for k in reversed(range(stage.op.num_outputs)):
+            if (stage, k) in self.binds:
+                continue
+            buf, _ = self.buffer(stage, k)
+            body = S.Allocate(buf.data, buf.dtype, buf.shape, E.convert(True), body)
+        return body
+
+    # ---- statements
+    def expr(self, e, vmap):
+        """A body expression with root axes replaced by their values and tensor reads by buffer reads."""
+        return self.ana.simplify(self.to_loads.visit_expr(substitute(e, vmap)))
+
+    def loops(self, stage, lo, hi, body, var_map=None):
+        """Wrap ``body`` in the loops of ``stage``'s leaf axes ``lo..hi-1`` with the stages attached to them."""
+        info = self.infos[stage]
+        for k in reversed(range(lo, hi)):
+            iv = stage.leaf_iter_vars[k]
+            if var_map is None:
+                body = self.with_attached(self.attached.get((stage, k), ()), body)
+            extent = info.extents[iv]
+            if isinstance(extent, E.IntImm) and extent.value == 1:
+                continue
+            loop_var = iv.var if var_map is None else var_map[iv.var]
+            kind = _KINDS.get(stage.iter_var_attrs.get(iv), S.ForKind.SERIAL)
+            body = S.For(loop_var, E.IntImm(loop_var.dtype, 0), extent, kind, body)
+        return body
+
+    def with_attached(self, stages, body):
+        for x in reversed(stages):
+            body = self.allocate(x, S.stmt_seq(self.stage(x), body))
+        return body
+
+    def guard(self, conditions, body):
+        cond = None
+        for c in conditions:
+            if isinstance(c, E.IntImm) and c.value:
+                continue
+            cond = c if cond is None else _op.logical_and(cond, c)
+        return body if cond is None else S.IfThenElse(cond, body)
+
+    def stage(self, stage) -> S.Stmt:
+        """The statements computing ``stage`` (its loop nest, with what is attached inside)."""
+        info = self.infos[stage]
+        op = stage.op
+        vmap = {iv.var: info.values[iv] for iv in info.root_ranges}
+        indices = [info.values[iv] for iv in op.axis]
+        checks = [likely(self.ana.simplify(c)) for _, c in info.checks]
+        if not op.reduce_axis:
+            body = self.graph.effective_body(stage)
+            stores = [self.store(stage, k, self.expr(b, vmap), indices) for k, b in enumerate(body)]
+            return self.loops(stage, 0, len(stage.leaf_iter_vars), self.guard(checks, S.stmt_seq(*stores)))
+        leaves = stage.leaf_iter_vars
+        begin = next((k for k, iv in enumerate(leaves) if iv.iter_type == IterVarType.CommReduce), len(leaves))
+        update = self.guard(checks, self.reduce_update(stage, vmap, indices))
+        inner = S.stmt_seq(self.reduce_init(stage, begin), self.loops(stage, begin, len(leaves), update))
+        return self.loops(stage, 0, begin, inner)
+
+    def reduce_update(self, stage, vmap, indices):
+        body = self.graph.effective_body(stage)
+        first = body[0]
+        combiner = first.combiner
+        places = [self._indices(stage, k, indices) for k in range(len(body))]
+        current = [E.BufferLoad(buf, idx) for buf, idx in places]
+        source = [self.expr(s, vmap) for s in first.source]
+        new = [self.ana.simplify(substitute(r, {**dict(zip(combiner.lhs, current)), **dict(zip(combiner.rhs, source))}))
+               for r in combiner.result]
+        if len(new) == 1:
+            stmt = S.BufferStore(places[0][0], new[0], places[0][1])
+        else:  # every combination must read the old values: bind them all before storing
+            temps = [E.Var(f"{stage.op.name}_v{k}", v.dtype) for k, v in enumerate(new)]
+            stmt = S.stmt_seq(*[S.BufferStore(buf, t, idx) for (buf, idx), t in zip(places, temps)])
+            for t, v in reversed(list(zip(temps, new))):
+                stmt = S.LetStmt(t, v, stmt)
+        cond = self.expr(first.condition, vmap)
+        return self.guard([cond], stmt)
+
+    def reduce_init(self, stage, begin):
+        info = self.infos[stage]
+        op = stage.op
+        leaves = stage.leaf_iter_vars
+        var_map = {iv.var: E.Var(f"{iv.var.name_hint}.init", iv.var.dtype) for iv in leaves[begin:]
+                   if iv.iter_type != IterVarType.CommReduce}
+        vmap = {iv.var: substitute(info.values[iv], var_map) for iv in op.axis}
+        indices = [vmap[iv.var] for iv in op.axis]
+        first = self.graph.effective_body(stage)[0]
+        values = first.init if first.init else first.combiner.identity_element
+        stores = [self.store(stage, k, self.expr(v, vmap), indices) for k, v in enumerate(values)]
+        checks = [likely(self.ana.simplify(substitute(c, var_map))) for iv, c in info.checks
+                  if iv.iter_type != IterVarType.CommReduce]
+        body = self.guard(checks, S.stmt_seq(*stores))
+        for k in reversed(range(begin, len(leaves))):  # fresh copies of the data-parallel loops
+            iv = leaves[k]
+            if iv.iter_type == IterVarType.CommReduce:
+                continue
+            extent = info.extents[iv]
+            if isinstance(extent, E.IntImm) and extent.value == 1:
+                continue
+            kind = _KINDS.get(stage.iter_var_attrs.get(iv), S.ForKind.SERIAL)
+            body = S.For(var_map[iv.var], E.IntImm(iv.var.dtype, 0), extent, kind, body)
+        return body
+
+
+def build_body(graph, infos, binds) -> S.Stmt:
+    """The body of the function computing a schedule: root stages in order, inside their intermediates' allocations.
+
+    Parameters
+    ----------
+    graph : ScheduleGraph
+        The stages (from :mod:`kiln.te.bound`).
+    infos : dict
+        Stage -> StageInfo (bound inference).
+    binds : dict
+        (stage, value_index) -> Buffer for tensors stored in caller memory.
+    """
+    builder = _Builder(graph, infos, binds)
+    roots = [s for s in graph.order if s.attach_type == "root"]
+    body = S.stmt_seq(*[builder.stage(s) for s in roots])
+    for s in reversed(roots):
+        body = builder.allocate(s, body)
+    return body
