@@ -4,3 +4,4 @@ from . import ndarray
 from .device import Device, cpu, device
 from .ndarray import NDArray
 from .packed_func import PackedFunc, get_global_func, list_global_func_names, register_func
+from .module import Module, load_module

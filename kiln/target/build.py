@@ -1,0 +1,244 @@
+"""``kiln.build``: from a TE schedule or an IRModule of PrimFuncs to a runtime Module of native functions.
+
+The pipeline (TVM's ``tvm.build``):
+
+1. a TE schedule is lowered with ``kiln.lower(s, args, name)``; a PrimFunc becomes a one-function IRModule;
+2. build-time TIR passes run on every PrimFunc: ``tir.MakePackedAPI`` (argument unpacking and checks, the calling
+   convention of :mod:`kiln.target.codegen_common`), ``tir.LowerIntrin`` (intrinsics to what backends emit);
+3. the target's code generator, found in the global registry as ``"target.build.<kind>"`` (so a caller never
+   imports a backend it does not use), prints and compiles the module and links a shared library.
+
+``"target.build.c"`` lives here; ``"target.build.llvm"`` in :mod:`kiln.target.codegen_llvm`. Both go through
+:func:`make_library_module`, which links the objects with the runtime helper and the library metadata into a cached
+``.so`` and loads it. ``"target.link_library"`` is what ``Module.export_library`` links with.
+"""
+
+import json
+import os
+import pathlib
+import tempfile
+
+from ..error import CodegenError, KilnError
+from ..ir.module import IRModule
+from ..runtime.module import LibraryModule
+from ..runtime.packed_func import get_global_func, register_func
+from ..tir.function import PrimFunc
+from . import compile_cache, compiler
+from .codegen_c import CSourceGenerator
+from .codegen_common import function_info, function_symbol, is_packed, param_specs
+from .target import Target
+
+BUILD_PASSES = ("tir.MakePackedAPI", "tir.LowerIntrin")
+"""The TIR passes ``kiln.build`` runs after lowering, in order (a pass not registered yet is skipped)."""
+
+
+def _resolve_target(target, target_host=None) -> Target:
+    if target is None:
+        target = Target.current() or Target("llvm")
+    if isinstance(target, dict) and len(target) == 1 and not {"kind"} & set(target):
+        target = next(iter(target))  # TVM's {target: module} form with a single entry
+    if not isinstance(target, Target):
+        target = Target(target)
+    if target.kind.name not in ("llvm", "c"):
+        raise KilnError(f"kiln.build: target kind {target.kind.name!r} cannot be built here (use llvm or c)")
+    if target_host is not None:
+        target = target.with_host(target_host)
+    return target
+
+
+def _to_module(inputs, args, name, binds) -> IRModule:
+    if isinstance(inputs, IRModule):
+        mod = inputs
+    elif isinstance(inputs, PrimFunc):
+        func = inputs
+        if not func.attrs.get("global_symbol"):
+            func = func.with_fields(attrs=func.attrs.with_attr("global_symbol", name))
+        mod = IRModule({name: func})
+    else:
+        lower = _lower_function()
+        if lower is None:
+            raise KilnError(f"kiln.build: cannot build a {type(inputs).__name__} (kiln.lower is not available); "
+                            f"pass an IRModule or a tir.PrimFunc")
+        if args is None:
+            raise KilnError("kiln.build: building a schedule needs `args`, the tensors of the function's signature")
+        mod = lower(inputs, args, name=name, binds=binds)
+    prim = {gv: f for gv, f in mod.functions.items() if isinstance(f, PrimFunc)}
+    if not prim:
+        raise KilnError("kiln.build: the module holds no tir.PrimFunc to compile")
+    if len(prim) != len(mod.functions):
+        others = [str(getattr(gv, "name_hint", gv)) for gv in mod.functions if gv not in prim]
+        raise KilnError(f"kiln.build: only tir.PrimFuncs can be compiled; the module also holds {', '.join(others)} "
+                        f"(use relay.build for Relay functions)")
+    return mod
+
+
+def _lower_function():
+    try:
+        from .. import te  # noqa: F401  (kiln.lower is defined by the TE layer)
+        import kiln
+    except ImportError:
+        return None
+    return getattr(kiln, "lower", None) or getattr(te, "lower", None)
+
+
+def build_passes(mod, target) -> IRModule:
+    """Run :data:`BUILD_PASSES` (those registered) on ``mod``."""
+    from ..ir.transform import get_pass
+
+    mod = _record_arg_info(mod)
+    for name in BUILD_PASSES:
+        try:
+            pass_ = get_pass(name)
+        except (KilnError, ValueError):
+            continue
+        mod = pass_(mod)
+    return mod
+
+
+def _record_arg_info(mod):
+    """Attach ``kiln.arg_info`` (the parameters before MakePackedAPI) to each function, for the runtime's use."""
+    out = None
+    for gv, func in mod.functions.items():
+        if isinstance(func, PrimFunc) and not is_packed(func) and "kiln.arg_info" not in func.attrs:
+            out = out or mod.shallow_copy()
+            out[gv] = func.with_fields(attrs=func.attrs.with_attr("kiln.arg_info", tuple(param_specs(func))))
+    return out or mod
+
+
+def build(inputs, args=None, target=None, target_host=None, runtime=None, name="default_function", binds=None):
+    """Compile a schedule, PrimFunc or IRModule of PrimFuncs for ``target`` (TVM's ``tvm.build``).
+
+    Parameters
+    ----------
+    inputs : te.Schedule, tir.PrimFunc or IRModule
+        What to compile.
+    args : list of te.Tensor, optional
+        The function's arguments (needed for a schedule).
+    target : str or Target, optional
+        ``"llvm"`` (default, or the current target), ``"c"``, ``"llvm -mcpu=native -num-cores=2"`` ...
+    target_host : str or Target, optional
+        Accepted for TVM compatibility (CPU targets are their own host).
+    name : str
+        The function's name (for a schedule or an unnamed PrimFunc).
+    binds : dict, optional
+        Tensor -> Buffer bindings, passed on to ``kiln.lower``.
+
+    Returns
+    -------
+    module : kiln.runtime.Module
+        ``module[name](*arrays)`` runs the function; ``module(*arrays)`` runs the entry function.
+
+    Examples
+    --------
+    >>> m = kiln.build(s, [A, B], "llvm", name="addone")        # doctest: +SKIP
+    >>> m["addone"](a, b)                                       # doctest: +SKIP
+    """
+    target = _resolve_target(target, target_host)
+    mod = _to_module(inputs, args, name, binds)
+    with target:
+        mod = build_passes(mod, target)
+    fbuild = get_global_func(f"target.build.{target.kind.name}", allow_missing=True)
+    if fbuild is None:
+        raise KilnError(f"kiln.build: no code generator registered for target kind {target.kind.name!r} "
+                        f"(global function target.build.{target.kind.name})")
+    return fbuild(mod, target)
+
+
+def prim_funcs(mod):
+    """``(symbol, PrimFunc)`` of every PrimFunc in ``mod``, in module order; raises on a duplicate symbol."""
+    out, seen = [], set()
+    for gv, func in mod.functions.items():
+        if not isinstance(func, PrimFunc):
+            continue
+        symbol = function_symbol(gv, func)
+        if symbol in seen:
+            raise CodegenError(f"two functions are named {symbol!r}")
+        seen.add(symbol)
+        out.append((symbol, func))
+    return out
+
+
+def entry_symbol(funcs) -> str:
+    """The entry function: the only one, else the one marked ``tir.is_entry_func``, else the first packed one."""
+    if len(funcs) == 1:
+        return funcs[0][0]
+    for symbol, func in funcs:
+        if func.attrs.get("tir.is_entry_func"):
+            return symbol
+    for symbol, func in funcs:
+        if is_packed(func):
+            return symbol
+    return funcs[0][0] if funcs else ""
+
+
+def link_library(objects, metadata_text, blob=b"", output=None) -> pathlib.Path:
+    """Link ``objects`` with the runtime helper and an object holding the metadata (and ``blob``) into a shared
+    library: ``output`` when given, else a cache entry. Registered as ``"target.link_library"``."""
+    blob_path = None
+    try:
+        if blob:
+            fd, blob_path = tempfile.mkstemp(prefix="kiln-blob-", suffix=".bin", dir=compile_cache.cache_dir())
+            with os.fdopen(fd, "wb") as f:
+                f.write(blob)
+        meta = compiler.embed_object({"__kiln_metadata": metadata_text}, blob_path)
+    finally:
+        if blob_path is not None:
+            os.unlink(blob_path)
+    objs = [*objects, meta]
+    if output is None:
+        return compiler.link_shared_cached(objs)
+    output = pathlib.Path(output)
+    tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
+    try:
+        compiler.link_shared(objs, tmp)
+        os.replace(tmp, output)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return output
+
+
+def make_library_module(objects, infos, entry, source, source_format, type_key) -> LibraryModule:
+    """Link ``objects`` into a cached library carrying the metadata of ``infos`` and load it."""
+    metadata = {"kiln_library": 1, "functions": infos, "entry": entry,
+                "tree": [{"type_key": "library", "imports": []}]}
+    path = link_library(objects, json.dumps(metadata))
+    return LibraryModule(path, metadata, source=source, source_format=source_format, objects=objects,
+                         type_key=type_key)
+
+
+def build_c(mod, target) -> LibraryModule:
+    """The C backend: print C, compile it with the system C compiler, link and load (``"target.build.c"``)."""
+    target = target if isinstance(target, Target) else Target(target)
+    funcs = prim_funcs(mod)
+    gen = CSourceGenerator(target)
+    infos = []
+    for symbol, func in funcs:
+        gen.add_function(symbol, func)
+        infos.append(function_info(symbol, func))
+    source = gen.finish()
+    obj = compiler.compile_object(source, compiler.c_flags(target), name=f"C source of {entry_symbol(funcs)}")
+    return make_library_module([str(obj)], infos, entry_symbol(funcs), source, "c", "c")
+
+
+def build_llvm(mod, target) -> LibraryModule:
+    """The LLVM backend: generate LLVM IR with llvmlite, optimize and emit an object, link and load
+    (``"target.build.llvm"``)."""
+    from . import llvm_compile
+    from .codegen_llvm import LLVMGenerator
+
+    target = target if isinstance(target, Target) else Target(target)
+    funcs = prim_funcs(mod)
+    gen = LLVMGenerator(target, name=entry_symbol(funcs) or "kiln")
+    infos = []
+    for symbol, func in funcs:
+        gen.add_function(symbol, func)
+        infos.append(function_info(symbol, func))
+    obj, optimized = llvm_compile.compile_ir(str(gen.module), target, name=entry_symbol(funcs))
+    module = make_library_module([str(obj)], infos, entry_symbol(funcs), optimized, "ll", "llvm")
+    module.target = target
+    return module
+
+
+register_func("target.build.c", build_c)
+register_func("target.build.llvm", build_llvm)
+register_func("target.link_library", link_library)
