@@ -86,23 +86,25 @@ class HelperSet:
     def broadcast(self, dtype, value) -> str:
         t = _dt.DataType.parse(dtype)
         vt = self.vector_type(t)
+        # an initializer list (not a loop): GCC recognizes it as one broadcast instruction
         if t.is_bool():
+            lanes = ", ".join(["m"] * t.lanes)
             name = self._define(f"kiln_bcast_{vt}", (
-                f"static inline {vt} kiln_bcast_{vt}(bool x) {{ {vt} r; "
-                f"for (int i = 0; i < {t.lanes}; ++i) r[i] = x ? -1 : 0; return r; }}"))
+                f"static inline {vt} kiln_bcast_{vt}(bool x) {{ int32_t m = x ? -1 : 0; {vt} r = {{{lanes}}}; "
+                f"return r; }}"))
             return f"{name}({value})"
         elem = scalar_ctype(t)
+        lanes = ", ".join(["x"] * t.lanes)
         name = self._define(f"kiln_bcast_{vt}", (
-            f"static inline {vt} kiln_bcast_{vt}({elem} x) {{ {vt} r; "
-            f"for (int i = 0; i < {t.lanes}; ++i) r[i] = x; return r; }}"))
+            f"static inline {vt} kiln_bcast_{vt}({elem} x) {{ {vt} r = {{{lanes}}}; return r; }}"))
         return f"{name}({value})"
 
     def ramp(self, t, base, stride) -> str:
         vt = self.vector_type(t)
         elem = scalar_ctype(t)
+        lanes = ", ".join(f"({elem})(base + {k} * stride)" for k in range(t.lanes))
         name = self._define(f"kiln_ramp_{vt}", (
-            f"static inline {vt} kiln_ramp_{vt}({elem} base, {elem} stride) {{ {vt} r; "
-            f"for (int i = 0; i < {t.lanes}; ++i) r[i] = ({elem})(base + ({elem})i * stride); return r; }}"))
+            f"static inline {vt} kiln_ramp_{vt}({elem} base, {elem} stride) {{ {vt} r = {{{lanes}}}; return r; }}"))
         return f"{name}({base}, {stride})"
 
     # ---- element-wise operations
