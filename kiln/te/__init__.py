@@ -5,18 +5,17 @@ A computation is declared with :func:`placeholder` and :func:`compute` (reductio
 and lowered: ``kiln.lower(s, [A, B, C], name="f")`` gives an IRModule whose PrimFunc is the loop nest.
 """
 
-# ruff: noqa: F401  (re-exports)
+# ruff: noqa: F401, I001  (re-exports, grouped as in TVM)
 
 from ..tir.expr_reduce import IterVar
 from ..tir.intrin import (
     ceil, cos, erf, exp, fabs, floor, fma, if_then_else, isfinite, isinf, isnan, log, log2, log10, log1p, popcount,
     power, round, rsqrt, sigmoid, sin, sqrt, tan, tanh, trunc,
 )
-from ..tir.intrin import max, min, sum  # noqa: A004  (TVM's names)
 from ..tir.op import (
     abs, all, any, const, div, floordiv, floormod, indexdiv, indexmod, max_value, min_value, truncdiv, truncmod,
 )
 from .lower import get_binds, lower, schedule_to_prim_func
-from .operation import comm_reducer, compute, placeholder, reduce_axis, size_var, var
+from .operation import comm_reducer, compute, max, min, placeholder, reduce_axis, size_var, sum, var
 from .schedule import Fuse, Schedule, Split, Stage, create_schedule
 from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor, TensorSlice

@@ -286,8 +286,9 @@ class _BoundInference:
         for iv, rng in info.root_ranges.items():
             val[iv] = self.ana.simplify(_op.add(rng.min, val[iv]))
             dom = iv.dom
+            end, dom_end = _op.add(rng.min, rng.extent), _op.add(dom.min, dom.extent)
             inside = (self.ana.can_prove(_op.greater_equal(rng.min, dom.min))
-                      and self.ana.can_prove(_op.less_equal(_op.add(rng.min, rng.extent), _op.add(dom.min, dom.extent))))
+                      and self.ana.can_prove(_op.less_equal(end, dom_end)))
             if not inside:
                 self._check(info, iv, val[iv], dom.min, _op.add(dom.min, dom.extent), lower=True)
 

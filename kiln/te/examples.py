@@ -16,9 +16,9 @@ code generator can reach the speed of a BLAS library:
 The default ``mr=4, bn=16`` keeps 8 AVX2 accumulators (16 ymm registers: 8 accumulators, 2 B vectors, 1 broadcast).
 """
 
+from ..tir.intrin import sum as _sum
 from .operation import compute, placeholder, reduce_axis
 from .schedule import create_schedule
-from ..tir.intrin import sum as _sum
 
 __all__ = ["matmul", "matmul_schedule"]
 

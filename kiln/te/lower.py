@@ -153,7 +153,7 @@ def lower(inp, args=None, name="default_function", binds=None, simple_mode=False
     if isinstance(inp, Schedule):
         mod = IRModule({name: schedule_to_prim_func(inp, args, name, binds)})
     elif isinstance(inp, PrimFunc):
-        mod = IRModule({name: inp if "global_symbol" in inp.attrs else inp.with_attr("global_symbol", name)})
+        mod = IRModule({name: inp.with_attr("global_symbol", name)})
     elif isinstance(inp, IRModule):
         mod = inp
     else:

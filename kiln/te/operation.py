@@ -12,10 +12,11 @@ import inspect
 from ..error import TIRError
 from ..tir import dtype as _dt
 from ..tir import expr as E
+from ..tir import op as _op
 from ..tir.expr_reduce import CommReducer, IterVar, IterVarType, Range, Reduce
 from .tensor import ComputeOp, PlaceholderOp, Tensor
 
-__all__ = ["placeholder", "compute", "reduce_axis", "var", "size_var", "comm_reducer"]
+__all__ = ["placeholder", "compute", "reduce_axis", "var", "size_var", "comm_reducer", "sum", "max", "min"]
 
 
 def _shape(shape) -> tuple:
@@ -202,3 +203,8 @@ def comm_reducer(fcombine, fidentity, name="reduce"):
     reducer.__doc__ = f"The ``{name}`` reducer: ``{name}(expr, axis, where=None, init=None)`` or ``{name}(a, b)``."
     return reducer
 
+
+
+sum = comm_reducer(_op.add, lambda t: _op.const(0, t), name="sum")  # noqa: A001  (TVM's names)
+min = comm_reducer(_op.minimum, _op.max_value, name="min")  # noqa: A001
+max = comm_reducer(_op.maximum, _op.min_value, name="max")  # noqa: A001

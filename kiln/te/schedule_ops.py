@@ -169,7 +169,7 @@ class _Builder:
         if len(new) == 1:
             stmt = S.BufferStore(places[0][0], new[0], places[0][1])
         else:  # every combination must read the old values: bind them all before storing
-            temps = [E.Var(f"{stage.op.name}_v{k}", v.dtype) for k, v in enumerate(new)]
+            temps = [E.Var(f"reduce_temp{k}", v.dtype) for k, v in enumerate(new)]
             stmt = S.stmt_seq(*[S.BufferStore(buf, t, idx) for (buf, idx), t in zip(places, temps)])
             for t, v in reversed(list(zip(temps, new))):
                 stmt = S.LetStmt(t, v, stmt)

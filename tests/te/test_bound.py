@@ -1,0 +1,119 @@
+"""Bound inference: loop extents, regions of attached stages, guards of non-dividing splits (kiln/te/bound.py)."""
+
+import pytest
+
+import kiln
+from kiln import te, tir
+from kiln.arith import Analyzer
+from kiln.error import TIRError
+from kiln.te.bound import ScheduleGraph, infer_bound
+
+
+def _const(e):
+    assert isinstance(e, tir.IntImm), f"{e} is not a constant"
+    return e.value
+
+
+def _equal(a, b):
+    return Analyzer().can_prove_equal(a, b)
+
+
+def test_extents_of_split_and_fuse():
+    A = te.placeholder((10, 6), name="A")
+    B = te.compute((10, 6), lambda i, j: A[i, j] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    i, j = B.op.axis
+    io, ii = s[B].split(i, factor=4)
+    f = s[B].fuse(ii, j)
+    fo, fi = s[B].split(f, nparts=5)
+    info = infer_bound(s)[s[B]]
+    assert [_const(info.extents[v]) for v in (io, ii, f, fo, fi)] == [3, 4, 24, 5, 5]
+    guarded = {iv for iv, _ in info.checks}
+    assert i in guarded and f in guarded  # 10 % 4 and 24 % 5 leave tails
+
+
+def test_dividing_split_has_no_check():
+    A = te.placeholder((16,), name="A")
+    B = te.compute((16,), lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    s[B].split(B.op.axis[0], factor=4)
+    assert infer_bound(s)[s[B]].checks == []
+
+
+def test_compute_at_region_is_one_tile():
+    A = te.placeholder((32, 32), name="A")
+    B = te.compute((32, 32), lambda i, j: A[i, j] * 2.0, name="B")
+    C = te.compute((32, 32), lambda i, j: B[i, j] + 1.0, name="C")
+    s = te.create_schedule(C.op)
+    xo, yo, xi, yi = s[C].tile(C.op.axis[0], C.op.axis[1], 8, 4)
+    s[B].compute_at(s[C], yo)
+    info = infer_bound(s)[s[B]]
+    ri, rj = (info.root_ranges[iv] for iv in B.op.axis)
+    assert _const(ri.extent) == 8 and _const(rj.extent) == 4
+    assert _equal(ri.min, xo.var * 8) and _equal(rj.min, yo.var * 4)
+    assert info.checks == []
+
+
+def test_stencil_region_covers_every_read():
+    A = te.placeholder((20,), name="A")
+    B = te.compute((20,), lambda i: A[i] * 2.0, name="B")
+    C = te.compute((18,), lambda i: B[i] + B[i + 2], name="C")
+    s = te.create_schedule(C.op)
+    xo, xi = s[C].split(C.op.axis[0], factor=6)
+    s[B].compute_at(s[C], xo)
+    rng = infer_bound(s)[s[B]].root_ranges[B.op.axis[0]]
+    assert _const(rng.extent) == 8 and _equal(rng.min, xo.var * 6)
+
+
+def test_region_is_clipped_to_the_domain():
+    # a padded read B[i - 1] guarded by if_then_else reaches index -1; B is only computed inside its domain
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+    C = te.compute((9,), lambda i: tir.if_then_else(i >= 1, B[i - 1], tir.const(0.0, "float32")), name="C")
+    s = te.create_schedule(C.op)
+    rng = infer_bound(s)[s[B]].root_ranges[B.op.axis[0]]
+    assert _const(rng.min) == 0 and _const(rng.extent) == 8
+
+
+def test_symbolic_extents():
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    io, ii = s[B].split(B.op.axis[0], factor=8)
+    info = infer_bound(s)[s[B]]
+    assert _equal(info.extents[io], (n + 7) // 8) and _const(info.extents[ii]) == 8
+    assert len(info.checks) == 1
+
+
+def test_inlined_stage_has_no_bounds_and_its_reads_pass_through():
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+    C = te.compute((8,), lambda i: B[i] * 2.0, name="C")
+    s = te.create_schedule(C.op)
+    s[B].compute_inline()
+    graph = ScheduleGraph(s)
+    assert graph.order == [s[C]]
+    assert [load.producer for load in graph.reads[s[C]]] == [A]
+
+
+def test_reader_outside_the_attach_point_is_an_error():
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+    C = te.compute((8,), lambda i: B[i] * 2.0, name="C")
+    D = te.compute((8,), lambda i: B[i] + C[i], name="D")
+    s = te.create_schedule(D.op)
+    s[B].compute_at(s[C], C.op.axis[0])
+    with pytest.raises(TIRError, match="stage D reads it outside that loop"):
+        kiln.lower(s, [A, D])
+
+
+def test_attach_axis_split_after_compute_at_is_an_error():
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+    C = te.compute((8,), lambda i: B[i] * 2.0, name="C")
+    s = te.create_schedule(C.op)
+    s[B].compute_at(s[C], C.op.axis[0])
+    s[C].split(C.op.axis[0], factor=2)
+    with pytest.raises(TIRError, match="no longer a loop of stage C"):
+        kiln.lower(s, [A, C])

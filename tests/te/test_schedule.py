@@ -1,0 +1,163 @@
+"""Schedules: stages, loop relations, annotations, placement, cache stages, and their errors (kiln/te/schedule.py,
+schedule_cache.py)."""
+
+import pytest
+
+from kiln import te
+from kiln.error import TIRError
+
+
+def _matmul(n=16):
+    A = te.placeholder((n, n), name="A")
+    B = te.placeholder((n, n), name="B")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    return A, B, C, k
+
+
+def names(stage):
+    return [iv.var.name_hint for iv in stage.leaf_iter_vars]
+
+
+def test_create_schedule_has_a_stage_per_operation():
+    A, B, C, k = _matmul()
+    s = te.create_schedule(C.op)
+    assert [st.op for st in s.stages] == [A.op, B.op, C.op]
+    assert s[C] is s[C.op] and s[C].is_output and not s[A].is_output
+    assert names(s[C]) == ["i", "j", "k"]
+    assert te.create_schedule([C.op]).outputs == [C.op]
+
+
+def test_split_names_and_leaf_order():
+    A, B, C, k = _matmul()
+    s = te.create_schedule(C.op)
+    i, j = C.op.axis
+    io, ii = s[C].split(i, factor=4)
+    assert names(s[C]) == ["i.outer", "i.inner", "j", "k"]
+    jo, ji = s[C].split(j, nparts=2)
+    assert names(s[C]) == ["i.outer", "i.inner", "j.outer", "j.inner", "k"]
+    assert len(s[C].relations) == 2 and s[C].relations[1].nparts.value == 2
+    assert len(s[C].all_iter_vars) == 7
+
+
+def test_reorder_puts_axes_in_given_order_at_their_positions():
+    A, B, C, k = _matmul()
+    s = te.create_schedule(C.op)
+    i, j = C.op.axis
+    io, ii = s[C].split(i, factor=4)
+    s[C].reorder(k, ii)
+    assert names(s[C]) == ["i.outer", "k", "j", "i.inner"]
+
+
+def test_tile():
+    A, B, C, k = _matmul()
+    s = te.create_schedule(C.op)
+    xo, yo, xi, yi = s[C].tile(C.op.axis[0], C.op.axis[1], 4, 8)
+    assert names(s[C]) == ["i.outer", "j.outer", "i.inner", "j.inner", "k"]
+    assert (xo, yo, xi, yi) == tuple(s[C].leaf_iter_vars[:4])
+
+
+def test_fuse_adjacent_axes():
+    A, B, C, k = _matmul()
+    s = te.create_schedule(C.op)
+    f = s[C].fuse(*C.op.axis)
+    assert names(s[C]) == ["i.j.fused", "k"]
+    assert s[C].fuse(f) is f
+
+
+def test_fuse_errors():
+    A, B, C, k = _matmul()
+    s = te.create_schedule(C.op)
+    i, j = C.op.axis
+    with pytest.raises(TIRError, match="data-parallel and reduction"):
+        s[C].fuse(j, k)
+    io, ii = s[C].split(i, factor=4)
+    with pytest.raises(TIRError, match="not adjacent"):
+        s[C].fuse(io, j)
+
+
+def test_split_errors():
+    A, B, C, k = _matmul()
+    s = te.create_schedule(C.op)
+    i, j = C.op.axis
+    s[C].split(i, factor=4)
+    with pytest.raises(TIRError, match="split of stage C: i is not a loop"):
+        s[C].split(i, factor=2)
+    with pytest.raises(TIRError, match="exactly one of factor and nparts"):
+        s[C].split(j)
+    with pytest.raises(TIRError, match="must be positive"):
+        s[C].split(j, factor=0)
+    with pytest.raises(TIRError, match="not a compute stage"):
+        s[A].split(C.op.axis[0], factor=2)
+
+
+def test_annotations():
+    A, B, C, k = _matmul()
+    s = te.create_schedule(C.op)
+    i, j = C.op.axis
+    s[C].parallel(i)
+    s[C].vectorize(j)
+    s[C].unroll(k)
+    assert s[C].iter_var_attrs == {i: "parallel", j: "vectorize", k: "unroll"}
+    with pytest.raises(TIRError, match="reduction axis"):
+        s[C].parallel(k)
+
+
+def test_compute_at_inline_root():
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+    C = te.compute((8,), lambda i: B[i] * 2.0, name="C")
+    s = te.create_schedule(C.op)
+    s[B].compute_at(s[C], C.op.axis[0])
+    assert s[B].attach_type == "scope" and s[B].attach_stage is s[C] and s[B].attach_ivar is C.op.axis[0]
+    s[B].compute_inline()
+    assert s[B].attach_type == "inline"
+    s[B].compute_root()
+    assert s[B].attach_type == "root"
+    with pytest.raises(TIRError, match="not an axis of stage C"):
+        s[B].compute_at(s[C], B.op.axis[0])
+    with pytest.raises(TIRError, match="output of the schedule"):
+        s[C].compute_inline()
+    with pytest.raises(TIRError, match="attached to itself"):
+        s[C].compute_at(s[C], C.op.axis[0])
+
+
+def test_compute_inline_of_reduction_is_refused():
+    A, B, C, k = _matmul()
+    D = te.compute((16, 16), lambda i, j: C[i, j] + 1.0, name="D")
+    s = te.create_schedule(D.op)
+    with pytest.raises(TIRError, match="reduction and cannot be inlined"):
+        s[C].compute_inline()
+
+
+def test_cache_write_splits_the_stage():
+    A, B, C, k = _matmul()
+    s = te.create_schedule(C.op)
+    CC = s.cache_write(C, "local")
+    assert CC.op.name == "C.local" and s[CC].scope == "local"
+    assert [iv.var.name_hint for iv in CC.op.axis] == ["i.c", "j.c"] and CC.op.reduce_axis == (k,)
+    assert s[C].op is not C.op and s[C].origin_op is C.op
+    assert s[C].op.axis == C.op.axis and s[C].op.reduce_axis == ()
+    assert s.stages.index(s[CC]) == s.stages.index(s[C]) - 1
+    assert names(s[C]) == ["i", "j"]
+
+
+def test_cache_read_redirects_readers():
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+    C = te.compute((8,), lambda i: A[i] * 2.0, name="C")
+    D = te.compute((8,), lambda i: B[i] + C[i], name="D")
+    s = te.create_schedule(D.op)
+    AA = s.cache_read(A, "local", [B])
+    assert AA.op.name == "A.local" and s[AA].scope == "local"
+    assert s[B].op.input_tensors == [AA]
+    assert s[C].op.input_tensors == [A]
+    assert s.stages.index(s[AA]) == s.stages.index(s[A]) + 1
+
+
+def test_unknown_stage():
+    A, B, C, k = _matmul()
+    s = te.create_schedule(C.op)
+    other = te.placeholder((2,), name="other")
+    with pytest.raises(TIRError, match="other is not an operation of this schedule"):
+        s[other]
