@@ -24,6 +24,7 @@ from ..error import TIRError
 from ..tir import expr as E
 from ..tir import op as _op
 from ..tir import stmt as S
+from ..tir.analysis import undefined_vars
 from ..tir.buffer import decl_buffer
 from ..tir.expr_reduce import IterVarType
 from ..tir.functor import StmtExprMutator
@@ -112,20 +113,37 @@ class _Builder:
         """A body expression with root axes replaced by their values and tensor reads by buffer reads."""
         return self.ana.simplify(self.to_loads.visit_expr(substitute(e, vmap)))
 
-    def loops(self, stage, lo, hi, body, var_map=None):
-        """Wrap ``body`` in the loops of ``stage``'s leaf axes ``lo..hi-1`` with the stages attached to them."""
+    def loops(self, stage, lo, hi, body, checks=(), var_map=None):
+        """Wrap ``body`` in the loops of ``stage``'s leaf axes ``lo..hi-1`` with the stages attached to them.
+
+        Each check guards the loops below the innermost loop whose variable it uses (a tail guard of an outer split
+        stays outside the inner loops, which stay vectorizable). With ``var_map`` (the init nest of a reduction) the
+        loops get the mapped variables, reduction axes are skipped and nothing is attached.
+        """
         info = self.infos[stage]
+        leaves = stage.leaf_iter_vars
+        loop_vars = {}
+        for k in range(lo, hi):
+            var = leaves[k].var
+            if var_map is not None:
+                var = var_map.get(var)
+            if var is not None and not _is_one(info.extents[leaves[k]]):
+                loop_vars[k] = var
+        levels: dict = {}
+        for c in checks:
+            used = {id(v) for v in undefined_vars(c)}
+            level = max((k for k, v in loop_vars.items() if id(v) in used), default=lo - 1)
+            levels.setdefault(level, []).append(c)
         for k in reversed(range(lo, hi)):
-            iv = stage.leaf_iter_vars[k]
+            body = self.guard(levels.get(k, ()), body)
             if var_map is None:
                 body = self.with_attached(self.attached.get((stage, k), ()), body)
-            extent = info.extents[iv]
-            if isinstance(extent, E.IntImm) and extent.value == 1:
-                continue
-            loop_var = iv.var if var_map is None else var_map[iv.var]
-            kind = _KINDS.get(stage.iter_var_attrs.get(iv), S.ForKind.SERIAL)
-            body = S.For(loop_var, E.IntImm(loop_var.dtype, 0), extent, kind, body)
-        return body
+            var = loop_vars.get(k)
+            if var is not None:
+                iv = leaves[k]
+                kind = _KINDS.get(stage.iter_var_attrs.get(iv), S.ForKind.SERIAL)
+                body = S.For(var, E.IntImm(var.dtype, 0), info.extents[iv], kind, body)
+        return self.guard(levels.get(lo - 1, ()), body)
 
     def with_attached(self, stages, body):
         for x in reversed(stages):
@@ -144,18 +162,22 @@ class _Builder:
         """The statements computing ``stage`` (its loop nest, with what is attached inside)."""
         info = self.infos[stage]
         op = stage.op
+        leaves = stage.leaf_iter_vars
         vmap = {iv.var: info.values[iv] for iv in info.root_ranges}
         indices = [info.values[iv] for iv in op.axis]
-        checks = [likely(self.ana.simplify(c)) for _, c in info.checks]
+        checks = [(iv, likely(self.ana.simplify(c))) for iv, c in info.checks]
         if not op.reduce_axis:
             body = self.graph.effective_body(stage)
             stores = [self.store(stage, k, self.expr(b, vmap), indices) for k, b in enumerate(body)]
-            return self.loops(stage, 0, len(stage.leaf_iter_vars), self.guard(checks, S.stmt_seq(*stores)))
-        leaves = stage.leaf_iter_vars
+            return self.loops(stage, 0, len(leaves), S.stmt_seq(*stores), [c for _, c in checks])
         begin = next((k for k, iv in enumerate(leaves) if iv.iter_type == IterVarType.CommReduce), len(leaves))
-        update = self.guard(checks, self.reduce_update(stage, vmap, indices))
-        inner = S.stmt_seq(self.reduce_init(stage, begin), self.loops(stage, begin, len(leaves), update))
-        return self.loops(stage, 0, begin, inner)
+        # checks using only the loops before the first reduction loop guard init and update at once
+        inner_vars = {id(iv.var) for iv in leaves[begin:]}
+        inner = [(iv, c) for iv, c in checks if any(id(v) in inner_vars for v in undefined_vars(c))]
+        common = [c for iv, c in checks if not any(c is d for _, d in inner)]
+        update = self.loops(stage, begin, len(leaves), self.reduce_update(stage, vmap, indices), [c for _, c in inner])
+        init = self.reduce_init(stage, begin, [c for iv, c in inner if iv.iter_type != IterVarType.CommReduce])
+        return self.loops(stage, 0, begin, S.stmt_seq(init, update), common)
 
     def reduce_update(self, stage, vmap, indices):
         body = self.graph.effective_body(stage)
@@ -176,30 +198,23 @@ class _Builder:
         cond = self.expr(first.condition, vmap)
         return self.guard([cond], stmt)
 
-    def reduce_init(self, stage, begin):
+    def reduce_init(self, stage, begin, checks):
+        """Store the identity (or the ``init`` values) over fresh copies of the data-parallel loops after ``begin``."""
         info = self.infos[stage]
         op = stage.op
-        leaves = stage.leaf_iter_vars
-        var_map = {iv.var: E.Var(f"{iv.var.name_hint}.init", iv.var.dtype) for iv in leaves[begin:]
+        var_map = {iv.var: E.Var(f"{iv.var.name_hint}.init", iv.var.dtype) for iv in stage.leaf_iter_vars[begin:]
                    if iv.iter_type != IterVarType.CommReduce}
         vmap = {iv.var: substitute(info.values[iv], var_map) for iv in op.axis}
         indices = [vmap[iv.var] for iv in op.axis]
         first = self.graph.effective_body(stage)[0]
         values = first.init if first.init else first.combiner.identity_element
         stores = [self.store(stage, k, self.expr(v, vmap), indices) for k, v in enumerate(values)]
-        checks = [likely(self.ana.simplify(substitute(c, var_map))) for iv, c in info.checks
-                  if iv.iter_type != IterVarType.CommReduce]
-        body = self.guard(checks, S.stmt_seq(*stores))
-        for k in reversed(range(begin, len(leaves))):  # fresh copies of the data-parallel loops
-            iv = leaves[k]
-            if iv.iter_type == IterVarType.CommReduce:
-                continue
-            extent = info.extents[iv]
-            if isinstance(extent, E.IntImm) and extent.value == 1:
-                continue
-            kind = _KINDS.get(stage.iter_var_attrs.get(iv), S.ForKind.SERIAL)
-            body = S.For(var_map[iv.var], E.IntImm(iv.var.dtype, 0), extent, kind, body)
-        return body
+        checks = [substitute(c, var_map) for c in checks]
+        return self.loops(stage, begin, len(stage.leaf_iter_vars), S.stmt_seq(*stores), checks, var_map)
+
+
+def _is_one(e) -> bool:
+    return isinstance(e, E.IntImm) and e.value == 1
 
 
 def build_body(graph, infos, binds) -> S.Stmt:

@@ -99,6 +99,22 @@ def test_non_dividing_split_is_guarded():
     assert loops(func) == [("i.outer", tir.ForKind.SERIAL, 0), ("i.inner", tir.ForKind.SERIAL, 1)]  # scalar tail
 
 
+def test_tail_guard_of_an_outer_split_stays_outside_the_vector_loop():
+    A = te.placeholder((10, 16), name="A")
+    B = te.compute((10, 16), lambda i, j: A[i, j] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    xo, yo, xi, yi = s[B].tile(B.op.axis[0], B.op.axis[1], 4, 8)
+    s[B].vectorize(yi)
+    a, b = rand(10, 16), np.zeros((10, 16), "float32")
+    func = run(s, [A, B], [a, b])
+    np.testing.assert_allclose(b, a + 1.0)
+    assert [name for name, _, _ in loops(func)] == ["i.outer", "j.outer", "i.inner"]
+    stores = []
+    pre_order_visit(func.body, lambda x: stores.append(x) if isinstance(x, tir.BufferStore) else None)
+    assert len(stores) == 1 and isinstance(stores[0].indices[0], tir.Ramp)
+    assert "if T.likely(i_outer * 4 + i_inner < 10):" in str(func)
+
+
 def test_fuse_then_split_by_nparts_with_unroll():
     A = te.placeholder((6, 10), name="A")
     B = te.compute((6, 10), lambda i, j: A[i, j] + 1.0, name="B")
