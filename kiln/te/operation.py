@@ -8,6 +8,7 @@ expression; use one stage per reduction.
 """
 
 import inspect
+from numbers import Integral
 
 from ..error import TIRError
 from ..tir import dtype as _dt
@@ -24,11 +25,16 @@ def _shape(shape) -> tuple:
         shape = (shape,)
     out = []
     for s in shape:
-        s = E.convert(s)
+        s = E.convert(_index(s))  # numpy int64 sizes (common in frontends) index with int32, as Python ints do
         if not _dt.is_integer(s.dtype) or _dt.lanes(s.dtype) != 1:
             raise TIRError(f"te: a shape entry must be a scalar integer, got {s} ({s.dtype})")
         out.append(s)
     return tuple(out)
+
+
+def _index(value):
+    """A Python or numpy integer that fits as a Python int (so it becomes an int32 constant); else unchanged."""
+    return int(value) if isinstance(value, Integral) and -(2**31) <= int(value) < 2**31 else value
 
 
 def placeholder(shape, dtype=None, name="placeholder") -> Tensor:
@@ -122,9 +128,9 @@ def reduce_axis(dom, name="rv", thread_tag="", span=None) -> IterVar:
     if isinstance(dom, tuple | list):
         if len(dom) != 2:
             raise TIRError(f"te.reduce_axis {name}: dom must be (begin, end), got {dom!r}")
-        dom = Range(dom[0], dom[1])
+        dom = Range(*(_index(d) for d in dom))
     elif not isinstance(dom, Range):
-        dom = Range(0, dom)
+        dom = Range(0, _index(dom))
     return IterVar(dom, E.Var(name, dom.extent.dtype), IterVarType.CommReduce, thread_tag, span=span)
 
 

@@ -108,3 +108,14 @@ def test_reducer_needs_reduction_axes():
 def test_kiln_exports_te_and_lower():
     assert kiln.te is te
     assert kiln.lower is te.lower
+
+
+def test_numpy_integer_sizes_index_with_int32():
+    import numpy as np
+
+    A = te.placeholder((np.int64(4), np.int32(3)), name="A")
+    assert [d.dtype for d in A.shape] == ["int32", "int32"]
+    B = te.compute((np.int64(4),), lambda i: A[i, 0], name="B")
+    assert B.op.axis[0].var.dtype == "int32"
+    k = te.reduce_axis((np.int64(0), np.int64(3)), "k")
+    assert k.var.dtype == "int32"
