@@ -72,7 +72,7 @@ class Tensor(Node):
 
     def __str__(self):
         shape = ", ".join(str(s) for s in self.shape)
-        return f"Tensor(shape=({shape}{',' if len(self.shape) == 1 else ''}), op.name={self.op.name})"
+        return f"Tensor(shape=[{shape}], op.name={self.op.name})"
 
     __repr__ = __str__
 

@@ -119,3 +119,8 @@ def test_numpy_integer_sizes_index_with_int32():
     assert B.op.axis[0].var.dtype == "int32"
     k = te.reduce_axis((np.int64(0), np.int64(3)), "k")
     assert k.var.dtype == "int32"
+
+
+def test_tensor_text():
+    A = te.placeholder((4, 8), name="A")
+    assert str(A) == "Tensor(shape=[4, 8], op.name=A)"
