@@ -3,8 +3,10 @@
 The pipeline (TVM's ``tvm.build``):
 
 1. a TE schedule is lowered with ``kiln.lower(s, args, name)``; a PrimFunc becomes a one-function IRModule;
-2. build-time TIR passes run on every PrimFunc: ``tir.MakePackedAPI`` (argument unpacking and checks, the calling
-   convention of :mod:`kiln.target.codegen_common`), ``tir.LowerIntrin`` (intrinsics to what backends emit);
+2. build-time TIR passes run on every PrimFunc: ``tir.LowerIntrin`` (intrinsics to what backends emit), then
+   ``tir.MakePackedAPI`` (argument unpacking and checks, the calling convention of
+   :mod:`kiln.target.codegen_common`). TVM lowers intrinsics after MakePackedAPI; here it runs first so that it
+   does not walk the long chain of argument checks (the prologue has nothing to lower);
 3. the target's code generator, found in the global registry as ``"target.build.<kind>"`` (so a caller never
    imports a backend it does not use), prints and compiles the module and links a shared library.
 
@@ -28,7 +30,7 @@ from .codegen_c import CSourceGenerator
 from .codegen_common import function_info, function_symbol, is_packed, param_specs
 from .target import Target
 
-BUILD_PASSES = ("tir.MakePackedAPI", "tir.LowerIntrin")
+BUILD_PASSES = ("tir.LowerIntrin", "tir.MakePackedAPI")
 """The TIR passes ``kiln.build`` runs after lowering, in order (a pass not registered yet is skipped)."""
 
 
@@ -47,15 +49,18 @@ def _resolve_target(target, target_host=None) -> Target:
 
 
 def _to_module(inputs, args, name, binds) -> IRModule:
-    if isinstance(inputs, IRModule):
-        mod = inputs
-    elif isinstance(inputs, PrimFunc):
-        func = inputs
-        if not func.attrs.get("global_symbol"):
-            func = func.with_fields(attrs=func.attrs.with_attr("global_symbol", name))
-        mod = IRModule({name: func})
+    """The IRModule to compile: a schedule, a PrimFunc or an IRModule is lowered with ``kiln.lower`` (as TVM's
+    ``build`` does; lowering already-lowered code changes nothing), unless its functions are already packed."""
+    lower = _lower_function()
+    if isinstance(inputs, IRModule | PrimFunc):
+        funcs = inputs.functions.values() if isinstance(inputs, IRModule) else [inputs]
+        if lower is not None and not any(isinstance(f, PrimFunc) and is_packed(f) for f in funcs):
+            mod = lower(inputs, name=name)
+        elif isinstance(inputs, PrimFunc):  # named ``name``, as TVM's lower names a PrimFunc
+            mod = IRModule({name: inputs.with_fields(attrs=inputs.attrs.with_attr("global_symbol", name))})
+        else:
+            mod = inputs
     else:
-        lower = _lower_function()
         if lower is None:
             raise KilnError(f"kiln.build: cannot build a {type(inputs).__name__} (kiln.lower is not available); "
                             f"pass an IRModule or a tir.PrimFunc")
@@ -73,12 +78,12 @@ def _to_module(inputs, args, name, binds) -> IRModule:
 
 
 def _lower_function():
+    """``kiln.lower`` (defined by the TE layer), or None when that layer is unavailable."""
     try:
-        from .. import te  # noqa: F401  (kiln.lower is defined by the TE layer)
-        import kiln
+        from ..te import lower
     except ImportError:
         return None
-    return getattr(kiln, "lower", None) or getattr(te, "lower", None)
+    return lower
 
 
 def build_passes(mod, target) -> IRModule:

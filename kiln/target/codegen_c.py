@@ -525,7 +525,7 @@ _CALLS = {
     "tir.call_pure_extern": _call_extern,
     "tir.likely": lambda gen, e: f"__builtin_expect(!!({gen.visit_expr(e.args[0])}), 1)",
     "tir.address_of": _call_address_of,
-    "tir.popcount": lambda gen, e: f"__builtin_popcountll((unsigned long long)({gen.visit_expr(e.args[0])}))",
+    "tir.popcount": lambda gen, e: gen.helpers.popcount(_dt.DataType.parse(e.dtype), gen.visit_expr(e.args[0])),
     "tir.ret": lambda gen, e: gen.visit_expr(e.args[0]),
     "tir.assume": lambda gen, e: "0",
 }

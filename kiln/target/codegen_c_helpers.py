@@ -189,6 +189,23 @@ class HelperSet:
             f"for (int i = 0; i < {t.lanes}; ++i) r[i] = {libm}({', '.join(lanes_args)}); return r; }}"))
         return f"{name}({', '.join(args)})"
 
+    def popcount(self, t, value) -> str:
+        """Set bits of each lane, counted at the lane's own width (as LLVM's ``ctpop``)."""
+        bits = t.bits
+        elem = scalar_ctype(t)
+        builtin = "__builtin_popcountll" if bits == 64 else "__builtin_popcount"
+        sname = f"kiln_popcount_{t.element_of()}"
+        wide = "uint64_t" if bits == 64 else "uint32_t"
+        self._define(sname, (f"static inline {elem} {sname}({elem} x) {{ "
+                             f"return ({elem}){builtin}(({wide})(uint{bits}_t)x); }}"))
+        if t.lanes == 1:
+            return f"{sname}({value})"
+        vt = self.vector_type(t)
+        vname = self._define(f"kiln_popcount_{vt}", (
+            f"static inline {vt} kiln_popcount_{vt}({vt} a) {{ {vt} r; "
+            f"for (int i = 0; i < {t.lanes}; ++i) r[i] = {sname}(a[i]); return r; }}"))
+        return f"{vname}({value})"
+
     # ---- memory
     def gather(self, t, ptr, index) -> str:
         vt = self.vector_type(t)

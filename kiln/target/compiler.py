@@ -101,12 +101,14 @@ def c_flags(target=None) -> list:
     return flags
 
 
-def _run(cmd, what, source_path=None):
+def _run(cmd, what, on_failure=None):
+    """Run ``cmd``; on failure raise CodegenError with its output (``on_failure()`` may return a path to mention)."""
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise CodegenError(f"{what}: running {shlex.join(cmd)} failed ({exc})") from exc
     if proc.returncode != 0:
+        source_path = on_failure() if on_failure is not None else None
         where = f" (source kept at {source_path})" if source_path else ""
         lines = (proc.stderr or proc.stdout).strip().splitlines()
         detail = "\n".join(lines[:40])
@@ -134,7 +136,8 @@ def compile_object(source: str, flags=None, name="kernel") -> pathlib.Path:
         src = out.with_suffix(".c")
         src.write_text(source)
         try:
-            _run([*cc, *flags, "-c", str(src), "-o", str(out)], f"compiling {name}", _keep_failed_source(source, key))
+            _run([*cc, *flags, "-c", str(src), "-o", str(out)], f"compiling {name}",
+                 on_failure=lambda: _keep_failed_source(source, key))
         finally:
             src.unlink(missing_ok=True)
 
