@@ -52,6 +52,8 @@ def _to_module(inputs, args, name, binds) -> IRModule:
     """The IRModule to compile: a schedule, a PrimFunc or an IRModule is lowered with ``kiln.lower`` (as TVM's
     ``build`` does; lowering already-lowered code changes nothing), unless its functions are already packed."""
     lower = _lower_function()
+    if isinstance(inputs, IRModule):
+        _check_prim_funcs(inputs)
     if isinstance(inputs, IRModule | PrimFunc):
         funcs = inputs.functions.values() if isinstance(inputs, IRModule) else [inputs]
         if lower is not None and not any(isinstance(f, PrimFunc) and is_packed(f) for f in funcs):
@@ -67,14 +69,18 @@ def _to_module(inputs, args, name, binds) -> IRModule:
         if args is None:
             raise KilnError("kiln.build: building a schedule needs `args`, the tensors of the function's signature")
         mod = lower(inputs, args, name=name, binds=binds)
+    _check_prim_funcs(mod)
+    return mod
+
+
+def _check_prim_funcs(mod):
     prim = {gv: f for gv, f in mod.functions.items() if isinstance(f, PrimFunc)}
-    if not prim:
-        raise KilnError("kiln.build: the module holds no tir.PrimFunc to compile")
     if len(prim) != len(mod.functions):
         others = [str(getattr(gv, "name_hint", gv)) for gv in mod.functions if gv not in prim]
         raise KilnError(f"kiln.build: only tir.PrimFuncs can be compiled; the module also holds {', '.join(others)} "
                         f"(use relay.build for Relay functions)")
-    return mod
+    if not prim:
+        raise KilnError("kiln.build: the module holds no tir.PrimFunc to compile")
 
 
 def _lower_function():
