@@ -139,9 +139,14 @@ class RelayTextPrinter:
 
     # ------------------------------------------------------------------------------------------------ entry points
     def print_module(self, mod: IRModule) -> str:
-        """The module text: version header, each function (``@main`` first, then by name), metadata."""
-        lines = [f'#[version = "{VERSION}"]']
+        """The module text: version header, each function (``@main`` first, then by name), metadata.
+
+        A module of PrimFuncs only (what ``kiln.lower`` returns) prints in TVMScript's ``@I.ir_module`` form.
+        """
         gvs = sorted(mod.functions, key=lambda gv: (gv.name_hint != "main", gv.name_hint))
+        if gvs and not any(isinstance(f, Function) for f in mod.functions.values()):
+            return _tir_module_text([mod.functions[gv] for gv in gvs])
+        lines = [f'#[version = "{VERSION}"]']
         for i, gv in enumerate(gvs):
             if i:
                 lines.append("")
@@ -149,7 +154,7 @@ class RelayTextPrinter:
             if isinstance(func, Function):
                 lines.extend(self._print_def(gv, func))
             else:  # a PrimFunc after lowering: printed for reading, not for parsing back
-                lines.append(f"{self._global_text(gv)} = {func}")
+                lines.append(f"{self._global_text(gv)} = {_tir_function_text(func)}")
         if len(mod.attrs):
             self._meta_ref(mod.attrs, "attributes")
         return "\n".join(lines) + "\n" + self._meta_section()
@@ -475,3 +480,18 @@ def astext(node, show_meta_data=True) -> str:
     if isinstance(node, IRModule):
         return printer.print_module(node)
     return printer.print_expr(node)
+
+
+def _tir_function_text(func) -> str:
+    """A PrimFunc's TVMScript text without the import comment."""
+    lines = str(func).split("\n")
+    while lines and (lines[0].startswith("# from") or not lines[0].strip()):
+        lines.pop(0)
+    return "\n".join(lines)
+
+
+def _tir_module_text(funcs) -> str:
+    body = "\n\n".join("\n".join("    " + line if line else line for line in _tir_function_text(f).split("\n"))
+                       for f in funcs)
+    return ("# from kiln.script import ir as I\n# from kiln.script import tir as T\n\n@I.ir_module\nclass Module:\n"
+            + body + "\n")

@@ -194,3 +194,14 @@ def test_long_let_chain_prints_without_recursion():
 def test_str_of_module_uses_the_registered_printer():
     assert kiln.get_global_func("relay.ir.astext") is not None
     assert str(_conv_module()).startswith('#[version = "0.0.5"]\ndef @main(')
+
+
+def test_module_of_prim_funcs_prints_as_tvmscript_module():
+    import kiln
+    from kiln import te
+
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: A[i] + 1, name="B")
+    text = str(kiln.lower(te.create_schedule(B.op), [A, B], name="addone"))
+    assert "@I.ir_module\nclass Module:\n    @T.prim_func\n    def addone(" in text
+    assert "        for i in T.serial(4):" in text
