@@ -18,7 +18,7 @@ from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir.function import CallingConv
 
-_C_KEYWORDS = frozenset(
+C_KEYWORDS = frozenset(
     "auto break case char const continue default do double else enum extern float for goto if inline int long "
     "register restrict return short signed sizeof static struct switch typedef union unsigned void volatile while "
     "bool true false main".split()
@@ -118,7 +118,7 @@ class NameTable:
         base = re.sub(r"[^A-Za-z0-9_]", "_", str(hint) or "v")
         if base[0].isdigit():
             base = "v_" + base
-        if base in _C_KEYWORDS:
+        if base in C_KEYWORDS:
             base += "_"
         name, k = base, 0
         while name in self.used:

@@ -16,6 +16,7 @@ import os
 import pathlib
 import shlex
 import subprocess
+import tempfile
 
 from ..error import CodegenError
 from . import compile_cache
@@ -68,7 +69,7 @@ def cc_command() -> list:
     return shlex.split(os.environ.get("CC", "cc")) or ["cc"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _compiler_version(cc: tuple) -> str:
     try:
         out = subprocess.run([*cc, "--version"], capture_output=True, text=True, timeout=60)
@@ -101,10 +102,10 @@ def c_flags(target=None) -> list:
     return flags
 
 
-def _run(cmd, what, on_failure=None):
+def _run(cmd, what, on_failure=None, cwd=None):
     """Run ``cmd``; on failure raise CodegenError with its output (``on_failure()`` may return a path to mention)."""
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=cwd)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise CodegenError(f"{what}: running {shlex.join(cmd)} failed ({exc})") from exc
     if proc.returncode != 0:
@@ -133,13 +134,13 @@ def compile_object(source: str, flags=None, name="kernel") -> pathlib.Path:
     key = compile_cache.content_hash("c-object", " ".join(cc), compiler_version(), " ".join(flags), source)
 
     def produce(out):
-        src = out.with_suffix(".c")
-        src.write_text(source)
-        try:
-            _run([*cc, *flags, "-c", str(src), "-o", str(out)], f"compiling {name}",
-                 on_failure=lambda: _keep_failed_source(source, key))
-        finally:
-            src.unlink(missing_ok=True)
+        # compiled in a private directory under a name derived from the key: the object records the source file
+        # name, and must be byte-identical whichever process compiles it (library cache keys hash objects)
+        with tempfile.TemporaryDirectory(prefix="kiln-cc-", dir=out.parent) as work:
+            src = pathlib.Path(work) / f"{key[:16]}.c"
+            src.write_text(source)
+            _run([*cc, *flags, "-c", src.name, "-o", str(out.resolve())], f"compiling {name}",
+                 on_failure=lambda: _keep_failed_source(source, key), cwd=work)
 
     return compile_cache.cached_file(key, ".o", produce)
 
@@ -183,7 +184,7 @@ def embed_object(symbol_values: dict, blob_path=None) -> pathlib.Path:
     ``__kiln_blob``/``__kiln_blob_size`` holding that file's bytes (included by the assembler, not printed as C)."""
     lines = ["#include <stdint.h>"]
     for symbol, text in sorted(symbol_values.items()):
-        lines.append(f"const char {symbol}[] = {_c_string(text)};")
+        lines.append(f"const char {symbol}[] = {c_string(text)};")
     if blob_path is not None:
         path = str(pathlib.Path(blob_path).resolve()).replace("\\", "\\\\").replace('"', '\\"')
         lines.append(
@@ -195,7 +196,7 @@ def embed_object(symbol_values: dict, blob_path=None) -> pathlib.Path:
     return compile_object(source + f"/* blob {blob_key} */\n", ["-O0", "-fPIC"], name="library metadata")
 
 
-def _c_string(text: str) -> str:
+def c_string(text: str) -> str:
     """A C string literal holding ``text`` (UTF-8), split into lines so compilers never meet over-long tokens."""
     data = text.encode()
     chunks = []

@@ -13,7 +13,7 @@ from ..error import CodegenError
 from . import compile_cache
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _llvm():
     try:
         import llvmlite.binding as llvm

@@ -353,7 +353,7 @@ def _normalized(kind, options):
     return tuple(sorted(options.items()))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def host_cpu_name() -> str:
     """The host CPU as LLVM names it (``"znver4"``); ``"generic"`` when llvmlite is unavailable."""
     try:
@@ -363,7 +363,7 @@ def host_cpu_name() -> str:
     return llvm.get_host_cpu_name()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def host_cpu_features() -> tuple:
     """The host CPU's features as LLVM reports them (``("+avx2", "-avx512fp16", ...)``)."""
     try:

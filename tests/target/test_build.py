@@ -218,7 +218,9 @@ def test_build_accepts_module_prim_func_and_target_objects(target):
     s = te.create_schedule(B.op)
     mod = kiln.lower(s, [A, B], name="addone")
     a = rand(16)
-    for built in (kiln.build(mod, target=kiln.target.Target(target)), kiln.build(mod["addone"], target=target, name="addone")):
+    built_twice = (kiln.build(mod, target=kiln.target.Target(target)),
+                   kiln.build(mod["addone"], target=target, name="addone"))
+    for built in built_twice:
         b = kiln.nd.empty((16,))
         built["addone"](*nd(a), b)
         np.testing.assert_allclose(b.numpy(), a + 1)
