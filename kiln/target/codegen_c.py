@@ -24,7 +24,7 @@ from ..tir import stmt as S
 from ..tir.analysis import stmt_contains
 from ..tir.expr import PointerType
 from ..tir.functor import _EXPR_METHODS, _STMT_METHODS
-from .codegen_c_calls import CALLS, libm_name, float_literal, int_literal
+from .codegen_c_calls import CALLS, float_literal, int_literal, libm_name
 from .codegen_c_helpers import HelperSet, scalar_ctype
 from .codegen_common import C_KEYWORDS, NameTable, flat_offset, is_packed, unit_ramp_base
 from .compiler import c_string
