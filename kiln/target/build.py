@@ -29,6 +29,7 @@ from . import compile_cache, compiler
 from .codegen_c import CSourceGenerator
 from .codegen_common import function_info, function_symbol, is_packed, param_specs
 from .target import Target
+from .vector_legalize import legalize_vector_width
 
 BUILD_PASSES = ("tir.LowerIntrin", "tir.MakePackedAPI")
 """The TIR passes ``kiln.build`` runs after lowering, in order (a pass not registered yet is skipped)."""
@@ -224,7 +225,7 @@ def build_c(mod, target) -> LibraryModule:
     gen = CSourceGenerator(target)
     infos = []
     for symbol, func in funcs:
-        gen.add_function(symbol, func)
+        gen.add_function(symbol, legalize_vector_width(func, target.vector_width))
         infos.append(function_info(symbol, func))
     source = gen.finish()
     obj = compiler.compile_object(source, compiler.c_flags(target), name=f"C source of {entry_symbol(funcs)}")
