@@ -45,8 +45,10 @@ class VectorSplitter(StmtExprMutator):
         fit = max(1, self.max_bits // bits)
         return fit if t.lanes > fit and t.lanes % fit == 0 else t.lanes
 
+    def visit_expr(self, expr):
+        return expr  # only statements change: stores and lets are sliced explicitly
+
     def visit_buffer_store(self, op):
-        op = super().visit_buffer_store(op)
         lanes = _lanes(op.value)
         piece = self.piece_lanes(op.value.dtype)
         if piece == lanes or not op.indices or _lanes(op.indices[-1]) != lanes:
@@ -62,15 +64,28 @@ class VectorSplitter(StmtExprMutator):
         return S.SeqStmt(tuple(stores))
 
     def visit_let_stmt(self, op):
+        # chains of scalar lets and asserts (a packed function's prologue) are walked with a loop, not recursion
+        chain = []
+        while isinstance(op, S.AssertStmt) or isinstance(op, S.LetStmt) and _lanes(op.value) == 1:
+            chain.append(op)
+            op = op.body
+        body = self.visit_stmt(op) if chain else self._split_let(op)
+        for item in reversed(chain):
+            body = item.with_fields(body=body)
+        return body
+
+    visit_assert_stmt = visit_let_stmt
+
+    def _split_let(self, op):
         lanes = _lanes(op.value)
         piece = self.piece_lanes(op.value.dtype)
-        if piece == lanes:
-            return super().visit_let_stmt(op)
-        value = self.visit_expr(op.value)
+        value = op.value
         try:
+            if piece == lanes:
+                raise _CannotSplit()
             parts = [self.slice(value, start, piece) for start in range(0, lanes, piece)]
         except _CannotSplit:
-            return super().visit_let_stmt(op)
+            return op.with_fields(body=self.visit_stmt(op.body))
         names = [E.Var(f"{op.var.name_hint}_{k}", p.dtype) for k, p in enumerate(parts)]
         self.slices[id(op.var)] = (op.var, names)
         body = self.visit_stmt(op.body)
