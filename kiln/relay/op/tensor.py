@@ -13,6 +13,7 @@ from ..expr import Tuple, TupleWrapper
 from . import attrs as A
 from .op import OpPattern, make_call, register_relay_op
 from .type_relations import (
+    broadcast_bool_rel,
     broadcast_rel,
     broadcast_shapes,
     identity_rel,
@@ -438,3 +439,36 @@ register_relay_op("shape_of", 1, _shape_of_rel, OpPattern.OPAQUE, A.ShapeOfAttrs
 def shape_of(data, dtype="int32"):
     """The shape of ``data`` as a 1-D tensor (FoldConstant turns it into a constant: shapes are static)."""
     return make_call("shape_of", [data], A.ShapeOfAttrs(dtype))
+
+
+# ------------------------------------------------------------------- more element-wise math, comparisons, logic
+# (the ops TVM has beyond the basic set; frontends such as ONNX map onto them one to one)
+_UNARY_MATH = ["trunc", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+               "logical_not", "bitwise_not"]
+_UNARY_PREDICATE = ["isnan", "isinf", "isfinite"]
+_BINARY_MORE = ["floor_divide", "floor_mod", "mod", "logical_and", "logical_or", "logical_xor", "bitwise_and",
+                "bitwise_or", "bitwise_xor", "left_shift", "right_shift"]
+_COMPARE = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
+
+
+def _predicate_rel(types, attrs):
+    return TensorType(tensor_arg(types, 0).shape, "bool")
+
+
+for _name in _UNARY_MATH:
+    register_relay_op(_name, 1, identity_rel, OpPattern.ELEMWISE)
+for _name in _UNARY_PREDICATE:
+    register_relay_op(_name, 1, _predicate_rel, OpPattern.ELEMWISE)
+for _name in _BINARY_MORE:
+    register_relay_op(_name, 2, broadcast_rel, OpPattern.BROADCAST)
+for _name in _COMPARE:
+    register_relay_op(_name, 2, broadcast_bool_rel, OpPattern.BROADCAST)
+
+(trunc, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, logical_not,
+ bitwise_not) = map(_unary, _UNARY_MATH)
+isnan, isinf, isfinite = map(_unary, _UNARY_PREDICATE)
+(floor_divide, floor_mod, mod, logical_and, logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor,
+ left_shift, right_shift) = map(_binary, _BINARY_MORE)
+equal, not_equal, less, less_equal, greater, greater_equal = map(_binary, _COMPARE)
+for _build in (equal, not_equal, less, less_equal, greater, greater_equal):
+    _build.__doc__ = f"Broadcasting comparison ``{_build.__name__}`` of two tensors of one dtype; the result is bool."

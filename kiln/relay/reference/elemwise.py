@@ -132,3 +132,66 @@ def full(attrs, fill_value):
     """A tensor of ``attrs.shape`` filled with the scalar ``fill_value`` converted to ``attrs.dtype``."""
     dtype = np_dtype(attrs.dtype)
     return np.full(attrs.shape, as_dtype(fill_value, dtype), dtype)
+
+
+def _floor_divide(lhs, rhs):
+    """Floor division (TVM's ``floordiv``: ``floor(a / b)`` for floats)."""
+    if is_int(np.result_type(lhs, rhs)):
+        return np.floor_divide(lhs, rhs)
+    return np.floor(lhs / rhs)
+
+
+def _floor_mod(lhs, rhs):
+    """The remainder with the sign of the divisor (TVM's ``floormod``: ``a - floor(a / b) * b`` for floats)."""
+    if is_int(np.result_type(lhs, rhs)):
+        return np.mod(lhs, rhs)
+    return lhs - np.floor(lhs / rhs) * rhs
+
+
+_MORE_BINARY = {
+    "floor_divide": _floor_divide, "floor_mod": _floor_mod, "mod": np.fmod,
+    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
+    "left_shift": np.left_shift, "right_shift": np.right_shift,
+}
+for _name, _fn in _MORE_BINARY.items():
+    register(_name)(_binary(_fn))
+
+
+def _bool_binary(fn):
+    def evaluate(attrs, lhs, rhs):
+        return np.asarray(fn(lhs, rhs), dtype=bool)
+
+    return evaluate
+
+
+for _name, _fn in [("equal", np.equal), ("not_equal", np.not_equal), ("less", np.less),
+                   ("less_equal", np.less_equal), ("greater", np.greater), ("greater_equal", np.greater_equal)]:
+    register(_name)(_bool_binary(_fn))
+for _name, _fn in [("logical_and", np.logical_and), ("logical_or", np.logical_or),
+                   ("logical_xor", np.logical_xor)]:
+    register(_name)(_binary(lambda a, b, f=_fn: f(a, b).astype(np.result_type(a, b))))
+
+_MORE_UNARY = {
+    "trunc": np.trunc, "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
+    "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh,
+    "atanh": np.arctanh,
+}
+_INT_IDENTITY.add("trunc")
+for _name, _fn in _MORE_UNARY.items():
+    register(_name)(_unary(_name, _fn))
+
+
+@register("logical_not")
+def logical_not(attrs, data):
+    """``not data`` element-wise, in the data's dtype (bool for bool)."""
+    return as_dtype(np.logical_not(data), data.dtype)
+
+
+@register("bitwise_not")
+def bitwise_not(attrs, data):
+    """Bitwise complement of integers (``not`` for bool)."""
+    return np.invert(data)
+
+
+for _name, _fn in [("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite)]:
+    register(_name)(lambda attrs, data, f=_fn: np.asarray(f(data), dtype=bool))

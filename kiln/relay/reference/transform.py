@@ -1,5 +1,5 @@
 """Shape and data-movement operators in numpy: ``reshape transpose squeeze expand_dims concatenate split take
-strided_slice layout_transform shape_of``.
+strided_slice layout_transform shape_of broadcast_to tile repeat reverse gather gather_nd one_hot cumsum cumprod``.
 
 Shapes come from the helpers the type relations use (``reshape_shape``, ``strided_slice_ranges``,
 ``split_indices`` ...), so the interpreter and type inference cannot disagree.
@@ -161,3 +161,90 @@ def convert_layout(data, src_layout, dst_layout):
 def layout_transform(attrs, data):
     """Move ``data`` from ``src_layout`` to ``dst_layout``."""
     return convert_layout(data, attrs.src_layout, attrs.dst_layout)
+
+
+@register("broadcast_to")
+def broadcast_to(attrs, data):
+    """``data`` broadcast to ``attrs.shape`` (a read-only view)."""
+    return np.broadcast_to(data, attrs.shape)
+
+
+@register("tile")
+def tile(attrs, data):
+    """numpy's ``tile`` with ``attrs.reps``."""
+    return np.tile(data, attrs.reps)
+
+
+@register("repeat")
+def repeat(attrs, data):
+    """Each element repeated ``attrs.repeats`` times along ``attrs.axis``."""
+    return np.repeat(data, attrs.repeats, axis=normalize_axis(attrs.axis, data.ndim))
+
+
+@register("reverse")
+def reverse(attrs, data):
+    """``data`` reversed along ``attrs.axis``."""
+    return np.flip(data, axis=normalize_axis(attrs.axis, data.ndim))
+
+
+def _checked(indices, size, what):
+    if indices.size and (indices.min() < 0 or indices.max() >= size):
+        raise KilnError(f"{what}: index out of range [0, {size}): min {indices.min()}, max {indices.max()}")
+    return indices.astype("int64")
+
+
+@register("gather")
+def gather(attrs, data, indices):
+    """``take_along_axis`` over ``attrs.axis`` (indices must lie in range, as in TVM)."""
+    axis = normalize_axis(attrs.axis, data.ndim)
+    idx = _checked(indices, data.shape[axis], "gather")
+    # indices may be smaller than data off the axis: index the matching leading block of data
+    block = data[tuple(slice(0, n) if k != axis else slice(None) for k, n in enumerate(indices.shape))]
+    return np.take_along_axis(block, idx, axis=axis)
+
+
+@register("gather_nd")
+def gather_nd(attrs, data, indices):
+    """Slices of ``data`` at the index tuples along the first axis of ``indices`` (after ``batch_dims`` batch
+    axes shared by both)."""
+    m, b = indices.shape[0], attrs.batch_dims
+    idx = tuple(_checked(indices[k], data.shape[b + k], "gather_nd") for k in range(m))
+    # the batch axes index themselves: position j along batch axis j of indices[1:]
+    batch = tuple(np.indices(indices.shape[1:], sparse=True)[:b])
+    return data[batch + idx]
+
+
+@register("one_hot")
+def one_hot(attrs, indices, on_value, off_value):
+    """``on_value`` where the new ``depth`` axis equals the index, ``off_value`` elsewhere (out-of-range indices
+    select nothing)."""
+    axis = attrs.axis if attrs.axis >= 0 else attrs.axis + indices.ndim + 1
+    hot = np.expand_dims(indices, axis) == np.arange(attrs.depth).reshape((-1,) + (1,) * (indices.ndim - axis))
+    dtype = np.dtype(attrs.dtype)
+    return np.where(hot, on_value.astype(dtype), off_value.astype(dtype))
+
+
+def _scan(attrs, data, ufunc):
+    dtype = np.dtype(attrs.dtype or data.dtype)
+    if attrs.axis is None:
+        data, axis = data.reshape(-1), 0
+    else:
+        axis = normalize_axis(attrs.axis, data.ndim)
+    out = ufunc.accumulate(data.astype(dtype), axis=axis, dtype=dtype)
+    if attrs.exclusive:
+        # shift by one along the axis, starting from the identity (0 for sums, 1 for products)
+        first = np.full_like(np.take(out, [0], axis=axis), ufunc.identity)
+        out = np.concatenate([first, np.take(out, np.arange(out.shape[axis] - 1), axis=axis)], axis=axis)
+    return out
+
+
+@register("cumsum")
+def cumsum(attrs, data):
+    """Cumulative sum (see :func:`kiln.relay.cumsum`)."""
+    return _scan(attrs, data, np.add)
+
+
+@register("cumprod")
+def cumprod(attrs, data):
+    """Cumulative product (see :func:`kiln.relay.cumprod`)."""
+    return _scan(attrs, data, np.multiply)

@@ -1,0 +1,33 @@
+"""Sorting-based operators in numpy: ``topk``.
+
+Ties keep the lower index first in both directions. For the descending order a stable ascending sort of the
+reversed axis, read backwards, gives exactly that (a stable sort of ``-x`` would overflow for the lowest integer).
+"""
+
+import numpy as np
+
+from ..op.type_relations import normalize_axis
+from .common import register
+
+
+def stable_order(data, axis, ascending):
+    """Indices sorting ``data`` along ``axis``; equal elements keep their original order."""
+    if ascending:
+        return np.argsort(data, axis=axis, kind="stable")
+    n = data.shape[axis]
+    backwards = np.argsort(np.flip(data, axis), axis=axis, kind="stable")
+    return n - 1 - np.flip(backwards, axis)
+
+
+@register("topk")
+def topk(attrs, data):
+    """The ``k`` largest (smallest when ``is_ascend``) elements along ``axis`` and their indices."""
+    axis = normalize_axis(attrs.axis, data.ndim)
+    order = stable_order(data, axis, attrs.is_ascend)
+    k = data.shape[axis] if attrs.k < 1 else min(attrs.k, data.shape[axis])
+    indices = np.take(order, np.arange(k), axis=axis)
+    values = np.take_along_axis(data, indices, axis=axis)
+    indices = indices.astype(attrs.dtype)
+    if attrs.ret_type == "both":
+        return values, indices
+    return values if attrs.ret_type == "values" else indices

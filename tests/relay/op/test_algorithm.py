@@ -1,0 +1,42 @@
+"""``topk`` (kiln/relay/op/algorithm.py): relation and the numpy reference, ties included."""
+
+import numpy as np
+import pytest
+
+from kiln import relay
+from kiln.relay.reference.algorithm import stable_order
+
+
+def run(expr, **inputs):
+    params = relay.analysis.free_vars(expr)
+    out = relay.create_executor().evaluate(relay.Function(params, expr))(**inputs)
+    return tuple(o.numpy() for o in out) if isinstance(out, tuple) else out.numpy()
+
+
+@pytest.mark.parametrize("is_ascend", [False, True])
+def test_topk_ties_keep_the_lower_index(is_ascend):
+    x = relay.var("x", shape=(2, 5), dtype="int32")
+    data = np.array([[3, 1, 3, 2, 1], [np.iinfo("int32").min, 0, 0, 5, np.iinfo("int32").min]], "int32")
+    values, indices = run(relay.topk(x, 3, axis=1, is_ascend=is_ascend).astuple(), x=data)
+    if is_ascend:
+        assert indices.tolist() == [[1, 4, 3], [0, 4, 1]]
+    else:
+        assert indices.tolist() == [[0, 2, 3], [3, 1, 2]]
+    np.testing.assert_array_equal(values, np.take_along_axis(data, indices, 1))
+    assert indices.dtype == np.int32
+
+
+def test_topk_ret_types_and_k_zero():
+    x = relay.var("x", shape=(4, 3))
+    data = np.random.default_rng(0).standard_normal((4, 3)).astype("float32")
+    vals = run(relay.topk(x, 0, axis=0, ret_type="values"), x=data)
+    np.testing.assert_array_equal(vals, -np.sort(-data, axis=0))
+    idx = run(relay.topk(x, 2, axis=0, ret_type="indices", dtype="int64"), x=data)
+    assert idx.dtype == np.int64 and idx.shape == (2, 3)
+    assert relay.infer_type(relay.topk(x, 9, axis=0).astuple()).checked_type.fields[0].shape == (4, 3)
+
+
+def test_stable_order_descending_matches_lexsort():
+    data = np.random.default_rng(1).integers(0, 3, 50)
+    order = stable_order(data, 0, ascending=False)
+    np.testing.assert_array_equal(order, np.lexsort((np.arange(50), -data)))
