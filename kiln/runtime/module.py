@@ -266,6 +266,7 @@ class LibraryModule(Module):
         self._cache: dict = {}
         self._entry_name = metadata.get("entry") or None
         self.source, self.source_format = source, source_format
+        self.extra_sources: dict = {}  # fmt -> text, or a function computing it on first request ("asm")
         self.objects = [str(o) for o in objects]
         self.type_key = type_key
 
@@ -283,12 +284,16 @@ class LibraryModule(Module):
         return self._entry_name or ""
 
     def get_source(self, fmt=""):
-        """The generated C source (``fmt`` "" or "c") or LLVM IR (``fmt`` "" or "ll"); "" when unavailable."""
+        """The generated C source (``fmt`` "" or "c") or optimized LLVM IR (``fmt`` "" or "ll"), or the assembly
+        (``fmt`` "asm" or "s") when the code generator provided it; "" when unavailable."""
         if fmt in ("", self.source_format) or fmt == "cc" and self.source_format == "c":
             return self.source
-        if fmt in ("asm", "s") and hasattr(self, "assembly"):
-            return self.assembly
-        return ""
+        if fmt == "s":
+            fmt = "asm"
+        extra = self.extra_sources.get(fmt)
+        if callable(extra):
+            extra = self.extra_sources[fmt] = extra()
+        return extra or ""
 
 
 def read_metadata(library) -> dict:

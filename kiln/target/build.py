@@ -228,8 +228,11 @@ def build_c(mod, target) -> LibraryModule:
         gen.add_function(symbol, legalize_vector_width(func, target.vector_width))
         infos.append(function_info(symbol, func))
     source = gen.finish()
-    obj = compiler.compile_object(source, compiler.c_flags(target), name=f"C source of {entry_symbol(funcs)}")
-    return make_library_module([str(obj)], infos, entry_symbol(funcs), source, "c", "c")
+    flags = compiler.c_flags(target)
+    obj = compiler.compile_object(source, flags, name=f"C source of {entry_symbol(funcs)}")
+    module = make_library_module([str(obj)], infos, entry_symbol(funcs), source, "c", "c")
+    module.extra_sources["asm"] = lambda: compiler.assembly(source, flags)
+    return module
 
 
 def build_llvm(mod, target) -> LibraryModule:
@@ -247,7 +250,7 @@ def build_llvm(mod, target) -> LibraryModule:
         infos.append(function_info(symbol, func))
     obj, optimized = llvm_compile.compile_ir(str(gen.module), target, name=entry_symbol(funcs))
     module = make_library_module([str(obj)], infos, entry_symbol(funcs), optimized, "ll", "llvm")
-    module.target = target
+    module.extra_sources["asm"] = lambda: llvm_compile.assembly(optimized, target)
     return module
 
 

@@ -73,6 +73,21 @@ class HelperSet:
         """The unaligned, may-alias twin used for contiguous vector loads and stores."""
         return self.vector_type(dtype)[:-2] + "_u"
 
+    def memory_type(self, dtype, alignment) -> str:
+        """The type a contiguous vector access of ``alignment`` bytes goes through: the aligned may-alias twin
+        (``float32x16_a``, aligned moves) when the access is aligned to the vector's size, else ``_u``."""
+        t = _dt.DataType.parse(dtype)
+        name = self.vector_type(dtype)
+        size = _elem_bytes(t) * t.lanes
+        if alignment < size:
+            return name[:-2] + "_u"
+        aligned = name[:-2] + "_a"
+        if aligned not in self.typedefs:
+            elem = "int32_t" if t.is_bool() else scalar_ctype(t)
+            self.typedefs[aligned] = (
+                f"typedef {elem} {aligned} __attribute__((vector_size({size}), aligned({size}), may_alias));")
+        return aligned
+
     def int_vector_type(self, t) -> str:
         """The signed integer vector with ``t``'s element width and lanes (the mask type of comparisons on ``t``)."""
         return self.vector_type(f"int{_elem_bytes(t) * 8}x{t.lanes}")

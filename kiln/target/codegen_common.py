@@ -11,9 +11,10 @@ come out of that, recorded in the library's metadata by :func:`function_info` so
   shapes and dtypes in Python from the parameter descriptions recorded here.
 """
 
+import math
 import re
 
-from ..error import CodegenError
+from ..error import CodegenError, KilnError
 from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir.function import CallingConv
@@ -138,3 +139,24 @@ class NameTable:
         if name is None:
             raise CodegenError(f"variable {var.name_hint} is used but not defined in the generated function")
         return name
+
+
+def elem_bytes(dtype) -> int:
+    """Bytes of one element of ``dtype`` in memory (a bool is a byte)."""
+    t = _dt.DataType.parse(dtype).element_of()
+    return 1 if t.is_bool() else max(1, t.bits // 8)
+
+
+def alignment_of(analyzer, base, lanes, dtype, buffer_alignment) -> int:
+    """Byte alignment of a vector access starting at element ``base`` of a ``buffer_alignment``-aligned buffer."""
+    size = elem_bytes(dtype)
+    try:
+        ms = analyzer.modular_set(base)
+    except KilnError:  # the analysis is best effort; element alignment is always right
+        return size
+    coeff, rem = int(ms.coeff), int(ms.base)
+    step = math.gcd(coeff, rem) if coeff else rem
+    if step == 0:  # the constant 0
+        step = lanes
+    align = size * (step & -step)  # the largest power of two dividing every possible base
+    return max(size, min(align, size * lanes, buffer_alignment))

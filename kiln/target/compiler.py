@@ -145,6 +145,16 @@ def compile_object(source: str, flags=None, name="kernel") -> pathlib.Path:
     return compile_cache.cached_file(key, ".o", produce)
 
 
+def assembly(source: str, flags=None) -> str:
+    """The assembly the C compiler makes of ``source`` with ``flags`` (for ``Module.get_source("asm")``)."""
+    flags = [f for f in (c_flags() if flags is None else flags) if f != "-c"]
+    with tempfile.TemporaryDirectory(prefix="kiln-asm-") as work:
+        src = pathlib.Path(work) / "kernel.c"
+        src.write_text(source)
+        _run([*cc_command(), *flags, "-S", src.name, "-o", "kernel.s"], "printing assembly", cwd=work)
+        return (pathlib.Path(work) / "kernel.s").read_text()
+
+
 def _keep_failed_source(source, key):
     """Where the source of a failed compilation can be read (the cache's ``failed/`` folder)."""
     path = compile_cache.cache_dir() / "failed" / f"{key}.c"

@@ -6,12 +6,11 @@ TIR dtypes map to LLVM types one to one (``float32x16`` -> ``<16 x float>``, ``b
 the TIR intrinsics with an LLVM intrinsic; other math functions are called from libm (lane by lane on vectors).
 """
 
-import math
-
 import llvmlite.ir as ir
 
 from ..error import CodegenError
 from ..tir import dtype as _dt
+from .codegen_common import alignment_of, elem_bytes  # noqa: F401  (re-exported for the generator)
 
 I1, I8, I16, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
 I8P = I8.as_pointer()
@@ -95,23 +94,3 @@ def constant(dtype, value) -> ir.Constant:
 def splat(ty, value) -> ir.Constant:
     """A constant vector of ``ty`` (a VectorType) holding ``value`` in every lane."""
     return ir.Constant(ty, [ir.Constant(ty.element, value)] * ty.count)
-
-
-def elem_bytes(dtype) -> int:
-    t = _dt.DataType.parse(dtype).element_of()
-    return 1 if t.is_bool() else max(1, t.bits // 8)
-
-
-def alignment_of(analyzer, base, lanes, dtype, buffer_alignment) -> int:
-    """Byte alignment of a vector access starting at element ``base`` of a ``buffer_alignment``-aligned buffer."""
-    size = elem_bytes(dtype)
-    try:
-        ms = analyzer.modular_set(base)
-    except Exception:  # the analysis is best effort; element alignment is always right
-        return size
-    coeff, rem = int(ms.coeff), int(ms.base)
-    step = math.gcd(coeff, rem) if coeff else rem
-    if step == 0:  # the constant 0
-        step = lanes
-    align = size * (step & -step)  # the largest power of two dividing every possible base
-    return max(size, min(align, size * lanes, buffer_alignment))
