@@ -33,15 +33,18 @@ STACK_LIMIT = 64 * 1024
 
 
 class _FunctionState:
-    """Where code is being emitted: the function, its builder, its entry block (for allocas), variable values."""
+    """Where code is being emitted: the function, its builder, variable values, and an entry block that holds only
+    allocas (code starts in the next block; :meth:`finish` links them), so allocas can be added at any time."""
 
     def __init__(self, function):
         self.function = function
         self.entry = function.append_basic_block("entry")
-        self.builder = ir.IRBuilder(self.entry)
+        self.builder = ir.IRBuilder(function.append_basic_block("start"))
         self.env: dict = {}  # id(var) -> llvm value
         self.keep: list = []
-        self.ret_block = None
+
+    def finish(self):
+        ir.IRBuilder(self.entry).branch(self.function.blocks[1])
 
 
 class LLVMGenerator(CallLowering, ParallelOutliner):
@@ -86,6 +89,7 @@ class LLVMGenerator(CallLowering, ParallelOutliner):
         self.visit_stmt(func.body)
         if not state.builder.block.is_terminated:
             state.builder.ret(T.constant("int32", 0))
+        state.finish()
         self.state = None
 
     # ---- helpers
@@ -125,10 +129,7 @@ class LLVMGenerator(CallLowering, ParallelOutliner):
 
     def alloca(self, ty, count=None, align=64):
         """An ``alloca`` placed in the entry block (where SROA/mem2reg can promote it)."""
-        builder = ir.IRBuilder(self.state.entry)
-        if self.state.entry.instructions:
-            builder.position_before(self.state.entry.instructions[0])
-        ptr = builder.alloca(ty, size=count)
+        ptr = ir.IRBuilder(self.state.entry).alloca(ty, size=count)
         ptr.align = align
         return ptr
 

@@ -86,5 +86,6 @@ class ParallelOutliner:
             self.emit_loop(loop.loop_var, begin, end, lambda: self.visit_stmt(loop.body))
             if not b.block.is_terminated:
                 b.ret(T.constant("int32", 0))
+            state.finish()
         finally:
             self.state = outer

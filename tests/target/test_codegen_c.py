@@ -1,0 +1,111 @@
+"""The C backend's output (kiln/target/codegen_c.py, codegen_c_calls.py, codegen_c_helpers.py): literals, vector
+types and helpers, OpenMP pragmas, the packed prologue, and the generated inner loop of the GEMM schedule."""
+
+import math
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln import te, tir
+from kiln.target import Target
+from kiln.target.codegen_c import CSourceGenerator
+from kiln.target.codegen_c_calls import float_literal, int_literal
+from kiln.te.examples import matmul_schedule
+from kiln.tir import expr as E
+from kiln.tir import stmt as S
+
+from .conftest import HAVE_CC
+
+
+@pytest.mark.parametrize("value, dtype, text", [
+    (3, "int32", "3"), (-3, "int32", "(-3)"), (5, "int64", "INT64_C(5)"),
+    (-2**31, "int32", "((int32_t)(INT64_C(-2147483647) - 1))"),
+    (-2**63, "int64", "(INT64_C(-9223372036854775807) - 1)"), (7, "uint32", "7U"), (7, "uint64", "7ULL"),
+    (200, "uint8", "((uint8_t)200U)"), (1, "bool", "true"), (-4, "int8", "((int8_t)(-4))"),
+])
+def test_int_literals(value, dtype, text):
+    assert int_literal(value, dtype) == text
+
+
+def test_float_literals_are_exact():
+    assert float_literal(1.5, "float32") == "1.5f"
+    assert float_literal(2.0, "float32") == "2.0f"
+    assert float_literal(-0.1, "float64") == "(-0.1)"
+    assert float_literal(math.inf, "float32") == "((float)INFINITY)"
+    assert float_literal(-math.inf, "float64") == "((double)-INFINITY)"
+    assert float_literal(math.nan, "float32") == "((float)NAN)"
+    for value in np.random.default_rng(0).standard_normal(100).astype("float32"):
+        text = float_literal(float(value), "float32").strip("()")
+        assert np.float32(float(text[:-1])) == value  # 9 significant digits round-trip every float32
+
+
+def _print(func, symbol="f"):
+    gen = CSourceGenerator(Target("c"))
+    gen.add_function(symbol, func)
+    return gen.finish()
+
+
+def test_vectors_use_gcc_vector_types_and_helpers():
+    A = tir.decl_buffer((64,), "float32", "A")
+    B = tir.decl_buffer((64,), "float32", "B")
+    i = tir.Var("i", "int32")
+    idx = E.Ramp(E.Mul(i, E.IntImm("int32", 16)), E.IntImm("int32", 1), 16)
+    value = E.Max(E.BufferLoad(A, [idx]), E.Broadcast(E.FloatImm("float32", 0.0), 16))
+    body = S.For(i, 0, 4, S.ForKind.PARALLEL, S.BufferStore(B, tir.exp(value), [idx]))
+    a, b = tir.Var("a", "handle"), tir.Var("b", "handle")
+    src = _print(tir.PrimFunc([a, b], body, buffer_map={a: A, b: B}))
+    assert "typedef float float32x16_t __attribute__((vector_size(64)));" in src
+    assert "may_alias" in src and "float32x16_a" in src  # aligned: A and B are 64-byte aligned, base is i * 16
+    assert "#pragma omp parallel for schedule(static)" in src
+    assert "static inline float32x16_t kiln_max_float32x16_t(" in src
+    assert "expf(a0[i])" in src  # the lane-wise libm helper
+    assert "float* A = (float*)a;" in src  # plain convention: typed data pointers
+
+
+def test_parallel_loop_with_an_assert_stays_serial():
+    A = tir.decl_buffer((8,), "float32", "A")
+    i = tir.Var("i", "int32")
+    body = S.For(i, 0, 8, S.ForKind.PARALLEL, S.AssertStmt(E.GE(E.BufferLoad(A, [i]), E.FloatImm("float32", 0)),
+                                                           "negative", S.Evaluate(E.IntImm("int32", 0))))
+    a = tir.Var("a", "handle")
+    src = _print(tir.PrimFunc([a], body, buffer_map={a: A}))
+    assert "#pragma omp" not in src and 'KilnAPISetLastError("negative");' in src
+
+
+def test_num_cores_sets_openmp_threads():
+    A = tir.decl_buffer((8,), "float32", "A")
+    i = tir.Var("i", "int32")
+    body = S.For(i, 0, 8, S.ForKind.PARALLEL, S.BufferStore(A, E.FloatImm("float32", 1.0), [i]))
+    a = tir.Var("a", "handle")
+    gen = CSourceGenerator(Target("c -num-cores=3"))
+    gen.add_function("f", tir.PrimFunc([a], body, buffer_map={a: A}))
+    assert "#pragma omp parallel for schedule(static) num_threads(3)" in gen.finish()
+
+
+@pytest.mark.needs_cc
+@pytest.mark.skipif(not HAVE_CC, reason="no system C compiler")
+def test_packed_prologue_and_gemm_inner_loop():
+    s, args = matmul_schedule(64, 64, 64)
+    src = kiln.build(s, args, target="c", name="mm").get_source()
+    assert "int32_t mm(void* args, void* arg_type_ids, int32_t num_args" in src
+    assert 'KilnAPISetLastError("mm: argument B must have dtype float32");' in src
+    loop = src[src.index("for (int32_t k = 0"):]
+    loop = loop[:loop.index("}")]
+    # four accumulator rows of one 16-lane vector, one broadcast of A each, aligned loads of packedB
+    assert loop.count("kiln_bcast_float32x16_t(A") == 4
+    assert loop.count("*(float32x16_a*)(packedB") == 4
+    asm = kiln.build(s, args, target="c", name="mm").get_source("asm")
+    assert "vfmadd" in asm or "fmadd" in asm
+
+
+@pytest.mark.needs_cc
+@pytest.mark.skipif(not HAVE_CC, reason="no system C compiler")
+def test_function_named_like_a_c_keyword():
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: A[i] * 2.0, name="B")
+    m = kiln.build(te.create_schedule(B.op), [A, B], target="c", name="double")
+    assert 'int32_t kiln_fn_double(' in m.get_source() and '__asm__("double")' in m.get_source()
+    b = np.zeros(4, "float32")
+    m["double"](np.ones(4, "float32"), b)
+    assert (b == 2).all()
