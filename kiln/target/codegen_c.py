@@ -241,9 +241,15 @@ class CSourceGenerator:
         base = unit_ramp_base(index)
         if base is None and _dt.lanes(index.dtype) == 1:  # a scalar index into a vector-typed buffer
             base = index
+        is_bool = _dt.is_bool(e.dtype)
         if base is not None:
+            if is_bool:  # bytes holding 0/1 in memory, -1/0 masks in registers
+                mask = self.helpers.vector_type(e.dtype)
+                raw = f"(*({self.helpers.unaligned_type(f'uint8x{lanes}')}*)({ptr} + {self.visit_expr(base)}))"
+                return f"(-__builtin_convertvector({raw}, {mask}))"
             return f"(*({self._vector_memory_type(e.buffer, base, e.dtype)}*)({ptr} + {self.visit_expr(base)}))"
-        return self.helpers.gather(_dt.DataType.parse(e.dtype), ptr, self.visit_expr(index))
+        gathered = self.helpers.gather(_dt.DataType.parse(e.dtype), ptr, self.visit_expr(index))
+        return f"(-{gathered})" if is_bool else gathered
 
     def _vector_memory_type(self, buffer, base, dtype):
         align = alignment_of(self.analyzer, base, _dt.lanes(dtype), buffer.dtype, buffer.data_alignment)
@@ -348,7 +354,11 @@ class CSourceGenerator:
         if base is None and _dt.lanes(index.dtype) == 1:
             base = index
         if base is not None:
-            vtype = self._vector_memory_type(s.buffer, base, s.value.dtype)
+            if _dt.is_bool(s.value.dtype):  # -1/0 masks become bytes holding 0/1
+                vtype = self.helpers.unaligned_type(f"uint8x{lanes}")
+                value = f"__builtin_convertvector(-({value}), {self.helpers.vector_type(f'uint8x{lanes}')})"
+            else:
+                vtype = self._vector_memory_type(s.buffer, base, s.value.dtype)
             self.emit(f"*({vtype}*)({ptr} + {self.visit_expr(base)}) = {value};")
             return
         self.emit(self.helpers.scatter(_dt.DataType.parse(s.value.dtype), ptr, self.visit_expr(index), value) + ";")

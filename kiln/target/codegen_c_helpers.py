@@ -57,8 +57,6 @@ class HelperSet:
         name = vector_ctype(t)
         if name not in self.typedefs:
             elem = "int32_t" if t.is_bool() else scalar_ctype(t)
-            if elem == "_Float16":
-                raise CodegenError(f"C codegen: float16 vectors ({dtype}) are not supported; keep float16 scalar")
             size = _elem_bytes(t) * t.lanes
             if size & (size - 1):
                 raise CodegenError(f"C codegen: vector {dtype} is not a power-of-two number of bytes")

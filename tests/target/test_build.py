@@ -253,3 +253,23 @@ def test_build_errors():
     x = kiln.relay.var("x", shape=(2,))
     with pytest.raises(KilnError, match="only tir.PrimFuncs can be compiled"):
         kiln.build(kiln.IRModule.from_expr(x + x), target="c")
+
+
+def test_float16_and_bool_tensors(target):
+    n = 64
+    A = te.placeholder((n,), "float16", name="A")
+    B = te.placeholder((n,), "float16", name="B")
+    C = te.compute((n,), lambda i: A[i] * B[i] + A[i], name="C")
+    D = te.compute((n,), lambda i: C[i] > tir.const(0.5, "float16"), name="D")
+    F = te.compute((n,), lambda i: tir.Select(D[i], tir.const(1, "int32"), tir.const(-1, "int32")), name="F")
+    s = te.create_schedule(F.op)
+    for t in (C, D, F):
+        xo, xi = s[t].split(t.op.axis[0], factor=8)
+        s[t].vectorize(xi)
+    m = kiln.build(s, [A, B, C, D, F], target=target, name="half")
+    a, b = RNG.random(n).astype("float16"), RNG.random(n).astype("float16")
+    c, d, f = np.zeros(n, "float16"), np.zeros(n, "bool"), np.zeros(n, "int32")
+    m(a, b, c, d, f)
+    np.testing.assert_array_equal(c, a * b + a)  # one rounding per operation, as numpy
+    np.testing.assert_array_equal(d, c > np.float16(0.5))
+    np.testing.assert_array_equal(f, np.where(d, 1, -1))  # bool vectors read back from memory
