@@ -35,7 +35,7 @@ class DLDataType(ctypes.Structure):
 class DLTensor(ctypes.Structure):
     _fields_ = [
         ("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int32), ("dtype", DLDataType),
-        ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
         ("byte_offset", ctypes.c_uint64),
     ]
 
@@ -132,9 +132,7 @@ class LibraryFunction:
             if _is_array(value):
                 arg = _ArrayArg(value)
                 staged.append(arg)
-                tensor = _dltensor(arg.array)
-                keep.append(tensor)
-                values[i].v_handle = ctypes.addressof(tensor)
+                values[i].v_handle = ctypes.addressof(_dltensor(arg.array, keep))
                 codes[i] = TYPE_CODE_DLTENSOR
             elif value is None:
                 values[i].v_handle = None
@@ -201,25 +199,33 @@ def _check_buffer(where, spec, arr, bound):
         raise RuntimeArgumentError(f"{where}: data must be aligned to {spec['alignment']} bytes")
 
 
-def _dltensor(arr) -> DLTensor:
-    dtype = arr.dtype
-    code = _DL_CODES.get(dtype.kind)
-    if code is None:
-        raise RuntimeArgumentError(f"cannot pass an array of dtype {dtype} to compiled code")
-    tensor = DLTensor()
-    tensor.data = arr.ctypes.data
-    tensor.device = DLDevice(1, 0)
-    tensor.ndim = arr.ndim
-    tensor.dtype = DLDataType(code, dtype.itemsize * 8, 1)
+_DTYPE_FIELDS: dict = {}  # numpy dtype -> DLDataType (code, bits, lanes)
+
+
+def _dl_dtype(dtype) -> DLDataType:
+    fields = _DTYPE_FIELDS.get(dtype)
+    if fields is None:
+        code = _DL_CODES.get(dtype.kind)
+        if code is None:
+            raise RuntimeArgumentError(f"cannot pass an array of dtype {dtype} to compiled code")
+        fields = _DTYPE_FIELDS[dtype] = DLDataType(code, dtype.itemsize * 8, 1)
+    return fields
+
+
+_CPU_DEVICE = DLDevice(1, 0)
+
+
+def _dltensor(arr, keep) -> DLTensor:
+    """A DLTensor describing ``arr``; the arrays it points to are appended to ``keep`` (alive during the call)."""
     shape = (ctypes.c_int64 * max(arr.ndim, 1))(*arr.shape)
-    tensor.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+    keep.append(shape)
+    strides = None
     if not arr.flags.c_contiguous:
-        strides = (ctypes.c_int64 * max(arr.ndim, 1))(*(s // dtype.itemsize for s in arr.strides))
-        tensor.strides = ctypes.cast(strides, ctypes.POINTER(ctypes.c_int64))
-        tensor._keep = (shape, strides)
-    else:
-        tensor._keep = (shape,)
-    tensor.byte_offset = 0
+        strides = (ctypes.c_int64 * max(arr.ndim, 1))(*(s // arr.dtype.itemsize for s in arr.strides))
+        keep.append(strides)
+        strides = ctypes.addressof(strides)
+    tensor = DLTensor(arr.ctypes.data, _CPU_DEVICE, arr.ndim, _dl_dtype(arr.dtype), ctypes.addressof(shape), strides, 0)
+    keep.append(tensor)
     return tensor
 
 
