@@ -163,6 +163,8 @@ class Module:
             ``file_name``.
         """
         file_name = os.fspath(file_name)
+        if file_name.endswith((".tar", ".o", ".a", ".c", ".ll")):
+            raise KilnError(f"export_library: {file_name}: kiln exports shared libraries only (use a .so name)")
         nodes = _preorder(self)
         index = {id(m): k for k, m in enumerate(nodes)}
         libraries = [m for m in nodes if isinstance(m, LibraryModule)]

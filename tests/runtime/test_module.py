@@ -189,6 +189,8 @@ def test_module_without_a_loader_or_a_library(tmp_path):
         Unknown("x")["missing"]
     with pytest.raises(KilnError, match="has no entry function"):
         Module()()
+    with pytest.raises(KilnError, match="kiln exports shared libraries only"):
+        Unknown("x").export_library(tmp_path / "lib.tar")
     with pytest.raises(KilnError, match="no such file"):
         load_module(tmp_path / "missing.so")
     not_kiln = tmp_path / "plain.so"
