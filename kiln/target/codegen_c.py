@@ -76,9 +76,9 @@ class CSourceGenerator:
         f"tir.{n}": n for n in (
             "exp", "exp2", "log", "log2", "log10", "sqrt", "fabs", "floor", "ceil", "trunc", "nearbyint", "pow",
             "fma", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
-            "atan2", "fmod", "copysign", "hypot", "nextafter", "erf", "log1p", "expm1", "ldexp", "round",
+            "atan2", "fmod", "copysign", "hypot", "nextafter", "erf", "log1p", "expm1", "ldexp",
         )
-    }
+    } | {"tir.round": "nearbyint"}  # half to even, as numpy (C's round() goes away from zero)
     pragma_parallel = "#pragma omp parallel for schedule(static){threads}"
 
     def __init__(self, target=None):
@@ -101,7 +101,7 @@ class CSourceGenerator:
         self.indent = 1
         params = []
         for p in func.params:
-            params.append(self._declare_handle_or_scalar(p, param=True))
+            params.append(self._declare_handle_or_scalar(p))
         if symbol in C_KEYWORDS:  # a function named "double": a C identifier of its own, the symbol by asm label
             header = f"int32_t kiln_fn_{symbol}({', '.join(params) or 'void'})"
             self.prototypes[symbol] = f"{header} __asm__(\"{symbol}\");"
@@ -137,12 +137,12 @@ class CSourceGenerator:
         self.ptr_types[id(var)] = elem
         return name
 
-    def _declare_handle_or_scalar(self, var, param=False):
+    def _declare_handle_or_scalar(self, var):
         if var.dtype == "handle":
             elem = _pointee(var)
-            if elem is not None:
+            if elem is not None:  # a buffer's data: restrict when the function's buffers do not overlap
                 name = self._bind_pointer(var, elem)
-                return f"{elem}* {self._restrict() if param else ''}{name}"
+                return f"{elem}* {self._restrict()}{name}"
             name = self.names.define(var)
             return f"void* {name}"
         name = self.names.define(var)
