@@ -252,28 +252,24 @@ class StmtExprVisitor(_Functor):
             self.visit_stmt(op.else_case)
 
     def visit_let_stmt(self, op):
-        if type(self).visit_let_stmt is not StmtExprVisitor.visit_let_stmt:
-            self.visit_expr(op.value)
-            self.visit_stmt(op.body)
-            return
-        while isinstance(op, S.LetStmt):  # a chain of lets, without recursion
-            self.visit_expr(op.value)
-            op = op.body
-        self.visit_stmt(op)
+        self._visit_chain(op)
 
     def visit_evaluate(self, op):
         self.visit_expr(op.value)
 
     def visit_attr_stmt(self, op):
-        if isinstance(op.node, E.PrimExpr):
-            self.visit_expr(op.node)
-        self.visit_expr(op.value)
-        self.visit_stmt(op.body)
+        self._visit_chain(op)
 
     def visit_assert_stmt(self, op):
-        self.visit_expr(op.condition)
-        self.visit_expr(op.message)
-        self.visit_stmt(op.body)
+        self._visit_chain(op)
+
+    def _visit_chain(self, op):
+        """Visit a chain of let/assert/attr statements with a loop (MakePackedAPI makes long ones)."""
+        chain = _body_chain(self, op, StmtExprVisitor)
+        for link in chain:
+            for value in _chain_operands(link):
+                self.visit_expr(value)
+        self.visit_stmt(chain[-1].body)
 
 
 def _binary_mutate(self, op):
@@ -391,27 +387,56 @@ class StmtExprMutator(_Functor):
         return op.with_fields(condition=cond, then_case=then_case, else_case=else_case)
 
     def visit_let_stmt(self, op):
-        if type(self).visit_let_stmt is not StmtExprMutator.visit_let_stmt:
-            return op.with_fields(value=self.visit_expr(op.value), body=self.visit_stmt(op.body))
-        chain = []
-        while isinstance(op, S.LetStmt):  # a chain of lets, without recursion
-            chain.append((op, self.visit_expr(op.value)))
-            op = op.body
-        body = self.visit_stmt(op)
-        for let, value in reversed(chain):
-            body = let.with_fields(value=value, body=body)
-        return body
+        return self._mutate_chain(op)
 
     def visit_evaluate(self, op):
         return op.with_fields(value=self.visit_expr(op.value))
 
     def visit_attr_stmt(self, op):
-        node = self.visit_expr(op.node) if isinstance(op.node, E.PrimExpr) else op.node
-        return op.with_fields(node=node, value=self.visit_expr(op.value), body=self.visit_stmt(op.body))
+        return self._mutate_chain(op)
 
     def visit_assert_stmt(self, op):
-        return op.with_fields(condition=self.visit_expr(op.condition), message=self.visit_expr(op.message),
-                              body=self.visit_stmt(op.body))
+        return self._mutate_chain(op)
+
+    def _mutate_chain(self, op):
+        """Mutate a chain of let/assert/attr statements with a loop (MakePackedAPI makes long ones)."""
+        chain = _body_chain(self, op, StmtExprMutator)
+        new_fields = [{name: self.visit_expr(value) for name, value in _chain_fields(link)} for link in chain]
+        body = self.visit_stmt(chain[-1].body)
+        for link, fields in zip(reversed(chain), reversed(new_fields)):
+            body = link.with_fields(body=body, **fields)
+        return body
+
+
+_CHAIN_METHODS = {S.LetStmt: "visit_let_stmt", S.AssertStmt: "visit_assert_stmt", S.AttrStmt: "visit_attr_stmt"}
+
+
+def _body_chain(functor, op, base) -> list:
+    """``op`` and the let/assert/attr statements nested in its body whose visit method ``functor`` does not
+    override, outermost first (the first is always ``op`` itself)."""
+    chain = [op]
+    body = op.body
+    while type(body) in _CHAIN_METHODS:
+        name = _CHAIN_METHODS[type(body)]
+        if getattr(type(functor), name) is not getattr(base, name):
+            break
+        chain.append(body)
+        body = body.body
+    return chain
+
+
+def _chain_fields(link):
+    """The expression fields of a chain statement, by name."""
+    if isinstance(link, S.LetStmt):
+        return [("value", link.value)]
+    if isinstance(link, S.AssertStmt):
+        return [("condition", link.condition), ("message", link.message)]
+    fields = [("value", link.value)]
+    return [("node", link.node)] + fields if isinstance(link.node, E.PrimExpr) else fields
+
+
+def _chain_operands(link):
+    return [value for _, value in _chain_fields(link)]
 
 
 class ExprVisitor(StmtExprVisitor):

@@ -100,3 +100,36 @@ def test_undefined_vars_and_well_formed():
     twice = tir.PrimFunc([a], tir.stmt_seq(loop, loop), buffer_map={a: A})
     assert not verify_well_formed(twice, assert_mode=False)
     assert_structural_equal(func, func)
+
+
+def test_long_chains_of_asserts_lets_and_attrs_need_no_recursion():
+    x = tir.Var("x", "int32")
+    body = tir.Evaluate(x)
+    for i in range(3000):
+        kind = i % 3
+        if kind == 0:
+            body = tir.AssertStmt(x > i - 5000, tir.StringImm(f"check {i}"), body)
+        elif kind == 1:
+            body = tir.LetStmt(tir.Var(f"v{i}", "int32"), x + 1, body)
+        else:
+            body = tir.AttrStmt(x, "pragma", tir.IntImm("int32", i), body)
+
+    class CountAdds(tir.StmtExprVisitor):
+        def __init__(self):
+            self.adds = 0
+
+        def visit_add(self, op):
+            self.adds += 1
+            super().visit_add(op)
+
+    counter = CountAdds()
+    counter.visit_stmt(body)
+    assert counter.adds == 1000
+
+    class Rename(tir.StmtExprMutator):
+        def visit_string_imm(self, op):
+            return tir.StringImm(op.value.upper())
+
+    out = Rename().visit_stmt(body)
+    assert isinstance(out.body.body, tir.AssertStmt) and out.body.body.message.value == "CHECK 2997"
+    assert tir.StmtExprMutator().visit_stmt(body) is body
