@@ -340,8 +340,14 @@ _SIMPLE_CALLS = {
     "likely": lambda x: x, "assume": lambda x: np.int32(0),
     "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
     "bitwise_not": np.invert, "shift_left": np.left_shift, "shift_right": np.right_shift,
-    "popcount": lambda x: np.vectorize(lambda v: (int(v) & 0xFFFFFFFFFFFFFFFF).bit_count())(x),
+    "popcount": lambda x: _popcount(np.asarray(x)),
 }
+
+def _popcount(x):
+    """Set bits of each element, counted at the element's own width (as the C and LLVM backends do)."""
+    mask = (1 << (8 * x.dtype.itemsize)) - 1
+    return np.vectorize(lambda v: (int(v) & mask).bit_count(), otypes=[x.dtype])(x)
+
 
 _BINARY_SET = frozenset(_BINARY)
 _EXPR = {

@@ -80,3 +80,14 @@ def test_assert_raises_runtime_argument_error():
     evaluate(func, 3)
     with pytest.raises(RuntimeArgumentError, match="n must be positive"):
         evaluate(func, 0)
+
+
+def test_popcount_counts_at_the_lane_width():
+    import numpy as np
+
+    from kiln import tir
+    from kiln.tir.evaluator import evaluate_expr
+
+    for dtype, bits in (("int8", 8), ("int16", 16), ("int32", 32)):
+        x = tir.Var("x", dtype)
+        assert int(evaluate_expr(tir.popcount(x), {x: np.array(-1, dtype)})) == bits
