@@ -28,7 +28,7 @@ _LIST, _STR, _INT, _BOOL = "list", "str", "int", "bool"
 # options common to the CPU kinds (TVM's llvm options that matter here)
 _CPU_OPTIONS = {
     "mcpu": _STR, "mattr": _LIST, "mtriple": _STR, "num-cores": _INT, "opt-level": _INT, "keys": _LIST,
-    "device": _STR, "model": _STR, "libs": _LIST, "vector-width": _INT, "tag": _STR,
+    "device": _STR, "model": _STR, "libs": _LIST, "vector-width": _INT, "tag": _STR, "max-function-args": _INT,
 }
 TARGET_KINDS = {"llvm": _CPU_OPTIONS, "c": _CPU_OPTIONS}
 """Target kind name -> {option name: value type}."""
@@ -170,6 +170,12 @@ class Target(Node):
     @property
     def keys(self) -> tuple:
         return self._get("keys", self.kind.default_keys)
+
+    @property
+    def max_function_args(self) -> int:
+        """The most parameters a generated function may take (``-max-function-args``; 0: no limit). FuseOps keeps
+        every primitive function within it."""
+        return self._get("max-function-args", 0)
 
     @property
     def opt_level(self) -> int:

@@ -251,3 +251,29 @@ def test_post_dominator_tree_comes_from_the_analysis_manager():
         relay.transform.FuseOps(fuse_opt_level=1)(mod)
         stats = ctx.analysis_manager.stats["relay.PostDominatorTree"]
     assert stats["computed"] == 1 and stats["reused"] == 1
+
+
+def test_target_max_function_args_limits_groups():
+    import kiln
+    from kiln.target import Target
+
+    xs = [relay.var(f"x{i}", shape=(4,)) for i in range(8)]
+    y = xs[0]
+    for x in xs[1:]:
+        y = relay.add(y, x)
+    mod = kiln.IRModule.from_expr(relay.Function(xs, y))
+
+    def largest(mod):
+        sizes = []
+        relay.post_order_visit(mod["main"], lambda e: sizes.append(len(e.params)) if isinstance(e, relay.Function)
+                               and e.is_primitive() else None)
+        return max(sizes)
+
+    with kiln.transform.PassContext(opt_level=2):
+        assert largest(relay.transform.FuseOps()(mod)) == 8
+        with Target("llvm -max-function-args=3"):
+            fused = relay.transform.FuseOps()(mod)
+    assert largest(fused) <= 3
+    from kiln.relay.testing import assert_same_results
+
+    assert_same_results(mod, fused)
