@@ -16,6 +16,7 @@ from .interpreter import create_executor
 from . import printer as _printer  # noqa: F401  (registers "relay.ir.astext": what str(mod) prints)
 from .parser import fromtext, parse, parse_expr
 from . import testing
+from . import frontend
 from .optimize import bind_params_by_name, optimize
 
 

@@ -1,0 +1,100 @@
+"""The ONNX frontend: ``relay.frontend.from_onnx`` (TVM's ``tvm.relay.frontend.from_onnx``).
+
+The converters live in one module per operator family (``math``, ``nn``, ``normalization``, ``tensor``, ``reduce``,
+``image``); importing them fills the converter table of :mod:`.common`, and :mod:`.graph` walks the graph. The
+``onnx`` package is imported only when a model is converted.
+"""
+
+import os
+
+from ....error import KilnError
+from . import image, math, nn, normalization, reduce, tensor  # noqa: F401  (register the converters)
+from .common import CONVERTERS
+from .graph import DEFAULT_DOMAINS, GraphProto, check_supported, node_names
+
+
+def _load(model):
+    import onnx
+
+    if isinstance(model, str | os.PathLike):
+        path = os.fspath(model)
+        if not os.path.exists(path):
+            raise KilnError(f"from_onnx: no ONNX model file at {path!r}")
+        try:
+            return onnx.load(path)
+        except Exception as exc:  # protobuf decode errors: report the file
+            raise KilnError(f"from_onnx: {path!r} is not a readable ONNX model: {exc}") from exc
+    if not isinstance(model, onnx.ModelProto):
+        raise KilnError(f"from_onnx takes an onnx.ModelProto or a path, not {type(model).__name__}")
+    return model
+
+
+def model_opset(model) -> int:
+    """The opset the model imports for the default ONNX domain (1 when it declares none)."""
+    for entry in model.opset_import:
+        if entry.domain in DEFAULT_DOMAINS:
+            return int(entry.version)
+    return 1
+
+
+def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True,
+              export_node_renamed_model_path=None):
+    """Convert an ONNX model into a Relay module.
+
+    Parameters
+    ----------
+    model : onnx.ModelProto or str or os.PathLike
+        The model, or the path of an ``.onnx`` file.
+    shape : dict of str to tuple of int, optional
+        Static shapes of graph inputs; needed for inputs whose shape in the model has symbolic dimensions.
+    dtype : str or dict of str to str, optional
+        Input dtypes: a dict overrides the model's element type per input; a str is used only for inputs whose
+        element type the model leaves undefined.
+    opset : int, optional
+        Convert as this opset instead of the one the model imports.
+    freeze_params : bool, optional
+        Bind initializers as constants in the module (``params`` is then empty); with False they become named
+        parameters of ``@main`` after the graph inputs, and ``params`` maps their names to NDArrays.
+    export_node_renamed_model_path : str, optional
+        Write the model here with every node named as kiln named it (``<OpType>_<k>`` for unnamed nodes).
+
+    Returns
+    -------
+    mod : IRModule
+        ``@main`` takes the graph inputs (then the parameters when not frozen) and returns the graph outputs (a
+        tuple when there are several).
+    params : dict of str to NDArray
+        Parameter values (empty when ``freeze_params``).
+
+    Raises
+    ------
+    OpNotImplemented
+        Listing every operator of the model kiln cannot convert.
+
+    Examples
+    --------
+    >>> mod, params = relay.frontend.from_onnx("resnet.onnx", shape={"data": (1, 3, 224, 224)})  # doctest: +SKIP
+    """
+    model = _load(model)
+    graph = model.graph
+    opset = model_opset(model) if opset is None else int(opset)
+    names = node_names(graph)
+    if export_node_renamed_model_path is not None:
+        _export_renamed(model, names, export_node_renamed_model_path)
+    return GraphProto(shape, dtype, freeze_params).from_onnx(graph, opset, names)
+
+
+def _export_renamed(model, names, path):
+    import onnx
+
+    renamed = onnx.ModelProto()
+    renamed.CopyFrom(model)
+    for node, name in zip(renamed.graph.node, names):
+        node.name = name
+    try:
+        onnx.save(renamed, os.fspath(path))
+    except OSError as exc:
+        raise KilnError(f"from_onnx: cannot write the renamed model to {os.fspath(path)!r}: {exc}") from exc
+
+
+__all__ = ["CONVERTERS", "GraphProto", "check_supported", "from_onnx", "model_opset", "node_names"]

@@ -1,0 +1,220 @@
+"""Conversion of an ONNX graph into a Relay function (TVM's ``GraphProto``).
+
+How it works:
+
+1. Every node gets a name: its own, or ``<OpType>_<k>`` (the k-th unnamed node of that type) as TVM names them; the
+   names are used in error messages and written back by ``export_node_renamed_model_path``.
+2. Before converting anything, every node's op type is checked against the converter table (with the model's opset),
+   so one :class:`~kiln.error.OpNotImplemented` lists all unsupported operators at once.
+3. Initializers become constants (``freeze_params=True``) or typed parameters whose values are returned in
+   ``params``; graph inputs that are not initializers become typed parameters, with the shape from ``shape`` or the
+   model (a symbolic dimension without a ``shape`` entry is an error naming the input).
+4. Nodes are converted in order. Every value stored in the table is typed (type inference keeps already typed
+   subexpressions, so typing each new node costs only the node itself), which lets converters read static shapes.
+   A node whose inputs are all constants is folded to constants at once: this is how shape computations
+   (``Shape -> Gather -> Concat -> Reshape``) become the static shapes Relay needs.
+5. The graph outputs form the body (a tuple when there are several); the parameters are the graph inputs in order
+   followed by the parameters (initializers) the body uses.
+"""
+
+import numpy as np
+
+from ....error import KilnError, OpNotImplemented
+from ....ir.module import IRModule
+from ....ir.type import TensorType
+from ....runtime.ndarray import array as nd_array
+from ...analysis import free_vars
+from ...expr import Constant, Tuple, TupleGetItem, TupleWrapper, Var
+from ...function import Function
+from ...interpreter import evaluate_expr
+from ...transform.fold_constant import fold_constant
+from ...transform.infer_type import infer_type
+from .common import CONVERTERS, ConvertContext, onnx_dtype, parse_attributes
+
+#: ONNX domains whose operators the converter table covers
+DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+def node_names(graph) -> list[str]:
+    """The name of every node of ``graph``: its own, or ``<OpType>_<k>`` for the k-th unnamed node of a type."""
+    counts: dict = {}
+    names = []
+    for node in graph.node:
+        if node.name:
+            names.append(node.name)
+            continue
+        k = counts[node.op_type] = counts.get(node.op_type, -1) + 1
+        names.append(f"{node.op_type}_{k}")
+    return names
+
+
+def check_supported(graph, opset):
+    """Raise OpNotImplemented listing every op type of ``graph`` kiln cannot convert at ``opset``."""
+    missing = []
+    for node in graph.node:
+        label = node.op_type if node.domain in DEFAULT_DOMAINS else f"{node.domain}.{node.op_type}"
+        converter = CONVERTERS.get(node.op_type) if node.domain in DEFAULT_DOMAINS else None
+        if converter is None:
+            entry = label
+        elif converter.get_converter(opset) is None:
+            entry = f"{label} (opset {opset}; kiln converts it from opset {converter.versions()[0]})"
+        else:
+            continue
+        if entry not in missing:
+            missing.append(entry)
+    if missing:
+        raise OpNotImplemented(f"The following operators are not supported for frontend ONNX: {', '.join(missing)}")
+
+
+def _static_shape(value_info, shape_override, what):
+    """The static shape of a graph input, from ``shape_override`` or the model's type."""
+    if shape_override is not None:
+        return tuple(int(d) for d in shape_override)
+    ttype = value_info.type.tensor_type
+    if not ttype.HasField("shape"):
+        raise KilnError(f"{what} has no shape in the model: give it with shape={{{value_info.name!r}: (...)}}")
+    dims = []
+    for d in ttype.shape.dim:
+        if d.HasField("dim_value") and d.dim_value >= 0:
+            dims.append(int(d.dim_value))
+        else:
+            symbol = d.dim_param or "?"
+            raise KilnError(f"{what} has the symbolic dimension {symbol!r}: kiln needs static shapes, give it with "
+                            f"shape={{{value_info.name!r}: (...)}}")
+    return tuple(dims)
+
+
+class GraphProto:
+    """Converts one ONNX graph (see the module docstring)."""
+
+    def __init__(self, shape=None, dtype="float32", freeze_params=True):
+        self.shape = dict(shape or {})
+        self.dtype = dtype
+        self.freeze_params = freeze_params
+        self.values: dict = {}      # ONNX value name -> typed Relay expression
+        self.params: dict = {}      # initializer name -> numpy array (freeze_params=False)
+        self.param_vars: dict = {}  # initializer Var -> numpy array (freeze_params=False)
+        self.input_names: set = set()
+
+    def _input_dtype(self, value_info):
+        if isinstance(self.dtype, dict) and value_info.name in self.dtype:
+            return str(self.dtype[value_info.name])
+        elem = value_info.type.tensor_type.elem_type
+        if elem == 0:  # undefined element type: the caller's default
+            return self.dtype if isinstance(self.dtype, str) else "float32"
+        return onnx_dtype(elem, f"graph input {value_info.name!r}")
+
+    def _add_initializers(self, graph):
+        from onnx import numpy_helper
+
+        for init in graph.initializer:
+            if not init.name.strip():
+                raise KilnError("an initializer of the ONNX graph has no name")
+            dtype = onnx_dtype(init.data_type, f"initializer {init.name!r}")
+            array = np.asarray(numpy_helper.to_array(init)).astype(dtype, copy=False)
+            if self.freeze_params:
+                self.values[init.name] = Constant(nd_array(array))
+            else:
+                ttype = TensorType(array.shape, dtype)
+                var = Var(init.name, ttype, checked_type_=ttype)
+                self.params[init.name] = array
+                self.param_vars[var] = array
+                self.values[init.name] = var
+
+    def _add_inputs(self, graph):
+        inputs = []
+        known = {i.name for i in graph.input} | {i.name for i in graph.initializer}
+        unknown = [name for name in self.shape if name not in known]
+        if unknown:
+            names = ", ".join(i.name for i in graph.input if i.name not in self.values)
+            raise KilnError(f"shape names {', '.join(map(repr, unknown))}, which the model does not have "
+                            f"(its inputs: {names})")
+        for info in graph.input:
+            if info.name in self.values:  # an initializer listed as an input (older exporters do this)
+                continue
+            if not info.type.HasField("tensor_type"):
+                raise OpNotImplemented(f"graph input {info.name!r} is not a tensor (sequences, maps and optionals "
+                                       f"are not supported)")
+            ttype = TensorType(_static_shape(info, self.shape.get(info.name), f"graph input {info.name!r}"),
+                               self._input_dtype(info))
+            var = Var(info.name, ttype, checked_type_=ttype)
+            self.values[info.name] = var
+            self.input_names.add(info.name)
+            inputs.append(var)
+        return inputs
+
+    def evaluate_with_params(self, expr):
+        """The numpy value of ``expr`` when its only free variables are initializers (else None)."""
+        used = free_vars(expr)
+        if not used or any(v not in self.param_vars for v in used):
+            return None
+        value = evaluate_expr(expr, {v: self.param_vars[v] for v in used})
+        return value if isinstance(value, np.ndarray) else None
+
+    def _convert_node(self, node, name, ctx):
+        op_type = node.op_type
+        inputs = []
+        for i in node.input:
+            if not i:
+                inputs.append(None)
+            elif i not in self.values:
+                raise KilnError(f"ONNX node {name!r} ({op_type}): input {i!r} is not produced by an earlier node, "
+                                f"a graph input or an initializer")
+            else:
+                inputs.append(self.values[i])
+        ctx.node, ctx.name = node, name
+        impl = CONVERTERS[op_type].get_converter(ctx.opset)
+        try:
+            out = impl(inputs, parse_attributes(node), ctx)
+        except KilnError as exc:
+            if f"ONNX node {name!r}" in str(exc):
+                raise
+            raise _renamed(exc, f"ONNX node {name!r} ({op_type}): {exc}") from exc
+        outputs = self._split_outputs(out, len(node.output))
+        fold = all(i is None or isinstance(i, Constant) for i in inputs)
+        for out_name, value in zip(node.output, outputs):
+            if not out_name:
+                continue
+            if value is None:
+                raise KilnError(f"ONNX node {name!r} ({op_type}): kiln does not compute its output {out_name!r}")
+            value = infer_type(value)
+            if fold and not isinstance(value, Constant):
+                value = fold_constant(value)
+            self.values[out_name] = value
+
+    @staticmethod
+    def _split_outputs(out, count):
+        if isinstance(out, TupleWrapper):
+            tup = infer_type(out.astuple())
+            return [TupleGetItem(tup, i) for i in range(len(out))]
+        if isinstance(out, list | tuple):
+            return list(out) + [None] * (count - len(out))
+        return [out] + [None] * (count - 1)
+
+    def from_onnx(self, graph, opset, names):
+        """Convert ``graph`` at ``opset``; returns ``(IRModule, params)``."""
+        check_supported(graph, opset)
+        self._add_initializers(graph)
+        inputs = self._add_inputs(graph)
+        ctx = ConvertContext(self, opset)
+        for node, name in zip(graph.node, names):
+            self._convert_node(node, name, ctx)
+        outputs = []
+        for out in graph.output:
+            if out.name not in self.values:
+                raise KilnError(f"graph output {out.name!r} is not produced by any node, input or initializer")
+            outputs.append(self.values[out.name])
+        body = outputs[0] if len(outputs) == 1 else Tuple(tuple(outputs))
+        used = set(free_vars(body))
+        params = inputs + [v for v in self.param_vars if v in used]
+        func = infer_type(Function(params, body))
+        param_values = {v.name_hint: nd_array(a) for v, a in self.param_vars.items() if v in used}
+        return IRModule.from_expr(func), param_values
+
+
+def _renamed(exc, message):
+    """``exc``'s class with ``message`` (falls back to a KilnError for classes with other constructors)."""
+    try:
+        return type(exc)(message)
+    except TypeError:
+        return KilnError(message)

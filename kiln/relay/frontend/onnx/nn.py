@@ -1,0 +1,309 @@
+"""Converters of ONNX convolution, pooling and matrix-product operators.
+
+Relay has 2-D convolution and pooling; 1-D ONNX operators run as 2-D ones with a unit height. ``ConvTranspose``
+is a convolution of the stride-dilated input (zeros inserted between pixels: a reshape, a pad and a slice) with the
+spatially flipped kernel whose input and output channels are swapped per group; constant weights fold.
+``MatMul`` uses ``nn.dense`` when the right operand is a matrix and ``nn.batch_matmul`` over the broadcast batch
+axes otherwise. Pooling with ``ceil_mode`` follows ONNX: a last window that would start in the end padding is
+dropped (the result is sliced when Relay's rule keeps it).
+"""
+
+import math
+
+from ....error import OpNotImplemented
+from ... import op as _op
+from ...op import nn as _nn
+from ...op.nn import pool_output_size
+from ...op.type_relations import broadcast_shapes
+from .common import OnnxOpConverter, const, get_pads, register
+
+
+def _spatial_rank(ctx, x, what):
+    rank = ctx.ndim(x) - 2
+    if rank not in (1, 2):
+        raise ctx.error(f"{what} over {rank} spatial axes is not supported (kiln has 1-D and 2-D)", OpNotImplemented)
+    return rank
+
+
+def _as_2d(x, ctx):
+    """(N, C, W) -> (N, C, 1, W)."""
+    n, c, w = ctx.shape(x)
+    return _op.reshape(x, (n, c, 1, w))
+
+
+def _padding(pads):
+    """[(top, bottom), (left, right)] -> Relay's (top, left, bottom, right)."""
+    return (pads[0][0], pads[1][0], pads[0][1], pads[1][1])
+
+
+def _spatial_attrs(attr, rank, kernel):
+    strides = list(attr.get("strides", [1] * rank))
+    dilations = list(attr.get("dilations", [1] * rank))
+    return list(kernel), strides, dilations
+
+
+@register("Conv")
+class Conv(OnnxOpConverter):
+    """Grouped, dilated, padded 1-D/2-D convolution with optional bias."""
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        x, w = inputs[0], inputs[1]
+        bias = inputs[2] if len(inputs) > 2 else None
+        rank = _spatial_rank(ctx, x, "Conv")
+        wshape = ctx.shape(w)
+        kernel, strides, dilations = _spatial_attrs(attr, rank, wshape[2:])
+        pads = get_pads(ctx, attr, ctx.shape(x)[2:], kernel, strides, dilations)
+        if rank == 1:
+            x, w = _as_2d(x, ctx), _op.reshape(w, wshape[:2] + (1,) + wshape[2:])
+            kernel, strides, dilations, pads = [1] + kernel, [1] + strides, [1] + dilations, [(0, 0)] + pads
+        out = _nn.conv2d(x, w, strides=strides, padding=_padding(pads), dilation=dilations,
+                         groups=attr.get("group", 1), channels=wshape[0], kernel_size=kernel)
+        if bias is not None:
+            out = _nn.bias_add(out, bias, axis=1)
+        if rank == 1:
+            out = _op.squeeze(out, axis=[2])
+        return out
+
+
+def _dilate(x, strides, ctx):
+    """Insert ``stride - 1`` zeros between neighbouring pixels along H and W of an NCHW tensor."""
+    n, c, h, w = ctx.shape(x)
+    sh, sw = strides
+    if sh == sw == 1:
+        return x
+    y = _op.reshape(x, (n, c, h, 1, w, 1))
+    y = _nn.pad(y, ((0, 0), (0, 0), (0, 0), (0, sh - 1), (0, 0), (0, sw - 1)), const(0, ctx.dtype(x)))
+    y = _op.reshape(y, (n, c, h * sh, w * sw))
+    return _op.strided_slice(y, [0, 0], [(h - 1) * sh + 1, (w - 1) * sw + 1], axes=[2, 3])
+
+
+@register("ConvTranspose")
+class ConvTranspose(OnnxOpConverter):
+    """Transposed convolution (see the module docstring), with ``output_padding``, ``output_shape`` and
+    ``auto_pad``."""
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        x, w = inputs[0], inputs[1]
+        bias = inputs[2] if len(inputs) > 2 else None
+        rank = _spatial_rank(ctx, x, "ConvTranspose")
+        xshape, wshape = ctx.shape(x), ctx.shape(w)
+        group = attr.get("group", 1)
+        kernel, strides, dilations = _spatial_attrs(attr, rank, wshape[2:])
+        out_pad = list(attr.get("output_padding", [0] * rank))
+        pads = cls._pads(attr, xshape[2:], kernel, strides, dilations, out_pad, ctx)
+        if rank == 1:
+            x, w = _as_2d(x, ctx), _op.reshape(w, wshape[:2] + (1,) + wshape[2:])
+            kernel, strides, dilations = [1] + kernel, [1] + strides, [1] + dilations
+            out_pad, pads = [0] + out_pad, [(0, 0)] + pads
+        cin, cout_g = wshape[0], wshape[1]
+        # (Cin, Cout/g, kh, kw) -> (Cout, Cin/g, kh, kw), flipped in space
+        kh, kw = kernel
+        k = _op.reshape(w, (group, cin // group, cout_g, kh, kw))
+        k = _op.reshape(_op.transpose(k, (0, 2, 1, 3, 4)), (group * cout_g, cin // group, kh, kw))
+        k = _op.reverse(_op.reverse(k, 2), 3)
+        conv_pads, crops = [], []
+        for (begin, end), size, d, extra in zip(pads, kernel, dilations, out_pad):
+            full = (size - 1) * d
+            before, after = full - begin, full - end + extra
+            conv_pads.append((max(before, 0), max(after, 0)))
+            crops.append((max(-before, 0), max(-after, 0)))
+        out = _nn.conv2d(_dilate(x, strides, ctx), k, padding=_padding(conv_pads), dilation=dilations,
+                         groups=group, channels=group * cout_g, kernel_size=kernel)
+        if any(c for pair in crops for c in pair):
+            oshape = ctx.shape(out)
+            out = _op.strided_slice(out, [crops[0][0], crops[1][0]],
+                                    [oshape[2] - crops[0][1], oshape[3] - crops[1][1]], axes=[2, 3])
+        if bias is not None:
+            out = _nn.bias_add(out, bias, axis=1)
+        if rank == 1:
+            out = _op.squeeze(out, axis=[2])
+        return out
+
+    @staticmethod
+    def _pads(attr, spatial, kernel, strides, dilations, out_pad, ctx):
+        auto_pad = attr.get("auto_pad", "NOTSET")
+        target = attr.get("output_shape")
+        if target is None and auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            target = [size * s for size, s in zip(spatial, strides)]
+        if target is None:
+            return get_pads(ctx, attr, spatial, kernel, strides, dilations)
+        target = list(target)[-len(spatial):]
+        pads = []
+        for size, k, s, d, extra, want in zip(spatial, kernel, strides, dilations, out_pad, target):
+            total = s * (size - 1) + extra + (k - 1) * d + 1 - want
+            half = total // 2
+            pads.append((half, total - half) if auto_pad == "SAME_UPPER" else (total - half, half))
+        return pads
+
+
+def _onnx_pool_size(size, kernel, stride, dilation, begin, end, ceil_mode):
+    """ONNX's output length: with ``ceil_mode`` a last window starting past the data and begin padding is dropped."""
+    span = size + begin + end - ((kernel - 1) * dilation + 1)
+    if not ceil_mode:
+        return span // stride + 1
+    out = -(-span // stride) + 1
+    return out - 1 if (out - 1) * stride >= size + begin else out
+
+
+class _Pool(OnnxOpConverter):
+    kind = "max"
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        x = inputs[0]
+        if len(ctx.node.output) > 1 and ctx.node.output[1]:
+            raise ctx.error("the Indices output of MaxPool is not supported", OpNotImplemented)
+        rank = _spatial_rank(ctx, x, ctx.node.op_type)
+        spatial = ctx.shape(x)[2:]
+        kernel, strides, dilations = _spatial_attrs(attr, rank, attr["kernel_shape"])
+        pads = get_pads(ctx, attr, spatial, kernel, strides, dilations)
+        ceil_mode = bool(attr.get("ceil_mode", 0))
+        if rank == 1:
+            x, spatial = _as_2d(x, ctx), (1,) + tuple(spatial)
+            kernel, strides, dilations, pads = [1] + kernel, [1] + strides, [1] + dilations, [(0, 0)] + pads
+        want = [_onnx_pool_size(*args, ceil_mode) for args in zip(spatial, kernel, strides, dilations, *zip(*pads))]
+        floor = [pool_output_size(*args, False) for args in zip(spatial, kernel, strides, dilations, *zip(*pads))]
+        use_ceil = want != floor
+        out = cls._pool(x, kernel, strides, dilations, _padding(pads), use_ceil, attr, ctx)
+        got = ctx.shape(out)[2:]
+        if list(got) != want:
+            out = _op.strided_slice(out, [0, 0], want, axes=[2, 3])
+        if rank == 1:
+            out = _op.squeeze(out, axis=[2])
+        return out
+
+    @classmethod
+    def _pool(cls, x, kernel, strides, dilations, padding, ceil_mode, attr, ctx):
+        if cls.kind == "max":
+            return _nn.max_pool2d(x, kernel, strides, dilations, padding, ceil_mode=ceil_mode)
+        if cls.kind == "avg":
+            return _nn.avg_pool2d(x, kernel, strides, dilations, padding, ceil_mode=ceil_mode,
+                                  count_include_pad=bool(attr.get("count_include_pad", 0)))
+        # LpPool: (sum |x|^p)^(1/p), the sum as an average over the window times its size
+        p = float(attr.get("p", 2))
+        dtype = ctx.dtype(x)
+        powered = _op.power(_op.abs(x), const(p, dtype))
+        total = _op.multiply(_nn.avg_pool2d(powered, kernel, strides, dilations, padding, ceil_mode=ceil_mode,
+                                            count_include_pad=True), const(math.prod(kernel), dtype))
+        return _op.power(total, const(1 / p, dtype))
+
+
+@register("MaxPool")
+class MaxPool(_Pool):
+    """Max pooling (1-D/2-D; ``auto_pad``, ``ceil_mode``, ``dilations``)."""
+
+    kind = "max"
+
+
+@register("AveragePool")
+class AveragePool(_Pool):
+    """Average pooling (``count_include_pad`` counts padded cells in the divisor)."""
+
+    kind = "avg"
+
+
+@register("LpPool")
+class LpPool(_Pool):
+    """``p``-norm pooling."""
+
+    kind = "lp"
+
+
+class _GlobalPool(OnnxOpConverter):
+    kind = "avg"
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        x = inputs[0]
+        rank = ctx.ndim(x)
+        if rank == 4 and cls.kind != "lp":
+            return (_nn.global_avg_pool2d if cls.kind == "avg" else _nn.global_max_pool2d)(x)
+        axes = list(range(2, rank))
+        if cls.kind == "avg":
+            return _op.mean(x, axes, keepdims=True)
+        if cls.kind == "max":
+            return _op.max(x, axes, keepdims=True)
+        p = float(attr.get("p", 2))
+        dtype = ctx.dtype(x)
+        total = _op.sum(_op.power(_op.abs(x), const(p, dtype)), axes, keepdims=True)
+        return _op.power(total, const(1 / p, dtype))
+
+
+@register("GlobalAveragePool")
+class GlobalAveragePool(_GlobalPool):
+    """Mean over every spatial axis."""
+
+    kind = "avg"
+
+
+@register("GlobalMaxPool")
+class GlobalMaxPool(_GlobalPool):
+    """Maximum over every spatial axis."""
+
+    kind = "max"
+
+
+@register("GlobalLpPool")
+class GlobalLpPool(_GlobalPool):
+    """``p``-norm over every spatial axis."""
+
+    kind = "lp"
+
+
+@register("Gemm")
+class Gemm(OnnxOpConverter):
+    """``alpha * A' B' + beta * C`` with ``A'``, ``B'`` optionally transposed: ``nn.dense`` plus scaling."""
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        a, b = inputs[0], inputs[1]
+        c = inputs[2] if len(inputs) > 2 else None
+        alpha, beta = attr.get("alpha", 1.0), attr.get("beta", 1.0)
+        dtype = ctx.dtype(a)
+        if attr.get("transA", 0):
+            a = _op.transpose(a, (1, 0))
+        if not attr.get("transB", 0):
+            b = _op.transpose(b, (1, 0))
+        out = _nn.dense(a, b)
+        if alpha != 1.0:
+            out = _op.multiply(out, const(alpha, dtype))
+        if c is not None and beta != 0.0:
+            out = _op.add(out, c if beta == 1.0 else _op.multiply(c, const(beta, dtype)))
+        return out
+
+
+def matmul(a, b, ctx):
+    """numpy's ``matmul`` of two typed Relay tensors (1-D operands, broadcast batch axes)."""
+    ashape, bshape = ctx.shape(a), ctx.shape(b)
+    if len(bshape) == 1:
+        out = _nn.dense(a, _op.reshape(b, (1, bshape[0])))
+        return _op.squeeze(out, axis=[-1])
+    if len(bshape) == 2:
+        return _nn.dense(a, _op.transpose(b, (1, 0)))
+    squeeze_m = len(ashape) == 1
+    if squeeze_m:
+        a, ashape = _op.reshape(a, (1,) + ashape), (1,) + ashape
+    batch = broadcast_shapes(ashape[:-2], bshape[:-2])
+    size = math.prod(batch)
+    m, k, n = ashape[-2], ashape[-1], bshape[-1]
+
+    def as_3d(x, shape, rows, cols):
+        if math.prod(shape[:-2]) == 1:
+            return _op.reshape(x, (1, rows, cols))
+        if tuple(shape[:-2]) != tuple(batch):
+            x = _op.broadcast_to(x, tuple(batch) + (rows, cols))
+        return _op.reshape(x, (size, rows, cols))
+
+    out = _nn.batch_matmul(as_3d(a, ashape, m, k), as_3d(b, bshape, k, n), transpose_b=False)
+    return _op.reshape(out, tuple(batch) + ((n,) if squeeze_m else (m, n)))
+
+
+@register("MatMul")
+class MatMul(OnnxOpConverter):
+    """numpy-style matrix product (see :func:`matmul`)."""
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        return matmul(inputs[0], inputs[1], ctx)

@@ -1,0 +1,510 @@
+"""Converters of ONNX shape and data-movement operators: Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Concat,
+Split, Slice, Gather, GatherElements, GatherND, Shape, Size, Constant, ConstantOfShape, Cast, CastLike, Expand, Tile,
+Range, Where, Pad, DepthToSpace, SpaceToDepth, OneHot, Trilu, EyeLike, NonZero, Compress.
+
+Shapes are static, so the operands ONNX passes as tensors to describe shapes (Reshape's ``shape``, Slice's
+``starts``/``ends``, Pad's ``pads``...) are read as numbers while converting, and Shape, Size, Range,
+ConstantOfShape and EyeLike become constants. Negative indices (Gather, GatherElements, GatherND, OneHot) are
+wrapped into range: at conversion time for constant indices, with ``where(i < 0, i + n, i)`` otherwise.
+"""
+
+import math
+
+import numpy as np
+
+from ....error import OpNotImplemented
+from ... import op as _op
+from ...op import nn as _nn
+from ...op.type_relations import broadcast_shapes
+from .common import OnnxOpConverter, const, onnx_dtype, register
+
+
+def onnx_reshape_shape(in_shape, target, allowzero, ctx) -> tuple:
+    """The output shape of ONNX Reshape: 0 copies the input dimension (unless ``allowzero``), -1 is inferred."""
+    out = []
+    for i, d in enumerate(int(v) for v in target):
+        if d == 0 and not allowzero:
+            if i >= len(in_shape):
+                raise ctx.error(f"shape {list(target)} copies dimension {i} of an input of shape {in_shape}")
+            d = in_shape[i]
+        out.append(d)
+    total = math.prod(in_shape)
+    if out.count(-1) > 1 or any(d < -1 for d in out):
+        raise ctx.error(f"invalid shape {list(target)}")
+    if -1 in out:
+        known = math.prod(d for d in out if d != -1)
+        if known == 0 or total % known:
+            raise ctx.error(f"cannot infer -1 in shape {list(target)} for an input of shape {in_shape}")
+        out[out.index(-1)] = total // known
+    if math.prod(out) != total:
+        raise ctx.error(f"cannot reshape {in_shape} to {tuple(out)}")
+    return tuple(out)
+
+
+@register("Reshape")
+class Reshape(OnnxOpConverter):
+    """Reshape to a static shape (attribute before opset 5, constant input after; ``allowzero`` from 14)."""
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        return cls._reshape(inputs[0], attr["shape"], 0, ctx)
+
+    @classmethod
+    def _impl_v5(cls, inputs, attr, ctx):
+        return cls._reshape(inputs[0], ctx.value(inputs[1], "shape"), attr.get("allowzero", 0), ctx)
+
+    @staticmethod
+    def _reshape(x, target, allowzero, ctx):
+        shape = onnx_reshape_shape(ctx.shape(x), target, allowzero, ctx)
+        return x if shape == ctx.shape(x) else _op.reshape(x, shape, allowzero=0 in shape)
+
+
+@register("Flatten")
+class Flatten(OnnxOpConverter):
+    """To 2-D: the axes before ``axis`` (1) become the rows, the rest the columns."""
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        shape = ctx.shape(inputs[0])
+        axis = attr.get("axis", 1)
+        axis = axis + len(shape) if axis < 0 else axis
+        return _op.reshape(inputs[0], (math.prod(shape[:axis]), math.prod(shape[axis:])), allowzero=0 in shape)
+
+
+@register("Transpose")
+class Transpose(OnnxOpConverter):
+    """Permute axes (reversed when ``perm`` is absent)."""
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        return _op.transpose(inputs[0], attr.get("perm"))
+
+
+def _axes_input(inputs, index, attr, ctx, opset_since):
+    """Axes from the attribute (before ``opset_since``) or the optional constant input."""
+    if ctx.opset < opset_since:
+        return attr.get("axes")
+    value = ctx.optional_value(inputs, index, "axes")
+    return None if value is None else [int(a) for a in value.reshape(-1)]
+
+
+@register("Squeeze")
+class Squeeze(OnnxOpConverter):
+    """Remove size-1 axes (all of them when ``axes`` is absent)."""
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        axes = _axes_input(inputs, 1, attr, ctx, 13)
+        return _op.squeeze(inputs[0], axis=None if axes is None else axes)
+
+
+@register("Unsqueeze")
+class Unsqueeze(OnnxOpConverter):
+    """Insert size-1 axes at ``axes`` (positions in the output)."""
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        axes = _axes_input(inputs, 1, attr, ctx, 13)
+        if axes is None:
+            raise ctx.error("axes are required")
+        shape = list(ctx.shape(inputs[0]))
+        rank = len(shape) + len(axes)
+        for axis in sorted(a % rank for a in axes):
+            shape.insert(axis, 1)
+        return _op.reshape(inputs[0], shape, allowzero=0 in shape)
+
+
+@register("Concat")
+class Concat(OnnxOpConverter):
+    """Join along ``axis``."""
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        parts = [i for i in inputs if i is not None]
+        return parts[0] if len(parts) == 1 else _op.concatenate(parts, attr.get("axis", 1))
+
+
+@register("Split")
+class Split(OnnxOpConverter):
+    """Split along ``axis`` at the given sizes, into equal parts, or (opset 18 ``num_outputs``) into parts of
+    ``ceil(dim / n)`` with a smaller last one."""
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        sizes = attr.get("split")
+        if sizes is None and len(inputs) > 1 and inputs[1] is not None:
+            sizes = ctx.value(inputs[1], "split")
+        return cls._split(inputs[0], sizes, attr, ctx)
+
+    @classmethod
+    def _impl_v13(cls, inputs, attr, ctx):
+        return cls._split(inputs[0], ctx.optional_value(inputs, 1, "split"), attr, ctx)
+
+    @staticmethod
+    def _split(x, sizes, attr, ctx):
+        shape = ctx.shape(x)
+        axis = attr.get("axis", 0) % len(shape)
+        dim = shape[axis]
+        if sizes is None:
+            n = attr.get("num_outputs", len(ctx.node.output))
+            chunk = -(-dim // n)
+            sizes = [chunk] * (n - 1) + [dim - chunk * (n - 1)]
+        sizes = [int(s) for s in np.asarray(sizes).reshape(-1)]
+        if sum(sizes) != dim or min(sizes) < 0:
+            raise ctx.error(f"split sizes {sizes} do not add up to dimension {dim} of axis {axis}")
+        return _op.split(x, list(np.cumsum(sizes)[:-1]), axis)
+
+
+def slice_ranges(shape, starts, ends, axes, steps):
+    """Per-axis ``(begin, end, step)`` for ONNX Slice, clamped like Python slices and written so that
+    ``strided_slice`` reads them back unchanged."""
+    ndim = len(shape)
+    axes = list(range(len(starts))) if axes is None else [int(a) % ndim for a in axes]
+    steps = [1] * len(starts) if steps is None else [int(s) for s in steps]
+    begin, end = [], []
+    for s, e, a, step in zip(starts, ends, axes, steps):
+        dim = shape[a]
+        b, en, _ = slice(int(s), int(e), step).indices(dim)
+        # slice.indices says "before index 0" with -1, which strided_slice would read as the last index
+        begin.append(b if b >= 0 else -dim - 1)
+        end.append(en if en >= 0 else -dim - 1)
+    return begin, end, steps, axes
+
+
+@register("Slice")
+class Slice(OnnxOpConverter):
+    """``strided_slice`` from constant starts/ends/axes/steps (attributes before opset 10)."""
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        return cls._slice(inputs[0], attr["starts"], attr["ends"], attr.get("axes"), None, ctx)
+
+    @classmethod
+    def _impl_v10(cls, inputs, attr, ctx):
+        starts, ends = ctx.value(inputs[1], "starts"), ctx.value(inputs[2], "ends")
+        axes = ctx.optional_value(inputs, 3, "axes")
+        steps = ctx.optional_value(inputs, 4, "steps")
+        return cls._slice(inputs[0], starts.reshape(-1), ends.reshape(-1),
+                          None if axes is None else axes.reshape(-1), None if steps is None else steps.reshape(-1),
+                          ctx)
+
+    @staticmethod
+    def _slice(x, starts, ends, axes, steps, ctx):
+        if steps is not None and 0 in [int(s) for s in steps]:
+            raise ctx.error("steps must not be 0")
+        begin, end, steps, axes = slice_ranges(ctx.shape(x), starts, ends, axes, steps)
+        return _op.strided_slice(x, begin, end, steps, axes)
+
+
+def wrap_indices(indices, dims, ctx):
+    """Negative ``indices`` counted from the end of ``dims`` (a size, or sizes along the last axis)."""
+    dtype = ctx.dtype(indices)
+    if ctx.is_const(indices):
+        value = ctx.value(indices)
+        return const(np.where(value < 0, value + np.asarray(dims, dtype), value), dtype)
+    sizes = const(dims, dtype)
+    return _op.where(_op.less(indices, const(0, dtype)), _op.add(indices, sizes), indices)
+
+
+@register("Gather")
+class Gather(OnnxOpConverter):
+    """``take`` along ``axis`` (0)."""
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        data, indices = inputs
+        axis = attr.get("axis", 0) % ctx.ndim(data)
+        return _op.take(data, wrap_indices(indices, ctx.shape(data)[axis], ctx), axis=axis)
+
+
+@register("GatherElements")
+class GatherElements(OnnxOpConverter):
+    """``gather`` (numpy's ``take_along_axis``) along ``axis`` (0)."""
+
+    @classmethod
+    def _impl_v11(cls, inputs, attr, ctx):
+        data, indices = inputs
+        axis = attr.get("axis", 0) % ctx.ndim(data)
+        return _op.gather(data, axis, wrap_indices(indices, ctx.shape(data)[axis], ctx))
+
+
+@register("GatherND")
+class GatherND(OnnxOpConverter):
+    """``gather_nd`` with the index tuples moved from the last axis (ONNX) to the first (Relay)."""
+
+    @classmethod
+    def _impl_v11(cls, inputs, attr, ctx):
+        data, indices = inputs
+        batch_dims = attr.get("batch_dims", 0)
+        ishape = ctx.shape(indices)
+        m = ishape[-1]
+        indices = wrap_indices(indices, ctx.shape(data)[batch_dims : batch_dims + m], ctx)
+        rank = len(ishape)
+        indices = _op.transpose(indices, [rank - 1] + list(range(rank - 1)))
+        return _op.gather_nd(data, indices, batch_dims=batch_dims)
+
+
+@register("Shape")
+class Shape(OnnxOpConverter):
+    """The static shape as an int64 constant (``start``/``end`` slice it from opset 15)."""
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        shape = ctx.shape(inputs[0])
+        return const(np.array(shape[attr.get("start", 0) : attr.get("end", len(shape))], "int64"), "int64")
+
+
+@register("Size")
+class Size(OnnxOpConverter):
+    """The static number of elements as an int64 scalar constant."""
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        return const(math.prod(ctx.shape(inputs[0])), "int64")
+
+
+@register("Constant")
+class Constant(OnnxOpConverter):
+    """A constant from ``value`` or one of the ``value_*`` attributes."""
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        if "value" in attr:
+            value = np.asarray(attr["value"])
+            if value.dtype.kind not in "biuf":
+                raise ctx.error(f"constants of numpy dtype {value.dtype} are not supported", OpNotImplemented)
+            return const(value, value.dtype.name)
+        for key, dtype in (("value_float", "float32"), ("value_floats", "float32"), ("value_int", "int64"),
+                           ("value_ints", "int64")):
+            if key in attr:
+                return const(attr[key], dtype)
+        present = ", ".join(sorted(attr)) or "none"
+        raise ctx.error(f"unsupported constant attribute ({present})", OpNotImplemented)
+
+
+@register("ConstantOfShape")
+class ConstantOfShape(OnnxOpConverter):
+    """A constant of the given static shape filled with ``value`` (float32 0 by default)."""
+
+    @classmethod
+    def _impl_v9(cls, inputs, attr, ctx):
+        shape = [int(d) for d in ctx.value(inputs[0], "shape").reshape(-1)]
+        value = np.asarray(attr.get("value", np.zeros(1, "float32"))).reshape(-1)
+        return const(np.full(shape, value[0], value.dtype), value.dtype.name)
+
+
+def cast_dtype(to, ctx):
+    """The kiln dtype of Cast's ``to`` (a TensorProto type; a type name before opset 6)."""
+    if isinstance(to, str):
+        from onnx import TensorProto
+
+        to = TensorProto.DataType.Value(to.upper())
+    return onnx_dtype(to, f"ONNX node {ctx.name!r} ({ctx.node.op_type}) target type")
+
+
+@register("Cast")
+class Cast(OnnxOpConverter):
+    """Convert to ``to``."""
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        dtype = cast_dtype(attr["to"], ctx)
+        return inputs[0] if ctx.dtype(inputs[0]) == dtype else _op.cast(inputs[0], dtype)
+
+
+@register("CastLike")
+class CastLike(OnnxOpConverter):
+    """Convert to the dtype of the second input."""
+
+    @classmethod
+    def _impl_v15(cls, inputs, attr, ctx):
+        dtype = ctx.dtype(inputs[1])
+        return inputs[0] if ctx.dtype(inputs[0]) == dtype else _op.cast(inputs[0], dtype)
+
+
+@register("Expand")
+class Expand(OnnxOpConverter):
+    """Broadcast to the (bidirectional) broadcast of the input shape and the given shape."""
+
+    @classmethod
+    def _impl_v8(cls, inputs, attr, ctx):
+        x = inputs[0]
+        target = tuple(int(d) for d in ctx.value(inputs[1], "shape").reshape(-1))
+        shape = broadcast_shapes(ctx.shape(x), target)
+        return x if shape == ctx.shape(x) else _op.broadcast_to(x, shape)
+
+
+@register("Tile")
+class Tile(OnnxOpConverter):
+    """numpy's ``tile`` with constant repeats."""
+
+    @classmethod
+    def _impl_v6(cls, inputs, attr, ctx):
+        return _op.tile(inputs[0], [int(r) for r in ctx.value(inputs[1], "repeats").reshape(-1)])
+
+
+@register("Range")
+class Range(OnnxOpConverter):
+    """A constant ``start + i * delta`` for ``i < max(ceil((limit - start) / delta), 0)``."""
+
+    @classmethod
+    def _impl_v11(cls, inputs, attr, ctx):
+        start, limit, delta = (ctx.value(i, name).reshape(()) for i, name in zip(inputs, ["start", "limit", "delta"]))
+        dtype = ctx.dtype(inputs[0])
+        count = max(int(np.ceil((float(limit) - float(start)) / float(delta))), 0)
+        return const(start + np.arange(count, dtype=dtype) * delta, dtype)
+
+
+@register("Where")
+class Where(OnnxOpConverter):
+    """Select from the second input where the condition holds, else from the third."""
+
+    @classmethod
+    def _impl_v9(cls, inputs, attr, ctx):
+        return _op.where(*inputs)
+
+
+def pad(x, pads, mode, value, ctx):
+    """ONNX padding: ``pads`` is all begins then all ends; negative amounts crop."""
+    shape = ctx.shape(x)
+    n = len(shape)
+    pads = [int(p) for p in pads]
+    before, after = pads[:n], pads[n:]
+    if min(pads, default=0) < 0:
+        x = _op.strided_slice(x, [max(-b, 0) for b in before],
+                              [d - max(-a, 0) for d, a in zip(shape, after)])
+    if mode not in ("constant", "edge", "reflect"):
+        raise ctx.error(f"pad mode {mode!r} is not supported", OpNotImplemented)
+    width = [(max(b, 0), max(a, 0)) for b, a in zip(before, after)]
+    if not any(b or a for b, a in width):
+        return x
+    if not isinstance(value, np.ndarray | float | int):
+        value = _op.reshape(value, ())
+    else:
+        value = const(value, ctx.dtype(x))
+    return _nn.pad(x, width, value, mode)
+
+
+@register("Pad")
+class Pad(OnnxOpConverter):
+    """Pad (``constant``, ``edge`` or ``reflect``; attributes before opset 11, inputs after, ``axes`` from 18)."""
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        pads = attr.get("pads", attr.get("paddings"))
+        return pad(inputs[0], pads, attr.get("mode", "constant"), float(attr.get("value", 0.0)), ctx)
+
+    @classmethod
+    def _impl_v11(cls, inputs, attr, ctx):
+        x = inputs[0]
+        n = ctx.ndim(x)
+        pads = [int(p) for p in ctx.value(inputs[1], "pads").reshape(-1)]
+        axes = ctx.optional_value(inputs, 3, "axes")
+        if axes is not None:
+            full = [0] * (2 * n)
+            k = len(axes)
+            for i, axis in enumerate(int(a) % n for a in axes.reshape(-1)):
+                full[axis], full[n + axis] = pads[i], pads[k + i]
+            pads = full
+        value = 0
+        if len(inputs) > 2 and inputs[2] is not None:
+            value = inputs[2] if not ctx.is_const(inputs[2]) else ctx.value(inputs[2]).reshape(())
+        return pad(x, pads, attr.get("mode", "constant"), value, ctx)
+
+
+@register("DepthToSpace")
+class DepthToSpace(OnnxOpConverter):
+    """Move channel blocks into ``blocksize`` x ``blocksize`` spatial blocks (modes DCR and CRD)."""
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        x = inputs[0]
+        n, c, h, w = ctx.shape(x)
+        b = attr["blocksize"]
+        if attr.get("mode", "DCR") == "DCR":
+            y = _op.transpose(_op.reshape(x, (n, b, b, c // (b * b), h, w)), (0, 3, 4, 1, 5, 2))
+        else:
+            y = _op.transpose(_op.reshape(x, (n, c // (b * b), b, b, h, w)), (0, 1, 4, 2, 5, 3))
+        return _op.reshape(y, (n, c // (b * b), h * b, w * b))
+
+
+@register("SpaceToDepth")
+class SpaceToDepth(OnnxOpConverter):
+    """Move ``blocksize`` x ``blocksize`` spatial blocks into channels (block-major ``DCR`` order, or
+    channel-major ``CRD``)."""
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        x = inputs[0]
+        n, c, h, w = ctx.shape(x)
+        b = attr["blocksize"]
+        perm = (0, 3, 5, 1, 2, 4) if attr.get("mode", "DCR") == "DCR" else (0, 1, 3, 5, 2, 4)
+        y = _op.transpose(_op.reshape(x, (n, c, h // b, b, w // b, b)), perm)
+        return _op.reshape(y, (n, c * b * b, h // b, w // b))
+
+
+@register("OneHot")
+class OneHot(OnnxOpConverter):
+    """``values[1]`` where the new axis equals the index, ``values[0]`` elsewhere (negative indices count from
+    ``depth``)."""
+
+    @classmethod
+    def _impl_v9(cls, inputs, attr, ctx):
+        indices, depth, values = inputs
+        depth = int(ctx.value(depth, "depth").reshape(-1)[0])
+        if not ctx.dtype(indices).startswith(("int", "uint")):
+            indices = _op.cast(indices, "int64")
+        indices = wrap_indices(indices, depth, ctx)
+        dtype = ctx.dtype(values)
+        off = _op.take(values, const(0, "int32"))
+        on = _op.take(values, const(1, "int32"))
+        return _op.one_hot(indices, on, off, depth, attr.get("axis", -1), dtype)
+
+
+@register("Trilu")
+class Trilu(OnnxOpConverter):
+    """Keep the upper (or lower) triangle of the last two axes from diagonal ``k``, zero the rest."""
+
+    @classmethod
+    def _impl_v14(cls, inputs, attr, ctx):
+        x = inputs[0]
+        k = ctx.optional_value(inputs, 1, "k", np.zeros((), "int64"))
+        rows, cols = ctx.shape(x)[-2:]
+        ones = np.ones((rows, cols), bool)
+        mask = np.triu(ones, int(k)) if attr.get("upper", 1) else np.tril(ones, int(k))
+        return _op.where(const(mask, "bool"), x, const(0, ctx.dtype(x)))
+
+
+@register("EyeLike")
+class EyeLike(OnnxOpConverter):
+    """A constant matrix of the input's shape with ones on diagonal ``k``."""
+
+    @classmethod
+    def _impl_v9(cls, inputs, attr, ctx):
+        rows, cols = ctx.shape(inputs[0])
+        dtype = cast_dtype(attr["dtype"], ctx) if "dtype" in attr else ctx.dtype(inputs[0])
+        return const(np.eye(rows, cols, attr.get("k", 0), dtype=dtype), dtype)
+
+
+@register("NonZero")
+class NonZero(OnnxOpConverter):
+    """Indices of the nonzero elements; the input must be constant (the result's shape depends on its values)."""
+
+    @classmethod
+    def _impl_v9(cls, inputs, attr, ctx):
+        value = ctx.value(inputs[0], "input (NonZero's output shape depends on it)")
+        return const(np.array(np.nonzero(value), "int64").reshape(value.ndim, -1), "int64")
+
+
+@register("Compress")
+class Compress(OnnxOpConverter):
+    """The slices where the (constant) condition holds, along ``axis`` or of the flattened input."""
+
+    @classmethod
+    def _impl_v9(cls, inputs, attr, ctx):
+        x, condition = inputs
+        keep = np.nonzero(ctx.value(condition, "condition (Compress's output shape depends on it)"))[0]
+        indices = const(keep.astype("int64"), "int64")
+        if "axis" not in attr:
+            return _op.take(_op.reshape(x, (-1,)), indices)
+        return _op.take(x, indices, axis=attr["axis"] % ctx.ndim(x))
