@@ -5,6 +5,7 @@ from . import tir, arith
 from .tir import transform as _tir_transform  # noqa: F401,E402  (makes kiln.tir.transform available)
 from . import te  # noqa: E402  (tvm.te)
 from .te import lower  # noqa: E402  (tvm.lower)
+from . import topi  # noqa: E402  (tvm.topi; registers FTVMCompute/FTVMSchedule/FTVMStrategy by op name)
 from . import target  # noqa: E402  (tvm.target; registers the code generators)
 from .target.build import build  # noqa: E402  (tvm.build)
 from .ir import IRModule

@@ -1,0 +1,35 @@
+"""kiln.topi: the operator library (TVM's ``topi``): tensor-expression computes of every Relay operator,
+schedules for x86 CPUs, and the strategies that pair them per operator for lowering.
+
+* computes: ``topi.add``, ``topi.reshape``, ``topi.sum``, ``topi.nn.conv2d``, ``topi.image.resize2d`` ... build
+  ``te`` tensors from ``te`` tensors, tagged (:mod:`kiln.topi.tag`) so schedules recognize them;
+* schedules: ``topi.x86.schedule_injective(outs, target)``, ``schedule_reduce``, ``schedule_conv2d_nchw``,
+  ``schedule_gemm``, ``schedule_softmax`` ..., and ``topi.x86.schedule_auto`` which picks one by the anchor's tag;
+* strategies: importing ``kiln.topi`` registers ``FTVMCompute``/``FTVMSchedule``/``FTVMStrategy`` for every Relay
+  operator; ``topi.strategy.ScheduleBuilder`` builds and schedules a fused group, as LowerTE needs.
+"""
+
+# ruff: noqa: F401, I001, A004  (re-exports with TVM's names)
+
+from . import tag, utils
+from .broadcast import (
+    add, bitwise_and, bitwise_or, bitwise_xor, broadcast_shape, broadcast_to, divide, equal, floor_divide, floor_mod,
+    greater, greater_equal, left_shift, less, less_equal, logical_and, logical_or, logical_xor, maximum, minimum, mod,
+    multiply, not_equal, power, right_shift, subtract, where,
+)
+from .elemwise import (
+    abs, acos, acosh, asin, asinh, atan, atanh, bitwise_not, cast, ceil, clip, cos, cosh, erf, exp, exp2, floor,
+    full, full_like, identity, isfinite, isinf, isnan, log, log2, log10, logical_not, negative, ones, reciprocal,
+    round, rsqrt, sigmoid, sign, sin, sinh, softplus, softsign, sqrt, tan, tanh, trunc, zeros,
+)
+from .reduction import all, any, argmax, argmin, max, mean, min, sum
+from .reduction import prod_reduce as prod
+from .transform import (
+    concatenate, expand_dims, flatten, layout_transform, repeat, reshape, reverse, shape_of, split, squeeze,
+    strided_slice, take, tile, transpose,
+)
+from .gather import gather, gather_nd, one_hot
+from .scan import cumprod, cumsum
+from .sort import argsort, topk
+from . import nn, image, generic, x86, strategy
+from .utils import traverse_inline

@@ -1,0 +1,208 @@
+"""Broadcasting binary operators (TVM's ``topi/broadcast.py``): ``add subtract multiply divide power maximum
+minimum``, comparisons and logical operators, ``where`` and ``broadcast_to``.
+
+Shapes broadcast with numpy's rule, aligned at the last axis: an output index ``i`` reads input axis ``k`` at ``i``
+or at 0 where the input has size 1. A Python number as an operand is a constant of the other operand's dtype. The
+result has tag ``elemwise`` when no operand is broadcast, else ``broadcast``.
+
+Integer ``divide`` truncates toward zero (C's and TVM's ``truncdiv``); integer ``power`` computes in float64 and
+truncates back, which is exact as long as the result fits in 53 bits.
+"""
+
+from ..error import OpAttributeInvalid
+from ..te.operation import compute
+from ..te.tensor import Tensor
+from ..tir import dtype as _dt
+from ..tir import expr as E
+from ..tir import intrin as _intrin
+from ..tir import op as _op
+from . import tag as _tag
+from .utils import get_const_tuple
+
+__all__ = [
+    "broadcast_shape", "broadcast_to", "add", "subtract", "multiply", "divide", "floor_divide", "floor_mod", "mod",
+    "power", "maximum", "minimum", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift",
+    "right_shift", "where",
+]
+
+
+def broadcast_shape(*shapes) -> tuple:
+    """The numpy broadcast of constant ``shapes``; OpAttributeInvalid naming them when they do not broadcast."""
+    shapes = [get_const_tuple(s) for s in shapes]
+    ndim = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(-ndim, 0):
+        dims = {s[i] for s in shapes if len(s) >= -i} - {1}
+        if len(dims) > 1:
+            raise OpAttributeInvalid(f"topi: shapes {' and '.join(str(s) for s in shapes)} cannot be broadcast")
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+def _reader(x, out_shape):
+    """A function from output indices to the broadcast element of ``x`` (a tensor or a scalar expression)."""
+    if not isinstance(x, Tensor):
+        return lambda idx: x
+    shape = get_const_tuple(x.shape)
+    offset = len(out_shape) - len(shape)
+
+    def read(idx):
+        return x(*[0 if d == 1 and out_shape[offset + k] != 1 else idx[offset + k] for k, d in enumerate(shape)])
+
+    return read
+
+
+def _is_broadcast(operands, out_shape):
+    return any(isinstance(x, Tensor) and get_const_tuple(x.shape) != tuple(out_shape) for x in operands)
+
+
+def _scalar_like(value, like):
+    """A Python number as a constant of ``like``'s dtype (a tensor or expression); expressions pass through."""
+    if isinstance(value, E.PrimExpr):
+        return value
+    dtype = like.dtype if like is not None else None
+    return _op.const(value, dtype) if dtype is not None else E.convert(value)
+
+
+def _broadcast_compute(fcombine, operands, name):
+    tensors = [x for x in operands if isinstance(x, Tensor)]
+    like = tensors[0] if tensors else None
+    operands = [x if isinstance(x, Tensor) else _scalar_like(x, like) for x in operands]
+    out_shape = broadcast_shape(*[x.shape for x in tensors]) if tensors else ()
+    readers = [_reader(x, out_shape) for x in operands]
+    tag = _tag.BROADCAST if _is_broadcast(operands, out_shape) else _tag.ELEMWISE
+    return compute(out_shape, lambda *idx: fcombine(*[r(idx) for r in readers]), name=name, tag=tag)
+
+
+def _binary(name, fcombine, doc):
+    def build(lhs, rhs):
+        return _broadcast_compute(fcombine, [lhs, rhs], name=f"T_{name}")
+
+    build.__name__ = name
+    build.__doc__ = f"""{doc}
+
+    Parameters
+    ----------
+    lhs, rhs : te.Tensor or number
+        The operands (numpy broadcasting; a number takes the other operand's dtype).
+
+    Returns
+    -------
+    out : te.Tensor
+    """
+    return build
+
+
+def _divide(a, b):
+    if _dt.is_float(a.dtype):
+        return _op.div(a, b)
+    return _op.truncdiv(a, b)
+
+
+def _power(a, b):
+    if _dt.is_float(a.dtype):
+        return _intrin.power(a, b)
+    wide = _intrin.power(_op.cast(a, "float64"), _op.cast(b, "float64"))
+    return _op.cast(_intrin.trunc(wide), a.dtype)
+
+
+def _mod(a, b):
+    if _dt.is_float(a.dtype):
+        return _intrin.fmod(a, b)
+    return _op.truncmod(a, b)
+
+
+def _floor_divide(a, b):
+    if _dt.is_float(a.dtype):
+        return _intrin.floor(_op.div(a, b))
+    return _op.floordiv(a, b)
+
+
+def _floor_mod(a, b):
+    if _dt.is_float(a.dtype):
+        return _op.subtract(a, _op.multiply(_intrin.floor(_op.div(a, b)), b))
+    return _op.floormod(a, b)
+
+
+def _truth(x):
+    return x if _dt.is_bool(x.dtype) else _op.not_equal(x, _op.const(0, x.dtype))
+
+
+add = _binary("add", _op.add, "Element-wise ``lhs + rhs``.")
+subtract = _binary("subtract", _op.subtract, "Element-wise ``lhs - rhs``.")
+multiply = _binary("multiply", _op.multiply, "Element-wise ``lhs * rhs``.")
+divide = _binary("divide", _divide, "Element-wise ``lhs / rhs`` (integers truncate toward zero).")
+floor_divide = _binary("floor_divide", _floor_divide, "Element-wise ``floor(lhs / rhs)``.")
+floor_mod = _binary("floor_mod", _floor_mod, "Element-wise ``lhs - floor(lhs / rhs) * rhs``.")
+mod = _binary("mod", _mod, "Element-wise remainder with the sign of ``lhs`` (C's ``%`` / ``fmod``).")
+power = _binary("power", _power, "Element-wise ``lhs ** rhs``.")
+maximum = _binary("maximum", _op.maximum, "Element-wise maximum.")
+minimum = _binary("minimum", _op.minimum, "Element-wise minimum.")
+equal = _binary("equal", _op.equal, "Element-wise ``lhs == rhs`` (bool).")
+not_equal = _binary("not_equal", _op.not_equal, "Element-wise ``lhs != rhs`` (bool).")
+less = _binary("less", _op.less, "Element-wise ``lhs < rhs`` (bool).")
+less_equal = _binary("less_equal", _op.less_equal, "Element-wise ``lhs <= rhs`` (bool).")
+greater = _binary("greater", _op.greater, "Element-wise ``lhs > rhs`` (bool).")
+greater_equal = _binary("greater_equal", _op.greater_equal, "Element-wise ``lhs >= rhs`` (bool).")
+
+
+def _logical(fn):
+    """A logical operator whose result has the operands' dtype (1 or 0), as Relay's reference gives it."""
+    def combine(a, b):
+        out = fn(_truth(a), _truth(b))
+        return out if _dt.is_bool(a.dtype) else _op.cast(out, a.dtype)
+
+    return combine
+
+
+logical_and = _binary("logical_and", _logical(_op.logical_and), "Element-wise ``and`` (1/0 in the operands' dtype).")
+logical_or = _binary("logical_or", _logical(_op.logical_or), "Element-wise ``or`` (1/0 in the operands' dtype).")
+logical_xor = _binary("logical_xor", _logical(_op.not_equal), "Element-wise ``xor`` (1/0 in the operands' dtype).")
+bitwise_and = _binary("bitwise_and", _intrin.bitwise_and, "Element-wise bitwise ``and``.")
+bitwise_or = _binary("bitwise_or", _intrin.bitwise_or, "Element-wise bitwise ``or``.")
+bitwise_xor = _binary("bitwise_xor", _intrin.bitwise_xor, "Element-wise bitwise ``xor``.")
+left_shift = _binary("left_shift", _intrin.shift_left, "Element-wise ``lhs << rhs``.")
+right_shift = _binary("right_shift", _intrin.shift_right, "Element-wise ``lhs >> rhs`` (arithmetic for signed).")
+
+
+def where(condition, x, y):
+    """Pick ``x`` where ``condition`` is nonzero, else ``y``, broadcasting all three (numpy's ``where``).
+
+    Parameters
+    ----------
+    condition : te.Tensor
+        Bool or integer condition.
+    x, y : te.Tensor or number
+        The values (of one dtype).
+
+    Returns
+    -------
+    out : te.Tensor
+    """
+    def pick(c, a, b):
+        return _op.select(_truth(c), a, b)
+
+    like = x if isinstance(x, Tensor) else y
+    x, y = (v if isinstance(v, Tensor) else _scalar_like(v, like) for v in (x, y))
+    return _broadcast_compute(pick, [condition, x, y], name="T_where")
+
+
+def broadcast_to(data, shape):
+    """``data`` broadcast to ``shape`` (numpy's ``broadcast_to``).
+
+    Parameters
+    ----------
+    data : te.Tensor
+    shape : tuple of int
+
+    Returns
+    -------
+    out : te.Tensor
+    """
+    shape = tuple(int(d) for d in get_const_tuple(shape))
+    if broadcast_shape(data.shape, shape) != shape:
+        raise OpAttributeInvalid(f"topi.broadcast_to: cannot broadcast {get_const_tuple(data.shape)} to {shape}")
+    read = _reader(data, shape)
+    tag = _tag.BROADCAST if get_const_tuple(data.shape) != shape else _tag.ELEMWISE
+    return compute(shape, lambda *idx: read(idx), name="T_broadcast_to", tag=tag)

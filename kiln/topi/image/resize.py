@@ -1,0 +1,190 @@
+"""``resize2d`` (TVM's ``topi/image/resize.py``): nearest-neighbour, linear and cubic resizing of the H x W plane of
+any layout whose H and W axes are not split. One injective compute; schedules treat it as element-wise.
+
+Per output row ``y`` (columns alike) the source coordinate comes from the ``coordinate_transformation_mode``, in
+float32 (float64 for float64 data) with the same operations as the numpy reference so both round alike:
+``half_pixel`` ``(y + 0.5) * scale - 0.5``, ``align_corners`` ``y * (in - 1) / (out - 1)``, ``asymmetric``
+``y * scale``, ``pytorch_half_pixel`` like ``half_pixel`` but 0 for a single output row, ``tf_half_pixel_for_nn``
+``(y + 0.5) * scale``, with ``scale = in / out``. Source indices are clamped into the image.
+
+* ``nearest_neighbor`` rounds the coordinate with ``rounding_method`` (``round`` for ``align_corners`` by default,
+  else ``floor``; ``floor``/``ceil`` nudge by 1e-5, ``round`` ties away from zero); ``asymmetric`` with an integer
+  upscale factor divides integers instead (``y // factor``), as TVM does;
+* ``linear`` blends the 2 x 2 neighbours of ``floor`` of the coordinates;
+* ``cubic`` blends 4 x 4 neighbours with Keys' weights for ``cubic_alpha``; ``cubic_exclude`` zeroes the weights of
+  taps outside the image and renormalizes the rest.
+"""
+
+import numpy as np
+
+from ...error import OpAttributeInvalid
+from ...te.operation import compute
+from ...tir import intrin as _intrin
+from ...tir import op as _op
+from ...tir.layout import layout as parse_layout
+from .. import tag as _tag
+from ..elemwise import cast_expr, round_half_away
+from ..utils import get_const_tuple
+
+__all__ = ["resize2d"]
+
+_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn")
+
+
+def _const(value, work):
+    return _op.const(float(np.asarray(value, dtype=work)), work)
+
+
+def _source_coord(i, out_size, in_size, mode, work):
+    """The source coordinate of output index ``i`` (a float expression of dtype ``work``)."""
+    pos = _op.cast(i, work)
+    scale = _const(np.asarray(in_size, work) / np.asarray(out_size, work), work)
+    half = _const(0.5, work)
+    if mode == "half_pixel" or (mode == "pytorch_half_pixel" and out_size > 1):
+        return (pos + half) * scale - half
+    if mode == "align_corners":
+        if out_size == 1:
+            return _const(0.0, work)
+        return _const(np.asarray(in_size - 1, work) / np.asarray(out_size - 1, work), work) * pos
+    if mode == "asymmetric":
+        return scale * pos
+    if mode == "pytorch_half_pixel":
+        return _const(0.0, work)
+    return (pos + half) * scale
+
+
+def _int_factor(in_size, out_size):
+    """TVM's ``can_convert_multiply_to_intdiv``: the integer upscale factor, or None."""
+    if out_size % in_size:
+        return None
+    factor = out_size // in_size
+    return factor if factor <= 1 / (1e-5 * in_size + 1e-5) else None
+
+
+def _clamp(idx, size):
+    return _op.minimum(_op.maximum(idx, _op.const(0, "int32")), _op.const(size - 1, "int32"))
+
+
+def _nearest(i, coord, method, in_size, out_size, int_div):
+    if int_div:
+        return _clamp(i // _int_factor(in_size, out_size), in_size)
+    work = coord.dtype
+    if method == "round":
+        rounded = round_half_away(coord)
+    elif method == "round_prefer_floor":
+        rounded = _intrin.ceil(coord - _const(0.5, work))
+    elif method == "round_prefer_ceil":
+        rounded = _intrin.floor(coord + _const(0.5, work))
+    elif method == "floor":
+        rounded = _intrin.floor(coord + _const(1e-5, work))
+    elif method == "ceil":
+        rounded = _intrin.ceil(coord - _const(1e-5, work))
+    else:
+        raise OpAttributeInvalid(f"topi.resize2d: unknown rounding_method {method!r}")
+    return _clamp(_op.cast(rounded, "int32"), in_size)
+
+
+def _cubic_weights(t, alpha):
+    a = _const(alpha, t.dtype)
+    two, three = _const(2.0, t.dtype), _const(3.0, t.dtype)
+    t2 = t * t
+    t3 = t * t * t
+    return [
+        a * (t3 - two * t2 + t),
+        (a + two) * t3 - (three + a) * t2 + _const(1.0, t.dtype),
+        (_const(0.0, t.dtype) - (a + two)) * t3 + (three + two * a) * t2 - a * t,
+        (_const(0.0, t.dtype) - a) * t3 + a * t2,
+    ]
+
+
+def _cubic_taps(coord, size, alpha, exclude):
+    base_f = _intrin.floor(coord)
+    weights = _cubic_weights(coord - base_f, alpha)
+    base = _op.cast(base_f, "int32")
+    if exclude:
+        zero = _const(0.0, coord.dtype)
+        weights = [_op.select(_op.logical_or(base - 1 + k < 0, base + k > size), zero, w)
+                   for k, w in enumerate(weights)]
+        total = weights[0] + weights[1] + weights[2] + weights[3]
+        weights = [w / total for w in weights]
+    return [_clamp(base - 1 + k, size) for k in range(4)], weights
+
+
+def resize2d(data, roi, size, layout="NCHW", method="linear", coordinate_transformation_mode="half_pixel",
+             rounding_method="", bicubic_alpha=-0.5, bicubic_exclude=0, extrapolation_value=0.0, out_dtype=None):
+    """Resize the H x W plane of ``data`` to ``size`` (see the module docstring).
+
+    Parameters
+    ----------
+    data : te.Tensor
+    roi : tuple of float
+        Unused (only for ``tf_crop_and_resize``, which is not supported).
+    size : pair of int
+        The output height and width.
+    layout, method, coordinate_transformation_mode, rounding_method, bicubic_alpha, bicubic_exclude :
+        As Relay's ``image.resize2d``.
+    out_dtype : str, optional
+        The result dtype (``data``'s when None).
+
+    Returns
+    -------
+    out : te.Tensor
+    """
+    del roi, extrapolation_value  # only meaningful for tf_crop_and_resize
+    lay = parse_layout(layout)
+    h_axis, w_axis = lay.index_of("H"), lay.index_of("W")
+    if h_axis < 0 or w_axis < 0 or lay.factor_of("H") != 1 or lay.factor_of("W") != 1:
+        raise OpAttributeInvalid(f"topi.resize2d: layout {layout} needs unsplit H and W axes")
+    if method not in ("nearest_neighbor", "linear", "cubic"):
+        raise OpAttributeInvalid(f"topi.resize2d: method must be nearest_neighbor, linear or cubic, got {method!r}")
+    mode = coordinate_transformation_mode
+    if mode not in _MODES:
+        raise OpAttributeInvalid(f"topi.resize2d: unknown coordinate_transformation_mode {mode!r}")
+    shape = get_const_tuple(data.shape)
+    in_h, in_w = shape[h_axis], shape[w_axis]
+    out_h, out_w = (int(v) for v in size)
+    out_shape = list(shape)
+    out_shape[h_axis], out_shape[w_axis] = out_h, out_w
+    out_dtype = out_dtype or data.dtype
+    work = "float64" if data.dtype == "float64" else "float32"
+
+    def read(i, y, x):
+        idx = list(i)
+        idx[h_axis], idx[w_axis] = y, x
+        return data(*idx)
+
+    def fcompute(*i):
+        cy = _source_coord(i[h_axis], out_h, in_h, mode, work)
+        cx = _source_coord(i[w_axis], out_w, in_w, mode, work)
+        if method == "nearest_neighbor":
+            rounding = rounding_method or ("round" if mode == "align_corners" else "floor")
+            int_div = mode == "asymmetric"
+            iy = _nearest(i[h_axis], cy, rounding, in_h, out_h, int_div and _int_factor(in_h, out_h) is not None)
+            ix = _nearest(i[w_axis], cx, rounding, in_w, out_w, int_div and _int_factor(in_w, out_w) is not None)
+            return cast_expr(read(i, iy, ix), out_dtype)
+        if method == "linear":
+            y0f, x0f = _intrin.floor(cy), _intrin.floor(cx)
+            ty, tx = cy - y0f, cx - x0f
+            y0, x0 = _op.cast(y0f, "int32"), _op.cast(x0f, "int32")
+            rows = [_clamp(y0 + j, in_h) for j in range(2)]
+            cols = [_clamp(x0 + k, in_w) for k in range(2)]
+            one = _const(1.0, work)
+
+            def px(r, c):
+                return _op.cast(read(i, r, c), work)
+
+            top = px(rows[0], cols[0]) * (one - tx) + px(rows[0], cols[1]) * tx
+            bottom = px(rows[1], cols[0]) * (one - tx) + px(rows[1], cols[1]) * tx
+            return cast_expr(top * (one - ty) + bottom * ty, out_dtype)
+        rows, wy = _cubic_taps(cy, in_h, bicubic_alpha, bicubic_exclude)
+        cols, wx = _cubic_taps(cx, in_w, bicubic_alpha, bicubic_exclude)
+        out = None
+        for j in range(4):
+            line = None
+            for k in range(4):
+                term = _op.cast(read(i, rows[j], cols[k]), work) * wx[k]
+                line = term if line is None else line + term
+            out = line * wy[j] if out is None else out + line * wy[j]
+        return cast_expr(out, out_dtype)
+
+    return compute(out_shape, fcompute, name="T_resize2d", tag=f"{_tag.INJECTIVE},resize")

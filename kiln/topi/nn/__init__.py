@@ -1,0 +1,14 @@
+"""kiln.topi.nn: neural-network operator computes (TVM's ``topi.nn``)."""
+
+# ruff: noqa: F401  (re-exports)
+
+from .conv2d import (
+    conv2d, conv2d_NCHWc, conv2d_nchw, conv2d_nhwc, conv_out_size, depthwise_conv2d_nchw, group_conv2d_nchw,
+    group_conv2d_nhwc, pad_tuple,
+)
+from .dense import batch_matmul, dense, matmul
+from .elemwise import batch_flatten, bias_add, dropout, leaky_relu, relu
+from .norm import batch_norm, layer_norm, lrn
+from .pad import pad
+from .pooling import global_pool, pool2d, pool_out_size
+from .softmax import log_softmax, softmax

@@ -1,0 +1,237 @@
+"""2-D convolution computes (TVM's ``topi/nn/conv2d.py``): NCHW/OIHW, NHWC/HWIO, grouped and depthwise, the packed
+NCHW[x]c/OIHW[y]i[x]o form, and :func:`conv2d`, which dispatches on layouts.
+
+All are direct convolutions over a padded input (:func:`kiln.topi.nn.pad`, inlined by schedules)::
+
+    out[n, f, y, x] = sum_{c, ry, rx} pad[n, g(f) * C/groups + c, y * sh + ry * dh, x * sw + rx * dw]
+                                      * kernel[f, c, ry, rx]
+
+with ``g(f) = f // (O / groups)`` the group of output channel ``f``. Operands are cast to ``out_dtype`` before the
+multiply (integers widen, as TVM does); float16 accumulates in float32 and is cast back in an element-wise stage.
+``padding`` is ``(top, left, bottom, right)``.
+
+Any other layout pair whose primal axes are NCHW/OIHW is computed by transforming the operands to NCHW/OIHW
+(``layout_transform`` stages that schedules inline) and the result to ``out_layout``. The packed form
+``conv2d_NCHWc`` reads ``data[n, c // bc, y, x, c % bc]``-style blocks directly: it is what a layout-altering pass
+would hand to the x86 schedule, and what :mod:`kiln.topi.x86.conv2d` builds internally for NCHW.
+"""
+
+from ...error import OpAttributeInvalid
+from ...te.operation import compute, reduce_axis
+from ...te.operation import sum as _te_sum
+from ...tir import op as _op
+from ...tir.layout import layout as parse_layout
+from .. import tag as _tag
+from ..transform import layout_transform
+from ..utils import get_const_tuple
+from .pad import pad
+
+__all__ = [
+    "conv2d", "conv2d_nchw", "conv2d_nhwc", "group_conv2d_nchw", "group_conv2d_nhwc", "depthwise_conv2d_nchw",
+    "conv2d_NCHWc", "conv_out_size", "pad_tuple",
+]
+
+
+def pad_tuple(padding) -> tuple:
+    """``(top, left, bottom, right)`` from an int, ``(h, w)`` or four values (TVM's rule)."""
+    if isinstance(padding, int):
+        return (padding,) * 4
+    padding = tuple(int(p) for p in padding)
+    if len(padding) == 1:
+        return padding * 4
+    if len(padding) == 2:
+        return padding + padding
+    if len(padding) != 4:
+        raise OpAttributeInvalid(f"topi.conv2d: padding {padding} must have 1, 2 or 4 values")
+    return padding
+
+
+def _pair(v) -> tuple:
+    return (int(v), int(v)) if isinstance(v, int) else tuple(int(x) for x in v)
+
+
+def conv_out_size(size, kernel, stride, dilation, before, after) -> int:
+    """The output length of a convolution along one axis."""
+    return (size + before + after - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def _acc_dtype(out_dtype):
+    return "float32" if out_dtype == "float16" else out_dtype
+
+
+def _finish(out, out_dtype, name):
+    """Cast a float32 accumulation back to float16 in an element-wise stage (nothing for other dtypes)."""
+    if out.dtype == out_dtype:
+        return out
+    return compute(out.shape, lambda *i: _op.cast(out(*i), out_dtype), name=f"{name}_cast", tag=_tag.ELEMWISE)
+
+
+def _geometry(h, w, kh, kw, strides, padding, dilation, what):
+    (sh, sw), (dh, dw) = _pair(strides), _pair(dilation)
+    top, left, bottom, right = pad_tuple(padding)
+    oh = conv_out_size(h, kh, sh, dh, top, bottom)
+    ow = conv_out_size(w, kw, sw, dw, left, right)
+    if oh <= 0 or ow <= 0:
+        raise OpAttributeInvalid(f"{what}: a {kh}x{kw} kernel does not fit the padded {h}x{w} input")
+    return (sh, sw), (dh, dw), (top, left, bottom, right), oh, ow
+
+
+def group_conv2d_nchw(data, kernel, strides, padding, dilation, groups, out_dtype=None):
+    """Grouped convolution of NCHW ``data`` with an OIHW ``kernel`` of shape ``(O, C / groups, KH, KW)``.
+
+    Returns
+    -------
+    out : te.Tensor
+        ``(N, O, OH, OW)``, tagged ``conv2d_nchw`` (groups 1), ``depthwise_conv2d_nchw`` (one input channel per
+        group) or ``group_conv2d_nchw``.
+    """
+    out_dtype = out_dtype or data.dtype
+    n, c, h, w = get_const_tuple(data.shape)
+    o, cg, kh, kw = get_const_tuple(kernel.shape)
+    if c != cg * groups or o % groups:
+        raise OpAttributeInvalid(f"topi.conv2d_nchw: data {(n, c, h, w)} and kernel {(o, cg, kh, kw)} do not fit "
+                                 f"groups={groups}")
+    (sh, sw), (dh, dw), (top, left, bottom, right), oh, ow = _geometry(h, w, kh, kw, strides, padding, dilation,
+                                                                      "topi.conv2d_nchw")
+    padded = pad(data, (0, 0, top, left), (0, 0, bottom, right), name="data_pad") if any(
+        (top, left, bottom, right)) else data
+    acc = _acc_dtype(out_dtype)
+    og = o // groups
+    rc = reduce_axis((0, cg), name="rc")
+    ry = reduce_axis((0, kh), name="ry")
+    rx = reduce_axis((0, kw), name="rx")
+
+    def fcompute(nn, ff, yy, xx):
+        channel = rc if groups == 1 else (ff // og) * cg + rc
+        return _te_sum(_op.cast(padded[nn, channel, yy * sh + ry * dh, xx * sw + rx * dw], acc)
+                       * _op.cast(kernel[ff, rc, ry, rx], acc), axis=[rc, ry, rx])
+
+    if groups == 1:
+        tag, name = "conv2d_nchw", "conv2d_nchw"
+    elif cg == 1:
+        tag, name = "depthwise_conv2d_nchw", "depthwise_conv2d_nchw"
+    else:
+        tag, name = "group_conv2d_nchw", "group_conv2d_nchw"
+    out = compute((n, o, oh, ow), fcompute, name=name, tag=tag)
+    return _finish(out, out_dtype, name)
+
+
+def conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype=None):
+    """Convolution of NCHW ``data`` with an OIHW ``kernel`` (TVM's ``topi.nn.conv2d_nchw``)."""
+    return group_conv2d_nchw(data, kernel, strides, padding, dilation, 1, out_dtype)
+
+
+def depthwise_conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype=None):
+    """Depthwise convolution: NCHW ``data``, kernel ``(C * multiplier, 1, KH, KW)``."""
+    return group_conv2d_nchw(data, kernel, strides, padding, dilation, get_const_tuple(data.shape)[1], out_dtype)
+
+
+def group_conv2d_nhwc(data, kernel, strides, padding, dilation, groups, out_dtype=None):
+    """Grouped convolution of NHWC ``data`` with an HWIO ``kernel`` of shape ``(KH, KW, C / groups, O)``.
+
+    Returns
+    -------
+    out : te.Tensor
+        ``(N, OH, OW, O)``, tagged ``conv2d_nhwc`` (or ``group_conv2d_nhwc``).
+    """
+    out_dtype = out_dtype or data.dtype
+    n, h, w, c = get_const_tuple(data.shape)
+    kh, kw, cg, o = get_const_tuple(kernel.shape)
+    if c != cg * groups or o % groups:
+        raise OpAttributeInvalid(f"topi.conv2d_nhwc: data {(n, h, w, c)} and kernel {(kh, kw, cg, o)} do not fit "
+                                 f"groups={groups}")
+    (sh, sw), (dh, dw), (top, left, bottom, right), oh, ow = _geometry(h, w, kh, kw, strides, padding, dilation,
+                                                                      "topi.conv2d_nhwc")
+    padded = pad(data, (0, top, left, 0), (0, bottom, right, 0), name="data_pad") if any(
+        (top, left, bottom, right)) else data
+    acc = _acc_dtype(out_dtype)
+    og = o // groups
+    ry = reduce_axis((0, kh), name="ry")
+    rx = reduce_axis((0, kw), name="rx")
+    rc = reduce_axis((0, cg), name="rc")
+
+    def fcompute(nn, yy, xx, ff):
+        channel = rc if groups == 1 else (ff // og) * cg + rc
+        return _te_sum(_op.cast(padded[nn, yy * sh + ry * dh, xx * sw + rx * dw, channel], acc)
+                       * _op.cast(kernel[ry, rx, rc, ff], acc), axis=[ry, rx, rc])
+
+    name = "conv2d_nhwc" if groups == 1 else "group_conv2d_nhwc"
+    out = compute((n, oh, ow, o), fcompute, name=name, tag=name)
+    return _finish(out, out_dtype, name)
+
+
+def conv2d_nhwc(data, kernel, strides, padding, dilation, out_dtype=None):
+    """Convolution of NHWC ``data`` with an HWIO ``kernel`` (TVM's ``topi.nn.conv2d_nhwc``)."""
+    return group_conv2d_nhwc(data, kernel, strides, padding, dilation, 1, out_dtype)
+
+
+def conv2d_NCHWc(data, kernel, strides, padding, dilation, out_dtype=None):  # noqa: N802  (TVM's name)
+    """Convolution in the packed layouts: ``data`` NCHW[ic_bn]c ``(N, C/ic_bn, H, W, ic_bn)`` and ``kernel``
+    OIHW[ic_bn]i[oc_bn]o ``(O/oc_bn, C/ic_bn, KH, KW, ic_bn, oc_bn)``.
+
+    Returns
+    -------
+    out : te.Tensor
+        NCHW[oc_bn]c ``(N, O/oc_bn, OH, OW, oc_bn)``, tagged ``conv2d_NCHWc``.
+    """
+    out_dtype = out_dtype or data.dtype
+    n, ic_chunk, h, w, ic_bn = get_const_tuple(data.shape)
+    oc_chunk, k_ic_chunk, kh, kw, k_ic_bn, oc_bn = get_const_tuple(kernel.shape)
+    if (ic_chunk, ic_bn) != (k_ic_chunk, k_ic_bn):
+        raise OpAttributeInvalid(f"topi.conv2d_NCHWc: data {get_const_tuple(data.shape)} and kernel "
+                                 f"{get_const_tuple(kernel.shape)} disagree on the input channel blocks")
+    (sh, sw), (dh, dw), (top, left, bottom, right), oh, ow = _geometry(h, w, kh, kw, strides, padding, dilation,
+                                                                      "topi.conv2d_NCHWc")
+    padded = pad(data, (0, 0, top, left, 0), (0, 0, bottom, right, 0), name="data_pad") if any(
+        (top, left, bottom, right)) else data
+    acc = _acc_dtype(out_dtype)
+    ico = reduce_axis((0, ic_chunk), name="ic_outer")
+    ry = reduce_axis((0, kh), name="kh")
+    rx = reduce_axis((0, kw), name="kw")
+    ici = reduce_axis((0, ic_bn), name="ic_inner")
+
+    def fcompute(nn, oc, yy, xx, ob):
+        return _te_sum(_op.cast(padded[nn, ico, yy * sh + ry * dh, xx * sw + rx * dw, ici], acc)
+                       * _op.cast(kernel[oc, ico, ry, rx, ici, ob], acc), axis=[ico, ry, rx, ici])
+
+    out = compute((n, oc_chunk, oh, ow, oc_bn), fcompute, name="conv2d_NCHWc", tag="conv2d_NCHWc")
+    return _finish(out, out_dtype, "conv2d_NCHWc")
+
+
+def _is_packed(data_layout, kernel_layout):
+    d, k = parse_layout(data_layout), parse_layout(kernel_layout)
+    return (d.primal == "NCHW" and [a for a, _ in d.axes] == list("NCHWc")
+            and k.primal == "OIHW" and [a for a, _ in k.axes] == list("OIHWio")
+            and d.factor_of("C") == k.factor_of("I"))
+
+
+def conv2d(data, kernel, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1, data_layout="NCHW",
+           kernel_layout="", out_layout="", out_dtype=None):
+    """2-D convolution in any data/kernel layouts whose primal axes are NCHW/OIHW (Relay's ``nn.conv2d``).
+
+    NCHW/OIHW, NHWC/HWIO and packed NCHW[x]c/OIHW[y]i[x]o compute directly; other layouts go through
+    ``layout_transform`` to NCHW/OIHW and back to ``out_layout`` (``data_layout`` when empty).
+
+    Returns
+    -------
+    out : te.Tensor
+    """
+    kernel_layout = kernel_layout or ("OIHW" if data_layout == "NCHW" else "HWIO")
+    out_layout = out_layout or data_layout
+    for name, lay in (("data_layout", data_layout), ("kernel_layout", kernel_layout), ("out_layout", out_layout)):
+        primal = parse_layout(lay).primal
+        if sorted(primal) != sorted("NCHW" if name != "kernel_layout" else "OIHW"):
+            raise OpAttributeInvalid(f"topi.conv2d: {name} {lay} is not a layout of "
+                                     f"{'NCHW' if name != 'kernel_layout' else 'OIHW'} axes")
+    if data_layout == "NHWC" and kernel_layout == "HWIO":
+        out = group_conv2d_nhwc(data, kernel, strides, padding, dilation, groups, out_dtype)
+        natural = "NHWC"
+    elif groups == 1 and _is_packed(data_layout, kernel_layout):
+        out = conv2d_NCHWc(data, kernel, strides, padding, dilation, out_dtype)
+        natural = f"NCHW{get_const_tuple(kernel.shape)[-1]}c"
+    else:
+        x = layout_transform(data, data_layout, "NCHW") if data_layout != "NCHW" else data
+        k = layout_transform(kernel, kernel_layout, "OIHW") if kernel_layout != "OIHW" else kernel
+        out = group_conv2d_nchw(x, k, strides, padding, dilation, groups, out_dtype)
+        natural = "NCHW"
+    return layout_transform(out, natural, out_layout) if out_layout != natural else out

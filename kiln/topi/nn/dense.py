@@ -1,0 +1,97 @@
+"""Matrix products (TVM's ``topi/nn/dense.py`` and ``batch_matmul.py``): ``dense``, ``matmul``, ``batch_matmul``.
+
+Each is one reduction over ``K`` with both operands cast to the accumulation dtype first (integers widen to
+``out_dtype``; float16 accumulates in float32 and is cast back in an element-wise stage). These are the plain
+computes; the x86 strategy (:mod:`kiln.topi.x86.dense`) replaces ``dense`` by packed or split-K forms.
+"""
+
+from ...error import OpAttributeInvalid
+from ...te.operation import compute, reduce_axis
+from ...te.operation import sum as _te_sum
+from ...tir import op as _op
+from ..utils import get_const_tuple
+from .conv2d import _acc_dtype, _finish
+
+__all__ = ["dense", "matmul", "batch_matmul"]
+
+
+def dense(data, weight, bias=None, out_dtype=None):
+    """``data @ weight.T (+ bias)`` with ``data`` ``(..., K)`` and ``weight`` ``(units, K)``.
+
+    Returns
+    -------
+    out : te.Tensor
+        ``(..., units)``, tagged ``dense``.
+    """
+    out_dtype = out_dtype or data.dtype
+    dshape, wshape = get_const_tuple(data.shape), get_const_tuple(weight.shape)
+    if len(wshape) != 2 or not dshape or dshape[-1] != wshape[1]:
+        raise OpAttributeInvalid(f"topi.dense: data {dshape} and weight {wshape} must be (..., K) and (units, K)")
+    acc = _acc_dtype(out_dtype)
+    k = reduce_axis((0, wshape[1]), name="k")
+    out = compute(dshape[:-1] + (wshape[0],),
+                  lambda *i: _te_sum(_op.cast(data(*i[:-1], k), acc) * _op.cast(weight[i[-1], k], acc), axis=k),
+                  name="T_dense", tag="dense")
+    if bias is not None:
+        out = compute(out.shape, lambda *i: out(*i) + _op.cast(bias[i[-1]], acc), name="T_bias_add",
+                      tag="broadcast")
+    return _finish(out, out_dtype, "T_dense")
+
+
+def matmul(tensor_a, tensor_b, transpose_a=False, transpose_b=False, out_dtype=None):
+    """``tensor_a @ tensor_b`` with optional transposes (of ``tensor_a``'s last two axes; ``tensor_b`` is 2-D).
+
+    Returns
+    -------
+    out : te.Tensor
+        Tagged ``matmul``.
+    """
+    out_dtype = out_dtype or tensor_a.dtype
+    ashape, bshape = get_const_tuple(tensor_a.shape), get_const_tuple(tensor_b.shape)
+    if len(bshape) != 2 or not ashape or (transpose_a and len(ashape) < 2):
+        raise OpAttributeInvalid(f"topi.matmul: shapes {ashape} and {bshape} (transpose_a={transpose_a}) do not fit")
+    k_a = ashape[-2] if transpose_a else ashape[-1]
+    k_b, n = (bshape[1], bshape[0]) if transpose_b else bshape
+    if k_a != k_b:
+        raise OpAttributeInvalid(f"topi.matmul: reduction sizes {k_a} and {k_b} of {ashape} and {bshape} differ")
+    rows = ashape[:-2] + (ashape[-1],) if transpose_a else ashape[:-1]
+    acc = _acc_dtype(out_dtype)
+    k = reduce_axis((0, k_a), name="k")
+
+    def fcompute(*i):
+        lead, j = i[:-1], i[-1]
+        a = tensor_a(*lead[:-1], k, lead[-1]) if transpose_a else tensor_a(*lead, k)
+        b = tensor_b[j, k] if transpose_b else tensor_b[k, j]
+        return _te_sum(_op.cast(a, acc) * _op.cast(b, acc), axis=k)
+
+    out = compute(rows + (n,), fcompute, name="T_matmul", tag="matmul")
+    return _finish(out, out_dtype, "T_matmul")
+
+
+def batch_matmul(x, y, transpose_a=False, transpose_b=True, out_dtype=None):
+    """Batched ``x @ y``: ``(B, M, K) x (B, K, N)``, either operand transposed, a batch of 1 broadcast.
+
+    Returns
+    -------
+    out : te.Tensor
+        ``(B, M, N)``, tagged ``batch_matmul``.
+    """
+    out_dtype = out_dtype or x.dtype
+    xs, ys = get_const_tuple(x.shape), get_const_tuple(y.shape)
+    if len(xs) != 3 or len(ys) != 3:
+        raise OpAttributeInvalid(f"topi.batch_matmul: operands must have rank 3, got {xs} and {ys}")
+    bx, m, kx = (xs[0], xs[2], xs[1]) if transpose_a else xs
+    by, n, ky = ys if transpose_b else (ys[0], ys[2], ys[1])
+    if kx != ky or (bx != by and 1 not in (bx, by)):
+        raise OpAttributeInvalid(f"topi.batch_matmul: shapes {xs} and {ys} do not fit")
+    acc = _acc_dtype(out_dtype)
+    k = reduce_axis((0, kx), name="k")
+
+    def fcompute(b, i, j):
+        bxi, byi = (b if bx != 1 else 0), (b if by != 1 else 0)
+        a = x[bxi, k, i] if transpose_a else x[bxi, i, k]
+        c = y[byi, j, k] if transpose_b else y[byi, k, j]
+        return _te_sum(_op.cast(a, acc) * _op.cast(c, acc), axis=k)
+
+    out = compute((max(bx, by), m, n), fcompute, name="T_batch_matmul", tag="batch_matmul")
+    return _finish(out, out_dtype, "T_batch_matmul")

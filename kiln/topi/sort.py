@@ -1,0 +1,68 @@
+"""``topk`` and ``argsort`` by ranking (TVM's ``topi.sort``), as reductions instead of a sort.
+
+The rank of element ``i`` along the axis is the number of elements that come before it in the order: those that
+compare better (greater for descending, less for ascending), or equal at a lower index -- so equal elements keep
+their index order and the ranks are a permutation. The index at output position ``p`` is then the one element whose
+rank is ``p`` (a sum of ``select(rank == p, i, 0)``), and the value is gathered at that index. Quadratic work along
+the axis, but every stage is a plain reduction or gather that any schedule handles.
+"""
+
+from ..te.operation import compute, reduce_axis
+from ..te.operation import sum as _te_sum
+from ..tir import op as _op
+from . import tag as _tag
+from .utils import get_const_tuple, normalize_axis
+
+__all__ = ["argsort", "topk"]
+
+
+def _ranks(data, axis, is_ascend):
+    shape = get_const_tuple(data.shape)
+    j = reduce_axis((0, shape[axis]), name="j")
+    better = _op.less if is_ascend else _op.greater
+
+    def fcompute(*i):
+        other = data(*(i[:axis] + (j,) + i[axis + 1:]))
+        mine = data(*i)
+        before = _op.logical_or(better(other, mine), _op.logical_and(_op.equal(other, mine), _op.less(j, i[axis])))
+        return _te_sum(_op.select(before, _op.const(1, "int32"), _op.const(0, "int32")), axis=j)
+
+    return compute(shape, fcompute, name="T_rank", tag=_tag.COMM_REDUCE)
+
+
+def _positions(data, axis, k, is_ascend, dtype):
+    shape = get_const_tuple(data.shape)
+    rank = _ranks(data, axis, is_ascend)
+    out_shape = shape[:axis] + (k,) + shape[axis + 1:]
+    r = reduce_axis((0, shape[axis]), name="r")
+
+    def fcompute(*p):
+        hit = _op.equal(rank(*(p[:axis] + (r,) + p[axis + 1:])), p[axis])
+        return _te_sum(_op.select(hit, _op.cast(r, dtype), _op.const(0, dtype)), axis=r)
+
+    return compute(out_shape, fcompute, name="T_argsort", tag=_tag.COMM_REDUCE)
+
+
+def argsort(data, axis=-1, is_ascend=True, dtype="float32"):
+    """The indices that sort ``data`` along ``axis`` (stable)."""
+    axis = normalize_axis(axis, len(data.shape), "argsort axis")
+    return _positions(data, axis, get_const_tuple(data.shape)[axis], is_ascend, dtype)
+
+
+def topk(data, k=1, axis=-1, ret_type="both", is_ascend=False, dtype="int32"):
+    """The ``k`` largest (smallest when ``is_ascend``) elements along ``axis`` and their indices (``k < 1``: all).
+
+    Returns
+    -------
+    out : list of te.Tensor
+        ``[values, indices]``, ``[values]`` or ``[indices]`` as ``ret_type`` says.
+    """
+    shape = get_const_tuple(data.shape)
+    axis = normalize_axis(axis, len(shape), "topk axis")
+    k = shape[axis] if k < 1 else min(int(k), shape[axis])
+    indices = _positions(data, axis, k, is_ascend, dtype)
+    if ret_type == "indices":
+        return [indices]
+    values = compute(indices.shape, lambda *p: data(*(p[:axis] + (_op.cast(indices(*p), "int32"),) + p[axis + 1:])),
+                     name="T_topk_values", tag=_tag.INJECTIVE)
+    return [values, indices] if ret_type == "both" else [values]

@@ -1,0 +1,201 @@
+"""``FTVMCompute`` of every Relay operator: adapters from a call's ``(attrs, inputs, out_type)`` to topi computes.
+
+Attributes are read duck-typed (``attrs.axis`` ...), since topi does not import Relay; ``out_type`` gives what the
+type relation already resolved (``reshape``'s target shape). Each adapter returns a list of tensors: one per output,
+so ``split``, ``nn.batch_norm`` and ``nn.dropout`` return several. A 0-d tensor argument holding a scalar
+(``full``'s fill value, ``nn.pad``'s pad value) is read as ``t()``.
+"""
+
+from .. import broadcast as B
+from .. import elemwise as EW
+from .. import gather as G
+from .. import image
+from .. import nn
+from .. import reduction as R
+from .. import scan as SC
+from .. import sort as SO
+from .. import transform as T
+
+__all__ = ["COMPUTES", "UNARY", "BINARY", "tensors_of"]
+
+
+def tensors_of(inputs) -> list:
+    """The tensors of a call's inputs, flattening a nested list (a tuple argument given as a list)."""
+    out = []
+    for x in inputs:
+        out.extend(tensors_of(x) if isinstance(x, list | tuple) else [x])
+    return out
+
+
+def _unary(fn):
+    return lambda attrs, inputs, out_type: [fn(inputs[0])]
+
+
+def _binary(fn):
+    return lambda attrs, inputs, out_type: [fn(inputs[0], inputs[1])]
+
+
+def _out_dtype(attrs, out_type):
+    return getattr(attrs, "out_dtype", "") or _first_type(out_type).dtype
+
+
+def _first_type(out_type):
+    fields = getattr(out_type, "fields", None)
+    return fields[0] if fields else out_type
+
+
+def _reduce(fn):
+    return lambda attrs, inputs, out_type: [fn(inputs[0], attrs.axis, attrs.keepdims, attrs.exclude)]
+
+
+def _arg_reduce(fn):
+    return lambda attrs, inputs, out_type: [fn(inputs[0], attrs.axis, attrs.keepdims, attrs.exclude,
+                                               attrs.select_last_index)]
+
+
+def _full(attrs, inputs, out_type):
+    return [EW.full(attrs.shape, attrs.dtype, inputs[0]())]
+
+
+def _concatenate(attrs, inputs, out_type):
+    return [T.concatenate(tensors_of(inputs), attrs.axis)]
+
+
+def _conv2d(attrs, inputs, out_type):
+    return [nn.conv2d(inputs[0], inputs[1], attrs.strides, attrs.padding, attrs.dilation, attrs.groups,
+                      attrs.data_layout, attrs.kernel_layout, attrs.out_layout, _out_dtype(attrs, out_type))]
+
+
+def _pool(pool_type):
+    def fcompute(attrs, inputs, out_type):
+        return [nn.pool2d(inputs[0], attrs.pool_size, attrs.strides, attrs.dilation, attrs.padding, pool_type,
+                          attrs.ceil_mode, attrs.layout, getattr(attrs, "count_include_pad", False),
+                          attrs.out_layout)]
+
+    return fcompute
+
+
+def _global_pool(pool_type):
+    return lambda attrs, inputs, out_type: [nn.global_pool(inputs[0], pool_type, attrs.layout, attrs.out_layout)]
+
+
+def _dense(attrs, inputs, out_type):
+    return [nn.dense(inputs[0], inputs[1], None, _out_dtype(attrs, out_type))]
+
+
+def _matmul(attrs, inputs, out_type):
+    return [nn.matmul(inputs[0], inputs[1], attrs.transpose_a, attrs.transpose_b, _out_dtype(attrs, out_type))]
+
+
+def _batch_matmul(attrs, inputs, out_type):
+    return [nn.batch_matmul(inputs[0], inputs[1], attrs.transpose_a, attrs.transpose_b, _out_dtype(attrs, out_type))]
+
+
+def _batch_norm(attrs, inputs, out_type):
+    return nn.batch_norm(*inputs[:5], attrs.axis, attrs.epsilon, attrs.center, attrs.scale)
+
+
+def _layer_norm(attrs, inputs, out_type):
+    return [nn.layer_norm(*inputs[:3], attrs.axis, attrs.epsilon, attrs.center, attrs.scale)]
+
+
+def _pad(attrs, inputs, out_type):
+    before = [p[0] for p in attrs.pad_width]
+    after = [p[1] for p in attrs.pad_width]
+    return [nn.pad(inputs[0], before, after, inputs[1](), name="T_pad", pad_mode=attrs.pad_mode)]
+
+
+def _resize2d(attrs, inputs, out_type):
+    return [image.resize2d(inputs[0], attrs.roi, attrs.size, attrs.layout, attrs.method,
+                           attrs.coordinate_transformation_mode, attrs.rounding_method, attrs.cubic_alpha,
+                           attrs.cubic_exclude, attrs.extrapolation_value, _out_dtype(attrs, out_type))]
+
+
+def _one_hot(attrs, inputs, out_type):
+    return [G.one_hot(inputs[0], inputs[1](), inputs[2](), attrs.depth, attrs.axis, attrs.dtype)]
+
+
+def _scan(fn):
+    return lambda attrs, inputs, out_type: [fn(inputs[0], attrs.axis, attrs.dtype or None, attrs.exclusive)]
+
+
+def _topk(attrs, inputs, out_type):
+    return SO.topk(inputs[0], attrs.k, attrs.axis, attrs.ret_type, attrs.is_ascend, attrs.dtype)
+
+
+UNARY = (
+    "negative", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "abs", "erf", "floor", "ceil", "round", "sign",
+    "trunc", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "logical_not",
+    "bitwise_not", "isnan", "isinf", "isfinite",
+)
+"""Element-wise operators computed by the topi function of the same name."""
+
+BINARY = (
+    "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "floor_divide", "floor_mod", "mod",
+    "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift",
+    "right_shift", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+)
+"""Broadcasting binary operators computed by the topi function of the same name."""
+
+COMPUTES = {
+    **{name: _unary(getattr(EW, name)) for name in UNARY},
+    **{name: _binary(getattr(B, name)) for name in BINARY},
+    "clip": lambda attrs, inputs, out_type: [EW.clip(inputs[0], attrs.a_min, attrs.a_max)],
+    "cast": lambda attrs, inputs, out_type: [EW.cast(inputs[0], attrs.dtype)],
+    "where": lambda attrs, inputs, out_type: [B.where(inputs[0], inputs[1], inputs[2])],
+    "zeros": lambda attrs, inputs, out_type: [EW.zeros(attrs.shape, attrs.dtype)],
+    "ones": lambda attrs, inputs, out_type: [EW.ones(attrs.shape, attrs.dtype)],
+    "full": _full,
+    "reshape": lambda attrs, inputs, out_type: [T.reshape(inputs[0], out_type.shape)],
+    "transpose": lambda attrs, inputs, out_type: [T.transpose(inputs[0], attrs.axes)],
+    "squeeze": lambda attrs, inputs, out_type: [T.squeeze(inputs[0], attrs.axis)],
+    "expand_dims": lambda attrs, inputs, out_type: [T.expand_dims(inputs[0], attrs.axis, attrs.num_newaxis)],
+    "concatenate": _concatenate,
+    "split": lambda attrs, inputs, out_type: T.split(inputs[0], attrs.indices_or_sections, attrs.axis),
+    "take": lambda attrs, inputs, out_type: [T.take(inputs[0], inputs[1], attrs.axis, attrs.batch_dims,
+                                                    attrs.mode)],
+    "strided_slice": lambda attrs, inputs, out_type: [T.strided_slice(inputs[0], attrs.begin, attrs.end,
+                                                                      attrs.strides, attrs.axes, attrs.slice_mode)],
+    "layout_transform": lambda attrs, inputs, out_type: [T.layout_transform(inputs[0], attrs.src_layout,
+                                                                            attrs.dst_layout)],
+    "shape_of": lambda attrs, inputs, out_type: [T.shape_of(inputs[0], attrs.dtype)],
+    "sum": _reduce(R.sum),
+    "mean": _reduce(R.mean),
+    "max": _reduce(R.max),
+    "min": _reduce(R.min),
+    "prod": _reduce(R.prod_reduce),
+    "argmax": _arg_reduce(R.argmax),
+    "argmin": _arg_reduce(R.argmin),
+    "nn.conv2d": _conv2d,
+    "nn.bias_add": lambda attrs, inputs, out_type: [nn.bias_add(inputs[0], inputs[1], attrs.axis)],
+    "nn.relu": _unary(nn.relu),
+    "nn.leaky_relu": lambda attrs, inputs, out_type: [nn.leaky_relu(inputs[0], attrs.alpha)],
+    "nn.max_pool2d": _pool("max"),
+    "nn.avg_pool2d": _pool("avg"),
+    "nn.global_avg_pool2d": _global_pool("avg"),
+    "nn.global_max_pool2d": _global_pool("max"),
+    "nn.dense": _dense,
+    "nn.matmul": _matmul,
+    "nn.batch_matmul": _batch_matmul,
+    "nn.batch_norm": _batch_norm,
+    "nn.layer_norm": _layer_norm,
+    "nn.softmax": lambda attrs, inputs, out_type: [nn.softmax(inputs[0], attrs.axis)],
+    "nn.log_softmax": lambda attrs, inputs, out_type: [nn.log_softmax(inputs[0], attrs.axis)],
+    "nn.batch_flatten": _unary(nn.batch_flatten),
+    "nn.dropout": lambda attrs, inputs, out_type: nn.dropout(inputs[0], attrs.rate),
+    "nn.pad": _pad,
+    "nn.lrn": lambda attrs, inputs, out_type: [nn.lrn(inputs[0], attrs.size, attrs.axis, attrs.alpha, attrs.beta,
+                                                      attrs.bias)],
+    "image.resize2d": _resize2d,
+    "broadcast_to": lambda attrs, inputs, out_type: [B.broadcast_to(inputs[0], attrs.shape)],
+    "tile": lambda attrs, inputs, out_type: [T.tile(inputs[0], attrs.reps)],
+    "repeat": lambda attrs, inputs, out_type: [T.repeat(inputs[0], attrs.repeats, attrs.axis)],
+    "reverse": lambda attrs, inputs, out_type: [T.reverse(inputs[0], attrs.axis)],
+    "gather": lambda attrs, inputs, out_type: [G.gather(inputs[0], attrs.axis, inputs[1])],
+    "gather_nd": lambda attrs, inputs, out_type: [G.gather_nd(inputs[0], inputs[1], attrs.batch_dims)],
+    "one_hot": _one_hot,
+    "cumsum": _scan(SC.cumsum),
+    "cumprod": _scan(SC.cumprod),
+    "topk": _topk,
+}
+"""Relay operator name -> ``FTVMCompute``."""

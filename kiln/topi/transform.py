@@ -1,0 +1,358 @@
+"""Shape and data-movement operators (TVM's ``topi/transform.py``): ``reshape transpose squeeze expand_dims
+concatenate split take strided_slice layout_transform shape_of``. Every result has tag ``injective``.
+
+Each is one ``te.compute`` whose output index maps to the element it reads: ``reshape`` goes through the row-major
+linear index, ``concatenate`` selects the input whose range holds the index along the axis, ``split`` yields one
+compute per piece, ``take`` brings indices into range as its ``mode`` says (``clip`` clamps, ``wrap`` takes the
+index modulo the size, ``fast`` trusts it), ``strided_slice`` reads ``begin + i * stride`` with Python's slice
+clamping, and ``layout_transform`` maps the destination index to logical (primal) coordinates and those to the
+source layout (``NCHW16c``: ``C = c_outer * 16 + c_inner``).
+"""
+
+import math
+
+from ..error import OpAttributeInvalid
+from ..te.operation import compute
+from ..tir import expr as E
+from ..tir import intrin as _intrin
+from ..tir import op as _op
+from ..tir.layout import layout as parse_layout
+from . import tag as _tag
+from .utils import get_const_tuple, normalize_axis, ravel_index, unravel_index
+
+__all__ = [
+    "reshape", "transpose", "squeeze", "expand_dims", "concatenate", "split", "take", "strided_slice",
+    "slice_ranges", "layout_transform", "shape_of", "flatten", "tile", "repeat", "reverse",
+]
+
+
+def _injective(shape, fcompute, name):
+    return compute(tuple(shape), fcompute, name=name, tag=_tag.INJECTIVE)
+
+
+def reshape(data, newshape):
+    """``data`` with shape ``newshape`` (same number of elements; one entry may be -1).
+
+    Parameters
+    ----------
+    data : te.Tensor
+    newshape : tuple of int
+
+    Returns
+    -------
+    out : te.Tensor
+    """
+    in_shape = get_const_tuple(data.shape)
+    total = math.prod(in_shape)
+    newshape = [int(d) for d in newshape]
+    if newshape.count(-1) == 1:
+        known = math.prod(d for d in newshape if d != -1)
+        newshape[newshape.index(-1)] = total // known if known else 0
+    if math.prod(newshape) != total or any(d < 0 for d in newshape):
+        raise OpAttributeInvalid(f"topi.reshape: cannot reshape {in_shape} to {tuple(newshape)}")
+    if tuple(newshape) == in_shape:
+        return _injective(newshape, lambda *i: data(*i), "T_reshape")
+    return _injective(newshape, lambda *i: data(*unravel_index(ravel_index(i, newshape), in_shape)), "T_reshape")
+
+
+def flatten(data):
+    """``data`` as ``(shape[0], prod(shape[1:]))`` (``nn.batch_flatten``)."""
+    shape = get_const_tuple(data.shape)
+    return reshape(data, (shape[0], math.prod(shape[1:])) if shape else (1,))
+
+
+def transpose(data, axes=None):
+    """Permute the axes of ``data`` (reverse them when ``axes`` is None).
+
+    Returns
+    -------
+    out : te.Tensor
+    """
+    ndim = len(data.shape)
+    perm = list(range(ndim - 1, -1, -1)) if axes is None else [normalize_axis(a, ndim, "transpose axis")
+                                                                 for a in axes]
+    if sorted(perm) != list(range(ndim)):
+        raise OpAttributeInvalid(f"topi.transpose: axes {axes} are not a permutation of rank {ndim}")
+    shape = [data.shape[p] for p in perm]
+
+    def fcompute(*i):
+        idx = [None] * ndim
+        for k, p in enumerate(perm):
+            idx[p] = i[k]
+        return data(*idx)
+
+    return _injective(shape, fcompute, "T_transpose")
+
+
+def squeeze(data, axis=None):
+    """Remove the size-1 axes ``axis`` (all size-1 axes when None)."""
+    shape = get_const_tuple(data.shape)
+    if axis is None:
+        axes = [k for k, d in enumerate(shape) if d == 1]
+    else:
+        axes = sorted({normalize_axis(a, len(shape), "squeeze axis") for a in axis})
+        for a in axes:
+            if shape[a] != 1:
+                raise OpAttributeInvalid(f"topi.squeeze: axis {a} of shape {shape} has size {shape[a]}, not 1")
+    kept = [k for k in range(len(shape)) if k not in axes]
+
+    def fcompute(*i):
+        idx = [0] * len(shape)
+        for k, pos in enumerate(kept):
+            idx[pos] = i[k]
+        return data(*idx)
+
+    return _injective([shape[k] for k in kept], fcompute, "T_squeeze")
+
+
+def expand_dims(data, axis, num_newaxis=1):
+    """Insert ``num_newaxis`` size-1 axes at ``axis`` (``-1`` appends)."""
+    ndim = len(data.shape)
+    if not -ndim - 1 <= axis <= ndim:
+        raise OpAttributeInvalid(f"topi.expand_dims: axis {axis} is out of range for rank {ndim}")
+    axis = axis if axis >= 0 else axis + ndim + 1
+    shape = list(data.shape[:axis]) + [1] * num_newaxis + list(data.shape[axis:])
+    return _injective(shape, lambda *i: data(*(i[:axis] + i[axis + num_newaxis:])), "T_expand_dims")
+
+
+def concatenate(tensors, axis=0):
+    """Join ``tensors`` along ``axis``.
+
+    Parameters
+    ----------
+    tensors : list of te.Tensor
+    axis : int
+
+    Returns
+    -------
+    out : te.Tensor
+    """
+    tensors = list(tensors)
+    if not tensors:
+        raise OpAttributeInvalid("topi.concatenate: no tensors to join")
+    ndim = len(tensors[0].shape)
+    axis = normalize_axis(axis, ndim, "concatenate axis")
+    sizes = [int(get_const_tuple(t.shape)[axis]) for t in tensors]
+    shape = list(tensors[0].shape)
+    shape[axis] = sum(sizes)
+    starts = [sum(sizes[:k]) for k in range(len(sizes))]
+    parts = [(t, start, size) for t, start, size in zip(tensors, starts, sizes) if size > 0]
+
+    def read(part, i):
+        t, start, _ = part
+        return t(*(i[:axis] + (i[axis] - start,) + i[axis + 1:]))
+
+    def fcompute(*i):
+        # the last input whose range starts at or before i[axis]; if_then_else so that the inputs not taken are
+        # never read (their index would be out of bounds)
+        value = read(parts[0], i)
+        for part in parts[1:]:
+            value = _intrin.if_then_else(i[axis] >= part[1], read(part, i), value)
+        return value
+
+    if not parts:
+        return _injective(shape, lambda *i: _op.const(0, tensors[0].dtype), "T_concat")
+    return _injective(shape, fcompute, "T_concat")
+
+
+def split(data, indices_or_sections, axis=0):
+    """Cut ``data`` along ``axis`` into equal sections (an int) or at the given indices.
+
+    Returns
+    -------
+    pieces : list of te.Tensor
+    """
+    shape = get_const_tuple(data.shape)
+    axis = normalize_axis(axis, len(shape), "split axis")
+    dim = shape[axis]
+    if isinstance(indices_or_sections, int):
+        if indices_or_sections <= 0 or dim % indices_or_sections:
+            raise OpAttributeInvalid(f"topi.split: {indices_or_sections} sections do not divide a dimension of {dim}")
+        step = dim // indices_or_sections
+        points = [step * k for k in range(1, indices_or_sections)]
+    else:
+        points = [int(p) for p in indices_or_sections]
+    points = [0, *points, dim]
+    pieces = []
+    for k, (begin, end) in enumerate(zip(points, points[1:])):
+        size = max(0, min(end, dim) - begin)
+        piece_shape = list(shape)
+        piece_shape[axis] = size
+        pieces.append(_injective(piece_shape, _shifted_reader(data, axis, begin), f"T_split_{k}"))
+    return pieces
+
+
+def _shifted_reader(data, axis, begin):
+    return lambda *i: data(*(i[:axis] + (i[axis] + begin,) + i[axis + 1:]))
+
+
+def _in_range(idx, size, mode):
+    """An index expression brought into ``[0, size)`` as ``take``'s ``mode`` says."""
+    if mode == "clip":
+        return _op.minimum(_op.maximum(idx, _op.const(0, idx.dtype)), _op.const(max(size - 1, 0), idx.dtype))
+    if mode == "wrap":
+        return _op.floormod(idx, _op.const(size, idx.dtype)) if size else idx
+    if mode == "fast":
+        return idx
+    raise OpAttributeInvalid(f"topi.take: mode must be clip, wrap or fast, got {mode!r}")
+
+
+def _as_index(v):
+    """An index read from a tensor as int32 or int64 (narrower integer types widen to int32)."""
+    return v if v.dtype in ("int32", "int64") else _op.cast(v, "int64" if v.dtype == "uint64" else "int32")
+
+
+def take(data, indices, axis=None, batch_dims=0, mode="clip"):
+    """Gather ``data`` along ``axis`` (the flattened ``data`` when None) at ``indices``.
+
+    Parameters
+    ----------
+    data, indices : te.Tensor
+        The values and the integer indices.
+    axis : int, optional
+    batch_dims : int
+        Leading axes of ``data`` and ``indices`` matched one to one.
+    mode : str
+        ``clip``, ``wrap`` or ``fast``.
+
+    Returns
+    -------
+    out : te.Tensor
+    """
+    dshape, ishape = get_const_tuple(data.shape), get_const_tuple(indices.shape)
+    if axis is None:
+        total = math.prod(dshape)
+
+        def flat(*i):
+            idx = _in_range(_as_index(indices(*i)), total, mode)
+            return data(*unravel_index(idx, dshape))
+
+        return _injective(ishape, flat, "T_take")
+    axis = normalize_axis(axis, len(dshape), "take axis")
+    bd = batch_dims % len(ishape) if ishape and batch_dims < 0 else batch_dims
+    out_shape = dshape[:axis] + ishape[bd:] + dshape[axis + 1:]
+    n_idx = len(ishape) - bd
+
+    def fcompute(*i):
+        idx_pos = i[:bd] + i[axis:axis + n_idx]
+        idx = _in_range(_as_index(indices(*idx_pos)), dshape[axis], mode)
+        return data(*(i[:axis] + (idx,) + i[axis + n_idx:]))
+
+    return _injective(out_shape, fcompute, "T_take")
+
+
+def slice_ranges(shape, begin, end, strides=None, axes=None, slice_mode="end") -> list:
+    """``(begin, end, stride)`` per axis of ``shape``, clamped like Python slices (what Relay's
+    ``strided_slice`` means; missing entries take the whole axis)."""
+    ndim = len(shape)
+    axes = list(axes) if axes is not None else list(range(len(begin)))
+    strides = list(strides) if strides else [1] * len(axes)
+    if len(strides) == 1 and len(axes) > 1:
+        strides = strides * len(axes)
+    ranges = [(0, d, 1) for d in shape]
+    for k, axis in enumerate(axes):
+        axis = normalize_axis(axis, ndim, "strided_slice axis")
+        dim = shape[axis]
+        stride = strides[k] if k < len(strides) else 1
+        b = begin[k] if k < len(begin) else (0 if stride > 0 else dim - 1)
+        if slice_mode == "size":
+            size = end[k] if k < len(end) else -1
+            e = dim if size < 0 else b + size
+            stride = 1
+        else:
+            e = end[k] if k < len(end) else (dim if stride > 0 else -dim - 1)
+        ranges[axis] = slice(b, e, stride).indices(dim)
+    return ranges
+
+
+def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
+    """``data[begin:end:stride]`` on each axis (Python's clamping; negative strides walk backwards).
+
+    Returns
+    -------
+    out : te.Tensor
+    """
+    ranges = slice_ranges(get_const_tuple(data.shape), begin, end, strides, axes, slice_mode)
+    shape = [len(range(*r)) for r in ranges]
+    return _injective(shape, lambda *i: data(*[b + x * s for x, (b, _, s) in zip(i, ranges)]), "T_strided_slice")
+
+
+def layout_transform(data, src_layout, dst_layout):
+    """Move ``data`` from ``src_layout`` to ``dst_layout`` (any two layouts with the same primal axes, such as
+    ``NCHW`` and ``NCHW16c``).
+
+    Returns
+    -------
+    out : te.Tensor
+    """
+    src, dst = parse_layout(str(src_layout)), parse_layout(str(dst_layout))
+    if sorted(src.primal) != sorted(dst.primal):
+        raise OpAttributeInvalid(f"topi.layout_transform: {src.name} and {dst.name} have different primal axes")
+    shape = get_const_tuple(data.shape)
+    sizes = src.shape_to_primal(shape)
+    out_shape = dst.shape_from_primal(sizes)
+    if src.name == dst.name:
+        return _injective(out_shape, lambda *i: data(*i), "T_layout_trans")
+
+    def fcompute(*i):
+        primal = {}
+        for axis in dst.primal:
+            outer = i[dst.index_of(axis)]
+            inner = dst.index_of(axis.lower())
+            primal[axis] = outer * dst.factor_of(axis) + i[inner] if inner >= 0 else outer
+        idx = []
+        for letter, factor in src.axes:
+            if factor is not None:
+                idx.append(primal[letter.upper()] % factor)
+            elif src.index_of(letter.lower()) >= 0:
+                idx.append(primal[letter] // src.factor_of(letter))
+            else:
+                idx.append(primal[letter])
+        return data(*idx)
+
+    return _injective(out_shape, fcompute, "T_layout_trans")
+
+
+def shape_of(data, dtype="int32"):
+    """The (static) shape of ``data`` as a 1-D tensor of ``dtype``."""
+    shape = get_const_tuple(data.shape)
+
+    def fcompute(i):
+        value = _op.const(0, dtype)
+        for k in reversed(range(len(shape))):
+            value = _op.select(_op.equal(i, k), E.convert(shape[k]).astype(dtype), value)
+        return value
+
+    return _injective([len(shape)], fcompute, "T_shape_of")
+
+
+def tile(data, reps):
+    """``data`` repeated ``reps[k]`` times along axis ``k`` (numpy's ``tile``: shapes padded with leading 1s)."""
+    shape = get_const_tuple(data.shape)
+    ndim = max(len(shape), len(reps))
+    padded = (1,) * (ndim - len(shape)) + tuple(shape)
+    reps = (1,) * (ndim - len(reps)) + tuple(int(r) for r in reps)
+    out_shape = [d * r for d, r in zip(padded, reps)]
+    offset = ndim - len(shape)
+
+    def fcompute(*i):
+        return data(*[i[offset + k] % d if r != 1 else i[offset + k]
+                      for k, (d, r) in enumerate(zip(shape, reps[offset:]))])
+
+    return _injective(out_shape, fcompute, "T_tile")
+
+
+def repeat(data, repeats, axis):
+    """Each element of ``data`` repeated ``repeats`` times along ``axis`` (numpy's ``repeat``)."""
+    shape = list(get_const_tuple(data.shape))
+    axis = normalize_axis(axis, len(shape), "repeat axis")
+    shape[axis] *= int(repeats)
+    return _injective(shape, lambda *i: data(*(i[:axis] + (i[axis] // repeats,) + i[axis + 1:])), "T_repeat")
+
+
+def reverse(data, axis):
+    """``data`` reversed along ``axis`` (TVM's ``topi.flip``)."""
+    shape = get_const_tuple(data.shape)
+    axis = normalize_axis(axis, len(shape), "reverse axis")
+    last = shape[axis] - 1
+    return _injective(shape, lambda *i: data(*(i[:axis] + (last - i[axis],) + i[axis + 1:])), "T_reverse")

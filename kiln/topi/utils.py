@@ -1,0 +1,172 @@
+"""Helpers shared by topi computes and schedules: constant shapes, axis normalization, index (un)raveling, the
+traversal that inlines a fused group's injective stages, and target queries.
+
+topi sits below ``kiln.target`` in the layering, so a target is read duck-typed (``vector_lanes``, ``kind``) and a
+target string is turned into a Target through the global function ``"target.Target"`` that the target layer
+registers.
+"""
+
+import math
+
+from ..error import OpAttributeInvalid, TIRError
+from ..runtime.packed_func import get_global_func
+from ..tir import expr as E
+from ..tir import op as _op
+from ..te.schedule import create_schedule
+from ..te.tensor import ComputeOp
+from . import tag as _tag
+
+__all__ = [
+    "get_const_int", "get_const_tuple", "normalize_axis", "ravel_index", "unravel_index", "traverse_inline",
+    "auto_inline_injective", "create_schedule_for", "output_ops", "resolve_target", "vector_lanes", "prod",
+    "largest_divisor", "ceil_div", "num_elements",
+]
+
+
+def get_const_int(expr) -> int:
+    """The value of an integer constant (a Python int passes through); TIRError for a symbolic expression."""
+    if isinstance(expr, int):
+        return expr
+    if isinstance(expr, E.IntImm):
+        return expr.value
+    raise TIRError(f"topi: expected a constant integer, got {expr}")
+
+
+def get_const_tuple(shape) -> tuple:
+    """A shape as a tuple of Python ints (symbolic entries are kept as expressions)."""
+    return tuple(s.value if isinstance(s, E.IntImm) else s for s in shape)
+
+
+def prod(values):
+    """The product of ints or expressions (1 for an empty sequence)."""
+    out = 1
+    for v in values:
+        out = out * v
+    return out
+
+
+def normalize_axis(axis, ndim, what="axis") -> int:
+    """``axis`` in ``[0, ndim)`` (negative counts from the end); OpAttributeInvalid when out of range."""
+    if not -ndim <= axis < max(ndim, 1):
+        raise OpAttributeInvalid(f"{what} {axis} is out of range for a tensor of rank {ndim}")
+    return axis % ndim if ndim else 0
+
+
+def ravel_index(indices, shape):
+    """The row-major linear index of ``indices`` in ``shape``."""
+    idx = None
+    for i, (x, d) in enumerate(zip(indices, shape)):
+        idx = x if i == 0 else idx * d + x
+    return idx if idx is not None else _op.const(0, "int32")
+
+
+def unravel_index(idx, shape) -> list:
+    """The row-major indices in ``shape`` of the linear index ``idx``."""
+    out = []
+    for d in reversed(shape):
+        out.append(idx % d if d != 1 else _op.const(0, idx.dtype))
+        idx = idx // d if d != 1 else idx
+    return list(reversed(out))
+
+
+def largest_divisor(n: int, limit: int) -> int:
+    """The largest divisor of ``n`` that is at most ``limit`` (at least 1)."""
+    for f in range(min(n, limit), 0, -1):
+        if n % f == 0:
+            return f
+    return 1
+
+
+def traverse_inline(s, final_ops, callback=None):
+    """Walk back from ``final_ops`` (an operation, or a list of operations or tensors) inlining every injective
+    compute stage that is not an output of ``s``, calling ``callback(op)`` on every operation reached (TVM's
+    ``traverse_inline``). The walk continues through injective operations only: an anchor (conv2d, dense ...) is
+    reached and handed to the callback, which schedules it and its own inputs.
+    """
+    if not isinstance(final_ops, list | tuple):
+        final_ops = [final_ops]
+    stack = [op.op if hasattr(op, "value_index") else op for op in final_ops]
+    visited = set()
+    order = []
+    outputs = {id(op) for op in s.outputs}
+    while stack:
+        op = stack.pop()
+        if id(op) in visited:
+            continue
+        visited.add(id(op))
+        order.append(op)
+        if isinstance(op, ComputeOp) and _tag.is_injective(op.tag):
+            if id(op) not in outputs:
+                s[op].compute_inline()
+            for t in op.input_tensors:
+                if isinstance(t.op, ComputeOp):
+                    stack.append(t.op)
+    if callback is not None:
+        for op in order:
+            callback(op)
+    return order
+
+
+def create_schedule_for(outs):
+    """``te.create_schedule`` over the distinct operations of ``outs`` (tensors; one op may give several)."""
+    return create_schedule(output_ops(outs))
+
+
+def output_ops(outs) -> list:
+    """The distinct operations of ``outs``, in order."""
+    ops, seen = [], set()
+    for t in outs if isinstance(outs, list | tuple) else [outs]:
+        op = t.op if hasattr(t, "value_index") else t
+        if id(op) not in seen:
+            seen.add(id(op))
+            ops.append(op)
+    return ops
+
+
+def auto_inline_injective(s):
+    """Inline every compute stage without a reduction that is not an output (TVM's ``AutoInlineInjective``)."""
+    outputs = {id(op) for op in s.outputs}
+    for stage in s.stages:
+        op = stage.op
+        if isinstance(op, ComputeOp) and not op.reduce_axis and id(op) not in outputs:
+            if stage.attach_type == "root":
+                stage.compute_inline()
+
+
+def resolve_target(target=None):
+    """A Target from ``target`` (a Target, a string, or None for the current target, else ``llvm``)."""
+    if target is not None and not isinstance(target, str):
+        return target
+    make = get_global_func("target.Target", allow_missing=True)
+    if target is None:
+        current = get_global_func("target.Target.current", allow_missing=True)
+        found = current() if current is not None else None
+        if found is not None:
+            return found
+        target = "llvm"
+    return make(target) if make is not None else None
+
+
+def vector_lanes(target, dtype="float32") -> int:
+    """Lanes of ``dtype`` in one vector register of ``target`` (16 float32 lanes with AVX-512, 8 with AVX2)."""
+    target = resolve_target(target)
+    lanes = getattr(target, "vector_lanes", None)
+    if lanes is None:
+        bits = 256
+        return max(1, bits // _bits(dtype))
+    return max(1, int(lanes(dtype)))
+
+
+def _bits(dtype) -> int:
+    digits = "".join(ch for ch in str(dtype) if ch.isdigit())
+    return int(digits) if digits else 32
+
+
+def ceil_div(a: int, b: int) -> int:
+    """``ceil(a / b)`` for positive ints."""
+    return -(-a // b)
+
+
+def num_elements(shape) -> int:
+    """The number of elements of a constant shape."""
+    return math.prod(get_const_int(d) for d in shape)

@@ -1,0 +1,22 @@
+"""kiln.topi.x86: computes and schedules tuned for x86 CPUs with vector units (TVM's ``topi.x86``).
+
+Every schedule takes ``(outs, target=None)``: the outputs of a fused group (the anchor operation's outputs, or the
+element-wise chain after it) and the target, whose vector width sets block sizes.
+"""
+
+# ruff: noqa: F401  (re-exports)
+
+from .conv2d import conv2d_nchw, conv_blocking, schedule_conv2d_nchw, schedule_conv2d_NCHWc
+from .conv2d_direct import schedule_conv2d_direct
+from .dense import (
+    batch_matmul_pack, dense_nopack, dense_pack, gemm_blocking, matmul_tile, schedule_dense_nopack, schedule_gemm,
+)
+from .dispatch import anchor_tag, schedule_auto
+from .injective import schedule_concatenate, schedule_injective, schedule_injective_from_existing
+from .reduction import schedule_generic, schedule_reduce
+from .softmax import schedule_softmax
+
+schedule_pool = schedule_generic
+schedule_adaptive_pool = schedule_generic
+schedule_dense_pack = schedule_gemm
+schedule_batch_matmul = schedule_gemm

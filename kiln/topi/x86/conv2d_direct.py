@@ -1,0 +1,117 @@
+"""x86 schedule of the direct convolution computes (``topi.nn.conv2d``): NHWC/HWIO, grouped and depthwise NCHW, and
+any layout computed through NCHW.
+
+Like the packed NCHW schedule (:mod:`kiln.topi.x86.conv2d`), the output is computed in register tiles: one output
+axis is vectorized and another unrolled, and each tile accumulates in a local buffer computed inside the tile loop
+with the reduction loops outside, so the accumulators stay in registers and every step is a vector multiply-add.
+What the layouts change is which axes those are:
+
+* NHWC: the output channels are vectorized (the HWIO kernel is contiguous along them) and a block of output columns
+  is unrolled, each column one broadcast input value;
+* NCHW (grouped, depthwise, or another layout transformed to NCHW): the output columns are vectorized (contiguous
+  input rows at stride 1) and a block of output channels is unrolled, each one broadcast kernel value.
+
+Padded and layout-transformed inputs are materialized once, in parallel, before the convolution, so its inner loops
+read memory without bound checks. Element-wise consumers are inlined into the tile's write-out when they keep the
+convolution's shape; otherwise the convolution is computed whole and the consumers scheduled as injective stages.
+"""
+
+from ...te.tensor import ComputeOp
+from .. import tag as _tag
+from ..utils import create_schedule_for, get_const_tuple, largest_divisor, output_ops, traverse_inline, vector_lanes
+from .injective import schedule_injective_from_existing, vector_factor
+
+__all__ = ["schedule_conv2d_direct", "DIRECT_TAGS"]
+
+DIRECT_TAGS = ("conv2d_nchw", "group_conv2d_nchw", "depthwise_conv2d_nchw", "conv2d_nhwc", "group_conv2d_nhwc")
+
+
+def _materialize_inputs(s, op, target):
+    """Compute the padding / layout-transform producers of ``op`` at the top level, vectorized and in parallel,
+    with their own injective producers inlined into them."""
+    for t in op.input_tensors:
+        if not (isinstance(t.op, ComputeOp) and _tag.is_injective(t.op.tag)):
+            continue
+        stack, seen = list(t.op.input_tensors), set()
+        while stack:
+            x = stack.pop()
+            if id(x.op) in seen or not (isinstance(x.op, ComputeOp) and _tag.is_injective(x.op.tag)):
+                continue
+            seen.add(id(x.op))
+            s[x.op].compute_inline()
+            stack.extend(x.op.input_tensors)
+        schedule_injective_from_existing(s, t, target)
+
+
+def _tiling(op, lanes):
+    """``(reg_axis, reg, vec_axis, vec)``: output axes (indices) unrolled and vectorized, and their block sizes."""
+    shape = get_const_tuple(op.output(0).shape)
+    if op.tag.endswith("nhwc"):
+        vec = vector_factor(shape[3], 2 * lanes) if shape[3] >= 2 * lanes else vector_factor(shape[3], lanes)
+        vectors = max(1, vec // lanes)
+        return 2, largest_divisor(shape[2], max(1, 24 // vectors)), 3, vec
+    vec = vector_factor(shape[3], lanes)
+    return 1, largest_divisor(shape[1], 8), 3, vec
+
+
+def _schedule_direct(s, op, last, target, lanes):
+    _materialize_inputs(s, op, target)
+    conv = op.output(0)
+    shape = get_const_tuple(conv.shape)
+    reg_axis, reg, vec_axis, vec = _tiling(op, lanes)
+    fused_out = last.op is not op and get_const_tuple(last.shape) == shape
+    if fused_out:
+        acc, stage = conv, s[last]
+        s[conv].set_scope("local")
+    else:
+        acc = s.cache_write(conv, "local")
+        stage = s[conv]
+    axes = list(stage.op.axis)
+    outer, inner = [], []
+    for k, iv in enumerate(axes):
+        if k in (reg_axis, vec_axis):
+            o, i = stage.split(iv, factor=reg if k == reg_axis else vec)
+            outer.append(o)
+            inner.append((k, i))
+        else:
+            outer.append(iv)
+    inner.sort(key=lambda x: 0 if x[0] == reg_axis else 1)
+    stage.reorder(*outer, *[i for _, i in inner])
+    fused = stage.fuse(*outer[:-1])
+    stage.parallel(fused)
+    reg_i, vec_i = inner[0][1], inner[1][1]
+    stage.unroll(reg_i)
+    if vec > 1:
+        stage.vectorize(vec_i)
+    else:
+        stage.unroll(vec_i)
+    s[acc].compute_at(stage, outer[-1])
+    a_axes = list(s[acc].op.axis)
+    s[acc].reorder(*[iv for k, iv in enumerate(a_axes) if k not in (reg_axis, vec_axis)], *s[acc].op.reduce_axis,
+                   a_axes[reg_axis], a_axes[vec_axis])
+    s[acc].unroll(a_axes[reg_axis])
+    if vec > 1:
+        s[acc].vectorize(a_axes[vec_axis])
+    else:
+        s[acc].unroll(a_axes[vec_axis])
+    if last.op is not op and not fused_out:
+        schedule_injective_from_existing(s, last, target)
+
+
+def schedule_conv2d_direct(outs, target=None):
+    """Schedule a group anchored by a direct convolution (tags in :data:`DIRECT_TAGS`).
+
+    Returns
+    -------
+    s : Schedule
+    """
+    s = create_schedule_for(outs)
+    ops = output_ops(outs)
+    lanes = vector_lanes(target, "float32")
+
+    def callback(op):
+        if op.tag in DIRECT_TAGS:
+            _schedule_direct(s, op, ops[0].output(0), target, lanes)
+
+    traverse_inline(s, ops, callback)
+    return s

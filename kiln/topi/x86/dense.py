@@ -1,0 +1,220 @@
+"""x86 matrix products (TVM's ``topi/x86/dense.py`` and ``batch_matmul.py``): packed and split-K dense, matmul and
+batch_matmul computes, and the register-tiled schedule they share.
+
+Computes:
+
+* :func:`dense_pack` (tag ``dense_pack``): the weight ``(N, K)`` is repacked at run time into
+  ``packed[N / bn, K, bn]`` so the ``bn`` outputs of a tile read consecutive weights at each ``k`` (one vector load);
+  ``matmul`` with an untransposed ``(K, N)`` right operand reads it directly (tag ``matmul_tile``), and
+  ``batch_matmul`` packs per batch (tag ``batch_matmul_pack``);
+* :func:`dense_nopack` (tag ``dense_nopack``) for few rows, where repacking would cost as much as the product: the
+  reduction is split in two stages, ``partial[i, j, kv] = sum_ko data[i, ko * v + kv] * weight[j, ko * v + kv]``
+  (both operands read contiguously, ``kv`` vectorized) and ``out[i, j] = sum_kv partial[i, j, kv]``.
+
+Schedule (:func:`schedule_gemm`): the last two output axes are tiled ``mr x bn``; each tile accumulates in a local
+buffer computed inside the tile loop with ``k`` outermost, the ``mr`` rows unrolled and the ``bn`` columns
+vectorized (the GEMM of :mod:`kiln.te.examples`), so the tile stays in vector registers. The accumulator is the
+product's own stage when element-wise consumers follow (they are inlined into the tile's write-out), else a
+``cache_write`` copy. Row blocks (and batches) run in parallel; so does the packing.
+"""
+
+import math
+
+from ...te.operation import compute, reduce_axis
+from ...te.operation import sum as _te_sum
+from ...te.tensor import ComputeOp
+from ...tir import op as _op
+from ..nn.conv2d import _acc_dtype, _finish
+from ..utils import create_schedule_for, get_const_tuple, largest_divisor, output_ops, traverse_inline, vector_lanes
+from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing, vector_factor
+
+__all__ = ["dense_pack", "dense_nopack", "matmul_tile", "batch_matmul_pack", "schedule_gemm", "schedule_dense_nopack",
+           "gemm_blocking"]
+
+GEMM_TAGS = ("dense_pack", "matmul_tile", "batch_matmul_pack")
+
+
+def gemm_blocking(m, n, lanes):
+    """``(mr, bn)``: rows and columns of a register tile (``bn`` a power of two dividing ``n``, up to two vectors;
+    ``mr`` a divisor of ``m`` that keeps the accumulators within the vector registers)."""
+    bn = vector_factor(n, 2 * lanes) if n >= 2 * lanes else vector_factor(n, lanes)
+    vectors = max(1, bn // lanes)
+    mr = largest_divisor(m, max(1, 24 // vectors if lanes >= 16 else 12 // vectors))
+    return mr, bn
+
+
+def dense_pack(data, weight, out_dtype=None, target=None):
+    """``data @ weight.T`` through a packed weight (see the module docstring); ``data`` is 2-D."""
+    out_dtype = out_dtype or data.dtype
+    m, k = get_const_tuple(data.shape)
+    n, _ = get_const_tuple(weight.shape)
+    _, bn = gemm_blocking(m, n, vector_lanes(target, out_dtype))
+    packed = compute((n // bn, k, bn), lambda x, y, z: weight[x * bn + z, y], name="T_packed_weight",
+                     tag="injective,packed_weight")
+    acc = _acc_dtype(out_dtype)
+    r = reduce_axis((0, k), name="k")
+    out = compute((m, n), lambda i, j: _te_sum(_op.cast(data[i, r], acc) * _op.cast(packed[j // bn, r, j % bn], acc),
+                                               axis=r), name="T_dense_pack", tag="dense_pack")
+    return _finish(out, out_dtype, "T_dense")
+
+
+def matmul_tile(a, b, transpose_a=False, out_dtype=None):
+    """``a @ b`` for a 2-D ``a`` (``(K, M)`` when ``transpose_a``) and an untransposed ``(K, N)`` ``b``, read
+    directly by the tiled schedule."""
+    out_dtype = out_dtype or a.dtype
+    m, k = get_const_tuple(a.shape)[::-1] if transpose_a else get_const_tuple(a.shape)
+    _, n = get_const_tuple(b.shape)
+    acc = _acc_dtype(out_dtype)
+    r = reduce_axis((0, k), name="k")
+
+    def fcompute(i, j):
+        av = a[r, i] if transpose_a else a[i, r]
+        return _te_sum(_op.cast(av, acc) * _op.cast(b[r, j], acc), axis=r)
+
+    return _finish(compute((m, n), fcompute, name="T_matmul", tag="matmul_tile"), out_dtype, "T_matmul")
+
+
+def batch_matmul_pack(x, y, transpose_a=False, transpose_b=True, out_dtype=None, target=None):
+    """Batched product with ``y`` packed per batch into ``(B, N / bn, K, bn)`` blocks (read directly when it is
+    not transposed); a batch of 1 broadcasts."""
+    out_dtype = out_dtype or x.dtype
+    xs, ys = get_const_tuple(x.shape), get_const_tuple(y.shape)
+    bx, m, k = (xs[0], xs[2], xs[1]) if transpose_a else xs
+    by, n, _ = ys if transpose_b else (ys[0], ys[2], ys[1])
+    acc = _acc_dtype(out_dtype)
+    r = reduce_axis((0, k), name="k")
+    if transpose_b:
+        _, bn = gemm_blocking(m, n, vector_lanes(target, out_dtype))
+        packed = compute((by, n // bn, k, bn), lambda b, jo, kk, ji: y[b, jo * bn + ji, kk], name="T_packed_y",
+                         tag="injective,packed_weight")
+
+        def read_y(b, j):
+            return packed[b, j // bn, r, j % bn]
+    else:
+        def read_y(b, j):
+            return y[b, r, j]
+
+    def fcompute(b, i, j):
+        bxi, byi = (b if bx != 1 else 0), (b if by != 1 else 0)
+        xv = x[bxi, r, i] if transpose_a else x[bxi, i, r]
+        return _te_sum(_op.cast(xv, acc) * _op.cast(read_y(byi, j), acc), axis=r)
+
+    out = compute((max(bx, by), m, n), fcompute, name="T_batch_matmul", tag="batch_matmul_pack")
+    return _finish(out, out_dtype, "T_batch_matmul")
+
+
+def dense_nopack(data, weight, out_dtype=None, target=None):
+    """``data @ weight.T`` for few rows: a split reduction whose inner part is vectorized (module docstring)."""
+    out_dtype = out_dtype or data.dtype
+    m, k = get_const_tuple(data.shape)
+    n, _ = get_const_tuple(weight.shape)
+    v = vector_factor(k, vector_lanes(target, out_dtype))
+    acc = _acc_dtype(out_dtype)
+    ko = reduce_axis((0, k // v), name="ko")
+    partial = compute((m, n, v), lambda i, j, kv: _te_sum(_op.cast(data[i, ko * v + kv], acc)
+                                                          * _op.cast(weight[j, ko * v + kv], acc), axis=ko),
+                      name="T_dense_partial", tag="dense_nopack_partial")
+    kv = reduce_axis((0, v), name="kv")
+    out = compute((m, n), lambda i, j: _te_sum(partial[i, j, kv], axis=kv), name="T_dense_nopack",
+                  tag="dense_nopack")
+    return _finish(out, out_dtype, "T_dense")
+
+
+def _schedule_packing(s, tensor):
+    op = tensor.op
+    if isinstance(op, ComputeOp) and op.tag.endswith("packed_weight"):
+        axes = list(s[op].op.axis)
+        s[op].vectorize(axes[-1])
+        outer = s[op].fuse(*axes[:-2]) if len(axes) > 3 else axes[0]
+        s[op].parallel(outer)
+
+
+def _tile(stage, axes, mr, bn):
+    """Tile the last two of ``axes`` by ``mr x bn``; fuse the rest with the row blocks into one parallel loop."""
+    *lead, yi, xi = axes
+    mo, no, mi, ni = stage.tile(yi, xi, mr, bn)
+    outer = stage.fuse(*lead, mo) if lead else mo
+    stage.parallel(outer)
+    return no, mi, ni
+
+
+def _schedule_gemm_op(s, op, last, lanes):
+    out = op.output(0)
+    for t in op.input_tensors:
+        _schedule_packing(s, t)
+    shape = get_const_tuple(out.shape)
+    mr, bn = gemm_blocking(shape[-2], shape[-1], lanes)
+    tiled_last = last.op is not op and get_const_tuple(last.shape) == shape
+    if last.op is op or not tiled_last:
+        acc = s.cache_write(out, "local")
+        stage = s[out]
+    else:
+        acc = out
+        s[out].set_scope("local")
+        stage = s[last]
+    no, mi, ni = _tile(stage, list(stage.op.axis), mr, bn)
+    stage.unroll(mi)
+    stage.vectorize(ni)
+    s[acc].compute_at(stage, no)
+    (k,) = s[acc].op.reduce_axis
+    *_, mc, nc = s[acc].op.axis
+    s[acc].reorder(k, mc, nc)
+    s[acc].unroll(mc)
+    s[acc].vectorize(nc)
+    if not tiled_last and last.op is not op:
+        schedule_injective_from_existing(s, last, None)
+
+
+def schedule_gemm(outs, target=None):
+    """Schedule a group anchored by a ``dense_pack``, ``matmul_tile`` or ``batch_matmul_pack`` stage.
+
+    Returns
+    -------
+    s : Schedule
+    """
+    s = create_schedule_for(outs)
+    ops = output_ops(outs)
+    lanes = vector_lanes(target, "float32")
+
+    def callback(op):
+        if op.tag in GEMM_TAGS:
+            _schedule_gemm_op(s, op, ops[0].output(0), lanes)
+
+    traverse_inline(s, ops, callback)
+    return s
+
+
+def schedule_dense_nopack(outs, target=None):
+    """Schedule a group anchored by ``dense_nopack``: columns in parallel, the partial sums of four columns
+    computed together in vector registers.
+
+    Returns
+    -------
+    s : Schedule
+    """
+    s = create_schedule_for(outs)
+    ops = output_ops(outs)
+    last = ops[0].output(0)
+
+    def callback(op):
+        if op.tag != "dense_nopack":
+            return
+        partial = op.input_tensors[0]
+        stage = s[last]
+        i, j = stage.op.axis
+        jb = largest_divisor(get_const_tuple(last.shape)[1], 4)
+        jo, ji = stage.split(j, factor=jb)
+        fused = stage.fuse(i, jo)
+        if math.prod(get_const_tuple(last.shape)) * get_const_tuple(partial.shape)[2] >= PARALLEL_MIN_ELEMENTS // 16:
+            stage.parallel(fused)
+        if op is not last.op:
+            s[op].compute_at(stage, ji)
+        s[partial.op].compute_at(stage, fused)
+        pi, pj, pv = s[partial.op].op.axis
+        (ko,) = s[partial.op].op.reduce_axis
+        s[partial.op].reorder(pi, ko, pj, pv)
+        s[partial.op].unroll(pj)
+        s[partial.op].vectorize(pv)
+
+    traverse_inline(s, ops, callback)
+    return s
