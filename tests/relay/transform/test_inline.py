@@ -66,3 +66,46 @@ def test_lambda_lift():
 @pytest.mark.parametrize("name", ["Inline", "DefuseOps", "LambdaLift"])
 def test_registered(name):
     assert kiln.transform.get_pass(name).info.name == name
+
+
+def test_inline_expected_text():
+    mod = relay.parse("""
+        def @main(%x: Tensor[(4), float32]) {
+          %0 = @twice(%x);
+          exp(%0)
+        }
+
+        def @twice(%a: Tensor[(4), float32], Inline=1) {
+          add(%a, %a)
+        }
+    """)
+    expected = relay.parse("""
+        def @main(%x: Tensor[(4), float32]) {
+          %0 = add(%x, %x);
+          exp(%0)
+        }
+    """)
+    out = relay.transform.InferType()(relay.transform.Inline()(mod))
+    assert_structural_equal(out, relay.transform.InferType()(expected))
+
+
+def test_lambda_lift_expected_text():
+    mod = relay.parse("""
+        def @main(%x: Tensor[(3), float32]) {
+          %0 = fn (%y: Tensor[(3), float32]) {
+            exp(%y)
+          };
+          %0(%x)
+        }
+    """)
+    expected = relay.parse("""
+        def @main(%x: Tensor[(3), float32]) {
+          @lifted_name0(%x)
+        }
+
+        def @lifted_name0(%y: Tensor[(3), float32]) {
+          exp(%y)
+        }
+    """)
+    out = relay.transform.InferType()(relay.transform.LambdaLift()(mod))
+    assert_structural_equal(out, relay.transform.InferType()(expected))

@@ -71,3 +71,16 @@ def test_long_chain_anf():
         y = relay.exp(y)
     after = run_opt_pass(relay.Function([x], y), ANF())
     assert _lets(after) == 3000
+
+
+def test_graph_normal_form_expected_text(check_pass):
+    x = relay.var("x", shape=(3,))
+    a, b = relay.var("a"), relay.var("b")
+    before = relay.Function([x], relay.Let(a, relay.exp(x), relay.Let(b, relay.add(a, a), relay.log(b))))
+    check_pass(before, GNF(), """
+        def @main(%x: Tensor[(3), float32]) {
+          %0 = exp(%x);
+          %1 = add(%0, %0);
+          log(%1)
+        }
+    """)
