@@ -27,7 +27,8 @@ def main(path):
     start = time.perf_counter()
     with kiln.transform.PassContext(opt_level=3):
         optimized, _ = relay.optimize(mod, params=params)
-    print(f"== after the opt_level=3 pipeline ({(time.perf_counter() - start) * 1e3:.1f} ms)\n{optimized}")
+    print(f"== after the opt_level=3 pipeline ({(time.perf_counter() - start) * 1e3:.1f} ms)\n"
+          f"{optimized.astext(show_meta_data=False)}")
 
     reference = relay.create_executor("debug", mod=mod).evaluate()(*values).numpy()
     result = relay.create_executor("debug", mod=optimized).evaluate()(*inputs).numpy()

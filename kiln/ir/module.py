@@ -107,12 +107,13 @@ class IRModule(Node):
         """Return a new module holding the same function objects."""
         return IRModule(self.functions, attrs=self.attrs)
 
-    def astext(self) -> str:
-        """The module in the text format (what ``str(mod)`` prints)."""
+    def astext(self, show_meta_data=True) -> str:
+        """The module in the text format (what ``str(mod)`` prints); without the metadata section (constant
+        tensors) when ``show_meta_data`` is False."""
         printer = get_global_func("relay.ir.astext", allow_missing=True)
         if printer is None:
             return f"IRModule({', '.join(map(str, self.functions))})"
-        return printer(self)
+        return printer(self, show_meta_data)
 
     def __str__(self):
         return self.astext()

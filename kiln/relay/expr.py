@@ -64,8 +64,8 @@ class ExprWithOp:
         return Call(Op.get("cast"), (self,), _cast_attrs(dtype))
 
     def astext(self, show_meta_data=True) -> str:
-        """The expression in the text format."""
-        return _astext(self)
+        """The expression in the text format (without the metadata section when ``show_meta_data`` is False)."""
+        return _astext(self, show_meta_data)
 
     def __str__(self):
         return _astext(self)
@@ -73,11 +73,11 @@ class ExprWithOp:
     __repr__ = __str__
 
 
-def _astext(expr) -> str:
+def _astext(expr, show_meta_data=True) -> str:
     from ..runtime.packed_func import get_global_func
 
     printer = get_global_func("relay.ir.astext", allow_missing=True)
-    return printer(expr) if printer is not None else object.__repr__(expr)
+    return printer(expr, show_meta_data) if printer is not None else object.__repr__(expr)
 
 
 def _cast_attrs(dtype):
