@@ -15,10 +15,12 @@ ALIGNMENT = 64
 def _aligned_empty(shape, dtype) -> np.ndarray:
     dtype = np.dtype(dtype)
     shape = tuple(int(s) for s in shape)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+    count = int(np.prod(shape, dtype=np.int64))
+    nbytes = count * dtype.itemsize
+    raw = np.empty(nbytes + dtype.itemsize + ALIGNMENT, dtype=np.uint8)
     offset = (-raw.ctypes.data) % ALIGNMENT
-    return raw[offset : offset + nbytes].view(dtype).reshape(shape)
+    # slice one element more and drop it: numpy gives an empty byte slice the base's address, not the aligned one
+    return raw[offset : offset + nbytes + dtype.itemsize].view(dtype)[:count].reshape(shape)
 
 
 def _numpy_dtype(dtype) -> np.dtype:

@@ -29,7 +29,7 @@ from ..tir.transform import FlattenBuffer, RemoveNoOp, Simplify, StorageRewrite,
 from .bound import ScheduleGraph, infer_bound
 from .schedule import Schedule
 from .schedule_ops import build_body
-from .tensor import Tensor
+from .tensor import PlaceholderOp, Tensor
 
 __all__ = ["lower", "schedule_to_prim_func", "lower_passes", "get_binds"]
 
@@ -89,6 +89,8 @@ def schedule_to_prim_func(sch, args, name="default_function", binds=None) -> Pri
     stage_binds, seen = {}, set()
     for tensor, buf in binds.items():
         stage = sch.stage_map.get(tensor.op)
+        if stage is None and isinstance(tensor.op, PlaceholderOp):
+            continue  # an input nothing reads stays a parameter, as in TVM (shape_of reads no element)
         if stage is None:
             raise TIRError(f"lower: argument {tensor.name} is not a tensor of this schedule")
         stage_binds[(stage, tensor.value_index)] = buf

@@ -28,7 +28,7 @@ from .transform import (
     concatenate, expand_dims, flatten, layout_transform, repeat, reshape, reverse, shape_of, split, squeeze,
     strided_slice, take, tile, transpose,
 )
-from .gather import gather, gather_nd, one_hot
+from .indexing import gather, gather_nd, one_hot
 from .scan import cumprod, cumsum
 from .sort import argsort, topk
 from . import nn, image, generic, x86, strategy

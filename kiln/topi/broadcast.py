@@ -27,15 +27,16 @@ __all__ = [
 ]
 
 
-def broadcast_shape(*shapes) -> tuple:
-    """The numpy broadcast of constant ``shapes``; OpAttributeInvalid naming them when they do not broadcast."""
+def broadcast_shape(*shapes, what="topi") -> tuple:
+    """The numpy broadcast of constant ``shapes``; OpAttributeInvalid naming them (and ``what``) when they do not
+    broadcast."""
     shapes = [get_const_tuple(s) for s in shapes]
     ndim = max((len(s) for s in shapes), default=0)
     out = []
     for i in range(-ndim, 0):
         dims = {s[i] for s in shapes if len(s) >= -i} - {1}
         if len(dims) > 1:
-            raise OpAttributeInvalid(f"topi: shapes {' and '.join(str(s) for s in shapes)} cannot be broadcast")
+            raise OpAttributeInvalid(f"{what}: shapes {' and '.join(str(s) for s in shapes)} cannot be broadcast")
         out.append(dims.pop() if dims else 1)
     return tuple(out)
 
@@ -201,7 +202,7 @@ def broadcast_to(data, shape):
     out : te.Tensor
     """
     shape = tuple(int(d) for d in get_const_tuple(shape))
-    if broadcast_shape(data.shape, shape) != shape:
+    if broadcast_shape(data.shape, shape, what="topi.broadcast_to") != shape:
         raise OpAttributeInvalid(f"topi.broadcast_to: cannot broadcast {get_const_tuple(data.shape)} to {shape}")
     read = _reader(data, shape)
     tag = _tag.BROADCAST if get_const_tuple(data.shape) != shape else _tag.ELEMWISE

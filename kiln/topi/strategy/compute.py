@@ -8,7 +8,7 @@ so ``split``, ``nn.batch_norm`` and ``nn.dropout`` return several. A 0-d tensor 
 
 from .. import broadcast as B
 from .. import elemwise as EW
-from .. import gather as G
+from .. import indexing as G
 from .. import image
 from .. import nn
 from .. import reduction as R
