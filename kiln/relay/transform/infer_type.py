@@ -29,12 +29,9 @@ def _where(expr) -> str:
     return f" (at {expr.span})" if getattr(expr, "span", None) is not None else ""
 
 
-class TypeInferencer(ExprMutator):
-    """The mutator behind :func:`infer_type`; ``global_type`` resolves the type of a called global function."""
-
-    def __init__(self, global_type=None):
-        super().__init__()
-        self.global_type = global_type
+class KeepTyped:
+    """Mixin for mutators that return typed subexpressions as they are: a typed node's whole subtree is typed,
+    so only what a pass created since the last inference is visited."""
 
     def prune(self, expr) -> bool:
         return getattr(expr, "checked_type_", None) is not None
@@ -43,6 +40,14 @@ class TypeInferencer(ExprMutator):
         if getattr(expr, "checked_type_", None) is not None:
             return expr
         return super()._dispatch(expr)
+
+
+class TypeInferencer(KeepTyped, ExprMutator):
+    """The mutator behind :func:`infer_type`; ``global_type`` resolves the type of a called global function."""
+
+    def __init__(self, global_type=None):
+        super().__init__()
+        self.global_type = global_type
 
     def type_of(self, expr):
         """The type of an already visited expression."""

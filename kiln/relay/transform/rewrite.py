@@ -10,7 +10,7 @@ fixpoint. Replacements are typed on the spot (only their new nodes are inferred)
 from ...ir.op import Op
 from ..expr import Call
 from ..expr_functor import ExprMutator
-from .infer_type import TypeInferencer
+from .infer_type import KeepTyped, TypeInferencer
 
 
 class RuleTable:
@@ -80,20 +80,12 @@ class _Rewriter(ExprMutator):
         return self._apply(self._typed(super().visit_tuple_getitem(item)))
 
 
-class _SubRewriter(ExprMutator):
+class _SubRewriter(KeepTyped, ExprMutator):
     """Applies rules to the untyped (new) nodes of a replacement; typed nodes were already rewritten."""
 
     def __init__(self, outer):
         super().__init__()
         self.outer = outer
-
-    def prune(self, expr) -> bool:
-        return getattr(expr, "checked_type_", None) is not None
-
-    def _dispatch(self, expr):
-        if getattr(expr, "checked_type_", None) is not None:
-            return expr
-        return super()._dispatch(expr)
 
     def visit_call(self, call):
         new = super().visit_call(call)

@@ -4,8 +4,7 @@ As in TVM, the pass function receives each PrimFunc with the module; returning N
 are recognised by their ``type_key`` (``"tir.PrimFunc"``), so this file does not depend on the TIR node classes.
 """
 
-from ...error import KilnError
-from ...ir.transform import Pass, PassInfo, make_pass_decorator, same_contents
+from ...ir.transform import FunctionLevelPass, make_pass_decorator, pass_decorator_doc
 
 
 def is_prim_func(func) -> bool:
@@ -13,70 +12,23 @@ def is_prim_func(func) -> bool:
     return getattr(type(func), "type_key", "") == "tir.PrimFunc"
 
 
-class PrimFuncPass(Pass):
+class PrimFuncPass(FunctionLevelPass):
     """A pass over each PrimFunc of a module.
 
     Built from a function ``(func, mod, ctx) -> func or None`` by :func:`prim_func_pass`, or subclassed with
-    ``transform_function``.
+    ``transform_function``; returning None removes the function.
     """
 
-    _bisects_itself = True
+    function_kind = "tir.PrimFunc"
+    may_remove = True
 
-    def __init__(self, pass_func, info):
-        if not callable(pass_func):
-            raise TypeError(f"PrimFuncPass: pass_func must be callable, not {pass_func!r}")
-        if not isinstance(info, PassInfo):
-            raise TypeError(f"PrimFuncPass: info must be a PassInfo, not {info!r}")
-        self._pass_func = pass_func
-        self._info = info
-
-    def transform_function(self, func, mod, ctx):
-        """Return the new version of ``func``, or None to remove it from the module."""
-        return self._pass_func(func, mod, ctx)
-
-    def _run(self, mod, ctx):
-        info = self.info
-        work = mod.shallow_copy()
-        updates = {}
-        for gv, func in mod.functions.items():
-            if not is_prim_func(func) or not ctx.bisect_allows(info, f"function ({gv})"):
-                continue
-            new = self.transform_function(func, work, ctx)
-            if new is not None and not is_prim_func(new):
-                raise KilnError(f"pass {info.name} returned {type(new).__name__} for {gv}, not a tir.PrimFunc")
-            if new is not func:
-                updates[gv] = new
-        if not updates and same_contents(work, mod):
-            return mod
-        out = work  # as in TVM, the copy the pass functions saw, with the new functions
-        for gv, new in updates.items():
-            if new is None:
-                out.remove(gv)
-            else:
-                out[gv] = new
-        return out
+    def applies_to(self, func) -> bool:
+        return is_prim_func(func)
 
 
 prim_func_pass = make_pass_decorator(PrimFuncPass, "transform_function", "prim_func_pass")
 prim_func_pass.__name__ = "prim_func_pass"
-prim_func_pass.__doc__ = """Make a PrimFunc pass from ``(func, mod, ctx) -> func`` or a class with ``transform_function``.
-
-Parameters
-----------
-pass_func : callable or class, optional
-    What to wrap; when omitted, a decorator is returned.
-opt_level : int
-    Required: the pass runs in a Sequential only when ``opt_level <= PassContext.current().opt_level``.
-name : str, optional
-    Defaults to the function or class name.
-required : list of str, optional
-    Passes a Sequential runs before this one.
-preserves : list of str or ALL, optional
-    Analyses the pass keeps valid (beyond TVM; see :mod:`kiln.ir.analysis`).
-
-Examples
---------
+prim_func_pass.__doc__ = pass_decorator_doc("PrimFunc pass", "(func, mod, ctx) -> func", """\
 >>> @tir.transform.prim_func_pass(opt_level=0)   # doctest: +SKIP
 ... def rename(func, mod, ctx):
-...     return func.with_attr("global_symbol", "renamed")
-"""
+...     return func.with_attr("global_symbol", "renamed")""")
