@@ -192,7 +192,9 @@ class FunctionLevelPass(Pass):
                 continue
             new = self.transform_function(func, work, ctx)
             if (new is None and not self.may_remove) or (new is not None and not self.applies_to_kind(new)):
-                raise KilnError(f"pass {info.name} returned {type(new).__name__} for {gv}, not a {self.function_kind}")
+                raise KilnError(
+                    f"pass {info.name} returned {type(new).__name__} for {gv}, not a {self.function_kind}"
+                )
             if new is not func:
                 updates[gv] = new
         if not updates and same_contents(work, mod):

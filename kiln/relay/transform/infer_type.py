@@ -14,13 +14,12 @@ module is the module analysis ``"InferType"``, cached by the identities of the m
 from dataclasses import dataclass
 
 from ...error import KilnError, TypeInferenceError
+from ...ir.analysis import register_analysis
 from ...ir.expr import GlobalVar
 from ...ir.module import IRModule
-from ...ir.analysis import register_analysis
 from ...ir.op import Op
 from ...ir.transform import ModulePass, PassInfo, register_pass, same_contents
 from ...ir.type import FuncType, TensorType, TupleType
-from ..expr import Call, Var
 from ..expr_functor import ExprMutator
 from ..function import Function
 
