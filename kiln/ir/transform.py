@@ -338,7 +338,9 @@ class Sequential(Pass):
                 try:
                     required = get_pass(name)
                 except PassNotFoundError as exc:
-                    raise PassNotFoundError(f"pass {info.name} requires {name!r}, which is not a registered pass") from exc
+                    raise PassNotFoundError(
+                        f"pass {info.name} requires {name!r}, which is not a registered pass"
+                    ) from exc
                 mod = run_pass(required, mod, ctx)
             mod = run_pass(p, mod, ctx)
         return mod
