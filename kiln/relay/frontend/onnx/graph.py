@@ -4,8 +4,10 @@ How it works:
 
 1. Every node gets a name: its own, or ``<OpType>_<k>`` (the k-th unnamed node of that type) as TVM names them; the
    names are used in error messages and written back by ``export_node_renamed_model_path``.
-2. Before converting anything, every node's op type is checked against the converter table (with the model's opset),
-   so one :class:`~kiln.error.OpNotImplemented` lists all unsupported operators at once.
+2. Before converting anything, every node's op type is checked against the converter table (with the model's opset)
+   and the ONNX function definitions, so one :class:`~kiln.error.OpNotImplemented` lists all unsupported operators
+   at once. An operator without a converter but with an ONNX function body is expanded into that body
+   (:mod:`.functions`).
 3. Initializers become constants (``freeze_params=True``) or typed parameters whose values are returned in
    ``params``; graph inputs that are not initializers become typed parameters, with the shape from ``shape`` or the
    model (a symbolic dimension without a ``shape`` entry is an error naming the input).
@@ -30,9 +32,7 @@ from ...interpreter import evaluate_expr
 from ...transform.fold_constant import fold_constant
 from ...transform.infer_type import infer_type
 from .common import CONVERTERS, ConvertContext, onnx_dtype, parse_attributes
-
-#: ONNX domains whose operators the converter table covers
-DEFAULT_DOMAINS = ("", "ai.onnx")
+from .functions import DEFAULT_DOMAINS, expand, function_body, has_function
 
 
 def node_names(graph) -> list[str]:
@@ -54,12 +54,14 @@ def check_supported(graph, opset):
     for node in graph.node:
         label = node.op_type if node.domain in DEFAULT_DOMAINS else f"{node.domain}.{node.op_type}"
         converter = CONVERTERS.get(node.op_type) if node.domain in DEFAULT_DOMAINS else None
+        if converter is not None and converter.get_converter(opset) is not None:
+            continue
+        if has_function(node.op_type, opset, "" if node.domain in DEFAULT_DOMAINS else node.domain):
+            continue
         if converter is None:
             entry = label
-        elif converter.get_converter(opset) is None:
-            entry = f"{label} (opset {opset}; kiln converts it from opset {converter.versions()[0]})"
         else:
-            continue
+            entry = f"{label} (opset {opset}; kiln converts it from opset {converter.versions()[0]})"
         if entry not in missing:
             missing.append(entry)
     if missing:
@@ -151,17 +153,33 @@ class GraphProto:
         value = evaluate_expr(expr, {v: self.param_vars[v] for v in used})
         return value if isinstance(value, np.ndarray) else None
 
-    def _convert_node(self, node, name, ctx):
-        op_type = node.op_type
+    def _inputs(self, node, name):
         inputs = []
         for i in node.input:
             if not i:
                 inputs.append(None)
             elif i not in self.values:
-                raise KilnError(f"ONNX node {name!r} ({op_type}): input {i!r} is not produced by an earlier node, "
-                                f"a graph input or an initializer")
+                raise KilnError(f"ONNX node {name!r} ({node.op_type}): input {i!r} is not produced by an earlier "
+                                f"node, a graph input or an initializer")
             else:
                 inputs.append(self.values[i])
+        return inputs
+
+    def _convert(self, node, name, ctx, opset):
+        """Convert ``node`` with its converter, or expand it into its ONNX function body and convert that."""
+        converter = CONVERTERS.get(node.op_type) if node.domain in DEFAULT_DOMAINS else None
+        if converter is not None and converter.get_converter(opset) is not None:
+            ctx.opset = opset
+            self._convert_node(node, name, ctx)
+            return
+        types = [None if i is None else i.checked_type for i in self._inputs(node, name)]
+        proto, body_opset = function_body(node, opset, types)
+        for k, body_node in enumerate(expand(node, proto, f"{name}/", opset)):
+            self._convert(body_node, f"{name}/{body_node.op_type}_{k}", ctx, body_opset)
+
+    def _convert_node(self, node, name, ctx):
+        op_type = node.op_type
+        inputs = self._inputs(node, name)
         ctx.node, ctx.name = node, name
         impl = CONVERTERS[op_type].get_converter(ctx.opset)
         try:
@@ -198,7 +216,7 @@ class GraphProto:
         inputs = self._add_inputs(graph)
         ctx = ConvertContext(self, opset)
         for node, name in zip(graph.node, names):
-            self._convert_node(node, name, ctx)
+            self._convert(node, name, ctx, opset)
         outputs = []
         for out in graph.output:
             if out.name not in self.values:

@@ -1,10 +1,22 @@
-"""Converters of ONNX Resize and Upsample onto ``image.resize2d``.
+"""Converters of ONNX Resize and Upsample.
 
-The output size comes from ``sizes`` or from ``floor(input * scale)``; only the last two axes (of a 4-D NCHW
-tensor) or the last one (of a 3-D tensor, resized as a one-row image) may change. ``resize2d`` derives the
-coordinate mapping from the input and output sizes, which equals ONNX's ``1 / scale`` whenever ``input * scale`` is
-a whole number (the usual case); for other scales the sampling positions differ slightly. Nearest-neighbour
-``Upsample`` by whole factors is exactly ``repeat`` along each axis.
+ONNX resizing is separable: each resized axis is interpolated on its own, and because shapes are static the
+sampling positions and weights along an axis are numbers known while converting. They are computed here from the
+ONNX definition (:func:`axis_weights`): the source coordinate of every output index from
+``coordinate_transformation_mode`` and the axis scale (the given ``scales``, or ``out / in`` for ``sizes``, or the
+common ratio of ``keep_aspect_ratio_policy``), then the taps and weights of nearest, linear or cubic interpolation
+(edge values repeat past the borders; ``exclude_outside`` drops outside taps; ``antialias`` stretches the
+linear/cubic kernel by ``1 / scale`` when shrinking; ``tf_crop_and_resize`` fills positions outside the crop with
+``extrapolation_value``).
+
+The Relay form is then chosen per case:
+
+* nearest: a ``take`` of the source indices along each resized axis (exact for every rounding mode and dtype);
+* linear and cubic on the H and W axes of NCHW data, when ``image.resize2d`` computes exactly these positions
+  (coordinate modes it knows, scale ``out / in``, no antialias): ``image.resize2d``;
+* otherwise a constant interpolation matrix per axis applied with ``nn.dense``.
+
+Nearest-neighbour ``Upsample`` by whole factors is ``repeat`` along each axis.
 """
 
 import math
@@ -14,37 +26,155 @@ import numpy as np
 from ....error import OpNotImplemented
 from ... import op as _op
 from ...op import image as _image
-from .common import OnnxOpConverter, register
+from ...op import nn as _nn
+from .common import OnnxOpConverter, const, register
 
-_METHODS = {"nearest": "nearest_neighbor", "linear": "linear", "bilinear": "linear", "cubic": "cubic"}
-_COORDINATE_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn")
+_RESIZE2D_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn")
 
 
-def _resize(x, out_shape, method, ctx, coordinate_mode="asymmetric", rounding="", cubic_alpha=-0.75,
-            cubic_exclude=0, extrapolation=0.0):
-    """Resize ``x`` to ``out_shape`` (same rank; only the spatial axes may differ)."""
+def source_coordinates(out_size, in_size, scale, mode, roi=(0.0, 1.0)):
+    """The source coordinate of every output index along one axis (ONNX's coordinate transformations; the
+    resized length in the formulas is ``scale * in_size``, as in ONNX's reference, which differs from
+    ``out_size`` only for scales that do not give a whole size)."""
+    x = np.arange(out_size, dtype="float64")
+    length = scale * in_size
+    if mode == "half_pixel":
+        return (x + 0.5) / scale - 0.5
+    if mode == "half_pixel_symmetric":
+        return in_size / 2 * (1 - out_size / length) + (x + 0.5) / scale - 0.5
+    if mode == "pytorch_half_pixel":
+        return (x + 0.5) / scale - 0.5 if length != 1 else np.full(out_size, -0.5)
+    if mode == "align_corners":
+        return x * (in_size - 1) / (length - 1) if length != 1 else np.zeros(out_size)
+    if mode == "asymmetric":
+        return x / scale
+    if mode == "tf_half_pixel_for_nn":
+        return (x + 0.5) / scale
+    if mode == "tf_crop_and_resize":
+        start, end = roi
+        if length == 1:
+            return np.full(out_size, 0.5 * (start + end) * (in_size - 1))
+        return start * (in_size - 1) + x * (end - start) * (in_size - 1) / (length - 1)
+    raise OpNotImplemented(f"coordinate_transformation_mode {mode!r} is not supported")
+
+
+def _nearest(coords, rounding):
+    if rounding == "round_prefer_floor":
+        return np.ceil(coords - 0.5)
+    if rounding == "round_prefer_ceil":
+        return np.floor(coords + 0.5)
+    if rounding == "floor":
+        return np.floor(coords)
+    if rounding == "ceil":
+        return np.ceil(coords)
+    raise OpNotImplemented(f"nearest_mode {rounding!r} is not supported")
+
+
+def _cubic(t, a):
+    """Keys' cubic convolution kernel with parameter ``a`` at distances ``t``."""
+    t = np.abs(t)
+    near = ((a + 2) * t - (a + 3)) * t * t + 1
+    far = ((a * t - 5 * a) * t + 8 * a) * t - 4 * a
+    return np.where(t <= 1, near, np.where(t < 2, far, 0.0))
+
+
+def axis_weights(in_size, out_size, scale, attrs, roi=(0.0, 1.0)):
+    """The ``(out_size, in_size)`` interpolation matrix of one axis and the mask of output positions that take
+    ``extrapolation_value`` instead (``tf_crop_and_resize`` outside the crop)."""
+    mode = attrs["mode"]
+    coords = source_coordinates(out_size, in_size, scale, attrs["coordinate_transformation_mode"], roi)
+    outside = np.zeros(out_size, bool)
+    if attrs["coordinate_transformation_mode"] == "tf_crop_and_resize":
+        outside = (coords < 0) | (coords > in_size - 1)
+    weights = np.zeros((out_size, in_size))
+    rows = np.arange(out_size)
+    if mode == "nearest":
+        index = np.clip(_nearest(coords, attrs["nearest_mode"]), 0, in_size - 1).astype("int64")
+        weights[rows, index] = 1.0
+    else:
+        stretch = 1.0 / scale if attrs.get("antialias") and scale < 1 else 1.0
+        support = (1 if mode == "linear" else 2) * stretch
+        base = np.floor(coords)
+        exclude = bool(attrs.get("exclude_outside"))
+        total = np.zeros(out_size)
+        for offset in range(-math.ceil(support) + 1, math.ceil(support) + 1):
+            tap = base + offset
+            dist = (coords - tap) / stretch
+            w = np.maximum(0.0, 1 - np.abs(dist)) if mode == "linear" else _cubic(dist, attrs["cubic_coeff_a"])
+            if exclude:
+                w = np.where((tap >= 0) & (tap <= in_size - 1), w, 0.0)
+            total += w
+            # taps past the border read the edge value
+            np.add.at(weights, (rows, np.clip(tap, 0, in_size - 1).astype("int64")), w)
+        if exclude or stretch != 1.0:
+            weights /= np.where(total == 0, 1, total)[:, None]
+    weights[outside] = 0.0
+    return weights, outside
+
+
+def _along(vector, ndim, axis):
+    shape = [1] * ndim
+    shape[axis] = -1
+    return vector.reshape(shape)
+
+
+def _apply_axis(x, axis, weights, outside, attrs, ctx):
+    """Interpolate ``x`` along ``axis`` with ``weights`` (see the module docstring)."""
+    dtype, ndim = ctx.dtype(x), ctx.ndim(x)
+    if attrs["mode"] == "nearest":
+        out = _op.take(x, const(weights.argmax(1), "int64"), axis=axis)
+    else:
+        work = dtype if dtype.startswith("float") else "float32"
+        moved = x if axis == ndim - 1 else _op.transpose(x, [a for a in range(ndim) if a != axis] + [axis])
+        moved = moved if work == dtype else _op.cast(moved, work)
+        out = _nn.dense(moved, const(weights, work))
+        if axis != ndim - 1:
+            out = _op.transpose(out, list(range(axis)) + [ndim - 1] + list(range(axis, ndim - 1)))
+        if work != dtype:
+            out = _op.cast(_op.floor(_op.add(out, const(0.5, work))), dtype)
+    if outside.any():
+        fill = const(attrs["extrapolation_value"], dtype)
+        out = _op.where(const(_along(outside, ndim, axis), "bool"), fill, out)
+    return out
+
+
+def resize(x, out_shape, scales, attrs, ctx, roi=None):
+    """Resize ``x`` to ``out_shape``; ``scales`` gives the coordinate scale of each axis."""
     shape = ctx.shape(x)
-    out_shape = tuple(int(d) for d in out_shape)
-    if out_shape == shape:
+    if attrs["mode"] not in ("nearest", "linear", "cubic"):
+        raise ctx.error(f"unknown mode {attrs['mode']!r}")
+    axes = [a for a in range(len(shape)) if out_shape[a] != shape[a] or (
+        scales[a] != 1.0 or attrs["coordinate_transformation_mode"] == "tf_crop_and_resize")]
+    if not axes:
         return x
-    if len(shape) not in (3, 4) or out_shape[:2] != shape[:2]:
-        raise ctx.error(f"resizing {shape} to {out_shape} is not supported (kiln resizes the spatial axes of "
-                        f"3-D and 4-D tensors)", OpNotImplemented)
-    if method not in _METHODS:
-        raise ctx.error(f"unknown mode {method!r}")
-    if coordinate_mode not in _COORDINATE_MODES:
-        raise ctx.error(f"coordinate_transformation_mode {coordinate_mode!r} is not supported", OpNotImplemented)
-    if len(shape) == 3:
-        x = _op.reshape(x, shape[:2] + (1, shape[2]))
-    out = _image.resize2d(x, out_shape[2:] if len(shape) == 4 else (1, out_shape[2]), layout="NCHW",
-                          method=_METHODS[method], coordinate_transformation_mode=coordinate_mode,
-                          rounding_method=rounding if method == "nearest" else "", cubic_alpha=cubic_alpha,
-                          cubic_exclude=cubic_exclude, extrapolation_value=extrapolation)
-    return _op.reshape(out, out_shape) if len(shape) == 3 else out
+    if _fits_resize2d(shape, out_shape, scales, axes, attrs):
+        return _image.resize2d(
+            x, out_shape[2:], layout="NCHW", method=attrs["mode"],
+            coordinate_transformation_mode=attrs["coordinate_transformation_mode"], cubic_alpha=attrs["cubic_coeff_a"],
+            cubic_exclude=attrs["exclude_outside"])
+    for axis in axes:
+        span = (0.0, 1.0) if roi is None else (float(roi[axis]), float(roi[len(shape) + axis]))
+        weights, outside = axis_weights(shape[axis], out_shape[axis], scales[axis], attrs, span)
+        x = _apply_axis(x, axis, weights, outside, attrs, ctx)
+    return x
 
 
-def _scaled(shape, scales):
-    return [int(math.floor(d * float(s))) for d, s in zip(shape, scales)]
+def _fits_resize2d(shape, out_shape, scales, axes, attrs):
+    """Whether ``image.resize2d`` computes exactly ONNX's linear/cubic result."""
+    return (attrs["mode"] != "nearest" and len(shape) == 4 and set(axes) <= {2, 3}
+            and attrs["coordinate_transformation_mode"] in _RESIZE2D_MODES and not attrs.get("antialias")
+            and all(scales[a] == out_shape[a] / shape[a] for a in (2, 3)))
+
+
+def _resize_attrs(attr, defaults):
+    attrs = dict(defaults)
+    attrs.update({k: v for k, v in attr.items() if k in defaults})
+    return attrs
+
+
+_RESIZE_DEFAULTS = {"mode": "nearest", "coordinate_transformation_mode": "half_pixel", "cubic_coeff_a": -0.75,
+                    "exclude_outside": 0, "extrapolation_value": 0.0, "nearest_mode": "round_prefer_floor",
+                    "antialias": 0}
 
 
 @register("Resize")
@@ -54,43 +184,52 @@ class Resize(OnnxOpConverter):
     @classmethod
     def _impl_v10(cls, inputs, attr, ctx):
         x = inputs[0]
-        scales = ctx.value(inputs[1], "scales").reshape(-1)
-        return _resize(x, _scaled(ctx.shape(x), scales), attr.get("mode", "nearest"), ctx)
+        scales = [float(s) for s in ctx.value(inputs[1], "scales").reshape(-1)]
+        attrs = _resize_attrs(attr, dict(_RESIZE_DEFAULTS, coordinate_transformation_mode="asymmetric",
+                                         nearest_mode="floor"))
+        out = [int(math.floor(d * s)) for d, s in zip(ctx.shape(x), scales)]
+        return resize(x, out, scales, attrs, ctx)
 
     @classmethod
     def _impl_v11(cls, inputs, attr, ctx):
         x = inputs[0]
         shape = ctx.shape(x)
-        if attr.get("antialias", 0):
-            raise ctx.error("antialias=1 is not supported", OpNotImplemented)
-        axes = [int(a) % len(shape) for a in attr.get("axes", range(len(shape)))]
-        scales = ctx.optional_value(inputs, 2, "scales")
-        sizes = ctx.optional_value(inputs, 3, "sizes")
-        out = list(shape)
-        if sizes is not None and sizes.size:
-            sizes = [int(s) for s in sizes.reshape(-1)]
+        ndim = len(shape)
+        attrs = _resize_attrs(attr, _RESIZE_DEFAULTS)
+        axes = [int(a) % ndim for a in attr.get("axes", range(ndim))]
+        roi = ctx.optional_value(inputs, 1, "roi")
+        scales_in = ctx.optional_value(inputs, 2, "scales")
+        sizes_in = ctx.optional_value(inputs, 3, "sizes")
+        scales, out = [1.0] * ndim, list(shape)
+        if sizes_in is not None and sizes_in.size:
+            sizes = [int(s) for s in sizes_in.reshape(-1)]
             policy = attr.get("keep_aspect_ratio_policy", "stretch")
+            ratios = [s / shape[a] for s, a in zip(sizes, axes)]
             if policy != "stretch":
-                ratios = [s / shape[a] for s, a in zip(sizes, axes)]
                 ratio = min(ratios) if policy == "not_larger" else max(ratios)
-                sizes = [int(np.floor(shape[a] * ratio + 0.5)) for a in axes]
-            for a, s in zip(axes, sizes):
-                out[a] = s
-        elif scales is not None and scales.size:
-            for a, s in zip(axes, _scaled([shape[a] for a in axes], scales.reshape(-1))):
-                out[a] = s
+                ratios = [ratio] * len(axes)
+                sizes = [int(math.floor(shape[a] * ratio + 0.5)) for a in axes]
+            for a, s, r in zip(axes, sizes, ratios):
+                out[a], scales[a] = s, r
+        elif scales_in is not None and scales_in.size:
+            for a, s in zip(axes, scales_in.reshape(-1)):
+                scales[a], out[a] = float(s), int(math.floor(shape[a] * float(s)))
         else:
             raise ctx.error("needs scales or sizes")
-        mode = attr.get("mode", "nearest")
-        return _resize(x, out, mode, ctx, attr.get("coordinate_transformation_mode", "half_pixel"),
-                       attr.get("nearest_mode", "round_prefer_floor"), attr.get("cubic_coeff_a", -0.75),
-                       attr.get("exclude_outside", 0), attr.get("extrapolation_value", 0.0))
+        if roi is not None and roi.size:
+            full = [0.0] * ndim + [1.0] * ndim
+            for i, a in enumerate(axes):
+                full[a], full[ndim + a] = roi.reshape(-1)[i], roi.reshape(-1)[len(axes) + i]
+            roi = full
+        else:
+            roi = None
+        return resize(x, out, scales, attrs, ctx, roi)
 
 
 @register("Upsample")
 class Upsample(OnnxOpConverter):
-    """Upsampling by ``scales`` (attribute in opset 7, input from 9): ``repeat`` for whole nearest factors, else
-    ``resize2d`` with asymmetric coordinates."""
+    """Upsampling by ``scales`` (attribute in opset 7, input from 9) with asymmetric coordinates: ``repeat`` for
+    whole nearest factors."""
 
     @classmethod
     def _impl_v7(cls, inputs, attr, ctx):
@@ -102,11 +241,13 @@ class Upsample(OnnxOpConverter):
 
     @staticmethod
     def _upsample(x, scales, attr, ctx):
-        mode = attr.get("mode", "nearest")
+        mode = {"bilinear": "linear"}.get(attr.get("mode", "nearest"), attr.get("mode", "nearest"))
         scales = [float(s) for s in scales]
         if mode == "nearest" and all(s == int(s) and s >= 1 for s in scales):
             for axis, s in enumerate(scales):
                 if s != 1:
                     x = _op.repeat(x, int(s), axis)
             return x
-        return _resize(x, _scaled(ctx.shape(x), scales), mode, ctx)
+        attrs = dict(_RESIZE_DEFAULTS, mode=mode, coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+        out = [int(math.floor(d * s)) for d, s in zip(ctx.shape(x), scales)]
+        return resize(x, out, scales, attrs, ctx)

@@ -139,22 +139,25 @@ class Reciprocal(OnnxOpConverter):
         return _op.divide(_scalar(1, inputs[0], ctx), inputs[0])
 
 
+def round_half_to_even(x, ctx):
+    """Round to nearest with halves to even: ``floor(x)``, plus one where the fraction is above one half, or
+    exactly one half and ``floor(x)`` is odd."""
+    half, one, two = (_scalar(v, x, ctx) for v in (0.5, 1, 2))
+    low = _op.floor(x)
+    frac = _op.subtract(x, low)
+    odd = _op.not_equal(_op.floor_mod(low, two), _scalar(0, x, ctx))
+    up = _op.logical_or(_op.greater(frac, half), _op.logical_and(_op.equal(frac, half), odd))
+    return _op.where(up, _op.add(low, one), low)
+
+
 @register("Round")
 class Round(OnnxOpConverter):
-    """Round to nearest, halves to even: ``floor(x)``, plus one where the fraction is above one half, or exactly
-    one half and ``floor(x)`` is odd."""
+    """Round to nearest, halves to even (Relay's ``round`` takes halves away from zero)."""
 
     @classmethod
     def _impl_v11(cls, inputs, attr, ctx):
         x = inputs[0]
-        if not ctx.dtype(x).startswith("float"):
-            return x
-        half, one, two = (_scalar(v, x, ctx) for v in (0.5, 1, 2))
-        low = _op.floor(x)
-        frac = _op.subtract(x, low)
-        odd = _op.not_equal(_op.floor_mod(low, two), _scalar(0, x, ctx))
-        up = _op.logical_or(_op.greater(frac, half), _op.logical_and(_op.equal(frac, half), odd))
-        return _op.where(up, _op.add(low, one), low)
+        return round_half_to_even(x, ctx) if ctx.dtype(x).startswith("float") else x
 
 
 @register("IsInf")

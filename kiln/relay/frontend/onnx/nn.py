@@ -4,11 +4,15 @@ Relay has 2-D convolution and pooling; 1-D ONNX operators run as 2-D ones with a
 is a convolution of the stride-dilated input (zeros inserted between pixels: a reshape, a pad and a slice) with the
 spatially flipped kernel whose input and output channels are swapped per group; constant weights fold.
 ``MatMul`` uses ``nn.dense`` when the right operand is a matrix and ``nn.batch_matmul`` over the broadcast batch
-axes otherwise. Pooling with ``ceil_mode`` follows ONNX: a last window that would start in the end padding is
-dropped (the result is sliced when Relay's rule keeps it).
+axes otherwise; ``Einsum`` contracts its operands pairwise the same way (batch letters, kept letters of each side,
+contracted letters, each group flattened to one axis of a batched matrix product). Pooling with ``ceil_mode``
+follows ONNX: a last window that would start in the end padding is dropped (the result is sliced when Relay's rule
+keeps it).
 """
 
 import math
+
+import numpy as np
 
 from ....error import OpNotImplemented
 from ... import op as _op
@@ -307,3 +311,101 @@ class MatMul(OnnxOpConverter):
     @classmethod
     def _impl_v1(cls, inputs, attr, ctx):
         return matmul(inputs[0], inputs[1], ctx)
+
+
+def _einsum_terms(equation, shapes, ctx):
+    """Input and output index strings of ``equation`` with ``...`` replaced by fresh upper-case letters."""
+    equation = equation.replace(" ", "")
+    lhs, arrow, rhs = equation.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise ctx.error(f"equation {equation!r} names {len(terms)} operands, the node has {len(shapes)}")
+    used = set(equation)
+    fresh = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used]
+    width = max((len(s) - len(t.replace("...", "")) for t, s in zip(terms, shapes) if "..." in t), default=0)
+    ellipsis = "".join(fresh[:width])
+    terms = [t.replace("...", ellipsis[width - (len(s) - len(t.replace("...", ""))):]) for t, s in zip(terms, shapes)]
+    if arrow:
+        out = rhs.replace("...", ellipsis)
+    else:  # implicit output: the ellipsis, then the letters used once, in alphabetical order
+        counts = {c: "".join(terms).count(c) for c in set("".join(terms))}
+        out = ellipsis + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ellipsis))
+    for t, s in zip(terms, shapes):
+        if len(t) != len(s):
+            raise ctx.error(f"einsum term {t!r} does not fit an operand of shape {s}")
+    return terms, out
+
+
+def _diagonal(x, term, ctx):
+    """Take the diagonal of every letter ``term`` repeats (mask with the identity, sum one copy away)."""
+    while len(set(term)) != len(term):
+        c = next(c for c in term if term.count(c) > 1)
+        p, q = term.index(c), term.index(c, term.index(c) + 1)
+        shape = ctx.shape(x)
+        eye = np.eye(shape[p], dtype=ctx.dtype(x)).reshape(
+            [shape[p] if k in (p, q) else 1 for k in range(len(shape))])
+        x = ctx.typed(_op.sum(_op.multiply(x, const(eye, ctx.dtype(x))), [q]))
+        term = term[:q] + term[q + 1:]
+    return x, term
+
+
+def _sum_out(x, term, keep):
+    """Sum the axes of ``x`` whose letters are not in ``keep``."""
+    axes = [i for i, c in enumerate(term) if c not in keep]
+    if not axes:
+        return x, term
+    return _op.sum(x, axes), "".join(c for c in term if c in keep)
+
+
+def _contract(a, ta, b, tb, keep, sizes):
+    """Contract two operands over their shared letters not in ``keep``; returns the result and its term."""
+    batch = [c for c in ta if c in tb and c in keep]
+    inner = [c for c in ta if c in tb and c not in keep]
+    left = [c for c in ta if c not in tb]
+    right = [c for c in tb if c not in ta]
+
+    def arrange(x, term, order, groups):
+        x = _op.transpose(x, [term.index(c) for c in order]) if list(term) != order else x
+        return _op.reshape(x, tuple(math.prod(sizes[c] for c in g) for g in groups))
+
+    a3 = arrange(a, ta, batch + left + inner, [batch, left, inner])
+    b3 = arrange(b, tb, batch + inner + right, [batch, inner, right])
+    out = _nn.batch_matmul(a3, b3, transpose_b=False)
+    term = batch + left + right
+    return _op.reshape(out, tuple(sizes[c] for c in term)), "".join(term)
+
+
+@register("Einsum")
+class Einsum(OnnxOpConverter):
+    """Einstein summation: operands contracted pairwise with ``nn.batch_matmul`` (after summing letters only one
+    operand has), then the result transposed into the output order."""
+
+    @classmethod
+    def _impl_v12(cls, inputs, attr, ctx):
+        shapes = [ctx.shape(x) for x in inputs]
+        terms, out = _einsum_terms(attr["equation"], shapes, ctx)
+        inputs = list(inputs)
+        for i, t in enumerate(terms):
+            inputs[i], terms[i] = _diagonal(inputs[i], t, ctx)
+        shapes = [ctx.shape(x) for x in inputs]
+        sizes: dict = {}
+        for t, s in zip(terms, shapes):
+            for c, d in zip(t, s):
+                if sizes.get(c, 1) not in (1, d) and d != 1:
+                    raise ctx.error(f"index {c!r} has sizes {sizes[c]} and {d}")
+                sizes[c] = max(sizes.get(c, 1), d)
+        operands = list(inputs)
+        for i, (x, t) in enumerate(zip(operands, terms)):
+            if any(ctx.shape(x)[k] != sizes[c] for k, c in enumerate(t)):
+                operands[i] = _op.broadcast_to(x, tuple(sizes[c] for c in t))
+        x, term = operands[0], terms[0]
+        later = "".join(terms[1:]) + out
+        x, term = _sum_out(x, term, later)
+        for y, ty in zip(operands[1:], terms[1:]):
+            later = later[len(ty):]
+            keep = set(later)
+            y, ty = _sum_out(y, ty, keep | set(term))
+            x, term = _sum_out(x, term, keep | set(ty))
+            x, term = _contract(x, term, y, ty, keep, sizes)
+        x, term = _sum_out(x, term, out)
+        return x if term == out else _op.transpose(x, [term.index(c) for c in out])

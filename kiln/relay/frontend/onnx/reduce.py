@@ -1,5 +1,5 @@
 """Converters of ONNX reductions and index-producing operators: ReduceSum/Mean/Max/Min/Prod/L1/L2/LogSum/LogSumExp/
-SumSquare, ArgMax, ArgMin, TopK, CumSum.
+SumSquare, ArgMax, ArgMin, TopK, CumSum, CumProd.
 
 Reductions take ``axes`` as an attribute until the opset where they became an optional input (13 for ReduceSum,
 18 for the others); no axes means every axis, or the identity when ``noop_with_empty_axes`` is set. ONNX returns
@@ -108,18 +108,24 @@ class TopK(OnnxOpConverter):
         return _op.topk(inputs[0], k, attr.get("axis", -1), is_ascend=not attr.get("largest", 1), dtype="int64")
 
 
-@register("CumSum")
-class CumSum(OnnxOpConverter):
-    """Cumulative sum along a constant ``axis``; ``exclusive`` leaves out each element, ``reverse`` runs from the
-    end."""
+def _scan_converter(build):
+    class Scan(OnnxOpConverter):
+        """Cumulative sum or product along a constant ``axis``; ``exclusive`` leaves out each element, ``reverse``
+        runs from the end."""
 
-    @classmethod
-    def _impl_v11(cls, inputs, attr, ctx):
-        x = inputs[0]
-        axis = int(ctx.value(inputs[1], "axis").reshape(-1)[0]) % ctx.ndim(x)
-        reverse = attr.get("reverse", 0)
-        if reverse:
-            x = _op.reverse(x, axis)
-        out = _op.cumsum(x, axis, exclusive=bool(attr.get("exclusive", 0)))
-        return _op.reverse(out, axis) if reverse else out
+        @classmethod
+        def _impl_v11(cls, inputs, attr, ctx):
+            x = inputs[0]
+            axis = int(ctx.value(inputs[1], "axis").reshape(-1)[0]) % ctx.ndim(x)
+            reverse = attr.get("reverse", 0)
+            if reverse:
+                x = _op.reverse(x, axis)
+            out = build(x, axis, exclusive=bool(attr.get("exclusive", 0)))
+            return _op.reverse(out, axis) if reverse else out
+
+    return Scan
+
+
+register("CumSum")(_scan_converter(_op.cumsum))
+register("CumProd")(_scan_converter(_op.cumprod))
 

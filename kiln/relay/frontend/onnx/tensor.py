@@ -1,11 +1,10 @@
 """Converters of ONNX shape and data-movement operators: Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Concat,
-Split, Slice, Gather, GatherElements, GatherND, Shape, Size, Constant, ConstantOfShape, Cast, CastLike, Expand, Tile,
-Range, Where, Pad, DepthToSpace, SpaceToDepth, OneHot, Trilu, EyeLike, NonZero, Compress.
+Split, Slice, Shape, Size, Constant, ConstantOfShape, Cast, CastLike, Expand, Tile, Range, Where, Pad, DepthToSpace,
+SpaceToDepth, Trilu, EyeLike.
 
 Shapes are static, so the operands ONNX passes as tensors to describe shapes (Reshape's ``shape``, Slice's
 ``starts``/``ends``, Pad's ``pads``...) are read as numbers while converting, and Shape, Size, Range,
-ConstantOfShape and EyeLike become constants. Negative indices (Gather, GatherElements, GatherND, OneHot) are
-wrapped into range: at conversion time for constant indices, with ``where(i < 0, i + n, i)`` otherwise.
+ConstantOfShape and EyeLike become constants.
 """
 
 import math
@@ -196,54 +195,6 @@ class Slice(OnnxOpConverter):
         return _op.strided_slice(x, begin, end, steps, axes)
 
 
-def wrap_indices(indices, dims, ctx):
-    """Negative ``indices`` counted from the end of ``dims`` (a size, or sizes along the last axis)."""
-    dtype = ctx.dtype(indices)
-    if ctx.is_const(indices):
-        value = ctx.value(indices)
-        return const(np.where(value < 0, value + np.asarray(dims, dtype), value), dtype)
-    sizes = const(dims, dtype)
-    return _op.where(_op.less(indices, const(0, dtype)), _op.add(indices, sizes), indices)
-
-
-@register("Gather")
-class Gather(OnnxOpConverter):
-    """``take`` along ``axis`` (0)."""
-
-    @classmethod
-    def _impl_v1(cls, inputs, attr, ctx):
-        data, indices = inputs
-        axis = attr.get("axis", 0) % ctx.ndim(data)
-        return _op.take(data, wrap_indices(indices, ctx.shape(data)[axis], ctx), axis=axis)
-
-
-@register("GatherElements")
-class GatherElements(OnnxOpConverter):
-    """``gather`` (numpy's ``take_along_axis``) along ``axis`` (0)."""
-
-    @classmethod
-    def _impl_v11(cls, inputs, attr, ctx):
-        data, indices = inputs
-        axis = attr.get("axis", 0) % ctx.ndim(data)
-        return _op.gather(data, axis, wrap_indices(indices, ctx.shape(data)[axis], ctx))
-
-
-@register("GatherND")
-class GatherND(OnnxOpConverter):
-    """``gather_nd`` with the index tuples moved from the last axis (ONNX) to the first (Relay)."""
-
-    @classmethod
-    def _impl_v11(cls, inputs, attr, ctx):
-        data, indices = inputs
-        batch_dims = attr.get("batch_dims", 0)
-        ishape = ctx.shape(indices)
-        m = ishape[-1]
-        indices = wrap_indices(indices, ctx.shape(data)[batch_dims : batch_dims + m], ctx)
-        rank = len(ishape)
-        indices = _op.transpose(indices, [rank - 1] + list(range(rank - 1)))
-        return _op.gather_nd(data, indices, batch_dims=batch_dims)
-
-
 @register("Shape")
 class Shape(OnnxOpConverter):
     """The static shape as an int64 constant (``start``/``end`` slice it from opset 15)."""
@@ -373,10 +324,20 @@ def pad(x, pads, mode, value, ctx):
     if min(pads, default=0) < 0:
         x = _op.strided_slice(x, [max(-b, 0) for b in before],
                               [d - max(-a, 0) for d, a in zip(shape, after)])
-    if mode not in ("constant", "edge", "reflect"):
+    if mode not in ("constant", "edge", "reflect", "wrap"):
         raise ctx.error(f"pad mode {mode!r} is not supported", OpNotImplemented)
     width = [(max(b, 0), max(a, 0)) for b, a in zip(before, after)]
     if not any(b or a for b, a in width):
+        return x
+    if mode == "wrap":  # the end of the axis before it, its beginning after it
+        for axis, (b, a) in enumerate(width):
+            size = ctx.shape(x)[axis]
+            if b > size or a > size:
+                raise ctx.error(f"wrap padding of {max(a, b)} exceeds axis {axis} of size {size}")
+            parts = [_op.strided_slice(x, [size - b], [size], axes=[axis])] if b else []
+            parts.append(x)
+            parts += [_op.strided_slice(x, [0], [a], axes=[axis])] if a else []
+            x = _op.concatenate(parts, axis) if len(parts) > 1 else x
         return x
     if not isinstance(value, np.ndarray | float | int):
         value = _op.reshape(value, ())
@@ -387,7 +348,8 @@ def pad(x, pads, mode, value, ctx):
 
 @register("Pad")
 class Pad(OnnxOpConverter):
-    """Pad (``constant``, ``edge`` or ``reflect``; attributes before opset 11, inputs after, ``axes`` from 18)."""
+    """Pad (``constant``, ``edge``, ``reflect`` or ``wrap``; attributes before opset 11, inputs after, ``axes`` from
+    18)."""
 
     @classmethod
     def _impl_v1(cls, inputs, attr, ctx):
@@ -443,24 +405,6 @@ class SpaceToDepth(OnnxOpConverter):
         return _op.reshape(y, (n, c * b * b, h // b, w // b))
 
 
-@register("OneHot")
-class OneHot(OnnxOpConverter):
-    """``values[1]`` where the new axis equals the index, ``values[0]`` elsewhere (negative indices count from
-    ``depth``)."""
-
-    @classmethod
-    def _impl_v9(cls, inputs, attr, ctx):
-        indices, depth, values = inputs
-        depth = int(ctx.value(depth, "depth").reshape(-1)[0])
-        if not ctx.dtype(indices).startswith(("int", "uint")):
-            indices = _op.cast(indices, "int64")
-        indices = wrap_indices(indices, depth, ctx)
-        dtype = ctx.dtype(values)
-        off = _op.take(values, const(0, "int32"))
-        on = _op.take(values, const(1, "int32"))
-        return _op.one_hot(indices, on, off, depth, attr.get("axis", -1), dtype)
-
-
 @register("Trilu")
 class Trilu(OnnxOpConverter):
     """Keep the upper (or lower) triangle of the last two axes from diagonal ``k``, zero the rest."""
@@ -484,27 +428,3 @@ class EyeLike(OnnxOpConverter):
         rows, cols = ctx.shape(inputs[0])
         dtype = cast_dtype(attr["dtype"], ctx) if "dtype" in attr else ctx.dtype(inputs[0])
         return const(np.eye(rows, cols, attr.get("k", 0), dtype=dtype), dtype)
-
-
-@register("NonZero")
-class NonZero(OnnxOpConverter):
-    """Indices of the nonzero elements; the input must be constant (the result's shape depends on its values)."""
-
-    @classmethod
-    def _impl_v9(cls, inputs, attr, ctx):
-        value = ctx.value(inputs[0], "input (NonZero's output shape depends on it)")
-        return const(np.array(np.nonzero(value), "int64").reshape(value.ndim, -1), "int64")
-
-
-@register("Compress")
-class Compress(OnnxOpConverter):
-    """The slices where the (constant) condition holds, along ``axis`` or of the flattened input."""
-
-    @classmethod
-    def _impl_v9(cls, inputs, attr, ctx):
-        x, condition = inputs
-        keep = np.nonzero(ctx.value(condition, "condition (Compress's output shape depends on it)"))[0]
-        indices = const(keep.astype("int64"), "int64")
-        if "axis" not in attr:
-            return _op.take(_op.reshape(x, (-1,)), indices)
-        return _op.take(x, indices, axis=attr["axis"] % ctx.ndim(x))

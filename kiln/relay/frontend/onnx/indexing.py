@@ -1,0 +1,100 @@
+"""Converters of ONNX indexing operators: Gather, GatherElements, GatherND, OneHot, NonZero, Compress.
+
+Negative indices are wrapped into range: at conversion time for constant indices, with ``where(i < 0, i + n, i)``
+otherwise. NonZero and Compress have output shapes that depend on values, so those values must be constants.
+"""
+
+import numpy as np
+
+from ... import op as _op
+from .common import OnnxOpConverter, const, register
+
+
+def wrap_indices(indices, dims, ctx):
+    """Negative ``indices`` counted from the end of ``dims`` (a size, or sizes along the last axis)."""
+    dtype = ctx.dtype(indices)
+    if ctx.is_const(indices):
+        value = ctx.value(indices)
+        return const(np.where(value < 0, value + np.asarray(dims, dtype), value), dtype)
+    sizes = const(dims, dtype)
+    return _op.where(_op.less(indices, const(0, dtype)), _op.add(indices, sizes), indices)
+
+
+@register("Gather")
+class Gather(OnnxOpConverter):
+    """``take`` along ``axis`` (0)."""
+
+    @classmethod
+    def _impl_v1(cls, inputs, attr, ctx):
+        data, indices = inputs
+        axis = attr.get("axis", 0) % ctx.ndim(data)
+        return _op.take(data, wrap_indices(indices, ctx.shape(data)[axis], ctx), axis=axis)
+
+
+@register("GatherElements")
+class GatherElements(OnnxOpConverter):
+    """``gather`` (numpy's ``take_along_axis``) along ``axis`` (0)."""
+
+    @classmethod
+    def _impl_v11(cls, inputs, attr, ctx):
+        data, indices = inputs
+        axis = attr.get("axis", 0) % ctx.ndim(data)
+        return _op.gather(data, axis, wrap_indices(indices, ctx.shape(data)[axis], ctx))
+
+
+@register("GatherND")
+class GatherND(OnnxOpConverter):
+    """``gather_nd`` with the index tuples moved from the last axis (ONNX) to the first (Relay)."""
+
+    @classmethod
+    def _impl_v11(cls, inputs, attr, ctx):
+        data, indices = inputs
+        batch_dims = attr.get("batch_dims", 0)
+        ishape = ctx.shape(indices)
+        m = ishape[-1]
+        indices = wrap_indices(indices, ctx.shape(data)[batch_dims : batch_dims + m], ctx)
+        rank = len(ishape)
+        indices = _op.transpose(indices, [rank - 1] + list(range(rank - 1)))
+        return _op.gather_nd(data, indices, batch_dims=batch_dims)
+
+
+@register("OneHot")
+class OneHot(OnnxOpConverter):
+    """``values[1]`` where the new axis equals the index, ``values[0]`` elsewhere (negative indices count from
+    ``depth``)."""
+
+    @classmethod
+    def _impl_v9(cls, inputs, attr, ctx):
+        indices, depth, values = inputs
+        depth = int(ctx.value(depth, "depth").reshape(-1)[0])
+        if not ctx.dtype(indices).startswith(("int", "uint")):
+            indices = _op.cast(indices, "int64")
+        indices = wrap_indices(indices, depth, ctx)
+        dtype = ctx.dtype(values)
+        off = _op.take(values, const(0, "int32"))
+        on = _op.take(values, const(1, "int32"))
+        return _op.one_hot(indices, on, off, depth, attr.get("axis", -1), dtype)
+
+
+@register("NonZero")
+class NonZero(OnnxOpConverter):
+    """Indices of the nonzero elements; the input must be constant (the result's shape depends on its values)."""
+
+    @classmethod
+    def _impl_v9(cls, inputs, attr, ctx):
+        value = ctx.value(inputs[0], "input (NonZero's output shape depends on it)")
+        return const(np.array(np.nonzero(value), "int64").reshape(value.ndim, -1), "int64")
+
+
+@register("Compress")
+class Compress(OnnxOpConverter):
+    """The slices where the (constant) condition holds, along ``axis`` or of the flattened input."""
+
+    @classmethod
+    def _impl_v9(cls, inputs, attr, ctx):
+        x, condition = inputs
+        keep = np.nonzero(ctx.value(condition, "condition (Compress's output shape depends on it)"))[0]
+        indices = const(keep.astype("int64"), "int64")
+        if "axis" not in attr:
+            return _op.take(_op.reshape(x, (-1,)), indices)
+        return _op.take(x, indices, axis=attr["axis"] % ctx.ndim(x))
