@@ -40,8 +40,7 @@ def _out_dtype(attrs, out_type):
 
 
 def _first_type(out_type):
-    fields = getattr(out_type, "fields", None)
-    return fields[0] if fields else out_type
+    return out_type if hasattr(out_type, "dtype") else out_type.fields[0]
 
 
 def _reduce(fn):

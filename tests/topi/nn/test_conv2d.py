@@ -1,0 +1,94 @@
+"""nn.conv2d (kiln/topi/nn/conv2d.py, x86/conv2d.py, x86/conv2d_direct.py) in every layout and attribute variant,
+with and without fused element-wise consumers, against the numpy reference."""
+
+import numpy as np
+import pytest
+
+from kiln import te, topi
+from kiln.error import OpAttributeInvalid
+from kiln.relay.op.attrs import BiasAddAttrs, Conv2DAttrs, LayoutTransformAttrs
+
+
+def _case(harness, data_shape, weight_shape, label, consumers=(), dtype="float32", **attrs):
+    data = harness.rand(data_shape, dtype, -3, 3, seed=1)
+    weight = harness.rand(weight_shape, dtype, -3, 3, seed=2)
+    return harness.Case("nn.conv2d", [data, weight], Conv2DAttrs(**attrs), label=label, rtol=1e-4, atol=1e-4,
+                        consumers=list(consumers))
+
+
+def test_conv2d_nchw_variants(harness, target):
+    cases = [
+        _case(harness, (1, 16, 10, 12), (32, 16, 3, 3), "3x3 pad 1", padding=(1, 1)),
+        _case(harness, (2, 3, 11, 9), (8, 3, 3, 3), "stride 2 asymmetric pad", strides=(2, 2), padding=(0, 1, 2, 1)),
+        _case(harness, (1, 8, 9, 9), (16, 8, 3, 3), "dilation 2", dilation=(2, 2), padding=(2, 2)),
+        _case(harness, (1, 6, 7, 8), (5, 6, 1, 1), "1x1 odd channels"),
+        _case(harness, (1, 8, 12, 12), (8, 2, 3, 3), "groups 4", groups=4, padding=(1, 1)),
+        _case(harness, (1, 8, 12, 12), (16, 1, 3, 3), "depthwise multiplier 2", groups=8, padding=(1, 1),
+              strides=(2, 2)),
+        _case(harness, (1, 4, 6, 6), (8, 4, 3, 3), "int8 widened to int32", dtype="int8", out_dtype="int32"),
+    ]
+    harness.run_cases(cases, target)
+
+
+def test_conv2d_other_layouts(harness, target):
+    cases = [
+        _case(harness, (1, 10, 12, 16), (3, 3, 16, 32), "NHWC/HWIO", padding=(1, 1), data_layout="NHWC",
+              kernel_layout="HWIO"),
+        _case(harness, (2, 9, 9, 8), (3, 3, 2, 8), "NHWC grouped", groups=4, data_layout="NHWC",
+              kernel_layout="HWIO", strides=(2, 2)),
+        _case(harness, (1, 2, 6, 6, 8), (4, 2, 3, 3, 8, 4), "NCHW8c/OIHW8i4o", padding=(1, 1),
+              data_layout="NCHW8c", kernel_layout="OIHW8i4o"),
+        _case(harness, (1, 6, 6, 16), (32, 16, 3, 3), "NHWC/OIHW via NCHW", padding=(1, 1), data_layout="NHWC",
+              kernel_layout="OIHW"),
+        _case(harness, (1, 16, 7, 7), (3, 3, 16, 8), "NCHW/HWIO out NHWC", data_layout="NCHW", kernel_layout="HWIO",
+              out_layout="NHWC"),
+        _case(harness, (1, 16, 6, 6), (16, 16, 3, 3), "NCHW out NCHW4c", padding=(1, 1), out_layout="NCHW4c"),
+    ]
+    harness.run_cases(cases, target)
+
+
+def test_conv2d_fused_consumers(harness, target):
+    bias = harness.rand((32,), seed=5)
+    chain = [("nn.bias_add", BiasAddAttrs(1), [bias]), ("nn.relu", None, []), ("multiply", None, [bias[:, None, None]])]
+    bias_nhwc = harness.rand((24,), seed=6)
+    cases = [
+        _case(harness, (1, 16, 14, 14), (32, 16, 3, 3), "NCHW + bias + relu + mul", chain, padding=(1, 1)),
+        _case(harness, (1, 16, 8, 8), (32, 16, 1, 1), "NCHW + layout_transform", padding=(0, 0),
+              consumers=[("layout_transform", LayoutTransformAttrs("NCHW", "NCHW16c"), [])]),
+        _case(harness, (1, 9, 9, 8), (3, 3, 8, 24), "NHWC + bias + relu", padding=(1, 1), data_layout="NHWC",
+              kernel_layout="HWIO", consumers=[("nn.bias_add", BiasAddAttrs(3), [bias_nhwc]), ("nn.relu", None, [])]),
+        _case(harness, (1, 8, 10, 10), (8, 1, 3, 3), "depthwise + relu", groups=8, padding=(1, 1),
+              consumers=[("nn.relu", None, [])]),
+    ]
+    harness.run_cases(cases, target)
+
+
+@pytest.mark.needs_cc
+def test_conv2d_on_c_target(harness):
+    bias = harness.rand((16,), seed=5)
+    cases = [_case(harness, (1, 8, 9, 9), (16, 8, 3, 3), "C: NCHW + bias", padding=(1, 1),
+                   consumers=[("nn.bias_add", BiasAddAttrs(1), [bias])]),
+             _case(harness, (1, 9, 9, 8), (3, 3, 8, 16), "C: NHWC", data_layout="NHWC", kernel_layout="HWIO")]
+    harness.run_cases(cases, "c")
+
+
+def test_conv2d_rejects_foreign_layouts():
+    x = te.placeholder((1, 4, 4, 4), name="x")
+    w = te.placeholder((4, 4, 3, 3), name="w")
+    with pytest.raises(OpAttributeInvalid, match="data_layout NCDW"):
+        topi.nn.conv2d(x, w, data_layout="NCDW")
+    with pytest.raises(OpAttributeInvalid, match="does not fit"):
+        topi.nn.conv2d_nchw(x, te.placeholder((4, 4, 7, 7), name="k"), 1, 0, 1)
+
+
+def test_packed_conv_structure():
+    """The x86 NCHW convolution packs its operands and tags the blocked stage for the schedule."""
+    x = te.placeholder((1, 32, 8, 8), name="x")
+    w = te.placeholder((64, 32, 3, 3), name="w")
+    out = topi.x86.conv2d_nchw(x, w, (1, 1), (1, 1, 1, 1), (1, 1), "float32", target="llvm")
+    assert out.op.tag == "injective,unpack_nchwc"
+    conv = out.op.input_tensors[0]
+    assert conv.op.tag == "conv2d_NCHWc"
+    data_vec, kernel_vec = conv.op.input_tensors
+    assert data_vec.op.tag.endswith("data_vec") and kernel_vec.op.tag.endswith("kernel_vec")
+    assert np.prod([int(d) for d in kernel_vec.shape]) == 64 * 32 * 9

@@ -1,0 +1,74 @@
+"""nn.dense, nn.matmul, nn.batch_matmul (kiln/topi/nn/dense.py, x86/dense.py): packed, split-K and plain forms,
+with fused consumers, against the numpy reference."""
+
+from kiln import te, topi
+from kiln.relay.op.attrs import BatchMatmulAttrs, BiasAddAttrs, DenseAttrs, MatmulAttrs
+from kiln.topi.strategy import select_implementation
+from kiln.ir import TensorType
+
+
+def test_dense_forms(harness, target):
+    bias = harness.rand((48,), seed=3)
+    cases = [
+        harness.Case("nn.dense", [harness.rand((4, 64)), harness.rand((48, 64), seed=1)], DenseAttrs(),
+                     label="split-K (few rows)", rtol=1e-4, atol=1e-4),
+        harness.Case("nn.dense", [harness.rand((40, 24)), harness.rand((48, 24), seed=1)], DenseAttrs(),
+                     label="packed", rtol=1e-4, atol=1e-4,
+                     consumers=[("nn.bias_add", BiasAddAttrs(1), [bias]), ("nn.relu", None, [])]),
+        harness.Case("nn.dense", [harness.rand((2, 9)), harness.rand((48, 9), seed=1)], DenseAttrs(),
+                     label="split-K fallback (odd K)", rtol=1e-4, atol=1e-4,
+                     consumers=[("nn.bias_add", BiasAddAttrs(-1), [bias])]),
+        harness.Case("nn.dense", [harness.rand((20, 16)), harness.rand((7, 16), seed=1)], DenseAttrs(),
+                     label="odd units (generic)", rtol=1e-4, atol=1e-4),
+        harness.Case("nn.dense", [harness.rand((2, 3, 16)), harness.rand((8, 16), seed=1)], DenseAttrs(),
+                     label="3-D data", rtol=1e-4, atol=1e-4),
+        harness.Case("nn.dense", [harness.rand((3, 8), "int8", -5, 5), harness.rand((16, 8), "int8", -5, 5)],
+                     DenseAttrs(None, "int32"), label="int8 -> int32"),
+        harness.Case("nn.dense", [harness.rand((2, 32)), harness.rand((16, 32), seed=1)], DenseAttrs(),
+                     label="split-K + relu", rtol=1e-4, atol=1e-4, consumers=[("nn.relu", None, [])]),
+    ]
+    harness.run_cases(cases, target)
+
+
+def test_matmul_forms(harness, target):
+    a, b = harness.rand((24, 16)), harness.rand((16, 32), seed=1)
+    cases = [
+        harness.Case("nn.matmul", [a, b], MatmulAttrs(), label="A @ B", rtol=1e-4, atol=1e-4),
+        harness.Case("nn.matmul", [a.T.copy(), b], MatmulAttrs(None, "", True, False), label="A.T @ B",
+                     rtol=1e-4, atol=1e-4),
+        harness.Case("nn.matmul", [a, b.T.copy()], MatmulAttrs(None, "", False, True), label="A @ B.T",
+                     rtol=1e-4, atol=1e-4),
+        harness.Case("nn.matmul", [a.T.copy(), b.T.copy()], MatmulAttrs(None, "", True, True), label="A.T @ B.T",
+                     rtol=1e-4, atol=1e-4),
+        harness.Case("nn.matmul", [harness.rand((16,)), b], MatmulAttrs(), label="vector @ B", rtol=1e-4, atol=1e-4),
+        harness.Case("nn.matmul", [harness.rand((2, 3, 16)), b], MatmulAttrs(), label="3-D @ B", rtol=1e-4,
+                     atol=1e-4),
+    ]
+    harness.run_cases(cases, target)
+
+
+def test_batch_matmul_forms(harness, target):
+    x, y = harness.rand((3, 8, 16)), harness.rand((3, 32, 16), seed=1)
+    cases = [
+        harness.Case("nn.batch_matmul", [x, y], BatchMatmulAttrs(), label="x @ y.T", rtol=1e-4, atol=1e-4),
+        harness.Case("nn.batch_matmul", [x, y.transpose(0, 2, 1).copy()], BatchMatmulAttrs("", False, False),
+                     label="x @ y", rtol=1e-4, atol=1e-4),
+        harness.Case("nn.batch_matmul", [x.transpose(0, 2, 1).copy(), y[:1]], BatchMatmulAttrs("", True, True),
+                     label="x.T @ y.T, batch 1 broadcast", rtol=1e-4, atol=1e-4),
+        harness.Case("nn.batch_matmul", [x[:1], y[:, :5]], BatchMatmulAttrs(), label="odd N, x broadcast",
+                     rtol=1e-4, atol=1e-4, consumers=[("nn.relu", None, [])]),
+    ]
+    harness.run_cases(cases, target)
+
+
+def test_dense_strategy_picks_by_rows():
+    w = te.placeholder((64, 128), name="w")
+    for rows, tag in ((1, "dense_nopack"), (64, "dense_pack")):
+        x = te.placeholder((rows, 128), name="x")
+        impl, (out,) = select_implementation("nn.dense", DenseAttrs(), [x, w], TensorType((rows, 64), "float32"),
+                                             "llvm")
+        assert impl.name == "dense.x86" and out.op.tag == tag
+    x = te.placeholder((2, 4, 128), name="x")
+    impl, (out,) = select_implementation("nn.dense", DenseAttrs(), [x, w], TensorType((2, 4, 64), "float32"), "llvm")
+    assert impl.name == "nn.dense.generic" and out.op.tag == "dense"
+    assert topi.x86.gemm_blocking(64, 64, 16) == (8, 32)  # two vectors of columns, 8 rows: 16 accumulators
