@@ -10,16 +10,16 @@ import math
 
 from ..error import OpAttributeInvalid, TIRError
 from ..runtime.packed_func import get_global_func
-from ..tir import expr as E
-from ..tir import op as _op
 from ..te.schedule import create_schedule
 from ..te.tensor import ComputeOp
+from ..tir import expr as E
+from ..tir import op as _op
 from . import tag as _tag
 
 __all__ = [
     "get_const_int", "get_const_tuple", "normalize_axis", "ravel_index", "unravel_index", "traverse_inline",
-    "auto_inline_injective", "create_schedule_for", "output_ops", "resolve_target", "vector_lanes", "prod",
-    "largest_divisor", "ceil_div", "num_elements",
+    "auto_inline_injective", "create_schedule_for", "fused_output", "reads_through_inline", "output_ops",
+    "resolve_target", "vector_lanes", "prod", "largest_divisor", "ceil_div", "num_elements",
 ]
 
 
@@ -121,6 +121,39 @@ def output_ops(outs) -> list:
             seen.add(id(op))
             ops.append(op)
     return ops
+
+
+def reads_through_inline(s, consumer, producer) -> bool:
+    """Whether the loop nest of ``consumer`` reads ``producer`` (directly or through inlined stages)."""
+    stack, seen = list(consumer.input_tensors), set()
+    while stack:
+        op = stack.pop().op
+        if op is producer:
+            return True
+        if id(op) in seen:
+            continue
+        seen.add(id(op))
+        stage = s.stage_map.get(op)
+        if stage is not None and stage.attach_type == "inline":
+            stack.extend(op.input_tensors)
+    return False
+
+
+def fused_output(s, op, outs, fits=None):
+    """The output whose loop nest should compute ``op`` tile by tile (an anchor's ``compute_at`` parent).
+
+    ``op`` itself when it is an output; else the single output that reads it (through inlined stages), when
+    ``fits(output_tensor)`` accepts it (a shape the anchor can tile alike); None when ``op`` must be computed whole
+    at the top level first (several outputs read it, or the reader reshapes it).
+    """
+    ops = output_ops(outs)
+    if any(o is op for o in ops):
+        return op.output(0)
+    readers = [o for o in ops if reads_through_inline(s, o, op)]
+    if len(readers) != 1:
+        return None
+    out = readers[0].output(0)
+    return out if fits is None or fits(out) else None
 
 
 def auto_inline_injective(s):

@@ -19,6 +19,7 @@ import numpy as np
 
 from ...error import OpAttributeInvalid
 from ...te.operation import compute
+from ...tir import expr as E
 from ...tir import intrin as _intrin
 from ...tir import op as _op
 from ...tir.layout import layout as parse_layout
@@ -29,6 +30,22 @@ from ..utils import get_const_tuple
 __all__ = ["resize2d"]
 
 _MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn")
+
+
+def _let(value, name, fbody):
+    """``let name = value in fbody(name)``: the shared subexpressions of the interpolation (coordinates, weights)
+    are computed once, and the expression stays small for the simplifier."""
+    if isinstance(value, E.IntImm | E.FloatImm | E.Var):
+        return fbody(value)
+    var = E.Var(name, value.dtype)
+    return E.Let(var, value, fbody(var))
+
+
+def _lets(values, name, fbody):
+    """:func:`_let` over a list: ``fbody`` receives the bound variables."""
+    if not values:
+        return fbody([])
+    return _let(values[0], f"{name}{len(values)}", lambda v: _lets(values[1:], name, lambda rest: fbody([v, *rest])))
 
 
 def _const(value, work):
@@ -154,8 +171,10 @@ def resize2d(data, roi, size, layout="NCHW", method="linear", coordinate_transfo
         return data(*idx)
 
     def fcompute(*i):
-        cy = _source_coord(i[h_axis], out_h, in_h, mode, work)
-        cx = _source_coord(i[w_axis], out_w, in_w, mode, work)
+        coords = [_source_coord(i[h_axis], out_h, in_h, mode, work), _source_coord(i[w_axis], out_w, in_w, mode, work)]
+        return _lets(coords, "coord", lambda c: interpolate(i, c[0], c[1]))
+
+    def interpolate(i, cy, cx):
         if method == "nearest_neighbor":
             rounding = rounding_method or ("round" if mode == "align_corners" else "floor")
             int_div = mode == "asymmetric"
@@ -163,21 +182,26 @@ def resize2d(data, roi, size, layout="NCHW", method="linear", coordinate_transfo
             ix = _nearest(i[w_axis], cx, rounding, in_w, out_w, int_div and _int_factor(in_w, out_w) is not None)
             return cast_expr(read(i, iy, ix), out_dtype)
         if method == "linear":
-            y0f, x0f = _intrin.floor(cy), _intrin.floor(cx)
-            ty, tx = cy - y0f, cx - x0f
-            y0, x0 = _op.cast(y0f, "int32"), _op.cast(x0f, "int32")
-            rows = [_clamp(y0 + j, in_h) for j in range(2)]
-            cols = [_clamp(x0 + k, in_w) for k in range(2)]
-            one = _const(1.0, work)
-
-            def px(r, c):
-                return _op.cast(read(i, r, c), work)
-
-            top = px(rows[0], cols[0]) * (one - tx) + px(rows[0], cols[1]) * tx
-            bottom = px(rows[1], cols[0]) * (one - tx) + px(rows[1], cols[1]) * tx
-            return cast_expr(top * (one - ty) + bottom * ty, out_dtype)
+            return _lets([_intrin.floor(cy), _intrin.floor(cx)], "base", lambda b: linear(i, cy, cx, *b))
         rows, wy = _cubic_taps(cy, in_h, bicubic_alpha, bicubic_exclude)
         cols, wx = _cubic_taps(cx, in_w, bicubic_alpha, bicubic_exclude)
+        return _lets(wy + wx, "weight", lambda w: cubic(i, rows, cols, w[:4], w[4:]))
+
+    def linear(i, cy, cx, y0f, x0f):
+        ty, tx = cy - y0f, cx - x0f
+        y0, x0 = _op.cast(y0f, "int32"), _op.cast(x0f, "int32")
+        rows = [_clamp(y0 + j, in_h) for j in range(2)]
+        cols = [_clamp(x0 + k, in_w) for k in range(2)]
+        one = _const(1.0, work)
+
+        def px(r, c):
+            return _op.cast(read(i, r, c), work)
+
+        top = px(rows[0], cols[0]) * (one - tx) + px(rows[0], cols[1]) * tx
+        bottom = px(rows[1], cols[0]) * (one - tx) + px(rows[1], cols[1]) * tx
+        return cast_expr(top * (one - ty) + bottom * ty, out_dtype)
+
+    def cubic(i, rows, cols, wy, wx):
         out = None
         for j in range(4):
             line = None

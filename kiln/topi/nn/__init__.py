@@ -3,8 +3,15 @@
 # ruff: noqa: F401  (re-exports)
 
 from .conv2d import (
-    conv2d, conv2d_NCHWc, conv2d_nchw, conv2d_nhwc, conv_out_size, depthwise_conv2d_nchw, group_conv2d_nchw,
-    group_conv2d_nhwc, pad_tuple,
+    conv2d,
+    conv2d_nchw,
+    conv2d_NCHWc,
+    conv2d_nhwc,
+    conv_out_size,
+    depthwise_conv2d_nchw,
+    group_conv2d_nchw,
+    group_conv2d_nhwc,
+    pad_tuple,
 )
 from .dense import batch_matmul, dense, matmul
 from .elemwise import batch_flatten, bias_add, dropout, leaky_relu, relu

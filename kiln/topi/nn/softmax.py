@@ -15,7 +15,6 @@ from ...te.operation import compute, reduce_axis
 from ...te.operation import max as _te_max
 from ...te.operation import sum as _te_sum
 from ...tir import intrin as _intrin
-from ...tir import op as _op
 from .. import tag as _tag
 from ..utils import get_const_tuple, normalize_axis
 

@@ -8,7 +8,12 @@ Importing this package registers, for every Relay operator (by name, through ``k
 """
 
 from .base import (
-    OpImplementation, OpStrategy, register_compute, register_schedule, register_strategy, select_implementation,
+    OpImplementation,
+    OpStrategy,
+    register_compute,
+    register_schedule,
+    register_strategy,
+    select_implementation,
 )
 from .builder import ScheduleBuilder
 from .compute import COMPUTES, tensors_of

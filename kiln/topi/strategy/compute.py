@@ -8,9 +8,8 @@ so ``split``, ``nn.batch_norm`` and ``nn.dropout`` return several. A 0-d tensor 
 
 from .. import broadcast as B
 from .. import elemwise as EW
+from .. import image, nn
 from .. import indexing as G
-from .. import image
-from .. import nn
 from .. import reduction as R
 from .. import scan as SC
 from .. import sort as SO

@@ -12,8 +12,7 @@ plevel when the call fits:
 * ``nn.batch_matmul`` -> ``batch_matmul_pack``.
 """
 
-from .. import nn
-from .. import x86
+from .. import nn, x86
 from ..utils import get_const_tuple, vector_lanes
 from ..x86.injective import vector_factor
 from .base import OpStrategy

@@ -9,7 +9,13 @@ element-wise chain after it) and the target, whose vector width sets block sizes
 from .conv2d import conv2d_nchw, conv_blocking, schedule_conv2d_nchw, schedule_conv2d_NCHWc
 from .conv2d_direct import schedule_conv2d_direct
 from .dense import (
-    batch_matmul_pack, dense_nopack, dense_pack, gemm_blocking, matmul_tile, schedule_dense_nopack, schedule_gemm,
+    batch_matmul_pack,
+    dense_nopack,
+    dense_pack,
+    gemm_blocking,
+    matmul_tile,
+    schedule_dense_nopack,
+    schedule_gemm,
 )
 from .dispatch import anchor_tag, schedule_auto
 from .injective import schedule_concatenate, schedule_injective, schedule_injective_from_existing

@@ -24,8 +24,16 @@ from ...te.tensor import ComputeOp
 from .. import tag as _tag
 from ..nn.conv2d import _finish, conv2d_NCHWc, pad_tuple
 from ..nn.pad import pad
-from ..utils import create_schedule_for, get_const_tuple, largest_divisor, output_ops, traverse_inline, vector_lanes
-from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing
+from ..utils import (
+    create_schedule_for,
+    fused_output,
+    get_const_tuple,
+    largest_divisor,
+    output_ops,
+    traverse_inline,
+    vector_lanes,
+)
+from .injective import schedule_injective_from_existing
 
 __all__ = ["conv2d_nchw", "schedule_conv2d_nchw", "schedule_conv2d_NCHWc", "conv_blocking", "pack_data",
            "pack_kernel"]
@@ -99,62 +107,72 @@ def _schedule_packing(s, tensor):
     s[op].parallel(fused)
 
 
-def _schedule_nchwc(s, conv_op, last, lanes):
-    """Schedule the ``conv2d_NCHWc`` stage ``conv_op`` whose group output is ``last``."""
+def _tile_nchwc(stage, reg_n):
+    """Tile a 5-D NCHW[x]c stage: ``(n, c_chunk, y)`` fused and parallel, ``x`` split by ``reg_n``, the channel
+    block vectorized. Returns the column-chunk loop (where the accumulator is computed)."""
+    bn, bc, by, bx, bb = stage.op.axis
+    x_chunk, x_block = stage.split(bx, factor=reg_n)
+    stage.reorder(bn, bc, by, x_chunk, x_block, bb)
+    stage.vectorize(bb)
+    stage.parallel(stage.fuse(bn, bc, by))
+    return x_chunk
+
+
+def _tile_nchw(stage, oc_bn, reg_n):
+    """Tile a 4-D NCHW stage that writes a conv tile back: channels split by ``oc_bn``, columns by ``reg_n``, both
+    unrolled (every read of the accumulator tile then has a constant offset, so the tile stays in registers)."""
+    bn, bcc, by, bx = stage.op.axis
+    bc, bb = stage.split(bcc, factor=oc_bn)
+    x_chunk, x_block = stage.split(bx, factor=reg_n)
+    stage.reorder(bn, bc, by, x_chunk, bb, x_block)
+    stage.unroll(bb)
+    stage.unroll(x_block)
+    stage.parallel(stage.fuse(bn, bc, by))
+    return x_chunk
+
+
+def _schedule_nchwc(s, conv_op, outs, lanes, target):
+    """Schedule the ``conv2d_NCHWc`` stage ``conv_op`` of the group ``outs``."""
     conv = conv_op.output(0)
     data_vec, kernel_vec = conv_op.input_tensors[:2]
     _schedule_packing(s, data_vec)
     _schedule_packing(s, kernel_vec)
     if isinstance(data_vec.op, ComputeOp) and data_vec.op.tag.endswith(",pad"):
         s[data_vec.op].compute_inline()  # a packed input padded by conv2d_NCHWc itself
-    n, oc_chunk, oh, ow, oc_bn = get_const_tuple(conv.shape)
+    shape = get_const_tuple(conv.shape)
+    n, oc_chunk, oh, ow, oc_bn = shape
     registers = 32 if lanes >= 16 else 16
     reg_n = largest_divisor(ow, max(1, (registers - 4) // max(1, oc_bn // lanes)))
-    if last.op is conv_op:
+    unpacked = (n, oc_chunk * oc_bn, oh, ow)
+    out = fused_output(s, conv_op, outs, lambda t: get_const_tuple(t.shape) in (shape, unpacked))
+    if out is None or out.op is conv_op:
         acc = s.cache_write(conv, "local")
-        out_stage = s[conv]
-        bn, bc, by, bx, bb = out_stage.op.axis
-        x_chunk, x_block = out_stage.split(bx, factor=reg_n)
-        out_stage.reorder(bn, bc, by, x_chunk, x_block, bb)
-        out_stage.vectorize(bb)
-        inner_axes = [x_block]
+        scope = _tile_nchwc(s[conv], reg_n)
+        stage = s[conv]
     else:
         acc = conv
         s[conv].set_scope("local")
-        out_stage = s[last]
-        axes = list(out_stage.op.axis)
-        if len(axes) == 5:  # an NCHW[x]c output (an element-wise chain after the packed conv)
-            bn, bc, by, bx, bb = axes
-            x_chunk, x_block = out_stage.split(bx, factor=reg_n)
-            out_stage.reorder(bn, bc, by, x_chunk, x_block, bb)
-            out_stage.vectorize(bb)
-        else:  # NCHW: the unpack (and the chain after it) writes the tile back in NCHW order
-            bn, bcc, by, bx = axes
-            bc, bb = out_stage.split(bcc, factor=oc_bn)
-            x_chunk, x_block = out_stage.split(bx, factor=reg_n)
-            out_stage.reorder(bn, bc, by, x_chunk, bb, x_block)
-            # every read of the accumulator tile must have a constant offset, or it cannot stay in registers
-            out_stage.unroll(bb)
-            out_stage.unroll(x_block)
-        inner_axes = [x_block]
-    parallel = out_stage.fuse(bn, bc, by)
-    out_stage.parallel(parallel)
-    del inner_axes
-    s[acc].compute_at(out_stage, x_chunk)
+        stage = s[out]
+        tile = _tile_nchwc if len(shape) == len(out.shape) else None
+        scope = tile(stage, reg_n) if tile else _tile_nchw(stage, oc_bn, reg_n)
+    s[acc].compute_at(stage, scope)
     an, ac, ay, ax, ab = s[acc].op.axis
     ico, rkh, rkw, ici = s[acc].op.reduce_axis
     s[acc].reorder(an, ac, ay, ico, rkh, rkw, ici, ax, ab)
     s[acc].unroll(ax)
     s[acc].vectorize(ab)
+    for op in output_ops(outs):
+        if op is not conv_op and (out is None or op is not out.op):
+            schedule_injective_from_existing(s, op.output(0), target)
 
 
 def schedule_conv2d_NCHWc(outs, target=None):  # noqa: N802  (TVM's name)
-    """Schedule a group whose anchor is a ``conv2d_NCHWc`` stage (see the module docstring).
+    """Schedule a group anchored by a ``conv2d_NCHWc`` stage (see the module docstring).
 
     Parameters
     ----------
     outs : list of te.Tensor
-        The group's outputs; the last is the one the tiles write.
+        The group's outputs.
     target : Target or str, optional
 
     Returns
@@ -162,20 +180,14 @@ def schedule_conv2d_NCHWc(outs, target=None):  # noqa: N802  (TVM's name)
     s : Schedule
     """
     s = create_schedule_for(outs)
-    ops = output_ops(outs)
     lanes = vector_lanes(target, "float32")
-    last = ops[0].output(0)
 
     def callback(op):
         if op.tag == "conv2d_NCHWc":
-            _schedule_nchwc(s, op, last, lanes)
+            _schedule_nchwc(s, op, outs, lanes, target)
 
-    traverse_inline(s, ops, callback)
-    for op in ops[1:]:
-        if not op.reduce_axis:
-            schedule_injective_from_existing(s, op.output(0), target)
+    traverse_inline(s, output_ops(outs), callback)
     return s
 
 
 schedule_conv2d_nchw = schedule_conv2d_NCHWc
-del PARALLEL_MIN_ELEMENTS

@@ -18,7 +18,15 @@ convolution's shape; otherwise the convolution is computed whole and the consume
 
 from ...te.tensor import ComputeOp
 from .. import tag as _tag
-from ..utils import create_schedule_for, get_const_tuple, largest_divisor, output_ops, traverse_inline, vector_lanes
+from ..utils import (
+    create_schedule_for,
+    fused_output,
+    get_const_tuple,
+    largest_divisor,
+    output_ops,
+    traverse_inline,
+    vector_lanes,
+)
 from .injective import schedule_injective_from_existing, vector_factor
 
 __all__ = ["schedule_conv2d_direct", "DIRECT_TAGS"]
@@ -54,48 +62,38 @@ def _tiling(op, lanes):
     return 1, largest_divisor(shape[1], 8), 3, vec
 
 
-def _schedule_direct(s, op, last, target, lanes):
+def _schedule_direct(s, op, outs, target, lanes):
     _materialize_inputs(s, op, target)
     conv = op.output(0)
     shape = get_const_tuple(conv.shape)
     reg_axis, reg, vec_axis, vec = _tiling(op, lanes)
-    fused_out = last.op is not op and get_const_tuple(last.shape) == shape
-    if fused_out:
-        acc, stage = conv, s[last]
-        s[conv].set_scope("local")
+    out = fused_output(s, op, outs, lambda t: get_const_tuple(t.shape) == shape)
+    if out is None or out.op is op:
+        acc, stage = s.cache_write(conv, "local"), s[conv]
     else:
-        acc = s.cache_write(conv, "local")
-        stage = s[conv]
+        acc, stage = conv, s[out]
+        s[conv].set_scope("local")
     axes = list(stage.op.axis)
-    outer, inner = [], []
+    outer, inner = [], {}
     for k, iv in enumerate(axes):
         if k in (reg_axis, vec_axis):
-            o, i = stage.split(iv, factor=reg if k == reg_axis else vec)
+            o, inner[k] = stage.split(iv, factor=reg if k == reg_axis else vec)
             outer.append(o)
-            inner.append((k, i))
         else:
             outer.append(iv)
-    inner.sort(key=lambda x: 0 if x[0] == reg_axis else 1)
-    stage.reorder(*outer, *[i for _, i in inner])
-    fused = stage.fuse(*outer[:-1])
-    stage.parallel(fused)
-    reg_i, vec_i = inner[0][1], inner[1][1]
-    stage.unroll(reg_i)
-    if vec > 1:
-        stage.vectorize(vec_i)
-    else:
-        stage.unroll(vec_i)
+    stage.reorder(*outer, inner[reg_axis], inner[vec_axis])
+    stage.parallel(stage.fuse(*outer[:-1]))
+    stage.unroll(inner[reg_axis])
+    (stage.vectorize if vec > 1 else stage.unroll)(inner[vec_axis])
     s[acc].compute_at(stage, outer[-1])
     a_axes = list(s[acc].op.axis)
     s[acc].reorder(*[iv for k, iv in enumerate(a_axes) if k not in (reg_axis, vec_axis)], *s[acc].op.reduce_axis,
                    a_axes[reg_axis], a_axes[vec_axis])
     s[acc].unroll(a_axes[reg_axis])
-    if vec > 1:
-        s[acc].vectorize(a_axes[vec_axis])
-    else:
-        s[acc].unroll(a_axes[vec_axis])
-    if last.op is not op and not fused_out:
-        schedule_injective_from_existing(s, last, target)
+    (s[acc].vectorize if vec > 1 else s[acc].unroll)(a_axes[vec_axis])
+    for o in output_ops(outs):
+        if o is not op and (out is None or o is not out.op):
+            schedule_injective_from_existing(s, o.output(0), target)
 
 
 def schedule_conv2d_direct(outs, target=None):
@@ -106,12 +104,11 @@ def schedule_conv2d_direct(outs, target=None):
     s : Schedule
     """
     s = create_schedule_for(outs)
-    ops = output_ops(outs)
     lanes = vector_lanes(target, "float32")
 
     def callback(op):
         if op.tag in DIRECT_TAGS:
-            _schedule_direct(s, op, ops[0].output(0), target, lanes)
+            _schedule_direct(s, op, outs, target, lanes)
 
-    traverse_inline(s, ops, callback)
+    traverse_inline(s, output_ops(outs), callback)
     return s

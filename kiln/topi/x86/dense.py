@@ -25,7 +25,15 @@ from ...te.operation import sum as _te_sum
 from ...te.tensor import ComputeOp
 from ...tir import op as _op
 from ..nn.conv2d import _acc_dtype, _finish
-from ..utils import create_schedule_for, get_const_tuple, largest_divisor, output_ops, traverse_inline, vector_lanes
+from ..utils import (
+    create_schedule_for,
+    fused_output,
+    get_const_tuple,
+    largest_divisor,
+    output_ops,
+    traverse_inline,
+    vector_lanes,
+)
 from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing, vector_factor
 
 __all__ = ["dense_pack", "dense_nopack", "matmul_tile", "batch_matmul_pack", "schedule_gemm", "schedule_dense_nopack",
@@ -138,20 +146,18 @@ def _tile(stage, axes, mr, bn):
     return no, mi, ni
 
 
-def _schedule_gemm_op(s, op, last, lanes):
+def _schedule_gemm_op(s, op, outs, lanes, target):
     out = op.output(0)
     for t in op.input_tensors:
         _schedule_packing(s, t)
     shape = get_const_tuple(out.shape)
     mr, bn = gemm_blocking(shape[-2], shape[-1], lanes)
-    tiled_last = last.op is not op and get_const_tuple(last.shape) == shape
-    if last.op is op or not tiled_last:
-        acc = s.cache_write(out, "local")
-        stage = s[out]
+    last = fused_output(s, op, outs, lambda t: get_const_tuple(t.shape) == shape)
+    if last is None or last.op is op:
+        acc, stage = s.cache_write(out, "local"), s[out]
     else:
-        acc = out
+        acc, stage = out, s[last]
         s[out].set_scope("local")
-        stage = s[last]
     no, mi, ni = _tile(stage, list(stage.op.axis), mr, bn)
     stage.unroll(mi)
     stage.vectorize(ni)
@@ -161,8 +167,9 @@ def _schedule_gemm_op(s, op, last, lanes):
     s[acc].reorder(k, mc, nc)
     s[acc].unroll(mc)
     s[acc].vectorize(nc)
-    if not tiled_last and last.op is not op:
-        schedule_injective_from_existing(s, last, None)
+    for o in output_ops(outs):
+        if o is not op and (last is None or o is not last.op):
+            schedule_injective_from_existing(s, o.output(0), target)
 
 
 def schedule_gemm(outs, target=None):
@@ -173,39 +180,37 @@ def schedule_gemm(outs, target=None):
     s : Schedule
     """
     s = create_schedule_for(outs)
-    ops = output_ops(outs)
     lanes = vector_lanes(target, "float32")
 
     def callback(op):
         if op.tag in GEMM_TAGS:
-            _schedule_gemm_op(s, op, ops[0].output(0), lanes)
+            _schedule_gemm_op(s, op, outs, lanes, target)
 
-    traverse_inline(s, ops, callback)
+    traverse_inline(s, output_ops(outs), callback)
     return s
 
 
 def schedule_dense_nopack(outs, target=None):
-    """Schedule a group anchored by ``dense_nopack``: columns in parallel, the partial sums of four columns
-    computed together in vector registers.
+    """Schedule a group anchored by ``dense_nopack``: rows x column blocks in parallel, the partial sums of a block
+    of four columns computed together in vector registers, reduced and written by the block's loop.
 
     Returns
     -------
     s : Schedule
     """
     s = create_schedule_for(outs)
-    ops = output_ops(outs)
-    last = ops[0].output(0)
 
     def callback(op):
         if op.tag != "dense_nopack":
             return
         partial = op.input_tensors[0]
+        shape = get_const_tuple(op.output(0).shape)
+        last = fused_output(s, op, outs, lambda t: get_const_tuple(t.shape) == shape) or op.output(0)
         stage = s[last]
         i, j = stage.op.axis
-        jb = largest_divisor(get_const_tuple(last.shape)[1], 4)
-        jo, ji = stage.split(j, factor=jb)
+        jo, ji = stage.split(j, factor=largest_divisor(shape[1], 4))
         fused = stage.fuse(i, jo)
-        if math.prod(get_const_tuple(last.shape)) * get_const_tuple(partial.shape)[2] >= PARALLEL_MIN_ELEMENTS // 16:
+        if math.prod(shape) * get_const_tuple(partial.shape)[2] >= PARALLEL_MIN_ELEMENTS // 16:
             stage.parallel(fused)
         if op is not last.op:
             s[op].compute_at(stage, ji)
@@ -215,6 +220,9 @@ def schedule_dense_nopack(outs, target=None):
         s[partial.op].reorder(pi, ko, pj, pv)
         s[partial.op].unroll(pj)
         s[partial.op].vectorize(pv)
+        for o in output_ops(outs):
+            if o is not last.op and o is not op:
+                schedule_injective_from_existing(s, o.output(0), target)
 
-    traverse_inline(s, ops, callback)
+    traverse_inline(s, output_ops(outs), callback)
     return s

@@ -7,7 +7,7 @@ vectorized along it; otherwise the reductions run with the softmax axis outside 
 so every step of a reduction adds whole vectors.
 """
 
-from ..utils import create_schedule_for, get_const_tuple, output_ops, traverse_inline, vector_lanes
+from ..utils import create_schedule_for, fused_output, get_const_tuple, output_ops, traverse_inline, vector_lanes
 from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing, vector_factor
 
 __all__ = ["schedule_softmax"]
@@ -29,8 +29,7 @@ def schedule_softmax(outs, target=None):
     """
     s = create_schedule_for(outs)
     ops = output_ops(outs)
-    last = ops[0].output(0)
-    lanes = vector_lanes(target, last.dtype)
+    lanes = vector_lanes(target, ops[0].output(0).dtype)
 
     def callback(op):
         if op.tag not in ("softmax_output", "log_softmax_output"):
@@ -42,8 +41,8 @@ def schedule_softmax(outs, target=None):
         exp = next((t for t in op.input_tensors if t.op.name.endswith("_exp")), None)
         producers = op.input_tensors + (exp.op.input_tensors if exp is not None else [])
         max_elem = next(t for t in producers if t.op.name.endswith("maxelem"))
-        out = last if get_const_tuple(last.shape) == shape else op.output(0)
-        if out is last and last.op is not op:
+        out = fused_output(s, op, outs, lambda t: get_const_tuple(t.shape) == shape) or op.output(0)
+        if out.op is not op:
             s[op].compute_inline()  # the normalization is computed in the output's loop nest
         stage = s[out]
         axes = list(stage.op.axis)
@@ -58,8 +57,9 @@ def schedule_softmax(outs, target=None):
                 s[exp.op].compute_at(stage, outer)
             e_axes = list(s[exp.op].op.axis)
             _vectorize_last(s[exp.op], e_axes[-1], shape[-1], lanes)
-        if out is not last:
-            schedule_injective_from_existing(s, last, target)
+        for o in ops:
+            if o is not out.op and o is not op:
+                schedule_injective_from_existing(s, o.output(0), target)
 
     traverse_inline(s, ops, callback)
     return s

@@ -2,9 +2,9 @@
 with fused consumers, against the numpy reference."""
 
 from kiln import te, topi
+from kiln.ir import TensorType
 from kiln.relay.op.attrs import BatchMatmulAttrs, BiasAddAttrs, DenseAttrs, MatmulAttrs
 from kiln.topi.strategy import select_implementation
-from kiln.ir import TensorType
 
 
 def test_dense_forms(harness, target):

@@ -1,0 +1,57 @@
+"""Operator strategies and the group builder (kiln/topi/strategy/): registration of every Relay operator,
+implementation selection, anchor choice."""
+
+import pytest
+
+import kiln
+from kiln import te
+from kiln.error import OpNotImplemented
+from kiln.ir import Op, TensorType, TupleType
+from kiln.relay.op.attrs import ConcatenateAttrs, Conv2DAttrs, SplitAttrs
+from kiln.topi.strategy import COMPUTES, OpStrategy, ScheduleBuilder, register_all, select_implementation
+
+
+def test_every_relay_operator_has_a_strategy():
+    names = [n for n in kiln.ir.list_op_names() if Op.get(n).get_attr("FTypeRelation") is not None]
+    assert len(names) > 60
+    for name in names:
+        op = Op.get(name)
+        for key in ("FTVMStrategy", "FTVMCompute", "FTVMSchedule"):
+            assert op.get_attr(key) is not None, f"{name} has no {key}"
+    assert set(COMPUTES) <= set(names)  # no attribute was set on a name Relay does not define
+    register_all()  # a second registration is a no-op
+
+
+def test_select_implementation_and_errors():
+    x = te.placeholder((1, 8, 5, 5), name="x")
+    w = te.placeholder((8, 8, 3, 3), name="w")
+    ttype = TensorType((1, 8, 3, 3), "float32")
+    impl, (out,) = select_implementation("nn.conv2d", Conv2DAttrs(), [x, w], ttype, "llvm")
+    assert impl.name == "conv2d_nchw.x86" and impl.plevel == 15
+    assert [int(d) for d in out.shape] == [1, 8, 3, 3]
+    impl, _ = select_implementation("nn.conv2d", Conv2DAttrs(groups=2), [x, te.placeholder((8, 4, 3, 3))], ttype)
+    assert impl.name == "nn.conv2d.generic"
+    with pytest.raises(OpNotImplemented, match="tir.exp"):
+        select_implementation("tir.exp", None, [x], ttype)
+    with pytest.raises(OpNotImplemented, match="no implementation"):
+        OpStrategy().best()
+    best = OpStrategy().add_implementation(None, None, "low", 5).add_implementation(None, None, "high", 20)
+    assert best.best().name == "high"
+
+
+def test_builder_anchor_and_tuple_inputs():
+    a, b = te.placeholder((2, 3), name="a"), te.placeholder((2, 5), name="b")
+    builder = ScheduleBuilder("llvm")
+    (cat,) = builder.call("concatenate", ConcatenateAttrs(1), [[a, b]], TensorType((2, 8), "float32"))
+    assert builder.anchor_op == "concatenate"
+    pieces = builder.call("split", SplitAttrs(2, 1), [cat],
+                          TupleType([TensorType((2, 4), "float32"), TensorType((2, 4), "float32")]))
+    assert len(pieces) == 2 and builder.anchor_op == "split"  # equal patterns: the later call anchors
+    (total,) = builder.call("sum", kiln.relay.op.attrs.ReduceAttrs((1,)), [pieces[0]], TensorType((2,), "float32"))
+    (scaled,) = builder.call("multiply", None, [total, total], TensorType((2,), "float32"))
+    assert builder.anchor_op == "sum"  # a reduction outranks the injective calls around it
+    s = builder.schedule([scaled, pieces[1]])
+    mod = kiln.lower(s, [a, b, scaled, pieces[1]], name="group")
+    assert "group" in [gv.name_hint for gv in mod.functions]
+    empty = ScheduleBuilder("llvm")
+    assert empty.schedule([te.compute((2,), lambda i: a[0, i] * 2.0)]) is not None
