@@ -1,13 +1,15 @@
-"""Building small ONNX models with onnx.helper and comparing kiln (reference interpreter) with onnxruntime."""
+"""Helpers for the ONNX frontend tests (the ``ox`` fixture): build small models with onnx.helper and compare kiln
+(the reference interpreter after ``from_onnx``) with onnxruntime."""
+
+from types import SimpleNamespace
 
 import numpy as np
 import onnx
 import onnxruntime as ort
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from kiln import relay
-
-RNG = np.random.default_rng(0)
 
 
 def elem_type(dtype) -> int:
@@ -76,5 +78,9 @@ def check_node(op_type, inputs, attrs=None, initializers=None, opset=17, out_dty
     return check(model, dict(inputs), rtol=rtol, atol=atol)
 
 
-__all__ = ["RNG", "TensorProto", "check", "check_node", "elem_type", "helper", "make_model", "node_model", "onnx",
-           "run_kiln", "run_ort"]
+@pytest.fixture
+def ox():
+    """The helpers above as one namespace: ``ox.check_node("Relu", {"x": x})``."""
+    return SimpleNamespace(rng=np.random.default_rng(0), TensorProto=TensorProto, check=check, check_node=check_node,
+                           elem_type=elem_type, helper=helper, make_model=make_model, node_model=node_model, onnx=onnx,
+                           run_kiln=run_kiln, run_ort=run_ort, numpy_helper=numpy_helper)
