@@ -77,7 +77,19 @@ from .tensor import (  # noqa: A004
     where,
     zeros,
 )
-from .transform import broadcast_to, cumprod, cumsum, gather, gather_nd, one_hot, repeat, reverse, tile
+from .transform import (
+    broadcast_to,
+    cumprod,
+    cumsum,
+    gather,
+    gather_nd,
+    one_hot,
+    repeat,
+    reverse,
+    scatter_elements,
+    scatter_nd,
+    tile,
+)
 
 __all__ = [
     "abs", "add", "argmax", "argmin", "cast", "ceil", "clip", "concatenate", "divide", "erf", "exp", "expand_dims",
@@ -89,4 +101,5 @@ __all__ = [
     "left_shift", "less", "less_equal", "logical_and", "logical_not", "logical_or", "logical_xor", "mod",
     "not_equal", "right_shift", "sin", "sinh", "tan", "trunc",
     "broadcast_to", "cumprod", "cumsum", "gather", "gather_nd", "one_hot", "repeat", "reverse", "tile", "topk",
+    "scatter_elements", "scatter_nd",
 ]

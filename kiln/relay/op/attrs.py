@@ -471,3 +471,22 @@ class TopKAttrs(Attrs):
     def __post_init__(self):
         self._require(self.ret_type in ("both", "values", "indices"), "ret_type", "must be both, values or indices")
         object.__setattr__(self, "is_ascend", bool(self.is_ascend))
+
+
+@dataclass(frozen=True, slots=True)
+class ScatterElementsAttrs(Attrs):
+    axis: int = 0
+    reduction: str = "update"
+
+    def __post_init__(self):
+        self._require(self.reduction in ("update", "add", "mul", "min", "max", "mean"), "reduction",
+                      "must be update, add, mul, min, max or mean")
+
+
+@dataclass(frozen=True, slots=True)
+class ScatterNDAttrs(Attrs):
+    mode: str = "update"
+
+    def __post_init__(self):
+        self._require(self.mode in ("update", "add", "mul", "min", "max"), "mode",
+                      "must be update, add, mul, min or max")

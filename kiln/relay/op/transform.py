@@ -1,5 +1,5 @@
 """Data-movement operators beyond reshape/slice (TVM keeps them in ``relay/op/transform.py``): ``broadcast_to tile
-repeat reverse gather gather_nd one_hot cumsum cumprod``.
+repeat reverse gather gather_nd one_hot cumsum cumprod scatter_elements scatter_nd``.
 
 Each relation gives the static result type; ``gather`` indexes along one axis with an index tensor of the data's
 rank (numpy's ``take_along_axis``), ``gather_nd`` takes its index tuples from the *first* axis of ``indices`` (TVM's
@@ -180,3 +180,43 @@ def cumprod(data, axis=None, dtype=None, exclusive=None):
     """Cumulative product along ``axis`` (of the flattened data when None); ``exclusive`` starts from 1."""
     return make_call("cumprod", [data], A.ScanopAttrs(None if axis is None else int(axis), dtype or "",
                                                      bool(exclusive)))
+
+
+def _scatter_elements_rel(types, attrs):
+    data, indices, updates = (tensor_arg(types, i, n) for i, n in enumerate(["data", "indices", "updates"]))
+    _int_indices(indices, "scatter_elements")
+    normalize_axis(attrs.axis, data.ndim, "scatter_elements axis")
+    if indices.shape != updates.shape or indices.ndim != data.ndim:
+        raise TypeInferenceError(f"scatter_elements: indices {indices} and updates {updates} must have one shape "
+                                 f"and the rank of data {data}")
+    same_dtype([data, updates], "scatter_elements data and updates")
+    return data
+
+
+register_relay_op("scatter_elements", 3, _scatter_elements_rel, OpPattern.OPAQUE, A.ScatterElementsAttrs)
+
+
+def scatter_elements(data, indices, updates, axis=0, reduction="update"):
+    """A copy of ``data`` where ``out[..., indices[i, j, k], ...] = updates[i, j, k]`` along ``axis`` (or combined
+    with the existing value by ``reduction``: add, mul, min, max, mean)."""
+    return make_call("scatter_elements", [data, indices, updates], A.ScatterElementsAttrs(int(axis), reduction))
+
+
+def _scatter_nd_rel(types, attrs):
+    data, indices, updates = (tensor_arg(types, i, n) for i, n in enumerate(["data", "indices", "updates"]))
+    _int_indices(indices, "scatter_nd")
+    m = indices.shape[0] if indices.ndim else 0
+    if indices.ndim < 1 or m > data.ndim or tuple(updates.shape) != indices.shape[1:] + data.shape[m:]:
+        raise TypeInferenceError(f"scatter_nd: updates {updates} must have shape indices.shape[1:] + "
+                                 f"data.shape[M:] for indices {indices} and data {data}")
+    same_dtype([data, updates], "scatter_nd data and updates")
+    return data
+
+
+register_relay_op("scatter_nd", 3, _scatter_nd_rel, OpPattern.OPAQUE, A.ScatterNDAttrs)
+
+
+def scatter_nd(data, indices, updates, mode="update"):
+    """A copy of ``data`` with the slices at the index tuples along the first axis of ``indices`` (TVM's
+    convention, as in :func:`gather_nd`) replaced by ``updates`` (or combined by ``mode``: add, mul, min, max)."""
+    return make_call("scatter_nd", [data, indices, updates], A.ScatterNDAttrs(mode))

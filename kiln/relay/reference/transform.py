@@ -1,5 +1,6 @@
 """Shape and data-movement operators in numpy: ``reshape transpose squeeze expand_dims concatenate split take
-strided_slice layout_transform shape_of broadcast_to tile repeat reverse gather gather_nd one_hot cumsum cumprod``.
+strided_slice layout_transform shape_of broadcast_to tile repeat reverse gather gather_nd one_hot cumsum cumprod
+scatter_elements scatter_nd``.
 
 Shapes come from the helpers the type relations use (``reshape_shape``, ``strided_slice_ranges``,
 ``split_indices`` ...), so the interpreter and type inference cannot disagree.
@@ -248,3 +249,43 @@ def cumsum(attrs, data):
 def cumprod(attrs, data):
     """Cumulative product (see :func:`kiln.relay.cumprod`)."""
     return _scan(attrs, data, np.multiply)
+
+
+_SCATTER_UFUNCS = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}
+
+
+@register("scatter_elements")
+def scatter_elements(attrs, data, indices, updates):
+    """``data`` with ``updates`` written (or reduced) at ``indices`` along ``axis``; for ``update`` a later
+    duplicate index wins, ``mean`` averages the existing value with every update."""
+    axis = normalize_axis(attrs.axis, data.ndim)
+    idx = _checked(indices, data.shape[axis], "scatter_elements")
+    grid = list(np.indices(indices.shape, sparse=True))
+    grid[axis] = idx
+    where = tuple(grid)
+    out = data.copy()
+    if attrs.reduction == "update":
+        out[where] = updates
+    elif attrs.reduction == "mean":
+        total = data.astype("float64")
+        count = np.ones(data.shape)
+        np.add.at(total, where, updates)
+        np.add.at(count, where, 1)
+        out = (total / count).astype(data.dtype)
+    else:
+        _SCATTER_UFUNCS[attrs.reduction].at(out, where, updates)
+    return out
+
+
+@register("scatter_nd")
+def scatter_nd(attrs, data, indices, updates):
+    """``data`` with the slices at the index tuples (first axis of ``indices``) replaced by ``updates`` or
+    combined with them by ``mode``."""
+    m = indices.shape[0]
+    where = tuple(_checked(indices[k], data.shape[k], "scatter_nd") for k in range(m))
+    out = data.copy()
+    if attrs.mode == "update":
+        out[where] = updates
+    else:
+        _SCATTER_UFUNCS[attrs.mode].at(out, where, updates)
+    return out

@@ -28,7 +28,8 @@ def v(shape, dtype="float32", name="x"):
 def test_patterns_follow_tvm():
     expected = {"broadcast_to": OpPattern.BROADCAST, "tile": OpPattern.BROADCAST, "repeat": OpPattern.BROADCAST,
                 "reverse": OpPattern.INJECTIVE, "gather": OpPattern.INJECTIVE, "gather_nd": OpPattern.INJECTIVE,
-                "one_hot": OpPattern.OUT_ELEMWISE_FUSABLE, "cumsum": OpPattern.OPAQUE, "cumprod": OpPattern.OPAQUE}
+                "one_hot": OpPattern.OUT_ELEMWISE_FUSABLE, "cumsum": OpPattern.OPAQUE, "cumprod": OpPattern.OPAQUE,
+                "scatter_elements": OpPattern.OPAQUE, "scatter_nd": OpPattern.OPAQUE}
     for name, pattern in expected.items():
         assert Op.get(name).get_attr("TOpPattern") == pattern
 
@@ -111,3 +112,52 @@ def test_cumsum_and_cumprod(axis, exclusive):
     np.testing.assert_array_equal(got_sum, want_sum)
     np.testing.assert_array_equal(got_prod, want_prod)
     assert typed(relay.cumsum(v((3, 4), "int32"), axis, dtype="float32")).dtype == "float32"
+
+
+@pytest.mark.parametrize("reduction", ["update", "add", "mul", "min", "max", "mean"])
+def test_scatter_elements(reduction):
+    a = RNG.standard_normal((3, 4)).astype("float32")
+    idx = np.array([[0, 2, 2], [3, 1, 0]], "int64")
+    upd = RNG.standard_normal((2, 3)).astype("float32")
+    out = run(relay.scatter_elements(v((3, 4)), v((2, 3), "int64", "i"), v((2, 3), name="u"), axis=1,
+                                     reduction=reduction), x=a, i=idx, u=upd)
+    want = a.copy()
+    for r in range(2):
+        for c in range(3):
+            k = idx[r, c]
+            if reduction == "update":
+                want[r, k] = upd[r, c]
+            elif reduction == "mean":
+                continue
+            else:
+                want[r, k] = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}[reduction](
+                    want[r, k], upd[r, c])
+    if reduction == "mean":  # row 0 hits column 2 twice: (a + u1 + u2) / 3
+        want[0, 0] = (a[0, 0] + upd[0, 0]) / 2
+        want[0, 2] = (a[0, 2] + upd[0, 1] + upd[0, 2]) / 3
+        want[1, 3], want[1, 1], want[1, 0] = [(a[1, k] + upd[1, c]) / 2 for c, k in enumerate([3, 1, 0])]
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    with pytest.raises(TypeInferenceError, match="one shape"):
+        typed(relay.scatter_elements(v((3, 4)), v((2, 3), "int64", "i"), v((2, 2), name="u")))
+    with pytest.raises(OpAttributeInvalid, match="reduction"):
+        relay.scatter_elements(v((3, 4)), v((2, 3), "int64", "i"), v((2, 3), name="u"), reduction="sum")
+
+
+@pytest.mark.parametrize("mode", ["update", "add", "max"])
+def test_scatter_nd(mode):
+    a = RNG.standard_normal((4, 3)).astype("float32")
+    idx = np.array([[0, 2, 0]])  # rows 0, 2 and 0 again (M = 1)
+    upd = RNG.standard_normal((3, 3)).astype("float32")
+    out = run(relay.scatter_nd(v((4, 3)), relay.const(idx), v((3, 3), name="u"), mode), x=a, u=upd)
+    want = a.copy()
+    if mode == "update":
+        want[0], want[2] = upd[2], upd[1]
+    elif mode == "add":
+        want[0] += upd[0] + upd[2]
+        want[2] += upd[1]
+    else:
+        want[0] = np.maximum(np.maximum(a[0], upd[0]), upd[2])
+        want[2] = np.maximum(a[2], upd[1])
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    with pytest.raises(TypeInferenceError, match="scatter_nd: updates"):
+        typed(relay.scatter_nd(v((4, 3)), relay.const(idx), v((3, 2), name="u")))
