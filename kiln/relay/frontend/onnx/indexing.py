@@ -1,4 +1,5 @@
-"""Converters of ONNX indexing operators: Gather, GatherElements, GatherND, OneHot, NonZero, Compress.
+"""Converters of ONNX indexing operators: Gather, GatherElements, GatherND, ScatterElements (and the older
+Scatter), ScatterND, OneHot, NonZero, Compress.
 
 Negative indices are wrapped into range: at conversion time for constant indices, with ``where(i < 0, i + n, i)``
 otherwise. NonZero and Compress have output shapes that depend on values, so those values must be constants.
@@ -56,6 +57,42 @@ class GatherND(OnnxOpConverter):
         rank = len(ishape)
         indices = _op.transpose(indices, [rank - 1] + list(range(rank - 1)))
         return _op.gather_nd(data, indices, batch_dims=batch_dims)
+
+
+_REDUCTIONS = {"none": "update", "add": "add", "mul": "mul", "min": "min", "max": "max"}
+
+
+def _reduction(attr, ctx):
+    reduction = attr.get("reduction", "none")
+    if reduction not in _REDUCTIONS:
+        raise ctx.error(f"unknown reduction {reduction!r}")
+    return _REDUCTIONS[reduction]
+
+
+@register("ScatterElements", "Scatter")
+class ScatterElements(OnnxOpConverter):
+    """``scatter_elements`` along ``axis`` (0) with ``reduction`` (none, add, mul, min, max)."""
+
+    @classmethod
+    def _impl_v9(cls, inputs, attr, ctx):
+        data, indices, updates = inputs
+        axis = attr.get("axis", 0) % ctx.ndim(data)
+        indices = wrap_indices(indices, ctx.shape(data)[axis], ctx)
+        return _op.scatter_elements(data, indices, updates, axis, _reduction(attr, ctx))
+
+
+@register("ScatterND")
+class ScatterND(OnnxOpConverter):
+    """``scatter_nd`` with the index tuples moved from the last axis (ONNX) to the first (Relay)."""
+
+    @classmethod
+    def _impl_v11(cls, inputs, attr, ctx):
+        data, indices, updates = inputs
+        ishape = ctx.shape(indices)
+        indices = wrap_indices(indices, ctx.shape(data)[: ishape[-1]], ctx)
+        rank = len(ishape)
+        indices = _op.transpose(indices, [rank - 1] + list(range(rank - 1)))
+        return _op.scatter_nd(data, indices, updates, _reduction(attr, ctx))
 
 
 @register("OneHot")

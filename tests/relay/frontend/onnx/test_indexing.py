@@ -51,3 +51,20 @@ def test_nonzero_and_compress_of_constants(ox):
     model = ox.node_model("NonZero", {"x": f32(2, 2)}, out_dtype="int64")
     with pytest.raises(KilnError, match=r"'NonZero_0' \(NonZero\).*compile-time constant.*graph input\(s\) x"):
         ox.run_kiln(model, {"x": f32(2, 2)})
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "mul", "min", "max"])
+def test_scatter_elements(ox, reduction):
+    idx = np.array([[1, -1], [0, 2]], "int64")
+    opset = 11 if reduction == "none" else 18
+    attrs = {"axis": 1} if reduction == "none" else {"axis": 1, "reduction": reduction}
+    ox.check_node("ScatterElements", {"x": f32(2, 3), "u": f32(2, 2)}, attrs, initializers={"i": idx},
+                  input_names=["x", "i", "u"], opset=opset)
+
+
+def test_scatter_nd(ox):
+    idx = np.array([[0, 1], [2, -1]], "int64")
+    ox.check_node("ScatterND", {"x": f32(3, 4, 2), "u": f32(2, 2)}, initializers={"i": idx},
+                  input_names=["x", "i", "u"])
+    ox.check_node("ScatterND", {"x": f32(3, 4, 2), "u": f32(2, 4, 2)}, {"reduction": "add"},
+                  initializers={"i": np.array([[0], [0]], "int64")}, input_names=["x", "i", "u"], opset=16)
