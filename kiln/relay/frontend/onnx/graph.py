@@ -48,10 +48,25 @@ def node_names(graph) -> list[str]:
     return names
 
 
-def check_supported(graph, opset):
-    """Raise OpNotImplemented listing every op type of ``graph`` kiln cannot convert at ``opset``."""
-    missing = []
+def _all_nodes(graph):
+    """The nodes of ``graph`` and, depth first, of the subgraphs in their attributes (If branches)."""
+    from onnx import AttributeProto
+
     for node in graph.node:
+        yield node
+        for a in node.attribute:
+            if a.type == AttributeProto.GRAPH:
+                yield from _all_nodes(a.g)
+            elif a.type == AttributeProto.GRAPHS:
+                for g in a.graphs:
+                    yield from _all_nodes(g)
+
+
+def check_supported(graph, opset):
+    """Raise OpNotImplemented listing every op type of ``graph`` (subgraphs included) kiln cannot convert at
+    ``opset``."""
+    missing = []
+    for node in _all_nodes(graph):
         label = node.op_type if node.domain in DEFAULT_DOMAINS else f"{node.domain}.{node.op_type}"
         converter = CONVERTERS.get(node.op_type) if node.domain in DEFAULT_DOMAINS else None
         if converter is not None and converter.get_converter(opset) is not None:
@@ -176,6 +191,22 @@ class GraphProto:
         proto, body_opset = function_body(node, opset, types)
         for k, body_node in enumerate(expand(node, proto, f"{name}/", opset)):
             self._convert(body_node, f"{name}/{body_node.op_type}_{k}", ctx, body_opset)
+
+    def convert_subgraph(self, graph, prefix, ctx):
+        """Convert the nodes of a subgraph (an If branch) in this graph's scope; returns its output values."""
+        from onnx import numpy_helper
+
+        opset, node, name = ctx.opset, ctx.node, ctx.name
+        for init in graph.initializer:
+            dtype = onnx_dtype(init.data_type, f"initializer {init.name!r}")
+            self.values[init.name] = Constant(nd_array(np.asarray(numpy_helper.to_array(init)).astype(dtype)))
+        for k, sub in enumerate(graph.node):
+            self._convert(sub, sub.name or f"{prefix}/{sub.op_type}_{k}", ctx, opset)
+        ctx.opset, ctx.node, ctx.name = opset, node, name
+        missing = [o.name for o in graph.output if o.name not in self.values]
+        if missing:
+            raise KilnError(f"{prefix}: subgraph outputs {', '.join(missing)} are not produced")
+        return [self.values[o.name] for o in graph.output]
 
     def _convert_node(self, node, name, ctx):
         op_type = node.op_type

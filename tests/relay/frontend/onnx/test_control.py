@@ -1,0 +1,45 @@
+"""If with a compile-time condition (kiln/relay/frontend/onnx/control.py)."""
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+from kiln import relay
+from kiln.error import KilnError, OpNotImplemented
+
+
+def _branch(name, op, extra=None):
+    out = helper.make_tensor_value_info(f"{name}_out", TensorProto.FLOAT, None)
+    nodes = [helper.make_node(op, ["x"] + ([extra] if extra else []), [f"{name}_out"])]
+    return helper.make_graph(nodes, name, [], [out])
+
+
+def _if_model(ox, cond_nodes, inputs, inits, else_op="Neg"):
+    nodes = cond_nodes + [helper.make_node("If", ["cond"], ["y"], then_branch=_branch("then", "Relu"),
+                                           else_branch=_branch("else", else_op))]
+    return ox.make_model(nodes, inputs, ["y"], inits, opset=13)
+
+
+@pytest.mark.parametrize("rows,taken", [(2, "Relu"), (3, "Neg")])
+def test_if_on_a_shape_condition_takes_one_branch(ox, rows, taken):
+    cond = [helper.make_node("Shape", ["x"], ["shape"]), helper.make_node("Gather", ["shape", "zero"], ["rows"]),
+            helper.make_node("Equal", ["rows", "two"], ["cond"])]
+    x = np.random.default_rng(0).standard_normal((rows, 3)).astype("float32")
+    model = _if_model(ox, cond, {"x": x}, {"zero": np.array(0, "int64"), "two": np.array(2, "int64")})
+    ox.check(model, {"x": x})
+    mod, _ = relay.frontend.from_onnx(model)
+    calls = []
+    relay.analysis.post_order_visit(mod["main"], lambda e: calls.append(e.op.name) if isinstance(e, relay.Call) else 0)
+    assert calls == [{"Relu": "nn.relu", "Neg": "negative"}[taken]]
+
+
+def test_if_on_a_graph_input_names_it(ox):
+    model = _if_model(ox, [], {"x": ((2,), "float32"), "cond": ((), "bool")}, {})
+    with pytest.raises(KilnError, match=r"condition of If must be a compile-time constant.*graph input\(s\) cond"):
+        relay.frontend.from_onnx(model)
+
+
+def test_unsupported_operators_inside_branches_are_listed(ox):
+    model = _if_model(ox, [], {"x": ((2,), "float32"), "cond": ((), "bool")}, {}, else_op="FancyOp")
+    with pytest.raises(OpNotImplemented, match="not supported for frontend ONNX: FancyOp"):
+        relay.frontend.from_onnx(model)
