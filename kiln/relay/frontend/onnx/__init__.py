@@ -1,9 +1,9 @@
 """The ONNX frontend: ``relay.frontend.from_onnx`` (TVM's ``tvm.relay.frontend.from_onnx``).
 
 The converters live in one module per operator family (``math``, ``nn``, ``normalization``, ``tensor``,
-``indexing``, ``reduce``, ``image``, ``quantize``, ``control``); importing them fills the converter table of :mod:`.common`, and
-:mod:`.graph` walks the graph (expanding operators defined as ONNX functions with :mod:`.functions`). The ``onnx``
-package is imported only when a model is converted.
+``indexing``, ``reduce``, ``image``, ``quantize``, ``control``); importing them fills the converter table of
+:mod:`.common`, and :mod:`.graph` walks the graph (expanding operators defined as ONNX functions with
+:mod:`.functions`). The ``onnx`` package is imported only when a model is converted.
 """
 
 import os
