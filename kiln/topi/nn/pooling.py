@@ -108,12 +108,12 @@ def pool2d(data, kernel, stride, dilation, padding, pool_type, ceil_mode=False, 
         lowest = _op.min_value(data.dtype)
         padded = pad(data, before, after, pad_value=lowest, name="pad_temp") if any(before + after) else data
         out = compute(out_shape, lambda *i: _te_max(padded(*window(i)), axis=[ry, rx]), name="pool_max",
-                      tag="pool_max")
+                      tag="pool_max", attrs={"layout": layout})
     else:
         acc = _acc_dtype(data.dtype)
         padded = pad(data, before, after, pad_value=0, name="pad_temp") if any(before + after) else data
         total = compute(out_shape, lambda *i: _te_sum(_op.cast(padded(*window(i)), acc), axis=[ry, rx]),
-                        name="pool_sum", tag="pool_sum")
+                        name="pool_sum", tag="pool_sum", attrs={"layout": layout})
         lo_h, hi_h = (0, h + top + bottom) if count_include_pad else (top, top + h)
         lo_w, hi_w = (0, w + left + right) if count_include_pad else (left, left + w)
 

@@ -19,10 +19,10 @@ from .dense import (
 )
 from .dispatch import anchor_tag, schedule_auto
 from .injective import schedule_concatenate, schedule_injective, schedule_injective_from_existing
+from .pooling import schedule_pool
 from .reduction import schedule_generic, schedule_reduce
 from .softmax import schedule_softmax
 
-schedule_pool = schedule_generic
 schedule_adaptive_pool = schedule_generic
 schedule_dense_pack = schedule_gemm
 schedule_batch_matmul = schedule_gemm

@@ -11,6 +11,7 @@ from .conv2d import schedule_conv2d_NCHWc
 from .conv2d_direct import DIRECT_TAGS, schedule_conv2d_direct
 from .dense import GEMM_TAGS, schedule_dense_nopack, schedule_gemm
 from .injective import schedule_injective
+from .pooling import POOL_TAGS, schedule_pool
 from .reduction import schedule_generic
 from .softmax import schedule_softmax
 
@@ -21,6 +22,7 @@ SCHEDULE_BY_TAG = {
     **{t: schedule_conv2d_direct for t in DIRECT_TAGS},
     **{t: schedule_gemm for t in GEMM_TAGS},
     "dense_nopack": schedule_dense_nopack,
+    **{t: schedule_pool for t in POOL_TAGS},
     "softmax_output": schedule_softmax,
     "log_softmax_output": schedule_softmax,
 }
