@@ -33,7 +33,7 @@ OPS = [
     "rotary_embedding", "round", "scatter", "scatternd", "selu", "shape", "shrink", "sigmoid", "sign", "sin", "sinh",
     "size", "slice", "softmax", "softplus", "softsign", "spacetodepth", "split", "sqrt", "squeeze", "sub", "sum",
     "swiglu", "swish", "tan", "tanh", "thresholdedrelu", "tile", "top_k", "transpose", "tril", "triu", "unsqueeze",
-    "upsample", "where", "xor", "if",
+    "upsample", "where", "xor", "if", "rnn", "simple_rnn", "gru", "lstm",
 ]
 
 #: node tests of those operators that kiln does not pass, with the reason

@@ -1,7 +1,7 @@
 """The ONNX frontend: ``relay.frontend.from_onnx`` (TVM's ``tvm.relay.frontend.from_onnx``).
 
 The converters live in one module per operator family (``math``, ``nn``, ``normalization``, ``tensor``,
-``indexing``, ``reduce``, ``image``, ``quantize``, ``control``); importing them fills the converter table of
+``indexing``, ``reduce``, ``image``, ``quantize``, ``control``, ``rnn``); importing them fills the converter table of
 :mod:`.common`, and :mod:`.graph` walks the graph (expanding operators defined as ONNX functions with
 :mod:`.functions`). The ``onnx`` package is imported only when a model is converted.
 """
@@ -9,7 +9,7 @@ The converters live in one module per operator family (``math``, ``nn``, ``norma
 import os
 
 from ....error import KilnError
-from . import control, image, indexing, math, nn, normalization, quantize, reduce, tensor  # noqa: F401  (register the converters)
+from . import control, image, indexing, math, nn, normalization, quantize, reduce, rnn, tensor  # noqa: F401  (register the converters)
 from .common import CONVERTERS
 from .graph import DEFAULT_DOMAINS, GraphProto, check_supported, node_names
 
