@@ -30,6 +30,7 @@ from .transform import (
 )
 from .indexing import gather, gather_nd, one_hot
 from .scan import cumprod, cumsum
+from .scatter import scatter_elements, scatter_nd
 from .sort import argsort, topk
 from . import nn, image, generic, x86, strategy
 from .utils import traverse_inline

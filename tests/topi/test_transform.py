@@ -80,3 +80,24 @@ def test_tile_repeat_reverse_gather(harness, target):
                                  np.array(-1.0, "float32")], A.OneHotAttrs(4, 1, "float32"), label="one_hot"),
     ]
     harness.run_cases(cases, target)
+
+
+def test_scatter(harness, target):
+    data = harness.rand((4, 5, 3), "float32")
+    upd = harness.rand((2, 5, 3), "float32", seed=9)
+    idx = np.array([[[0, 3, 3]] * 5, [[3, 1, 0]] * 5], "int64")  # duplicates along axis 0
+    small_idx = harness.rand((2, 2, 2), "int32", 0, 4, seed=4)
+    small_upd = harness.rand((2, 2, 2), "float32", seed=5)
+    nd_idx = np.array([[0, 2, 0], [1, 4, 1]], "int32")  # (M=2, 3): three (a, b) pairs, one duplicate
+    nd_upd = harness.rand((3, 3), "float32", seed=6)
+    cases = [harness.Case("scatter_elements", [data, idx, upd], A.ScatterElementsAttrs(0, r), label=f"elements {r}")
+             for r in ("update", "add", "mul", "min", "max", "mean")]
+    cases.append(harness.Case("scatter_elements", [data, small_idx, small_upd], A.ScatterElementsAttrs(0),
+                              label="elements, indices smaller than data"))
+    cases += [harness.Case("scatter_nd", [data, nd_idx, nd_upd], A.ScatterNDAttrs(mode), label=f"nd {mode}")
+              for mode in ("update", "add", "mul", "min", "max")]
+    cases.append(harness.Case("scatter_nd", [data, np.array([[1], [2], [0]], "int32"), harness.rand((1,), seed=7)],
+                              A.ScatterNDAttrs("update"), label="nd full index"))
+    cases.append(harness.Case("scatter_nd", [data, np.array([2, 1], "int32"), harness.rand((3,), seed=8)],
+                              A.ScatterNDAttrs("add"), label="nd one index tuple"))
+    harness.run_cases(cases, target)

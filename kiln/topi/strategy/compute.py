@@ -12,6 +12,7 @@ from .. import image, nn
 from .. import indexing as G
 from .. import reduction as R
 from .. import scan as SC
+from .. import scatter as SCT
 from .. import sort as SO
 from .. import transform as T
 
@@ -195,5 +196,8 @@ COMPUTES = {
     "cumsum": _scan(SC.cumsum),
     "cumprod": _scan(SC.cumprod),
     "topk": _topk,
+    "scatter_elements": lambda attrs, inputs, out_type: [SCT.scatter_elements(*inputs[:3], attrs.axis,
+                                                                              attrs.reduction)],
+    "scatter_nd": lambda attrs, inputs, out_type: [SCT.scatter_nd(*inputs[:3], attrs.mode)],
 }
 """Relay operator name -> ``FTVMCompute``."""
