@@ -109,7 +109,6 @@ class GraphProto:
         self.dtype = dtype
         self.freeze_params = freeze_params
         self.values: dict = {}      # ONNX value name -> typed Relay expression
-        self.params: dict = {}      # initializer name -> numpy array (freeze_params=False)
         self.param_vars: dict = {}  # initializer Var -> numpy array (freeze_params=False)
         self.input_names: set = set()
 
@@ -134,7 +133,6 @@ class GraphProto:
             else:
                 ttype = TensorType(array.shape, dtype)
                 var = Var(init.name, ttype, checked_type_=ttype)
-                self.params[init.name] = array
                 self.param_vars[var] = array
                 self.values[init.name] = var
 
