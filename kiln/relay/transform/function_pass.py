@@ -7,7 +7,8 @@ the module, and the new functions replace the old ones once every function was v
 function (@f)``), so a bad rewrite can be narrowed down to one function.
 """
 
-from ...ir.transform import FunctionLevelPass, make_pass_decorator, pass_decorator_doc
+from ...ir.function_pass import FunctionLevelPass
+from ...ir.transform import make_pass_decorator, pass_decorator_doc
 from ..function import Function
 
 _SKIP_ATTRS = ("SkipOptimization", "Primitive", "Compiler")

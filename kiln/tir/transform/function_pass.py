@@ -4,7 +4,8 @@ As in TVM, the pass function receives each PrimFunc with the module; returning N
 are recognised by their ``type_key`` (``"tir.PrimFunc"``), so this file does not depend on the TIR node classes.
 """
 
-from ...ir.transform import FunctionLevelPass, make_pass_decorator, pass_decorator_doc
+from ...ir.function_pass import FunctionLevelPass
+from ...ir.transform import make_pass_decorator, pass_decorator_doc
 
 
 def is_prim_func(func) -> bool:
