@@ -24,13 +24,15 @@ class Function(ExprWithOp, BaseFunc, RelayExpr):
         The declared return type.
     attrs : dict or DictAttrs, optional
         Attributes such as ``{"Primitive": 1}``; read with ``fn.attrs["Primitive"]``.
+    type_params : tuple, optional
+        Type parameters (kiln's types are monomorphic: always empty in practice).
     """
 
     params: tuple = field(metadata=DEF)
     body: RelayExpr
     ret_type: Type | None = None
+    attrs: DictAttrs = field(default_factory=DictAttrs)  # SPEC's position: Function(params, body, ret_type, attrs)
     type_params: tuple = ()
-    attrs: DictAttrs = field(default_factory=DictAttrs)
 
     def __post_init__(self):
         object.__setattr__(self, "params", tuple(self.params))

@@ -67,3 +67,9 @@ def test_operators_on_expressions():
     assert x.astype("int32").attrs.dtype == "int32"
     f = relay.Function([x], x)
     assert isinstance(f(x), relay.Call)
+
+
+def test_function_positional_attrs_as_in_spec():
+    x = relay.var("x", shape=(2,))
+    f = relay.Function([x], x, None, {"Primitive": 1})
+    assert f.attrs["Primitive"] == 1 and f.ret_type is None and f.type_params == ()
