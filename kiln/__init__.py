@@ -13,5 +13,6 @@ from .runtime import Device, NDArray, cpu, device, get_global_func, ndarray as n
 from . import transform  # noqa: E402  (tvm.transform)
 from .ir import instrument  # noqa: E402  (tvm.instrument)
 from . import relay  # noqa: E402  (relay registers its hooks into the layers above on import)
+from . import contrib  # noqa: E402  (tvm.contrib.graph_executor)
 
 __version__ = "0.1.0"

@@ -18,6 +18,9 @@ from .parser import fromtext, parse, parse_expr
 from . import testing
 from . import frontend
 from .optimize import bind_params_by_name, optimize
+from . import backend
+from . import build as build_module  # noqa: E402  (TVM's relay.build_module; registers relay.executor.graph)
+from .build import build, load_param_dict, save_param_dict  # noqa: E402
 
 
 @register_func("relay.ir.as_function")

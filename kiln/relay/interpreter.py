@@ -110,8 +110,9 @@ class _Machine:
         if func is not None:
             return func
         func = self.mod[gv]
-        if not isinstance(func, Function):
-            raise KilnError(f"the interpreter cannot run {gv}: it is a {type(func).__name__}, not a Relay function")
+        if not isinstance(func, Function):  # a lowered PrimFunc: not an error of the program, a limit of this oracle
+            raise OpNotImplemented(f"the interpreter cannot run {gv}: it is a {type(func).__name__}, not a Relay "
+                                   f"function")
         self.globals[gv] = func
         return func
 

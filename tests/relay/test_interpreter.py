@@ -264,7 +264,9 @@ def test_module_without_main():
 
 
 def test_every_relay_operator_has_a_reference_implementation():
-    relay_ops = [kiln.ir.Op.get(name) for name in kiln.ir.list_op_names() if not name.startswith("test_")]
+    # call_lowered calls a compiled PrimFunc (kiln.relay.backend): it has no numpy reference by design
+    relay_ops = [kiln.ir.Op.get(name) for name in kiln.ir.list_op_names()
+                 if not name.startswith("test_") and name != "call_lowered"]
     missing = [op.name for op in relay_ops if op.has_attr("FTypeRelation") and op.get_attr("FEvaluate") is None]
     assert not missing, f"operators without FEvaluate: {missing}"
 

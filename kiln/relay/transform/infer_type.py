@@ -19,7 +19,8 @@ from ...ir.expr import GlobalVar
 from ...ir.module import IRModule
 from ...ir.op import Op
 from ...ir.transform import ModulePass, PassInfo, register_pass, same_contents
-from ...ir.type import FuncType, TensorType, TupleType
+from ...ir.type import FuncType, PrimType, TensorType, TupleType
+from ...tir.function import PrimFunc
 from ..expr_functor import ExprMutator
 from ..function import Function
 
@@ -230,6 +231,8 @@ def _infer_module(mod):
 
 def _func_type(func):
     ftype = getattr(func, "checked_type_", None)
+    if ftype is None and isinstance(func, PrimFunc):  # TVM's type of a PrimFunc: its parameters' primitive types
+        return FuncType([PrimType(p.dtype) for p in func.params], func.ret_type or TupleType([]))
     if ftype is None:
         raise TypeInferenceError(f"global function of kind {type(func).__name__} has no Relay type")
     return ftype

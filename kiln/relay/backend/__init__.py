@@ -1,0 +1,12 @@
+"""kiln.relay.backend: from an optimized Relay module to something that runs (TVM's ``relay.backend``).
+
+* :mod:`.call_lowered`: the ``call_lowered`` operator that calls a lowered PrimFunc from Relay;
+* :mod:`.te_compiler`: one primitive function to one ``tir.PrimFunc`` through topi, with a cache;
+* :mod:`.lower_te`: the ``LowerTE`` module pass;
+* :mod:`.graph_codegen`: the graph executor's JSON, storage plan and parameters from a lowered ``@main``.
+"""
+
+from . import call_lowered, graph_codegen, lower_te, te_compiler
+from .lower_te import LowerTE
+
+__all__ = ["LowerTE", "call_lowered", "graph_codegen", "lower_te", "te_compiler"]

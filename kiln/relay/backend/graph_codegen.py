@@ -1,0 +1,287 @@
+"""Graph codegen: the graph executor's JSON, storage plan and parameters from a lowered ``@main`` (TVM's
+``GraphExecutorCodegen`` and ``GraphPlanMemory``).
+
+The graph is TVM's JSON format, so tools that read TVM graphs read it:
+
+* ``nodes``: each ``{"op": "null", "name", "inputs": []}`` (an input of ``@main``, or a constant, named ``p0``,
+  ``p1`` ... in visiting order and returned as a parameter) or ``{"op": "tvm_op", "name", "attrs": {"func_name",
+  "num_inputs", "num_outputs", "flatten_data"}, "inputs": [[node, index, 0], ...]}`` (one ``call_lowered``: the
+  kernel ``func_name`` of the library, called with its inputs then its outputs);
+* ``arg_nodes`` (the ``null`` nodes), ``heads`` (the outputs of ``@main``, a tuple result flattened),
+  ``node_row_ptr`` (where each node's outputs start in the list of *entries*, one entry per tensor);
+* ``attrs``: per entry ``shape`` (``list_shape``), ``dltype`` (``list_str``) and ``storage_id`` (``list_int``).
+
+Tuples and projections produce no node: a tuple is the list of its fields' entries, ``.i`` selects the entries of
+field ``i``; ``let`` binds a variable to its value's entries.
+
+Storage planning (:func:`plan_memory`) follows GraphPlanMemory: entries are visited in node order with a reference
+count (their number of uses, one more for graph outputs); inputs and parameters get storage of their own; the
+outputs of a kernel take a free block whose size is within a factor 16 of theirs (the smallest that fits, else the
+largest smaller one, which grows), or a new one; then the kernel's inputs whose count drops to zero return their
+block to the free list. A kernel's outputs are allocated before its inputs are released, so no kernel reads and
+writes one block; an unused output is released at once.
+"""
+
+import bisect
+import json
+
+import numpy as np
+
+from ...error import CodegenError
+from ...ir.expr import GlobalVar
+from ...ir.module import IRModule
+from ...ir.type import TensorType, TupleType
+from ...tir.function import PrimFunc
+from ..expr import Call, Constant, Let, Tuple, TupleGetItem, Var
+from ..function import Function
+from .call_lowered import is_call_lowered
+from .te_compiler import flatten_type
+
+__all__ = ["GraphCodegenResult", "codegen", "plan_memory", "MATCH_RANGE"]
+
+MATCH_RANGE = 16
+"""A free block is reused for a tensor between 1/16 and 16 times its size (TVM's ``match_range_``)."""
+
+
+class GraphCodegenResult:
+    """What :func:`codegen` produces.
+
+    Attributes
+    ----------
+    graph_json : str
+        The graph (see the module docstring).
+    params : dict of str to NDArray
+        The constants of ``@main`` by their node names (``p0``, ...).
+    lowered_funcs : IRModule
+        The PrimFuncs the graph calls.
+    """
+
+    def __init__(self, graph_json, params, lowered_funcs):
+        self.graph_json = graph_json
+        self.params = params
+        self.lowered_funcs = lowered_funcs
+
+
+def _nbytes(ttype: TensorType) -> int:
+    count = int(np.prod(ttype.shape, dtype=np.int64))
+    return count * np.dtype(ttype.dtype).itemsize
+
+
+def _field_offset(ttype: TupleType, index: int) -> tuple:
+    start = sum(len(flatten_type(f)) for f in ttype.fields[:index])
+    return start, start + len(flatten_type(ttype.fields[index]))
+
+
+class _GraphBuilder:
+    """Walks ``@main`` and emits nodes (see the module docstring)."""
+
+    def __init__(self, mod):
+        self.mod = mod
+        self.nodes: list = []
+        self.entry_types: list = []  # per node: list of TensorType of its outputs
+        self.params: dict = {}
+        self.entries: dict = {}  # expr -> list of (node, index)
+        self.used_funcs: dict = {}
+
+    def _add_node(self, node, types) -> list:
+        nid = len(self.nodes)
+        self.nodes.append(node)
+        self.entry_types.append(types)
+        return [(nid, k) for k in range(len(types))]
+
+    def add_input(self, var):
+        ttype = var.checked_type_
+        if not isinstance(ttype, TensorType):
+            raise CodegenError(f"graph codegen: input %{var.name_hint} has type {ttype}; the graph executor takes "
+                               f"tensor inputs only")
+        self._check_static(ttype, f"input %{var.name_hint}")
+        self.entries[var] = self._add_node({"op": "null", "name": var.name_hint, "inputs": []}, [ttype])
+
+    @staticmethod
+    def _check_static(ttype, what):
+        if not all(isinstance(d, int) for d in ttype.shape):
+            raise CodegenError(f"graph codegen: {what} has the dynamic shape {ttype.shape}; the graph executor needs "
+                               f"static shapes")
+
+    def visit(self, root):
+        """The entries of ``root``, visiting operands first without recursion (let chains walked by a loop)."""
+        stack = [(root, False)]
+        while stack:
+            expr, ready = stack.pop()
+            if expr in self.entries:
+                continue
+            kids = self._operands(expr)
+            if not ready and any(k not in self.entries for k in kids):
+                stack.append((expr, True))
+                stack.extend((k, False) for k in reversed(kids) if k not in self.entries)
+                continue
+            self.entries[expr] = self._emit(expr)
+        return self.entries[root]
+
+    def _operands(self, expr):
+        kind = type(expr)
+        if kind is Call and is_call_lowered(expr):
+            return expr.args[1].fields
+        if kind is Tuple:
+            return expr.fields
+        if kind is TupleGetItem:
+            return (expr.tuple_value,)
+        if kind is Let:
+            return (expr.value,)
+        return ()
+
+    def _emit(self, expr):
+        kind = type(expr)
+        if kind is Constant:
+            name = f"p{len(self.params)}"
+            self.params[name] = expr.data
+            return self._add_node({"op": "null", "name": name, "inputs": []}, [expr.checked_type_])
+        if kind is Tuple:
+            return [e for f in expr.fields for e in self.entries[f]]
+        if kind is TupleGetItem:
+            start, stop = _field_offset(expr.tuple_value.checked_type_, expr.index)
+            return self.entries[expr.tuple_value][start:stop]
+        if kind is Let:
+            while isinstance(expr, Let):
+                self.entries[expr.var] = self.visit(expr.value)
+                expr = expr.body
+            return self.visit(expr)
+        if kind is Call and is_call_lowered(expr):
+            return self._emit_call(expr)
+        if kind is Var:
+            raise CodegenError(f"graph codegen: variable %{expr.name_hint} is free in @main")
+        if kind is Call:
+            callee = expr.op.name if hasattr(expr.op, "name") else (
+                str(expr.op) if isinstance(expr.op, GlobalVar) else f"a {type(expr.op).__name__}")
+            raise CodegenError(f"graph codegen: @main calls {callee}, which was not lowered; the graph executor runs "
+                               f"only kernels (call_lowered). Global functions must be inlined (attribute Inline=1)")
+        raise CodegenError(f"graph codegen: the graph executor cannot run a {kind.__name__} (control flow, closures "
+                           f"and references need a virtual machine, which kiln does not have)")
+
+    def _emit_call(self, call):
+        gv = call.args[0]
+        func = self.mod[gv] if gv in self.mod else None
+        if not isinstance(func, PrimFunc):
+            raise CodegenError(f"graph codegen: call_lowered of {gv}, which is not a tir.PrimFunc of the module")
+        self.used_funcs[gv] = func
+        inputs = [e for a in call.args[1].fields for e in self.entries[a]]
+        outputs = flatten_type(call.checked_type_)
+        for t in outputs:
+            self._check_static(t, f"the result of {gv.name_hint}")
+        node = {"op": "tvm_op", "name": gv.name_hint,
+                "attrs": {"func_name": gv.name_hint, "num_inputs": str(len(inputs)),
+                          "num_outputs": str(len(outputs)), "flatten_data": "0"},
+                "inputs": [[nid, k, 0] for nid, k in inputs]}
+        return self._add_node(node, outputs)
+
+
+def plan_memory(nodes, entry_types, heads) -> list:
+    """The storage id of each entry (see the module docstring).
+
+    Parameters
+    ----------
+    nodes : list of dict
+        The graph nodes in execution order.
+    entry_types : list of list of TensorType
+        Each node's output types.
+    heads : list of (node, index)
+        The graph outputs.
+
+    Returns
+    -------
+    storage_ids : list of int
+        One per entry, in entry order (node by node, output by output).
+    """
+    row = [0]
+    for types in entry_types:
+        row.append(row[-1] + len(types))
+    sizes = [_nbytes(t) for types in entry_types for t in types]
+    refs = [0] * row[-1]
+    for node in nodes:
+        for nid, k, _ in node["inputs"]:
+            refs[row[nid] + k] += 1
+    for nid, k in heads:
+        refs[row[nid] + k] += 1
+    storage = [-1] * row[-1]
+    block_size: list = []
+    free: list = []  # sorted (size, sid)
+
+    def request(size):
+        if free:
+            pos = bisect.bisect_left(free, (size, -1))
+            for i in range(pos, len(free)):  # the smallest block that fits, within the match range
+                if free[i][0] > size * MATCH_RANGE:
+                    break
+                return free.pop(i)[1]
+            for i in range(pos - 1, -1, -1):  # else the largest smaller block, grown
+                if free[i][0] * MATCH_RANGE < size:
+                    break
+                sid = free.pop(i)[1]
+                block_size[sid] = size
+                return sid
+        block_size.append(size)
+        return len(block_size) - 1
+
+    def release(sid):
+        bisect.insort(free, (block_size[sid], sid))
+
+    for nid, node in enumerate(nodes):
+        outs = range(row[nid], row[nid + 1])
+        if node["op"] == "null":
+            for eid in outs:
+                block_size.append(sizes[eid])
+                storage[eid] = len(block_size) - 1
+            continue
+        for eid in outs:
+            storage[eid] = request(sizes[eid])
+        for src, k, _ in node["inputs"]:
+            eid = row[src] + k
+            refs[eid] -= 1
+            if refs[eid] == 0 and nodes[src]["op"] != "null":
+                release(storage[eid])
+        for eid in outs:
+            if refs[eid] == 0:
+                release(storage[eid])
+    return storage
+
+
+def codegen(mod, entry="main") -> GraphCodegenResult:
+    """The graph of the lowered ``mod[entry]`` (see the module docstring).
+
+    Parameters
+    ----------
+    mod : IRModule
+        A module after LowerTE: ``@main`` calling PrimFuncs of the module through ``call_lowered``.
+    entry : str
+        The function the graph runs.
+
+    Returns
+    -------
+    GraphCodegenResult
+    """
+    func = mod[entry]
+    if not isinstance(func, Function):
+        raise CodegenError(f"graph codegen: @{entry} is a {type(func).__name__}, not a Relay function")
+    builder = _GraphBuilder(mod)
+    for param in func.params:
+        builder.add_input(param)
+    heads = builder.visit(func.body)
+    nodes = builder.nodes
+    storage = plan_memory(nodes, builder.entry_types, heads)
+    row = [0]
+    for types in builder.entry_types:
+        row.append(row[-1] + len(types))
+    flat = [t for types in builder.entry_types for t in types]
+    graph = {
+        "nodes": nodes,
+        "arg_nodes": [i for i, n in enumerate(nodes) if n["op"] == "null"],
+        "heads": [[nid, k, 0] for nid, k in heads],
+        "attrs": {
+            "dltype": ["list_str", [t.dtype for t in flat]],
+            "storage_id": ["list_int", storage],
+            "shape": ["list_shape", [list(t.shape) for t in flat]],
+        },
+        "node_row_ptr": row,
+    }
+    lowered = IRModule(builder.used_funcs)
+    return GraphCodegenResult(json.dumps(graph, indent=2), builder.params, lowered)

@@ -1,0 +1,234 @@
+"""LowerTE: replace every call of a ``Primitive`` function by ``call_lowered`` of a ``tir.PrimFunc`` (TVM's
+``relay.tec.LowerTE``).
+
+The pass walks each Relay function of the module (after FuseOps, ``@main`` calls one primitive function per fused
+group) and, for each call of a primitive function:
+
+1. lifts the non-scalar constants the function holds (``relay.FuseOps.link_params`` keeps them inside) into extra
+   parameters, passed as arguments, so kernels only read their arguments;
+2. lowers the function through the process-wide :class:`~kiln.relay.backend.te_compiler.TECompiler`, whose cache
+   makes structurally equal functions share one lowering;
+3. gives each distinct lowered function one GlobalVar, named like TVM's ``tvmgen_default_fused_nn_conv2d_add``
+   (``_1``, ``_2`` ... for different functions with the same operators), and adds the PrimFunc to the module;
+4. rewrites the call into ``call_lowered(@name, (args...))`` typed like the original call.
+
+A call of a bare operator (FuseOps disabled) is lowered as a one-operator primitive function; a primitive function
+bound by a ``let`` or held as a global function is lowered where it is called. The current ``Target`` (``llvm`` when
+none) picks the strategies. The result holds the rewritten Relay functions and the PrimFuncs side by side, so
+instruments see both.
+"""
+
+from dataclasses import dataclass
+
+from ...error import CodegenError
+from ...ir.expr import GlobalVar
+from ...ir.module import IRModule
+from ...ir.op import Op
+from ...ir.transform import ModulePass, PassInfo, register_pass
+from ...runtime.packed_func import get_global_func
+from ..expr import Call, Constant, Let, Var
+from ..expr_functor import ExprMutator
+from ..function import Function
+from ..transform.infer_type import infer_type
+from . import te_compiler
+from .call_lowered import call_lowered
+
+
+def current_target():
+    """The current Target, else ``llvm``."""
+    current = get_global_func("target.Target.current")()
+    return current if current is not None else get_global_func("target.Target")("llvm")
+
+
+class _LiftConstants(ExprMutator):
+    """Turns each non-scalar constant of a primitive function body into a new parameter."""
+
+    def __init__(self):
+        super().__init__()
+        self.params: list = []
+        self.constants: list = []
+
+    def visit_constant(self, const):
+        if const.data.handle.ndim == 0:
+            return const
+        ttype = const.checked_type_
+        var = Var(f"p_const{len(self.params)}", ttype, checked_type_=ttype)
+        self.params.append(var)
+        self.constants.append(const)
+        return var
+
+
+def lift_constants(func):
+    """``(func', constants)``: ``func`` with its non-scalar constants as extra trailing parameters."""
+    lifter = _LiftConstants()
+    body = lifter.visit(func.body)
+    if not lifter.params:
+        return func, []
+    new = Function((*func.params, *lifter.params), body, func.ret_type, attrs=func.attrs)
+    return infer_type(new), lifter.constants
+
+
+def _wrap_operator(call):
+    """A bare operator call as the primitive function ``fn (%p0, ...) { op(%p0, ...) }`` and the arguments to pass
+    it (scalar constants stay inside, as FuseOps leaves them)."""
+    params, operands, args = [], [], []
+    for arg in call.args:
+        if isinstance(arg, Constant) and arg.data.handle.ndim == 0:
+            operands.append(arg)
+            continue
+        ttype = arg.checked_type_
+        var = Var(f"p{len(params)}", ttype, checked_type_=ttype)
+        params.append(var)
+        operands.append(var)
+        args.append(arg)
+    func = Function(params, Call(call.op, tuple(operands), call.attrs), attrs={"Primitive": 1})
+    return infer_type(func), args
+
+
+class _Lowerer(ExprMutator):
+    """Rewrites one Relay function (see the module docstring); shares naming state across the module."""
+
+    def __init__(self, state, mod):
+        super().__init__()
+        self.state = state
+        self.mod = mod
+        self.let_functions: dict = {}
+
+    def visit_function(self, fn):
+        if fn.is_primitive():
+            return fn  # lowered where it is called
+        return super().visit_function(fn)
+
+    def visit_let(self, let):
+        chain, body = self.let_chain(let)
+        kept = []
+        for binding in chain:
+            if isinstance(binding.value, Function) and binding.value.is_primitive():
+                self.let_functions[binding.var] = binding.value
+            else:
+                kept.append((binding, self.visit(binding.var), self.visit(binding.value)))
+        result = self.visit(body)
+        for binding, var, value in reversed(kept):
+            result = binding.with_fields(var=var, value=value, body=result)
+        return result
+
+    def visit_var(self, var):
+        if var in self.let_functions:
+            raise CodegenError(f"LowerTE: the primitive function bound to %{var.name_hint} is used as a value, not "
+                               f"called; the graph executor only runs calls of kernels")
+        return var
+
+    def _primitive_callee(self, call):
+        op = call.op
+        if isinstance(op, Function) and op.is_primitive():
+            return op
+        if isinstance(op, Var):
+            return self.let_functions.get(op)
+        if isinstance(op, GlobalVar) and op in self.mod:
+            func = self.mod[op]
+            if isinstance(func, Function) and func.is_primitive():
+                return func
+        return None
+
+    def visit_call(self, call):
+        func = self._primitive_callee(call)
+        if func is not None:
+            args = [self.visit(a) for a in call.args]
+        elif isinstance(call.op, Op) and call.op.name != "call_lowered":
+            func, operands = _wrap_operator(call)
+            args = [self.visit(a) for a in operands]
+        else:
+            return super().visit_call(call)
+        if func.checked_type_ is None:
+            func = infer_type(func)
+        func, constants = lift_constants(func)
+        gv = self.state.lower(func)
+        return call_lowered(gv, [*args, *constants], call.checked_type_, span=call.span)
+
+
+class _LoweringState:
+    """The GlobalVars and PrimFuncs produced so far in one run of the pass."""
+
+    def __init__(self, module_name, target, taken):
+        self.prefix = f"tvmgen_{module_name}_"
+        self.target = target
+        self.compiler = te_compiler.get()
+        self.taken = set(taken)
+        self.by_cached: dict = {}  # id(CachedFunc) -> GlobalVar
+        self.prim_funcs: dict = {}  # GlobalVar -> PrimFunc
+        self.keep: list = []
+
+    def _unique(self, base):
+        name, k = self.prefix + base, 0
+        while name in self.taken:
+            k += 1
+            name = f"{self.prefix}{base}_{k}"
+        self.taken.add(name)
+        return name
+
+    def lower(self, func) -> GlobalVar:
+        cached = self.compiler.lower(func, self.target)
+        gv = self.by_cached.get(id(cached))
+        if gv is None:
+            self.keep.append(cached)  # ids stay unique while the cached objects are alive
+            gv = GlobalVar(self._unique(cached.name))
+            self.by_cached[id(cached)] = gv
+            self.prim_funcs[gv] = cached.prim_func.with_attr("global_symbol", gv.name_hint)
+        return gv
+
+
+def lower_te(mod, module_name="default", target=None) -> IRModule:
+    """Lower every primitive function of ``mod`` (see the module docstring); returns a new module.
+
+    Parameters
+    ----------
+    mod : IRModule
+        The fused module (typed or not).
+    module_name : str
+        The ``<name>`` in ``tvmgen_<name>_fused_...``.
+    target : Target, optional
+        The target (default: the current one, else ``llvm``).
+    """
+    mod = infer_type(mod)
+    target = target if target is not None else current_target()
+    taken = {gv.name_hint for gv in mod.functions}
+    state = _LoweringState(module_name, target, taken)
+    out = IRModule(attrs=mod.attrs)
+    primitive_globals = set()
+    for gv, func in mod.functions.items():
+        if isinstance(func, Function) and func.is_primitive():
+            primitive_globals.add(gv)
+    for gv, func in mod.functions.items():
+        if gv in primitive_globals:
+            continue  # lowered at its call sites
+        if isinstance(func, Function):
+            out[gv] = _Lowerer(state, mod).visit(func)
+        else:
+            out[gv] = func
+    for gv, prim in state.prim_funcs.items():
+        out[gv] = prim
+    return out
+
+
+@register_pass("LowerTE")
+@dataclass(frozen=True)
+class LowerTE(ModulePass):
+    """Lower primitive functions to ``tir.PrimFunc``s called through ``call_lowered`` (TVM's ``tec.LowerTE``).
+
+    Parameters
+    ----------
+    module_name : str
+        Prefix of the kernel names (``tvmgen_<module_name>_fused_...``).
+
+    Examples
+    --------
+    >>> with kiln.target.Target("llvm"):                     # doctest: +SKIP
+    ...     lowered = relay.transform.FuseOps()(mod)         # doctest: +SKIP
+    ...     lowered = kiln.transform.get_pass("LowerTE")(lowered)
+    """
+
+    module_name: str = "default"
+    info = PassInfo(0, "LowerTE", required=["InferType"])
+
+    def transform_module(self, mod, ctx):
+        return lower_te(mod, self.module_name)

@@ -1,0 +1,261 @@
+"""The TE compiler: one ``Primitive`` Relay function to one ``tir.PrimFunc`` (TVM's ``te_compiler.cc``).
+
+How a fused group is lowered (:func:`lower_primitive`):
+
+1. every parameter becomes a ``te.placeholder`` (a tuple-typed parameter one placeholder per field, flattened in
+   order, so the PrimFunc only ever takes tensors);
+2. the body is walked in dataflow order; each operator call goes through topi's
+   :class:`~kiln.topi.strategy.ScheduleBuilder`, which calls the operator's ``FTVMStrategy`` (its ``FTVMCompute``)
+   on the tensors of the arguments and remembers the *anchor*, the call with the most complex fusion pattern;
+   a scalar constant becomes a 0-d compute, tuples and projections just regroup tensors;
+3. the result (a tuple result flattened into its fields) is scheduled by the anchor's schedule, which inlines the
+   element-wise calls around it, and ``kiln.lower`` turns the schedule into a PrimFunc whose parameters are the
+   input placeholders followed by the outputs (the order the graph executor passes arrays in).
+
+An output that is a parameter itself, or the same tensor twice, is copied by an identity compute, since a PrimFunc
+argument list names every buffer once.
+
+:class:`TECompiler` caches the lowered functions keyed by the structural hash of the primitive function, the
+target and the lowering configuration, and checks a hit with structural equality: fused groups that are the same
+up to variable names (the twenty identical residual blocks of a ResNet) are lowered once, and a model built twice
+is lowered once. The cache holds unnamed results; the caller names each use (LowerTE names them
+``tvmgen_default_fused_<ops>``).
+"""
+
+import hashlib
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from ...error import CodegenError, KilnError
+from ...ir.op import Op
+from ...ir.pass_context import PassContext
+from ...ir.structural import structural_equal, structural_hash
+from ...ir.type import TensorType, TupleType
+from ...te import compute, lower, placeholder
+from ...te.tensor import PlaceholderOp, Tensor
+from ...tir.op import const as tir_const
+from ...topi.strategy import ScheduleBuilder
+from ..expr import Call, Constant, Tuple, TupleGetItem, Var
+from ..expr_functor import post_order_visit
+
+__all__ = ["CachedFunc", "TECompiler", "get", "lower_primitive", "flatten_type", "fused_name", "MAX_NAME_LENGTH"]
+
+MAX_NAME_LENGTH = 80
+"""Longer fused names are cut and given a hash suffix, as TVM's ``kMaxFuncNameLength``."""
+
+
+def flatten_type(ttype) -> list:
+    """The tensor types of ``ttype`` in order (a tuple type flattened recursively)."""
+    if isinstance(ttype, TupleType):
+        out = []
+        for field in ttype.fields:
+            out.extend(flatten_type(field))
+        return out
+    if isinstance(ttype, TensorType):
+        return [ttype]
+    raise CodegenError(f"lowering: a value of type {ttype} cannot be a tensor argument or result of a kernel")
+
+
+def fused_name(op_names) -> str:
+    """TVM's name of a fused group: ``fused_`` and the operator names in dataflow order, dots as underscores."""
+    name = "_".join(["fused", *(n.replace(".", "_") for n in op_names)])
+    if len(name) > MAX_NAME_LENGTH:
+        digest = hashlib.sha1(name.encode()).hexdigest()[:16]
+        name = f"{name[:MAX_NAME_LENGTH]}_{digest}_"
+    return name
+
+
+@dataclass(frozen=True)
+class CachedFunc:
+    """A lowered primitive function.
+
+    Attributes
+    ----------
+    prim_func : tir.PrimFunc
+        The loop nest; parameters are the flattened inputs then the flattened outputs.
+    name : str
+        The name derived from the fused operators (``fused_nn_conv2d_add_nn_relu``), not yet made unique.
+    inputs, outputs : tuple of TensorType
+        The flattened parameter and result types.
+    source_func : relay.Function
+        The primitive function it was lowered from.
+    """
+
+    prim_func: object
+    name: str
+    inputs: tuple
+    outputs: tuple
+    source_func: object
+
+
+def _placeholders(ttype, name, out):
+    """Placeholder(s) for a parameter of type ``ttype``: a tensor, or a (nested) list for a tuple type."""
+    if isinstance(ttype, TupleType):
+        return [_placeholders(t, f"{name}_{i}", out) for i, t in enumerate(ttype.fields)]
+    if not isinstance(ttype, TensorType):
+        raise CodegenError(f"lowering: parameter {name} has type {ttype}; kernels take tensors and tuples of tensors")
+    tensor = placeholder(ttype.shape, ttype.dtype, name=name)
+    out.append(tensor)
+    return tensor
+
+
+def _flatten_value(value, out):
+    if isinstance(value, list):
+        for v in value:
+            _flatten_value(v, out)
+    else:
+        out.append(value)
+    return out
+
+
+def _scalar_constant(const: Constant, where):
+    arr = const.data.handle
+    if arr.ndim != 0:
+        raise CodegenError(f"lowering {where}: a constant of shape {arr.shape} inside a primitive function; LowerTE "
+                           f"passes such constants as arguments")
+    value = arr.item()
+    return compute((), lambda: tir_const(value, arr.dtype.name), name="compile_engine_const")
+
+
+def _distinct_outputs(outputs, inputs) -> list:
+    """``outputs`` with each parameter, and each repeated tensor, replaced by a copy (see the module docstring)."""
+    seen, result = set(inputs), []
+    for tensor in outputs:
+        if tensor in seen or isinstance(tensor.op, PlaceholderOp):
+            src = tensor
+            tensor = compute(src.shape, lambda *i, src=src: src(*i), name="T_copy", tag="elemwise")
+        seen.add(tensor)
+        result.append(tensor)
+    return result
+
+
+def lower_primitive(func, target=None, name=None) -> CachedFunc:
+    """Lower one typed ``Primitive`` Relay function to a PrimFunc (no cache; see the module docstring).
+
+    Parameters
+    ----------
+    func : relay.Function
+        A type-checked primitive function whose body holds operator calls, tuples, projections and scalar constants.
+    target : Target or str, optional
+        The target whose strategies and schedules are used (the current one, else ``llvm``).
+    name : str, optional
+        The PrimFunc's ``global_symbol`` (default: the fused name).
+
+    Returns
+    -------
+    CachedFunc
+    """
+    if func.checked_type_ is None:
+        raise CodegenError("lowering: the primitive function is not typed; run InferType first")
+    inputs: list = []
+    values: dict = {}
+    for param in func.params:
+        values[param] = _placeholders(param.checked_type_, param.name_hint, inputs)
+    builder = ScheduleBuilder(target)
+    op_names: list = []
+    failure: list = []
+
+    def visit(node):
+        if failure:
+            return
+        kind = type(node)
+        try:
+            if kind is Call:
+                if not isinstance(node.op, Op):
+                    raise CodegenError(f"lowering: a primitive function may only call operators, not {node.op}")
+                args = [values[a] for a in node.args]
+                outs = builder.call(node.op, node.attrs, args, node.checked_type_)
+                values[node] = list(outs) if isinstance(node.checked_type_, TupleType) else outs[0]
+                op_names.append(node.op.name)
+            elif kind is Constant:
+                values[node] = _scalar_constant(node, "a primitive function")
+            elif kind is Tuple:
+                values[node] = [values[f] for f in node.fields]
+            elif kind is TupleGetItem:
+                values[node] = values[node.tuple_value][node.index]
+            elif kind is Var:
+                if node not in values:
+                    raise CodegenError(f"lowering: variable %{node.name_hint} is free in the primitive function")
+            elif not isinstance(node, Op):
+                raise CodegenError(f"lowering: a primitive function cannot contain a {kind.__name__}")
+        except KilnError as exc:
+            failure.append(exc)
+
+    post_order_visit(func.body, visit)
+    if failure:
+        raise failure[0]
+    outputs = _distinct_outputs(_flatten_value(values[func.body], []), inputs)
+    base = fused_name(op_names)
+    schedule = builder.schedule(outputs)
+    mod = lower(schedule, [*inputs, *outputs], name=name or base)
+    (prim_func,) = mod.functions.values()
+    input_types = tuple(t for p in func.params for t in flatten_type(p.checked_type_))
+    return CachedFunc(prim_func, base, input_types, tuple(flatten_type(func.body.checked_type_)), func)
+
+
+def _config_key() -> tuple:
+    """The pass-context configuration that changes how a schedule lowers (``tir.*`` options)."""
+    config = PassContext.current().config
+    return tuple(sorted((k, repr(v)) for k, v in config.items() if k.startswith("tir.")))
+
+
+class TECompiler:
+    """A cache of lowered primitive functions (TVM's ``TECompiler``); see the module docstring.
+
+    Parameters
+    ----------
+    capacity : int
+        How many lowered functions are kept (least recently used ones are dropped first).
+
+    Examples
+    --------
+    >>> cached = te_compiler.get().lower(prim_fn, Target("llvm"))   # doctest: +SKIP
+    >>> cached.prim_func.with_attr("global_symbol", "my_kernel")     # doctest: +SKIP
+    """
+
+    def __init__(self, capacity=4096):
+        self.capacity = capacity
+        self._entries: OrderedDict = OrderedDict()  # key -> list of CachedFunc (structurally different, same hash)
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def _key(self, func, target):
+        return structural_hash(func), str(target), _config_key()
+
+    def lower(self, func, target) -> CachedFunc:
+        """The lowered form of ``func`` for ``target``, from the cache when a structurally equal function was lowered
+        for the same target and configuration."""
+        key = self._key(func, target)
+        with self._lock:
+            for cached in self._entries.get(key, ()):
+                if structural_equal(cached.source_func, func):
+                    self._entries.move_to_end(key)
+                    self.hits += 1
+                    return cached
+        cached = lower_primitive(func, target)
+        with self._lock:
+            self.misses += 1
+            self._entries.setdefault(key, []).append(cached)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
+        return cached
+
+    def clear(self):
+        """Drop every cached function and reset the counters."""
+        with self._lock:
+            self._entries.clear()
+            self.hits = self.misses = 0
+
+    def __len__(self):
+        return sum(len(v) for v in self._entries.values())
+
+
+_GLOBAL = TECompiler()
+
+
+def get() -> TECompiler:
+    """The process-wide TE compiler (TVM's ``relay.backend.te_compiler.get()``)."""
+    return _GLOBAL

@@ -1,0 +1,283 @@
+"""The graph executor (TVM's ``GraphExecutor``): runs a graph JSON's kernels from a compiled library, in order.
+
+Setup, once per executor:
+
+1. the JSON is parsed (format in :mod:`kiln.relay.backend.graph_codegen`): nodes, ``arg_nodes`` (the inputs, among
+   them the parameters ``p0``...), ``heads`` (the outputs), per entry shape, dtype and storage id;
+2. one zeroed, 64-byte aligned byte buffer is allocated per storage id, as large as the largest entry sharing it,
+   and each entry becomes a numpy view of its buffer with its own shape and dtype (the planner made entries that
+   share a buffer live at different times);
+3. each ``tvm_op`` node becomes a prepared call: the library function ``func_name`` and the views of its input
+   entries followed by its output entries.
+
+``run()`` makes the prepared calls in order. ``set_input`` copies into an input's view after checking its shape and
+dtype; ``get_output`` copies out of an output's view. The executor is a runtime :class:`~kiln.runtime.Module`, so
+its methods are also PackedFuncs by TVM's names: ``m["set_input"](0, data)``, ``m["run"]()``,
+``m["get_output"](0)``, ``m["get_num_outputs"]()``, ``m["load_params"](blob)``...
+"""
+
+import json
+
+import numpy as np
+
+from ..error import KilnError, RuntimeArgumentError
+from .device import Device, cpu
+from .module import Module
+from .ndarray import NDArray, _aligned_empty
+from .packed_func import PackedFunc, register_func
+from .params import load_param_dict
+
+__all__ = ["GraphExecutor", "parse_graph", "FUNCTION_NAMES"]
+
+FUNCTION_NAMES = ("set_input", "set_input_zero_copy", "run", "get_output", "get_input", "get_num_outputs",
+                  "get_num_inputs", "get_input_index", "get_output_index", "get_input_info", "load_params")
+"""The PackedFuncs an executor module provides (``m[name]``)."""
+
+
+def _attr(graph, key, kind):
+    entry = graph.get("attrs", {}).get(key)
+    if not isinstance(entry, list) or len(entry) != 2 or entry[0] != kind:
+        raise KilnError(f"graph executor: the graph JSON has no attribute {key!r} of kind {kind}")
+    return entry[1]
+
+
+def parse_graph(graph_json) -> dict:
+    """The graph as a dict, checked for the fields the executor needs (KilnError naming a missing one)."""
+    try:
+        graph = json.loads(graph_json) if isinstance(graph_json, str | bytes) else dict(graph_json)
+    except json.JSONDecodeError as exc:
+        raise KilnError(f"graph executor: the graph is not valid JSON ({exc})") from exc
+    for key in ("nodes", "arg_nodes", "heads", "node_row_ptr", "attrs"):
+        if key not in graph:
+            raise KilnError(f"graph executor: the graph JSON has no {key!r}")
+    count = graph["node_row_ptr"][-1]
+    for key, kind in (("shape", "list_shape"), ("dltype", "list_str"), ("storage_id", "list_int")):
+        if len(_attr(graph, key, kind)) != count:
+            raise KilnError(f"graph executor: attribute {key!r} has {len(_attr(graph, key, kind))} entries, the "
+                            f"graph has {count}")
+    return graph
+
+
+def _describe(value) -> str:
+    return f"shape {tuple(value.shape)} and dtype {value.dtype}"
+
+
+class GraphExecutor(Module):
+    """An executor of ``graph_json`` over the kernels of ``lib`` on ``device`` (see the module docstring).
+
+    Parameters
+    ----------
+    graph_json : str
+        The graph.
+    lib : Module or None
+        The library holding the kernels (None for a graph without kernels).
+    device : Device
+        Where arrays live (the CPU).
+    """
+
+    type_key = "GraphExecutor"
+
+    def __init__(self, graph_json, lib, device=None):
+        super().__init__()
+        self.graph_json = graph_json if isinstance(graph_json, str) else json.dumps(graph_json)
+        graph = parse_graph(graph_json)
+        self.device = device if isinstance(device, Device) else cpu(0)
+        self.lib = lib
+        if lib is not None:
+            self.import_module(lib)
+        self.nodes = graph["nodes"]
+        self.row = graph["node_row_ptr"]
+        self.shapes = [tuple(s) for s in _attr(graph, "shape", "list_shape")]
+        self.dtypes = [np.dtype("bool" if d in ("bool", "uint1") else d) for d in _attr(graph, "dltype", "list_str")]
+        self.input_nodes = list(graph["arg_nodes"])
+        self.input_names = [self.nodes[n]["name"] for n in self.input_nodes]
+        self.input_index = {name: k for k, name in enumerate(self.input_names)}
+        self.param_names: set = set()  # inputs set as parameters (by the factory or load_params)
+        self.output_entries = [self._eid(nid, k) for nid, k, *_ in graph["heads"]]
+        self.data = self._allocate(_attr(graph, "storage_id", "list_int"))
+        self.ops = self._prepare()
+
+    def _eid(self, nid, index) -> int:
+        return self.row[nid] + index
+
+    def _allocate(self, storage_ids) -> list:
+        sizes: dict = {}
+        for eid, sid in enumerate(storage_ids):
+            nbytes = int(np.prod(self.shapes[eid], dtype=np.int64)) * self.dtypes[eid].itemsize
+            sizes[sid] = max(sizes.get(sid, 0), nbytes)
+        pools = {}
+        for sid, nbytes in sizes.items():
+            pools[sid] = _aligned_empty((max(nbytes, 1),), np.uint8)
+            pools[sid].fill(0)
+        data = []
+        for eid, sid in enumerate(storage_ids):
+            count = int(np.prod(self.shapes[eid], dtype=np.int64))
+            nbytes = count * self.dtypes[eid].itemsize
+            data.append(pools[sid][:nbytes].view(self.dtypes[eid]).reshape(self.shapes[eid]))
+        return data
+
+    def _prepare(self) -> list:
+        ops = []
+        for nid, node in enumerate(self.nodes):
+            if node["op"] == "null":
+                continue
+            if node["op"] != "tvm_op":
+                raise KilnError(f"graph executor: node {nid} ({node.get('name')}) has the unknown op {node['op']!r}")
+            name = node.get("attrs", {}).get("func_name", node.get("name"))
+            if name == "__nop":
+                continue
+            if self.lib is None:
+                raise KilnError(f"graph executor: node {nid} calls {name!r} but no library was given")
+            func = self.lib.get_function(name)
+            args = [self.data[self._eid(src, k)] for src, k, *_ in node["inputs"]]
+            args += [self.data[self._eid(nid, k)] for k in range(self.row[nid + 1] - self.row[nid])]
+            ops.append((func, tuple(args)))
+        return ops
+
+    # ---------------------------------------------------------------------------------------------- inputs
+    def get_input_index(self, name) -> int:
+        """The index of input ``name`` (-1 when there is none, as in TVM)."""
+        return self.input_index.get(name, -1)
+
+    def _input_position(self, key, what) -> int:
+        if isinstance(key, str):
+            index = self.input_index.get(key)
+            if index is None:
+                raise KilnError(f"{what}: the graph has no input named {key!r}; inputs: "
+                                f"{', '.join(self.input_names) or 'none'}")
+            return index
+        if isinstance(key, int | np.integer) and not isinstance(key, bool):
+            if not 0 <= int(key) < len(self.input_nodes):
+                raise KilnError(f"{what}: input index {key} is out of range (the graph has {len(self.input_nodes)} "
+                                f"inputs)")
+            return int(key)
+        raise KilnError(f"{what}: an input is named by a str or an int index, not a {type(key).__name__}")
+
+    def _input_view(self, position):
+        return self.data[self._eid(self.input_nodes[position], 0)]
+
+    def set_input(self, key, value):
+        """Copy ``value`` (NDArray, numpy array, or Python number/list) into input ``key`` (name or index).
+
+        Raises
+        ------
+        KilnError
+            Unknown input; RuntimeArgumentError when the shape or dtype differs from the input's.
+        """
+        position = self._input_position(key, "set_input")
+        name = self.input_names[position]
+        target = self._input_view(position)
+        if isinstance(value, NDArray):
+            src = value.handle
+        elif isinstance(value, np.ndarray | np.generic):
+            src = np.asarray(value)
+        elif isinstance(value, bool | int | float | list | tuple):
+            src = np.asarray(value, dtype=target.dtype)
+        else:
+            raise RuntimeArgumentError(f"set_input {name!r}: expected an NDArray or numpy array, got "
+                                       f"{type(value).__name__}")
+        if src.dtype != target.dtype or src.shape != target.shape:
+            raise RuntimeArgumentError(f"set_input {name!r}: the input has {_describe(target)}, the value has "
+                                       f"{_describe(src)}")
+        np.copyto(target, src)
+
+    def set_input_zero_copy(self, key, value):
+        """Set input ``key``; kiln copies (the kernels were bound to the executor's own storage)."""
+        self.set_input(key, value)
+
+    def get_input(self, key, out=None):
+        """Input ``key`` (name or index) as an NDArray sharing the executor's storage, or copied into ``out``."""
+        view = self._input_view(self._input_position(key, "get_input"))
+        if out is not None:
+            return _copy_into(out, view, "get_input")
+        return NDArray(view, self.device)
+
+    def get_num_inputs(self) -> int:
+        """The number of graph inputs, parameters included (as TVM counts them)."""
+        return len(self.input_nodes)
+
+    def get_input_info(self):
+        """``(shape_dict, dtype_dict)`` of the inputs that were not set as parameters (by the factory or
+        :meth:`load_params`)."""
+        shapes, dtypes = {}, {}
+        for position, name in enumerate(self.input_names):
+            if name in self.param_names:
+                continue
+            eid = self._eid(self.input_nodes[position], 0)
+            shapes[name] = self.shapes[eid]
+            dtypes[name] = self.dtypes[eid].name
+        return shapes, dtypes
+
+    def load_params(self, params_bytes):
+        """Set the inputs named in a serialized parameter dictionary (names the graph lacks are skipped, as TVM)."""
+        self.set_params(load_param_dict(params_bytes))
+
+    def set_params(self, params):
+        """Set the inputs named in ``{name: array}`` as parameters (names the graph lacks are skipped)."""
+        for name, value in params.items():
+            if name in self.input_index:
+                self.set_input(name, value)
+                self.param_names.add(name)
+
+    # ---------------------------------------------------------------------------------------------- running
+    def run(self):
+        """Run every kernel of the graph once, in order."""
+        for func, args in self.ops:
+            func(*args)
+
+    def get_num_outputs(self) -> int:
+        """The number of outputs (a tuple result counts each field)."""
+        return len(self.output_entries)
+
+    def get_output_index(self, name) -> int:
+        """TVM looks outputs up by node name; kiln's heads have no names of their own, so an index is returned only
+        for ``"output_<i>"``."""
+        if isinstance(name, str) and name.startswith("output_") and name[7:].isdigit():
+            index = int(name[7:])
+            return index if index < len(self.output_entries) else -1
+        return -1
+
+    def get_output(self, index, out=None):
+        """A copy of output ``index`` as a new NDArray, or copied into ``out`` (NDArray or numpy array), which is
+        returned."""
+        if not isinstance(index, int | np.integer) or not 0 <= int(index) < len(self.output_entries):
+            raise KilnError(f"get_output: output index {index} is out of range (the graph has "
+                            f"{len(self.output_entries)} outputs)")
+        view = self.data[self.output_entries[int(index)]]
+        if out is not None:
+            return _copy_into(out, view, "get_output")
+        result = _aligned_empty(view.shape, view.dtype)
+        np.copyto(result, view)
+        return NDArray(result, self.device)
+
+    # ---------------------------------------------------------------------------------------------- module
+    def get_own_function(self, name):
+        if name not in FUNCTION_NAMES:
+            return None
+        return PackedFunc(getattr(self, name), name)
+
+    def own_function_names(self) -> list:
+        return list(FUNCTION_NAMES)
+
+    def __repr__(self):
+        return (f"GraphExecutor({len(self.ops)} kernels, inputs={self.input_names[:8]}"
+                f"{'...' if len(self.input_names) > 8 else ''}, outputs={len(self.output_entries)})")
+
+
+def _copy_into(out, view, what):
+    target = out.handle if isinstance(out, NDArray) else out
+    if not isinstance(target, np.ndarray):
+        raise RuntimeArgumentError(f"{what}: out must be an NDArray or numpy array, got {type(out).__name__}")
+    if target.shape != view.shape or target.dtype != view.dtype:
+        raise RuntimeArgumentError(f"{what}: out has {_describe(target)}, the value has {_describe(view)}")
+    np.copyto(target, view)
+    return out
+
+
+def _create(graph_json, lib, *devices):
+    """TVM's ``tvm.graph_executor.create(graph_json, lib, device...)``: an executor on the first device."""
+    dev = devices[0] if devices else cpu(0)
+    return GraphExecutor(graph_json, lib, dev)
+
+
+register_func("tvm.graph_executor.create", _create)
