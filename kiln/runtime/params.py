@@ -74,7 +74,8 @@ def save_param_dict(params) -> bytes:
         out.append(struct.pack("<Q", len(data)) + data)
     out.append(struct.pack("<Q", len(params)))
     for name, value in params.items():
-        arr = np.ascontiguousarray(_as_array(value, name))
+        arr = _as_array(value, name)
+        arr = arr if arr.flags.c_contiguous else arr.copy()  # (ascontiguousarray would make 0-d arrays 1-d)
         code, bits = _dl_type(arr.dtype)
         out.append(struct.pack("<QQiii", ARRAY_MAGIC, 0, 1, 0, arr.ndim))
         out.append(struct.pack("<BBH", code, bits, 1))
