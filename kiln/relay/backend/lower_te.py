@@ -26,7 +26,8 @@ from ...ir.module import IRModule
 from ...ir.op import Op
 from ...ir.transform import ModulePass, PassInfo, register_pass
 from ...runtime.packed_func import get_global_func
-from ..expr import Call, Constant, Let, Var
+from ..analysis import free_vars
+from ..expr import Call, Constant, Var
 from ..expr_functor import ExprMutator
 from ..function import Function
 from ..transform.infer_type import infer_type
@@ -112,11 +113,6 @@ class _Lowerer(ExprMutator):
             result = binding.with_fields(var=var, value=value, body=result)
         return result
 
-    def visit_var(self, var):
-        if var in self.let_functions:
-            raise CodegenError(f"LowerTE: the primitive function bound to %{var.name_hint} is used as a value, not "
-                               f"called; the graph executor only runs calls of kernels")
-        return var
 
     def _primitive_callee(self, call):
         op = call.op
@@ -202,7 +198,12 @@ def lower_te(mod, module_name="default", target=None) -> IRModule:
         if gv in primitive_globals:
             continue  # lowered at its call sites
         if isinstance(func, Function):
-            out[gv] = _Lowerer(state, mod).visit(func)
+            lowerer = _Lowerer(state, mod)
+            out[gv] = lowered = lowerer.visit(func)
+            leaked = [v for v in free_vars(lowered) if v in lowerer.let_functions]
+            if leaked:
+                raise CodegenError(f"LowerTE: the primitive function bound to %{leaked[0].name_hint} in {gv} is used "
+                                   f"as a value, not called; only calls of primitive functions can be lowered")
         else:
             out[gv] = func
     for gv, prim in state.prim_funcs.items():

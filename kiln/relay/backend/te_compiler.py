@@ -27,7 +27,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from ...error import CodegenError, KilnError
+from ...error import CodegenError
 from ...ir.op import Op
 from ...ir.pass_context import PassContext
 from ...ir.structural import structural_equal, structural_hash
@@ -152,39 +152,29 @@ def lower_primitive(func, target=None, name=None) -> CachedFunc:
     values: dict = {}
     for param in func.params:
         values[param] = _placeholders(param.checked_type_, param.name_hint, inputs)
+    nodes: list = []
+    post_order_visit(func.body, nodes.append)
+    for node in nodes:
+        if not isinstance(node, Call | Constant | Tuple | TupleGetItem | Var | Op):
+            raise CodegenError(f"lowering: a primitive function cannot contain a {type(node).__name__}")
     builder = ScheduleBuilder(target)
     op_names: list = []
-    failure: list = []
-
-    def visit(node):
-        if failure:
-            return
+    for node in nodes:
         kind = type(node)
-        try:
-            if kind is Call:
-                if not isinstance(node.op, Op):
-                    raise CodegenError(f"lowering: a primitive function may only call operators, not {node.op}")
-                args = [values[a] for a in node.args]
-                outs = builder.call(node.op, node.attrs, args, node.checked_type_)
-                values[node] = list(outs) if isinstance(node.checked_type_, TupleType) else outs[0]
-                op_names.append(node.op.name)
-            elif kind is Constant:
-                values[node] = _scalar_constant(node, "a primitive function")
-            elif kind is Tuple:
-                values[node] = [values[f] for f in node.fields]
-            elif kind is TupleGetItem:
-                values[node] = values[node.tuple_value][node.index]
-            elif kind is Var:
-                if node not in values:
-                    raise CodegenError(f"lowering: variable %{node.name_hint} is free in the primitive function")
-            elif not isinstance(node, Op):
-                raise CodegenError(f"lowering: a primitive function cannot contain a {kind.__name__}")
-        except KilnError as exc:
-            failure.append(exc)
-
-    post_order_visit(func.body, visit)
-    if failure:
-        raise failure[0]
+        if kind is Call:
+            if not isinstance(node.op, Op):
+                raise CodegenError(f"lowering: a primitive function may only call operators, not {node.op}")
+            outs = builder.call(node.op, node.attrs, [values[a] for a in node.args], node.checked_type_)
+            values[node] = list(outs) if isinstance(node.checked_type_, TupleType) else outs[0]
+            op_names.append(node.op.name)
+        elif kind is Constant:
+            values[node] = _scalar_constant(node, "a primitive function")
+        elif kind is Tuple:
+            values[node] = [values[f] for f in node.fields]
+        elif kind is TupleGetItem:
+            values[node] = values[node.tuple_value][node.index]
+        elif kind is Var and node not in values:
+            raise CodegenError(f"lowering: variable %{node.name_hint} is free in the primitive function")
     outputs = _distinct_outputs(_flatten_value(values[func.body], []), inputs)
     base = fused_name(op_names)
     schedule = builder.schedule(outputs)

@@ -1,0 +1,107 @@
+"""Graph codegen (kiln/relay/backend/graph_codegen.py): TVM's graph JSON, parameter names, storage planning."""
+
+import json
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln import relay
+from kiln.error import CodegenError
+from kiln.relay.backend.graph_codegen import MATCH_RANGE, codegen, plan_memory
+from kiln.relay.backend.lower_te import lower_te
+
+
+def lowered(func, opt_level=3):
+    with kiln.transform.PassContext(opt_level=opt_level), kiln.target.Target("llvm"):
+        mod, _ = relay.optimize(kiln.IRModule.from_expr(func), "llvm")
+        return lower_te(mod)
+
+
+def graph_of(func, opt_level=3):
+    result = codegen(lowered(func, opt_level))
+    return json.loads(result.graph_json), result
+
+
+def test_graph_json_format():
+    x, y = relay.var("x", shape=(2, 3)), relay.var("y", shape=(3,), dtype="int32")
+    w = relay.const(np.ones((2, 3), "float32"))
+    body = relay.Tuple([relay.exp(relay.add(x, w)), relay.cast(y, "float32"), x])
+    graph, result = graph_of(relay.Function([x, y], body))
+    nodes = graph["nodes"]
+    assert [n["name"] for n in nodes[:2]] == ["x", "y"] and nodes[0] == {"op": "null", "name": "x", "inputs": []}
+    assert graph["arg_nodes"] == [i for i, n in enumerate(nodes) if n["op"] == "null"]
+    assert [nodes[i]["name"] for i in graph["arg_nodes"]] == ["x", "y", "p0"]
+    assert list(result.params) == ["p0"] and np.array_equal(result.params["p0"].numpy(), np.ones((2, 3)))
+    kernel = next(n for n in nodes if n["op"] == "tvm_op" and "exp" in n["name"])
+    assert kernel["attrs"] == {"func_name": "tvmgen_default_fused_add_exp", "num_inputs": "2", "num_outputs": "1",
+                               "flatten_data": "0"}
+    assert kernel["inputs"] == [[0, 0, 0], [2, 0, 0]]
+    assert graph["heads"][2] == [0, 0, 0]  # an input returned as is
+    assert graph["node_row_ptr"] == list(range(len(nodes) + 1))
+    attrs = graph["attrs"]
+    assert attrs["dltype"][0] == "list_str" and attrs["dltype"][1][:2] == ["float32", "int32"]
+    assert attrs["shape"] == ["list_shape", [[2, 3], [3], [2, 3], [2, 3], [3]]]
+    assert attrs["storage_id"][0] == "list_int" and len(set(attrs["storage_id"][1])) == 5
+    assert sorted(gv.name_hint for gv in result.lowered_funcs.functions) == [
+        "tvmgen_default_fused_add_exp", "tvmgen_default_fused_cast"]
+
+
+def test_multi_output_kernels_and_projections():
+    x = relay.var("x", shape=(6, 2))
+    parts = relay.split(relay.exp(x), 3, axis=0)
+    body = relay.Tuple([relay.nn.relu(parts[2]), parts[0]])
+    graph, _ = graph_of(relay.Function([x], body), opt_level=0)
+    split = next(n for n in graph["nodes"] if "split" in n["name"])
+    sid = graph["nodes"].index(split)
+    assert split["attrs"]["num_outputs"] == "3"
+    assert graph["node_row_ptr"][sid + 1] - graph["node_row_ptr"][sid] == 3
+    relu = next(n for n in graph["nodes"] if "relu" in n["name"])
+    assert relu["inputs"] == [[sid, 2, 0]] and graph["heads"][1] == [sid, 0, 0]
+
+
+def test_storage_is_reused_along_a_chain():
+    x = relay.var("x", shape=(64,))
+    y = x
+    for _ in range(8):
+        y = relay.exp(y)
+    graph, _ = graph_of(relay.Function([x], y), opt_level=0)  # eight kernels, nothing fused
+    sids = graph["attrs"]["storage_id"][1]
+    assert len(sids) == 9 and len(set(sids)) == 3  # the input, then two buffers used in turn
+    assert all(a != b for a, b in zip(sids[1:], sids[2:]))  # no kernel writes the buffer it reads
+
+
+def test_plan_memory_rules():
+    t = lambda n: kiln.ir.TensorType((n,), "float32")  # noqa: E731
+    nodes = [{"op": "null", "name": "x", "inputs": []},
+             {"op": "tvm_op", "name": "a", "inputs": [[0, 0, 0]]},   # 1000 floats
+             {"op": "tvm_op", "name": "b", "inputs": [[1, 0, 0]]},   # 10 floats: the big block is too big
+             {"op": "tvm_op", "name": "c", "inputs": [[2, 0, 0]]},   # 100 floats: reuses the big block
+             {"op": "tvm_op", "name": "d", "inputs": [[3, 0, 0]]},   # 20 floats: head
+             {"op": "tvm_op", "name": "e", "inputs": [[4, 0, 0]]}]   # two outputs, one unused
+    types = [[t(1000)], [t(1000)], [t(10)], [t(100)], [t(20)], [t(20), t(20)]]
+    sids = plan_memory(nodes, types, [(4, 0), (5, 0)])
+    assert sids[0] != sids[1] and sids[2] not in sids[:2]  # 1000 > 10 * MATCH_RANGE: a new block
+    assert sids[3] == sids[1] and 1000 <= 100 * MATCH_RANGE
+    assert sids[4] == sids[2]
+    assert sids[5] not in (sids[4],) and sids[6] not in (sids[4], sids[5])  # the head stays alive
+    grown = plan_memory(nodes[:3], [[t(10)], [t(10)], [t(100)]], [(2, 0)])
+    assert grown[2] != grown[1]  # the kernel's own input is still live when its output is placed
+
+
+def test_unsupported_programs():
+    x = relay.var("x", shape=(2,))
+    c = relay.var("c", shape=(), dtype="bool")
+    mod = lowered(relay.Function([c, x], relay.If(c, relay.exp(x), x)))
+    with pytest.raises(CodegenError, match="cannot run a If"):
+        codegen(mod)
+    pair = relay.var("pair", relay.TupleType([relay.TensorType((2,)), relay.TensorType((2,))]))
+    with pytest.raises(CodegenError, match="input %pair"):
+        codegen(lowered(relay.Function([pair], relay.exp(relay.TupleGetItem(pair, 0)))))
+    mod = kiln.IRModule.from_expr(relay.Function([x], relay.exp(x)))
+    mod["helper"] = relay.Function([x], x)
+    mod["main"] = relay.Function([x], relay.Call(mod.get_global_var("helper"), [x]))
+    with pytest.raises(CodegenError, match="calls @helper, which was not lowered"):
+        codegen(lower_te(mod))
+    with pytest.raises(CodegenError, match="is a PrimFunc"):
+        codegen(lowered(relay.Function([x], relay.exp(x))), entry="tvmgen_default_fused_exp")
