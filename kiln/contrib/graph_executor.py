@@ -50,9 +50,9 @@ class GraphModule:
     """
 
     def __init__(self, module):
-        if not isinstance(module, Module):
-            raise KilnError(f"GraphModule wraps a graph executor module (lib['default'](dev)), not a "
-                            f"{type(module).__name__}")
+        if not isinstance(module, Module) or "set_input" not in module:
+            what = f"a {module.type_key} module" if isinstance(module, Module) else f"a {type(module).__name__}"
+            raise KilnError(f"GraphModule wraps a graph executor module, as lib['default'](dev) creates, not {what}")
         self.module = module
         self._set_input = module["set_input"]
         self._run = module["run"]
