@@ -80,8 +80,10 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None, wo
         ``"llvm"`` (default, or the current target), ``"c"``, ``"llvm -mcpu=native"``, ``Target(...)``.
     target_host : str or Target, optional
         Accepted for TVM compatibility (CPU targets are their own host).
-    executor, runtime, workspace_memory_pools, constant_memory_pools : optional
-        Accepted for TVM compatibility; kiln has the graph executor and the Python runtime only.
+    executor, runtime : relay.backend.Executor, relay.backend.Runtime, optional
+        ``Executor("graph")`` and ``Runtime("cpp")``, the only kinds kiln has (others raise KilnError).
+    workspace_memory_pools, constant_memory_pools : optional
+        Accepted for TVM compatibility (the graph executor plans its own memory).
     params : dict of str to NDArray or numpy array, optional
         Values of parameters of ``@main`` by name; they become constants and are folded where possible.
     mod_name : str
@@ -103,8 +105,12 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None, wo
         ir_mod = IRModule.from_expr(ir_mod)
     if not isinstance(ir_mod, IRModule):
         raise KilnError(f"relay.build takes an IRModule or a relay.Function, not {type(ir_mod).__name__}")
-    if executor is not None and str(getattr(executor, "name", executor)) not in ("graph", "Executor(graph)"):
-        raise KilnError(f"relay.build: executor {executor} is not supported; kiln has the graph executor")
+    if executor is not None and str(getattr(executor, "name", executor)) != "graph":
+        raise KilnError(f"relay.build: executor {executor!s} is not supported; kiln has the graph executor "
+                        f"(Executor('graph'))")
+    if runtime is not None and str(getattr(runtime, "name", runtime)) != "cpp":
+        raise KilnError(f"relay.build: runtime {runtime!s} is not supported; kiln has its Python runtime "
+                        f"(Runtime('cpp'))")
     target = _resolve_target(target, target_host)
     params = _normalize_params(params)
     with target:

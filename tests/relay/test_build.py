@@ -263,3 +263,19 @@ def test_create_executor_graph():
 def test_resnet50_imagenet_size():
     mod, params = resnet.get_workload(num_layers=50, image_shape=(3, 224, 224))
     check_build(mod["main"], params=params, rtol=1e-3, atol=1e-5)
+
+
+def test_executor_and_runtime_descriptions():
+    from kiln.relay.backend import Executor, Runtime
+
+    x = v("x", (2,))
+    func = relay.Function([x], relay.exp(x))
+    lib = relay.build(func, "llvm", executor=Executor("graph", {"link-params": False}), runtime=Runtime("cpp"))
+    assert lib.get_lib().list_functions() == ["tvmgen_default_fused_exp"]
+    assert Executor("graph", {"link-params": True})["link-params"] is True and str(Runtime()) == "cpp"
+    with pytest.raises(KilnError, match="executor aot is not supported"):
+        relay.build(func, "llvm", executor=Executor("aot"))
+    with pytest.raises(KilnError, match="runtime crt is not supported"):
+        relay.build(func, "llvm", runtime=Runtime("crt"))
+    with pytest.raises(KilnError, match="options must be a dict"):
+        Executor("graph", ["link-params"])

@@ -3,10 +3,12 @@
 * :mod:`.call_lowered`: the ``call_lowered`` operator that calls a lowered PrimFunc from Relay;
 * :mod:`.te_compiler`: one primitive function to one ``tir.PrimFunc`` through topi, with a cache;
 * :mod:`.lower_te`: the ``LowerTE`` module pass;
-* :mod:`.graph_codegen`: the graph executor's JSON, storage plan and parameters from a lowered ``@main``.
+* :mod:`.graph_codegen`: the graph executor's JSON, storage plan and parameters from a lowered ``@main``;
+* :mod:`.executor`: the ``Executor``/``Runtime`` descriptions ``relay.build`` accepts.
 """
 
 from . import call_lowered, graph_codegen, lower_te, te_compiler
+from .executor import Executor, Runtime
 from .lower_te import LowerTE
 
-__all__ = ["LowerTE", "call_lowered", "graph_codegen", "lower_te", "te_compiler"]
+__all__ = ["Executor", "LowerTE", "Runtime", "call_lowered", "graph_codegen", "lower_te", "te_compiler"]
