@@ -29,23 +29,31 @@ from ..utils import (
     fused_output,
     get_const_tuple,
     largest_divisor,
+    num_elements,
     output_ops,
     traverse_inline,
     vector_lanes,
 )
-from .injective import schedule_injective_from_existing
+from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing
 
-__all__ = ["conv2d_nchw", "schedule_conv2d_nchw", "schedule_conv2d_NCHWc", "conv_blocking", "pack_data",
-           "pack_kernel"]
+__all__ = ["conv2d_nchw", "schedule_conv2d_nchw", "schedule_conv2d_NCHWc", "conv_blocking", "register_tile",
+           "pack_data", "pack_kernel"]
+
+
+def register_tile(out_width, oc_bn, lanes) -> int:
+    """Output columns of a register tile: the largest divisor of ``out_width`` up to 8 (8 vector accumulators of
+    ``oc_bn`` channels, enough independent multiply-adds to hide their latency on two FMA pipes). Measured on
+    ResNet-50's layers, wider tiles (up to 28 accumulators, TVM's bound) run no faster and compile slower."""
+    return largest_divisor(out_width, max(1, 8 // max(1, oc_bn // lanes)))
 
 
 def conv_blocking(in_channels, out_channels, out_width, lanes):
-    """``(ic_bn, oc_bn, reg_n)`` for a convolution on a machine with ``lanes`` float lanes per vector register."""
+    """``(ic_bn, oc_bn, reg_n)`` for a convolution on a machine with ``lanes`` float lanes per vector register:
+    output channels in blocks of one vector, input channels in blocks of at most that, columns by
+    :func:`register_tile`."""
     oc_bn = largest_divisor(out_channels, lanes)
     ic_bn = largest_divisor(in_channels, oc_bn)
-    registers = 32 if lanes >= 16 else 16
-    reg_n = largest_divisor(out_width, max(1, registers - 4))
-    return ic_bn, oc_bn, reg_n
+    return ic_bn, oc_bn, register_tile(out_width, oc_bn, lanes)
 
 
 def pack_data(data, ic_bn, padding):
@@ -95,44 +103,63 @@ def conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype=None, target
 
 
 def _schedule_packing(s, tensor):
-    """Run a packing stage (data_vec / kernel_vec) in parallel over its outer axes, its padding inlined."""
+    """Run a packing stage (data_vec / kernel_vec) in parallel over its outer axes, its padding inlined.
+
+    The kernel is packed one ``oc_bn x ic_bn`` block of filters per parallel iteration, the ``oc_bn`` filters
+    unrolled innermost: each step stores a contiguous vector gathered from ``oc_bn`` rows (the other orders make LLVM
+    emit vector scatters, several times slower)."""
     op = tensor.op
     if not isinstance(op, ComputeOp) or not op.tag.endswith(("data_vec", "kernel_vec")):
         return
     for t in op.input_tensors:
         if isinstance(t.op, ComputeOp) and _tag.is_injective(t.op.tag):
             s[t.op].compute_inline()
-    axes = list(s[op].op.axis)
-    fused = s[op].fuse(*axes[:3])
-    s[op].parallel(fused)
+    stage = s[op]
+    if op.tag.endswith("kernel_vec"):
+        oc, ic, _, _, _, ob = stage.op.axis
+        fused = stage.fuse(oc, ic)
+        stage.unroll(ob)
+    else:
+        fused = stage.fuse(*list(stage.op.axis)[:3])
+    if num_elements(op.output(0).shape) >= PARALLEL_MIN_ELEMENTS:
+        stage.parallel(fused)
 
 
 def _tile_nchwc(stage, reg_n):
-    """Tile a 5-D NCHW[x]c stage: ``(n, c_chunk, y)`` fused and parallel, ``x`` split by ``reg_n``, the channel
-    block vectorized. Returns the column-chunk loop (where the accumulator is computed)."""
+    """Tile a 5-D NCHW[x]c stage: ``x`` split by ``reg_n`` (unrolled), the channel block vectorized. Returns the
+    fused ``(n, c_chunk, y)`` row loop and the column-chunk loop (where the accumulator tile is computed)."""
     bn, bc, by, bx, bb = stage.op.axis
     x_chunk, x_block = stage.split(bx, factor=reg_n)
     stage.reorder(bn, bc, by, x_chunk, x_block, bb)
-    stage.vectorize(bb)
-    stage.parallel(stage.fuse(bn, bc, by))
-    return x_chunk
-
-
-def _tile_nchw(stage, oc_bn, reg_n):
-    """Tile a 4-D NCHW stage that writes a conv tile back: channels split by ``oc_bn``, columns by ``reg_n``, both
-    unrolled (every read of the accumulator tile then has a constant offset, so the tile stays in registers)."""
-    bn, bcc, by, bx = stage.op.axis
-    bc, bb = stage.split(bcc, factor=oc_bn)
-    x_chunk, x_block = stage.split(bx, factor=reg_n)
-    stage.reorder(bn, bc, by, x_chunk, bb, x_block)
-    stage.unroll(bb)
     stage.unroll(x_block)
-    stage.parallel(stage.fuse(bn, bc, by))
-    return x_chunk
+    stage.vectorize(bb)
+    return stage.fuse(bn, bc, by), x_chunk
+
+
+def _write_rows(stage, oc_bn):
+    """Arrange the stage that writes the convolution's output rows (with the element-wise chain inlined): one
+    parallel loop over ``(n, channel block, y)`` rows, inside which the row's convolution is computed."""
+    axes = list(stage.op.axis)
+    if len(axes) == 5:  # NCHW[x]c: the channel block is innermost and contiguous on both sides
+        bn, bc, by, _, bb = axes
+        stage.vectorize(bb)
+    else:  # NCHW: a transposing copy out of the row buffer
+        bn, c, by, bx = axes
+        bc, bb = stage.split(c, factor=oc_bn)
+        stage.reorder(bn, bc, by, bb, bx)
+    row = stage.fuse(bn, bc, by)
+    stage.parallel(row)
+    return row
 
 
 def _schedule_nchwc(s, conv_op, outs, lanes, target):
-    """Schedule the ``conv2d_NCHWc`` stage ``conv_op`` of the group ``outs``."""
+    """Schedule the ``conv2d_NCHWc`` stage ``conv_op`` of the group ``outs``.
+
+    The register tile is a ``local`` cache of ``reg_n`` columns x ``oc_bn`` channels computed inside the conv
+    stage's column-chunk loop; the conv stage copies tiles out with vector stores. When one output of the group
+    reads the convolution (through inlined element-wise stages and the NCHW unpacking), the conv stage is computed
+    one output row at a time inside that output's parallel row loop, into a small row buffer the output then reads.
+    """
     conv = conv_op.output(0)
     data_vec, kernel_vec = conv_op.input_tensors[:2]
     _schedule_packing(s, data_vec)
@@ -141,21 +168,16 @@ def _schedule_nchwc(s, conv_op, outs, lanes, target):
         s[data_vec.op].compute_inline()  # a packed input padded by conv2d_NCHWc itself
     shape = get_const_tuple(conv.shape)
     n, oc_chunk, oh, ow, oc_bn = shape
-    registers = 32 if lanes >= 16 else 16
-    reg_n = largest_divisor(ow, max(1, (registers - 4) // max(1, oc_bn // lanes)))
+    reg_n = register_tile(ow, oc_bn, lanes)
     unpacked = (n, oc_chunk * oc_bn, oh, ow)
     out = fused_output(s, conv_op, outs, lambda t: get_const_tuple(t.shape) in (shape, unpacked))
-    if out is None or out.op is conv_op:
-        acc = s.cache_write(conv, "local")
-        scope = _tile_nchwc(s[conv], reg_n)
-        stage = s[conv]
+    acc = s.cache_write(conv, "local")
+    row, x_chunk = _tile_nchwc(s[conv], reg_n)
+    if out is not None and out.op is not conv_op:
+        s[conv].compute_at(s[out], _write_rows(s[out], oc_bn))
     else:
-        acc = conv
-        s[conv].set_scope("local")
-        stage = s[out]
-        tile = _tile_nchwc if len(shape) == len(out.shape) else None
-        scope = tile(stage, reg_n) if tile else _tile_nchw(stage, oc_bn, reg_n)
-    s[acc].compute_at(stage, scope)
+        s[conv].parallel(row)
+    s[acc].compute_at(s[conv], x_chunk)
     an, ac, ay, ax, ab = s[acc].op.axis
     ico, rkh, rkw, ici = s[acc].op.reduce_axis
     s[acc].reorder(an, ac, ay, ico, rkh, rkw, ici, ax, ab)
