@@ -25,7 +25,7 @@ from .elemwise import (
 from .reduction import all, any, argmax, argmin, max, mean, min, sum
 from .reduction import prod_reduce as prod
 from .transform import (
-    concatenate, expand_dims, flatten, layout_transform, repeat, reshape, reverse, shape_of, split, squeeze,
+    concatenate, expand_dims, flatten, flip, layout_transform, repeat, reshape, reverse, shape_of, split, squeeze,
     strided_slice, take, tile, transpose,
 )
 from .indexing import gather, gather_nd, one_hot

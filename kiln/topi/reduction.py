@@ -190,12 +190,12 @@ def _arg_reduce(data, axis, keepdims, exclude, select_last_index, is_max, name):
     return idx
 
 
-def argmax(data, axis=None, keepdims=False, exclude=False, select_last_index=False):
+def argmax(data, axis=None, keepdims=False, select_last_index=False, exclude=False):
     """The int32 index of the maximum over ``axis`` (row-major over several axes; first on ties unless
     ``select_last_index``)."""
     return _arg_reduce(data, axis, keepdims, exclude, select_last_index, True, "T_argmax")
 
 
-def argmin(data, axis=None, keepdims=False, exclude=False, select_last_index=False):
+def argmin(data, axis=None, keepdims=False, select_last_index=False, exclude=False):
     """The int32 index of the minimum over ``axis``."""
     return _arg_reduce(data, axis, keepdims, exclude, select_last_index, False, "T_argmin")

@@ -7,6 +7,7 @@ rank is ``p`` (a sum of ``select(rank == p, i, 0)``), and the value is gathered 
 the axis, but every stage is a plain reduction or gather that any schedule handles.
 """
 
+from ..error import OpNotImplemented
 from ..te.operation import compute, reduce_axis
 from ..te.operation import sum as _te_sum
 from ..tir import op as _op
@@ -43,8 +44,10 @@ def _positions(data, axis, k, is_ascend, dtype):
     return compute(out_shape, fcompute, name="T_argsort", tag=_tag.COMM_REDUCE)
 
 
-def argsort(data, axis=-1, is_ascend=True, dtype="float32"):
-    """The indices that sort ``data`` along ``axis`` (stable)."""
+def argsort(data, valid_count=None, axis=-1, is_ascend=True, dtype="float32"):
+    """The indices that sort ``data`` along ``axis`` (stable; TVM's signature, ``valid_count`` unsupported)."""
+    if valid_count is not None:
+        raise OpNotImplemented("topi.argsort: valid_count is not supported")
     axis = normalize_axis(axis, len(data.shape), "argsort axis")
     return _positions(data, axis, get_const_tuple(data.shape)[axis], is_ascend, dtype)
 
@@ -54,15 +57,15 @@ def topk(data, k=1, axis=-1, ret_type="both", is_ascend=False, dtype="int32"):
 
     Returns
     -------
-    out : list of te.Tensor
-        ``[values, indices]``, ``[values]`` or ``[indices]`` as ``ret_type`` says.
+    out : list of te.Tensor or te.Tensor
+        ``[values, indices]`` for ``ret_type="both"``, else the one tensor asked for (as TVM returns them).
     """
     shape = get_const_tuple(data.shape)
     axis = normalize_axis(axis, len(shape), "topk axis")
     k = shape[axis] if k < 1 else min(int(k), shape[axis])
     indices = _positions(data, axis, k, is_ascend, dtype)
     if ret_type == "indices":
-        return [indices]
+        return indices
     values = compute(indices.shape, lambda *p: data(*(p[:axis] + (_op.cast(indices(*p), "int32"),) + p[axis + 1:])),
                      name="T_topk_values", tag=_tag.INJECTIVE)
-    return [values, indices] if ret_type == "both" else [values]
+    return [values, indices] if ret_type == "both" else values

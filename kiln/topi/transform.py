@@ -22,7 +22,7 @@ from .utils import get_const_tuple, normalize_axis, ravel_index, unravel_index
 
 __all__ = [
     "reshape", "transpose", "squeeze", "expand_dims", "concatenate", "split", "take", "strided_slice",
-    "slice_ranges", "layout_transform", "shape_of", "flatten", "tile", "repeat", "reverse",
+    "slice_ranges", "layout_transform", "shape_of", "flatten", "tile", "repeat", "reverse", "flip",
 ]
 
 
@@ -356,3 +356,8 @@ def reverse(data, axis):
     axis = normalize_axis(axis, len(shape), "reverse axis")
     last = shape[axis] - 1
     return _injective(shape, lambda *i: data(*(i[:axis] + (last - i[axis],) + i[axis + 1:])), "T_reverse")
+
+
+def flip(a, axis=0):
+    """``a`` reversed along ``axis`` (TVM's name for :func:`reverse`)."""
+    return reverse(a, axis)

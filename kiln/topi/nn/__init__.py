@@ -2,6 +2,7 @@
 
 # ruff: noqa: F401  (re-exports)
 
+from ..transform import flatten
 from .conv2d import (
     conv2d,
     conv2d_nchw,

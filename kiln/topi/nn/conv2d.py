@@ -165,9 +165,11 @@ def conv2d_nhwc(data, kernel, strides, padding, dilation, out_dtype=None):
     return group_conv2d_nhwc(data, kernel, strides, padding, dilation, 1, out_dtype)
 
 
-def conv2d_NCHWc(data, kernel, strides, padding, dilation, out_dtype=None):  # noqa: N802  (TVM's name)
+def conv2d_NCHWc(data, kernel, strides, padding, dilation, layout=None, out_layout=None,  # noqa: N802
+                 out_dtype=None):
     """Convolution in the packed layouts: ``data`` NCHW[ic_bn]c ``(N, C/ic_bn, H, W, ic_bn)`` and ``kernel``
-    OIHW[ic_bn]i[oc_bn]o ``(O/oc_bn, C/ic_bn, KH, KW, ic_bn, oc_bn)``.
+    OIHW[ic_bn]i[oc_bn]o ``(O/oc_bn, C/ic_bn, KH, KW, ic_bn, oc_bn)`` (TVM's signature; ``layout`` and
+    ``out_layout`` are implied by the shapes and only checked when given).
 
     Returns
     -------
@@ -177,6 +179,10 @@ def conv2d_NCHWc(data, kernel, strides, padding, dilation, out_dtype=None):  # n
     out_dtype = out_dtype or data.dtype
     n, ic_chunk, h, w, ic_bn = get_const_tuple(data.shape)
     oc_chunk, k_ic_chunk, kh, kw, k_ic_bn, oc_bn = get_const_tuple(kernel.shape)
+    for what, given, implied in (("layout", layout, f"NCHW{ic_bn}c"), ("out_layout", out_layout, f"NCHW{oc_bn}c")):
+        if given and given != implied:
+            raise OpAttributeInvalid(f"topi.conv2d_NCHWc: {what} {given} does not match the blocked shapes "
+                                     f"({implied})")
     if (ic_chunk, ic_bn) != (k_ic_chunk, k_ic_bn):
         raise OpAttributeInvalid(f"topi.conv2d_NCHWc: data {get_const_tuple(data.shape)} and kernel "
                                  f"{get_const_tuple(kernel.shape)} disagree on the input channel blocks")
@@ -205,9 +211,10 @@ def _is_packed(data_layout, kernel_layout):
             and d.factor_of("C") == k.factor_of("I"))
 
 
-def conv2d(data, kernel, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1, data_layout="NCHW",
-           kernel_layout="", out_layout="", out_dtype=None):
-    """2-D convolution in any data/kernel layouts whose primal axes are NCHW/OIHW (Relay's ``nn.conv2d``).
+def conv2d(data, kernel, strides=(1, 1), padding=(0, 0), dilation=(1, 1), data_layout="NCHW", kernel_layout="",
+           out_dtype=None, groups=1, out_layout=""):
+    """2-D convolution in any data/kernel layouts whose primal axes are NCHW/OIHW (Relay's ``nn.conv2d``; TVM's
+    ``topi.nn.conv2d`` signature, with ``groups`` and ``out_layout`` added).
 
     NCHW/OIHW, NHWC/HWIO and packed NCHW[x]c/OIHW[y]i[x]o compute directly; other layouts go through
     ``layout_transform`` to NCHW/OIHW and back to ``out_layout`` (``data_layout`` when empty).
@@ -227,7 +234,7 @@ def conv2d(data, kernel, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups
         out = group_conv2d_nhwc(data, kernel, strides, padding, dilation, groups, out_dtype)
         natural = "NHWC"
     elif groups == 1 and _is_packed(data_layout, kernel_layout):
-        out = conv2d_NCHWc(data, kernel, strides, padding, dilation, out_dtype)
+        out = conv2d_NCHWc(data, kernel, strides, padding, dilation, out_dtype=out_dtype)
         natural = f"NCHW{get_const_tuple(kernel.shape)[-1]}c"
     else:
         x = layout_transform(data, data_layout, "NCHW") if data_layout != "NCHW" else data

@@ -38,8 +38,9 @@ def dense(data, weight, bias=None, out_dtype=None):
     return _finish(out, out_dtype, "T_dense")
 
 
-def matmul(tensor_a, tensor_b, transpose_a=False, transpose_b=False, out_dtype=None):
-    """``tensor_a @ tensor_b`` with optional transposes (of ``tensor_a``'s last two axes; ``tensor_b`` is 2-D).
+def matmul(tensor_a, tensor_b, bias=None, out_dtype=None, transpose_a=False, transpose_b=False):
+    """``tensor_a @ tensor_b (+ bias)`` with optional transposes (of ``tensor_a``'s last two axes; ``tensor_b`` is
+    2-D); TVM's signature.
 
     Returns
     -------
@@ -65,11 +66,15 @@ def matmul(tensor_a, tensor_b, transpose_a=False, transpose_b=False, out_dtype=N
         return _te_sum(_op.cast(a, acc) * _op.cast(b, acc), axis=k)
 
     out = compute(rows + (n,), fcompute, name="T_matmul", tag="matmul")
+    if bias is not None:
+        out = compute(out.shape, lambda *i: out(*i) + _op.cast(bias[i[-1]], acc), name="T_bias_add",
+                      tag="broadcast")
     return _finish(out, out_dtype, "T_matmul")
 
 
-def batch_matmul(x, y, transpose_a=False, transpose_b=True, out_dtype=None):
-    """Batched ``x @ y``: ``(B, M, K) x (B, K, N)``, either operand transposed, a batch of 1 broadcast.
+def batch_matmul(x, y, oshape=None, out_dtype=None, transpose_a=False, transpose_b=True):
+    """Batched ``x @ y``: ``(B, M, K) x (B, K, N)``, either operand transposed, a batch of 1 broadcast (TVM's
+    signature; ``oshape`` is accepted and checked against the computed shape).
 
     Returns
     -------
@@ -93,5 +98,7 @@ def batch_matmul(x, y, transpose_a=False, transpose_b=True, out_dtype=None):
         c = y[byi, j, k] if transpose_b else y[byi, k, j]
         return _te_sum(_op.cast(a, acc) * _op.cast(c, acc), axis=k)
 
+    if oshape is not None and tuple(int(d) for d in oshape) != (max(bx, by), m, n):
+        raise OpAttributeInvalid(f"topi.batch_matmul: oshape {tuple(oshape)} is not {(max(bx, by), m, n)}")
     out = compute((max(bx, by), m, n), fcompute, name="T_batch_matmul", tag="batch_matmul")
     return _finish(out, out_dtype, "T_batch_matmul")

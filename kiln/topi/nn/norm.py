@@ -10,6 +10,7 @@
   neighbours starting ``size // 2`` before each position, then ``x / (bias + alpha * sum / size) ** beta``.
 """
 
+from ...error import OpAttributeInvalid
 from ...te.operation import compute, reduce_axis
 from ...te.operation import sum as _te_sum
 from ...tir import intrin as _intrin
@@ -57,6 +58,10 @@ def layer_norm(data, gamma, beta, axis=-1, epsilon=1e-5, center=True, scale=True
         Tagged ``layer_norm_output``.
     """
     shape = get_const_tuple(data.shape)
+    if isinstance(axis, list | tuple):  # TVM passes a list of axes; one axis is supported
+        if len(axis) != 1:
+            raise OpAttributeInvalid(f"topi.nn.layer_norm: normalizes over one axis, got {list(axis)}")
+        axis = axis[0]
     axis = normalize_axis(axis, len(shape), "layer_norm axis")
     n = shape[axis]
     acc = "float32" if data.dtype == "float16" else data.dtype

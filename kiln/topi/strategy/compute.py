@@ -48,8 +48,8 @@ def _reduce(fn):
 
 
 def _arg_reduce(fn):
-    return lambda attrs, inputs, out_type: [fn(inputs[0], attrs.axis, attrs.keepdims, attrs.exclude,
-                                               attrs.select_last_index)]
+    return lambda attrs, inputs, out_type: [fn(inputs[0], attrs.axis, attrs.keepdims, attrs.select_last_index,
+                                               attrs.exclude)]
 
 
 def _full(attrs, inputs, out_type):
@@ -61,8 +61,9 @@ def _concatenate(attrs, inputs, out_type):
 
 
 def _conv2d(attrs, inputs, out_type):
-    return [nn.conv2d(inputs[0], inputs[1], attrs.strides, attrs.padding, attrs.dilation, attrs.groups,
-                      attrs.data_layout, attrs.kernel_layout, attrs.out_layout, _out_dtype(attrs, out_type))]
+    return [nn.conv2d(inputs[0], inputs[1], attrs.strides, attrs.padding, attrs.dilation, attrs.data_layout,
+                      attrs.kernel_layout, _out_dtype(attrs, out_type), groups=attrs.groups,
+                      out_layout=attrs.out_layout)]
 
 
 def _pool(pool_type):
@@ -83,11 +84,12 @@ def _dense(attrs, inputs, out_type):
 
 
 def _matmul(attrs, inputs, out_type):
-    return [nn.matmul(inputs[0], inputs[1], attrs.transpose_a, attrs.transpose_b, _out_dtype(attrs, out_type))]
+    return [nn.matmul(inputs[0], inputs[1], None, _out_dtype(attrs, out_type), attrs.transpose_a, attrs.transpose_b)]
 
 
 def _batch_matmul(attrs, inputs, out_type):
-    return [nn.batch_matmul(inputs[0], inputs[1], attrs.transpose_a, attrs.transpose_b, _out_dtype(attrs, out_type))]
+    return [nn.batch_matmul(inputs[0], inputs[1], None, _out_dtype(attrs, out_type), attrs.transpose_a,
+                            attrs.transpose_b)]
 
 
 def _batch_norm(attrs, inputs, out_type):
@@ -119,7 +121,8 @@ def _scan(fn):
 
 
 def _topk(attrs, inputs, out_type):
-    return SO.topk(inputs[0], attrs.k, attrs.axis, attrs.ret_type, attrs.is_ascend, attrs.dtype)
+    out = SO.topk(inputs[0], attrs.k, attrs.axis, attrs.ret_type, attrs.is_ascend, attrs.dtype)
+    return list(out) if isinstance(out, list | tuple) else [out]
 
 
 UNARY = (

@@ -92,7 +92,7 @@ def _matmul_strategy(attrs, inputs, out_type, target):
             out = _dense_like(a, b, dtype, target)
             if out is not None:
                 return [out]
-        return [nn.matmul(a, b, attrs.transpose_a, attrs.transpose_b, dtype)]
+        return [nn.matmul(a, b, None, dtype, attrs.transpose_a, attrs.transpose_b)]
 
     return strategy.add_implementation(fcompute, fschedule_auto, "matmul.x86", 15)
 

@@ -93,7 +93,7 @@ def conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype=None, target
     ic_bn, oc_bn, _ = conv_blocking(c, o, ow, vector_lanes(target, out_dtype))
     data_vec = pack_data(data, ic_bn, padding)
     kernel_vec = pack_kernel(kernel, ic_bn, oc_bn)
-    conv = conv2d_NCHWc(data_vec, kernel_vec, strides, 0, dilation, out_dtype)
+    conv = conv2d_NCHWc(data_vec, kernel_vec, strides, 0, dilation, out_dtype=out_dtype)
     if conv.dtype != out_dtype:  # float16: the cast stage follows the conv
         conv = conv.op.input_tensors[0]
     _, _, oh, owidth, _ = get_const_tuple(conv.shape)
