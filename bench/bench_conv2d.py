@@ -9,7 +9,10 @@ strided view of the padded input and multiplies it with the weights (BLAS), ONNX
 (its bias fused) followed by Relu. Timings alternate between contenders round by round; each figure is the best
 round. The default layer is ResNet-50's 3x3 convolution of stage 1 (1x64x56x56, 64 filters, padding 1).
 
-Run: ``python bench/bench_conv2d.py [--layers default|resnet50] [--targets llvm,c] [--rounds 7] [--number 10]``
+With ``--blocked`` the group is also timed in the blocked layouts ``topi.x86.conv2d_alter_layout`` proposes (data
+and result in NCHW[x]c, weights packed beforehand): what AlterOpLayout and FoldConstant would make of the network.
+
+Run: ``python bench/bench_conv2d.py [--layers default|resnet50] [--targets llvm,c] [--blocked] [--rounds 7]``
 """
 
 import argparse
@@ -60,6 +63,31 @@ def build_kiln(c, h, o, k, stride, pad, target):
     s = builder.schedule([out])
     module = kiln.build(s, [x, w, b, out], target=target, name="conv")
     return module["conv"]
+
+
+def build_kiln_blocked(c, h, o, k, stride, pad, target):
+    """The same group in the blocked layouts ``topi.x86.conv2d_alter_layout`` proposes (what AlterOpLayout plus
+    FoldConstant would give: weights packed once, data and result in NCHW[x]c); returns (function, layouts)."""
+    from kiln.relay.op.attrs import Conv2DAttrs as Attrs
+    from kiln.tir.layout import layout as parse_layout
+    from kiln.topi.x86 import conv2d_alter_layout
+
+    attrs = Attrs(strides=(stride, stride), padding=(pad, pad), kernel_size=(k, k), channels=o)
+    new = conv2d_alter_layout(attrs, (1, c, h, h), (o, c, k, k), target)
+    blocked = Attrs(strides=(stride, stride), padding=(pad, pad), kernel_size=(k, k), channels=o, **new)
+    out_size = (h + 2 * pad - k) // stride + 1
+    oc_bn = parse_layout(new["out_layout"]).factor_of("C")
+    out_type = TensorType((1, o // oc_bn, out_size, out_size, oc_bn), "float32")
+    x = te.placeholder(parse_layout(new["data_layout"]).shape_from_primal({"N": 1, "C": c, "H": h, "W": h}), name="x")
+    w = te.placeholder(parse_layout(new["kernel_layout"]).shape_from_primal({"O": o, "I": c, "H": k, "W": k}),
+                       name="w")
+    b = te.placeholder((o // oc_bn, 1, 1, oc_bn), name="b")
+    builder = ScheduleBuilder(target)
+    (conv,) = builder.call("nn.conv2d", blocked, [x, w], out_type)
+    (biased,) = builder.call("add", None, [conv, b], out_type)
+    (out,) = builder.call("nn.relu", None, [biased], out_type)
+    module = kiln.build(builder.schedule([out]), [x, w, b, out], target=target, name="conv")
+    return module["conv"], new
 
 
 def numpy_conv(x, w, b, stride, pad):
@@ -118,6 +146,20 @@ def bench_layer(name, c, h, o, k, stride, pad, targets, args):
         np.testing.assert_allclose(out.numpy(), reference, rtol=1e-3, atol=1e-3)
         print(f"  built kiln/{target} in {built:.2f} s (cached after the first run); result matches numpy")
         contenders[f"kiln/{target}"] = lambda func=func, out=out: func(*args_nd, out)
+        if args.blocked:
+            from kiln.relay.reference.transform import convert_layout
+
+            func_b, new = build_kiln_blocked(c, h, o, k, stride, pad, target)
+            oc_bn = int(new["out_layout"][4:-1])
+            blocked_args = [kiln.nd.array(convert_layout(x, "NCHW", new["data_layout"])),
+                            kiln.nd.array(convert_layout(w, "OIHW", new["kernel_layout"])),
+                            kiln.nd.array(b.reshape(o // oc_bn, 1, 1, oc_bn))]
+            out_b = kiln.nd.empty(convert_layout(reference, "NCHW", new["out_layout"]).shape, "float32")
+            func_b(*blocked_args, out_b)
+            np.testing.assert_allclose(convert_layout(out_b.numpy(), new["out_layout"], "NCHW"), reference,
+                                       rtol=1e-3, atol=1e-3)
+            contenders[f"kiln/{target}/{new['data_layout']}"] = (
+                lambda func_b=func_b, out_b=out_b, blocked_args=blocked_args: func_b(*blocked_args, out_b))
     times = {key: [] for key in contenders}
     for _ in range(args.rounds):
         for key, fn in contenders.items():
@@ -127,7 +169,7 @@ def bench_layer(name, c, h, o, k, stride, pad, targets, args):
     print(f"{name}: 1x{c}x{h}x{h}, {o} filters {k}x{k}, stride {stride}, pad {pad} ({flops / 1e9:.3f} GFLOP)")
     for key in contenders:
         gflops = flops / min(times[key]) / 1e9
-        line = f"  {key:12s} {gflops:8.1f} GFLOP/s {min(times[key]) * 1e3:8.3f} ms"
+        line = f"  {key:20s} {gflops:8.1f} GFLOP/s {min(times[key]) * 1e3:8.3f} ms"
         if key.startswith("kiln"):
             line += f"   x{gflops / numpy_gflops:.2f} numpy"
             if ort_gflops:
@@ -142,6 +184,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--number", type=int, default=10, help="calls per timed block")
     parser.add_argument("--settle", type=float, default=0.2, help="idle seconds before each timed block")
+    parser.add_argument("--blocked", action="store_true",
+                        help="also time the blocked-layout form (weights pre-packed, as after AlterOpLayout)")
     args = parser.parse_args()
     layers = RESNET50 if args.layers == "resnet50" else RESNET50[:1]
     for layer in layers:

@@ -37,7 +37,7 @@ from ..utils import (
 from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing
 
 __all__ = ["conv2d_nchw", "schedule_conv2d_nchw", "schedule_conv2d_NCHWc", "conv_blocking", "register_tile",
-           "pack_data", "pack_kernel"]
+           "conv2d_alter_layout", "pack_data", "pack_kernel"]
 
 
 def register_tile(out_width, oc_bn, lanes) -> int:
@@ -54,6 +54,32 @@ def conv_blocking(in_channels, out_channels, out_width, lanes):
     oc_bn = largest_divisor(out_channels, lanes)
     ic_bn = largest_divisor(in_channels, oc_bn)
     return ic_bn, oc_bn, register_tile(out_width, oc_bn, lanes)
+
+
+def conv2d_alter_layout(attrs, data_shape, kernel_shape, target=None):
+    """The blocked layouts the x86 schedule prefers for an NCHW/OIHW ``nn.conv2d`` (TVM's x86
+    ``_alter_conv2d_layout``), or None when the call does not qualify (groups, other layouts).
+
+    With ``data_layout="NCHW{ic_bn}c"``, ``kernel_layout="OIHW{ic_bn}i{oc_bn}o"`` and ``out_layout="NCHW{oc_bn}c"``
+    topi computes the convolution directly on blocked tensors (``conv2d_NCHWc``): no packing at run time once
+    FoldConstant has transformed the constant weights, and element-wise consumers stay in the blocked layout. A
+    Relay-level ``FTVMAlterOpLayout`` for ``nn.conv2d`` returns ``relay.nn.conv2d(*inputs, **dict(attrs, **new))``.
+
+    Returns
+    -------
+    new : dict or None
+        ``{"data_layout": ..., "kernel_layout": ..., "out_layout": ...}``.
+    """
+    if attrs.groups != 1 or attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW":
+        return None
+    if (attrs.out_layout or "NCHW") != "NCHW":
+        return None
+    c, o, kw, w = int(data_shape[1]), int(kernel_shape[0]), int(kernel_shape[3]), int(data_shape[3])
+    (_, sw), (_, dw) = (attrs.strides, attrs.dilation)
+    padding = pad_tuple(attrs.padding)
+    ow = (w + padding[1] + padding[3] - dw * (kw - 1) - 1) // sw + 1
+    ic_bn, oc_bn, _ = conv_blocking(c, o, ow, vector_lanes(target, "float32"))
+    return {"data_layout": f"NCHW{ic_bn}c", "kernel_layout": f"OIHW{ic_bn}i{oc_bn}o", "out_layout": f"NCHW{oc_bn}c"}
 
 
 def pack_data(data, ic_bn, padding):

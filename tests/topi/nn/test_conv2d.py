@@ -92,3 +92,19 @@ def test_packed_conv_structure():
     data_vec, kernel_vec = conv.op.input_tensors
     assert data_vec.op.tag.endswith("data_vec") and kernel_vec.op.tag.endswith("kernel_vec")
     assert np.prod([int(d) for d in kernel_vec.shape]) == 64 * 32 * 9
+
+
+def test_alter_layout_blocks_run_packed(harness, target):
+    """The layouts conv2d_alter_layout proposes compute the same convolution directly on blocked tensors."""
+    from kiln.relay.reference.transform import convert_layout
+
+    attrs = Conv2DAttrs(strides=(2, 2), padding=(1, 1))
+    data, weight = harness.rand((1, 32, 9, 9), seed=1), harness.rand((48, 32, 3, 3), seed=2)
+    new = topi.x86.conv2d_alter_layout(attrs, data.shape, weight.shape, "llvm")
+    assert new == {"data_layout": "NCHW16c", "kernel_layout": "OIHW16i16o", "out_layout": "NCHW16c"}
+    assert topi.x86.conv2d_alter_layout(Conv2DAttrs(groups=2), data.shape, (48, 16, 3, 3)) is None
+    blocked = Conv2DAttrs(strides=(2, 2), padding=(1, 1), **new)
+    harness.run_cases([harness.Case("nn.conv2d", [convert_layout(data, "NCHW", new["data_layout"]),
+                                                  convert_layout(weight, "OIHW", new["kernel_layout"])], blocked,
+                                    label="blocked", rtol=1e-4, atol=1e-4,
+                                    consumers=[("nn.relu", None, [])])], target)
