@@ -16,12 +16,14 @@ its methods are also PackedFuncs by TVM's names: ``m["set_input"](0, data)``, ``
 ``m["get_output"](0)``, ``m["get_num_outputs"]()``, ``m["load_params"](blob)``...
 """
 
+import ctypes
 import json
 
 import numpy as np
 
 from ..error import KilnError, RuntimeArgumentError
 from .device import Device, cpu
+from .library import TYPE_CODE_DLTENSOR, LibraryFunction, TVMValue, _dltensor
 from .module import Module
 from .ndarray import NDArray, _aligned_empty
 from .packed_func import PackedFunc, register_func
@@ -131,7 +133,7 @@ class GraphExecutor(Module):
             func = self.lib.get_function(name)
             args = [self.data[self._eid(src, k)] for src, k, *_ in node["inputs"]]
             args += [self.data[self._eid(nid, k)] for k in range(self.row[nid + 1] - self.row[nid])]
-            ops.append((func, tuple(args)))
+            ops.append((func, tuple(args), _prepared_call(func, tuple(args))))
         return ops
 
     # ---------------------------------------------------------------------------------------------- inputs
@@ -222,8 +224,8 @@ class GraphExecutor(Module):
     # ---------------------------------------------------------------------------------------------- running
     def run(self):
         """Run every kernel of the graph once, in order."""
-        for func, args in self.ops:
-            func(*args)
+        for _, _, call in self.ops:
+            call()
 
     def get_num_outputs(self) -> int:
         """The number of outputs (a tuple result counts each field)."""
@@ -262,6 +264,36 @@ class GraphExecutor(Module):
     def __repr__(self):
         return (f"GraphExecutor({len(self.ops)} kernels, inputs={self.input_names[:8]}"
                 f"{'...' if len(self.input_names) > 8 else ''}, outputs={len(self.output_entries)})")
+
+
+def _prepared_call(func, args):
+    """A zero-argument function calling ``func(*args)``.
+
+    For a packed function of a compiled library the argument arrays (TVMValues, type codes, DLTensors) are built once
+    here, since the executor's views never move: a call then costs about 1.5 us instead of 15 us. Anything else is
+    called the ordinary way.
+    """
+    target = getattr(func, "_func", None)
+    if not isinstance(target, LibraryFunction) or not target.packed:
+        return lambda: func(*args)
+    count = len(args)
+    values = (TVMValue * max(count, 1))()
+    codes = (ctypes.c_int32 * max(count, 1))()
+    keep: list = []  # the DLTensors and shape arrays the values point to, alive as long as the closure
+    for i, arr in enumerate(args):
+        values[i].v_handle = ctypes.addressof(_dltensor(arr, keep))
+        codes[i] = TYPE_CODE_DLTENSOR
+    ret, ret_code = TVMValue(), ctypes.c_int32(0)
+    native, library, name = target._fn, target.library, target.name
+    ret_ref, code_ref = ctypes.byref(ret), ctypes.byref(ret_code)
+
+    def call():
+        if native(values, codes, count, ret_ref, code_ref, None) != 0:
+            message = library.last_error()
+            raise RuntimeArgumentError(message if name in message else f"{name}: {message}")
+
+    call.keep = keep
+    return call
 
 
 def _copy_into(out, view, what):

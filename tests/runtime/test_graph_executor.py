@@ -191,3 +191,11 @@ def test_factory_module_serialization_and_export(addone, tmp_path):
     m2 = loaded["net"](kiln.device("llvm", 0))
     m2.run()
     assert m2.get_output(0).numpy()[1, 1] == 3
+
+
+def test_kernel_errors_name_the_kernel(addone):
+    graph = json.loads(chain_graph(1))
+    graph["attrs"]["shape"][1] = [[2, 3], [3, 2]]  # the kernel's output entry has the wrong shape
+    m = GraphExecutor(json.dumps(graph), addone)
+    with pytest.raises(RuntimeArgumentError, match="addone"):
+        m.run()
