@@ -1,9 +1,8 @@
 """kiln.runtime: tensors, devices, packed functions and (compiled) modules."""
 
-from . import ndarray
+from . import graph_executor, graph_executor_factory, ndarray  # noqa: F401  (the factory registers its loader)
 from .device import Device, cpu, device
+from .module import Module, load_module
 from .ndarray import NDArray
 from .packed_func import PackedFunc, get_global_func, list_global_func_names, register_func
-from .module import Module, load_module
 from .params import load_param_dict, save_param_dict
-from . import graph_executor, graph_executor_factory  # noqa: F401,E402  (registers the factory's loader)

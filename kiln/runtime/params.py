@@ -38,7 +38,8 @@ def _dl_type(dtype: np.dtype) -> tuple:
 
 def _np_dtype(code, bits, lanes, name) -> np.dtype:
     if lanes != 1:
-        raise KilnError(f"load_param_dict: parameter {name!r} has a vector dtype ({lanes} lanes), which kiln does not load")
+        raise KilnError(f"load_param_dict: parameter {name!r} has a vector dtype ({lanes} lanes), which kiln does "
+                        f"not load")
     if code == 1 and bits == 1:
         return np.dtype(np.bool_)
     if code not in _KINDS:

@@ -33,7 +33,7 @@ from ...ir.pass_context import PassContext
 from ...ir.structural import structural_equal, structural_hash
 from ...ir.type import TensorType, TupleType
 from ...te import compute, lower, placeholder
-from ...te.tensor import PlaceholderOp, Tensor
+from ...te.tensor import PlaceholderOp
 from ...tir.op import const as tir_const
 from ...topi.strategy import ScheduleBuilder
 from ..expr import Call, Constant, Tuple, TupleGetItem, Var
