@@ -4,7 +4,7 @@
 The graph is TVM's JSON format, so tools that read TVM graphs read it:
 
 * ``nodes``: each ``{"op": "null", "name", "inputs": []}`` (an input of ``@main``, or a constant, named ``p0``,
-  ``p1`` ... in visiting order and returned as a parameter) or ``{"op": "tvm_op", "name", "attrs": {"func_name",
+  ``p1`` ... in visiting order, skipping a name an input has, and returned as a parameter) or ``{"op": "tvm_op", "name", "attrs": {"func_name",
   "num_inputs", "num_outputs", "flatten_data"}, "inputs": [[node, index, 0], ...]}`` (one ``call_lowered``: the
   kernel ``func_name`` of the library, called with its inputs then its outputs);
 * ``arg_nodes`` (the ``null`` nodes), ``heads`` (the outputs of ``@main``, a tuple result flattened),
@@ -82,6 +82,8 @@ class _GraphBuilder:
         self.params: dict = {}
         self.entries: dict = {}  # expr -> list of (node, index)
         self.used_funcs: dict = {}
+        self.input_names: set = set()
+        self.skipped = 0  # parameter numbers passed over because an input has that name
 
     def _add_node(self, node, types) -> list:
         nid = len(self.nodes)
@@ -95,6 +97,10 @@ class _GraphBuilder:
             raise CodegenError(f"graph codegen: input %{var.name_hint} has type {ttype}; the graph executor takes "
                                f"tensor inputs only")
         self._check_static(ttype, f"input %{var.name_hint}")
+        if var.name_hint in self.input_names:
+            raise CodegenError(f"graph codegen: two inputs of @main are named {var.name_hint!r}; the graph executor "
+                               f"sets inputs by name, so they must differ")
+        self.input_names.add(var.name_hint)
         self.entries[var] = self._add_node({"op": "null", "name": var.name_hint, "inputs": []}, [ttype])
 
     @staticmethod
@@ -133,7 +139,10 @@ class _GraphBuilder:
     def _emit(self, expr):
         kind = type(expr)
         if kind is Constant:
-            name = f"p{len(self.params)}"
+            name = f"p{len(self.params) + self.skipped}"
+            while name in self.input_names:  # an input already has the name: take the next number
+                self.skipped += 1
+                name = f"p{len(self.params) + self.skipped}"
             self.params[name] = expr.data
             return self._add_node({"op": "null", "name": name, "inputs": []}, [expr.checked_type_])
         if kind is Tuple:

@@ -105,3 +105,14 @@ def test_unsupported_programs():
         codegen(lower_te(mod))
     with pytest.raises(CodegenError, match="is a PrimFunc"):
         codegen(lowered(relay.Function([x], relay.exp(x))), entry="tvmgen_default_fused_exp")
+
+
+def test_input_and_parameter_names():
+    p0, x = relay.var("p0", shape=(2,)), relay.var("x", shape=(2,))
+    c1, c2 = relay.const(np.ones(2, "float32")), relay.const(np.full(2, 2, "float32"))
+    graph, result = graph_of(relay.Function([p0, x], relay.Tuple([relay.add(p0, c1), relay.multiply(x, c2)])))
+    names = [graph["nodes"][i]["name"] for i in graph["arg_nodes"]]
+    assert names == ["p0", "x", "p1", "p2"] and list(result.params) == ["p1", "p2"]
+    twin = relay.var("x", shape=(2,))
+    with pytest.raises(CodegenError, match="two inputs of @main are named 'x'"):
+        graph_of(relay.Function([x, twin], relay.add(x, twin)))
