@@ -113,7 +113,6 @@ class _Lowerer(ExprMutator):
             result = binding.with_fields(var=var, value=value, body=result)
         return result
 
-
     def _primitive_callee(self, call):
         op = call.op
         if isinstance(op, Function) and op.is_primitive():
