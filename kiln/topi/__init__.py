@@ -18,9 +18,9 @@ from .broadcast import (
     multiply, not_equal, power, right_shift, subtract, where,
 )
 from .elemwise import (
-    abs, acos, acosh, asin, asinh, atan, atanh, bitwise_not, cast, ceil, clip, cos, cosh, erf, exp, exp2, floor,
-    full, full_like, identity, isfinite, isinf, isnan, log, log2, log10, logical_not, negative, ones, reciprocal,
-    round, rsqrt, sigmoid, sign, sin, sinh, softplus, softsign, sqrt, tan, tanh, trunc, zeros,
+    abs, acos, acosh, asin, asinh, atan, atanh, bitwise_not, cast, ceil, clip, cos, cosh, erf, exp, exp2, fast_exp,
+    floor, full, full_like, identity, isfinite, isinf, isnan, log, log2, log10, logical_not, negative, ones,
+    reciprocal, round, rsqrt, sigmoid, sign, sin, sinh, softplus, softsign, sqrt, tan, tanh, trunc, zeros,
 )
 from .reduction import all, any, argmax, argmin, max, mean, min, sum
 from .reduction import prod_reduce as prod

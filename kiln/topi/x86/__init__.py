@@ -7,7 +7,12 @@ element-wise chain after it) and the target, whose vector width sets block sizes
 # ruff: noqa: F401  (re-exports)
 
 from .conv2d import (
-    conv2d_alter_layout, conv2d_nchw, conv_blocking, register_tile, schedule_conv2d_nchw, schedule_conv2d_NCHWc,
+    conv2d_alter_layout,
+    conv2d_nchw,
+    conv_blocking,
+    register_tile,
+    schedule_conv2d_nchw,
+    schedule_conv2d_NCHWc,
 )
 from .conv2d_direct import schedule_conv2d_direct
 from .dense import (
