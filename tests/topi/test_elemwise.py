@@ -65,3 +65,20 @@ def test_clip_cast_init(harness, target):
 def test_unary_names_match():
     for name in UNARY:
         assert getattr(topi, name).__name__ == name
+
+
+def test_fast_exp_is_within_two_ulp():
+    import kiln
+    from kiln import te
+
+    x = te.placeholder((4096,), name="x")
+    out = topi.fast_exp(x)
+    lib = kiln.build(topi.x86.schedule_injective([out], "llvm"), [x, out], target="llvm", name="f")
+    data = np.random.default_rng(0).uniform(-87, 88, 4096).astype("float32")
+    data[:4] = [0.0, -0.0, 1e-7, -1e-7]
+    got = kiln.nd.empty((4096,), "float32")
+    lib["f"](kiln.nd.array(data), got)
+    want = np.exp(data.astype("float64"))
+    ulp = np.abs(got.numpy() - want) / np.spacing(want.astype("float32"))
+    assert ulp.max() <= 2.0
+    assert got.numpy()[0] == 1.0
