@@ -6,8 +6,10 @@ normalizes lists to tuples and validates values on construction, raising OpAttri
 
 from dataclasses import dataclass
 
+from ...error import OpAttributeInvalid
 from ...ir.attrs import Attrs
 from ...tir.layout import layout as parse_layout
+from ...topi.nn.conv2d import pad_tuple
 
 
 def _positive(attrs, *names):
@@ -26,24 +28,20 @@ def _layouts(attrs, *names):
                 attrs._require(False, name, f"is not a valid layout ({exc})")
 
 
+def _pad4(attrs):
+    """Normalize ``padding`` to ``(top, left, bottom, right)`` (TVM's rule, shared with topi)."""
+    try:
+        object.__setattr__(attrs, "padding", pad_tuple(attrs.padding))
+    except (OpAttributeInvalid, TypeError, ValueError):
+        attrs._require(False, "padding", "must be 1, 2 or 4 non-negative ints")
+
+
 def _int_tuple(attrs, name, size=None):
     value = getattr(attrs, name)
     if isinstance(value, int):
         value = (value,) * (size or 1)
     attrs._require(isinstance(value, tuple | list), name, "must be an int or a sequence of ints")
     object.__setattr__(attrs, name, tuple(int(v) for v in value))
-
-
-def pad_tuple_2d(padding) -> tuple:
-    """Normalize 2-D padding to ``(top, left, bottom, right)`` from an int, ``(h, w)`` or 4 values (TVM's rule)."""
-    if isinstance(padding, int):
-        return (padding,) * 4
-    padding = tuple(int(p) for p in padding)
-    if len(padding) == 1:
-        return padding * 4
-    if len(padding) == 2:
-        return padding + padding
-    return padding
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,8 +216,8 @@ class Conv2DAttrs(Attrs):
     def __post_init__(self):
         _int_tuple(self, "strides", 2)
         _int_tuple(self, "dilation", 2)
-        object.__setattr__(self, "padding", pad_tuple_2d(self.padding))
-        self._require(len(self.padding) == 4 and min(self.padding) >= 0, "padding", "must be 1, 2 or 4 non-negative ints")
+        _pad4(self)
+        self._require(min(self.padding) >= 0, "padding", "must be 1, 2 or 4 non-negative ints")
         self._require(len(self.strides) == 2, "strides", "must have 2 values")
         self._require(len(self.dilation) == 2, "dilation", "must have 2 values")
         _positive(self, "strides", "dilation")
@@ -279,10 +277,10 @@ def _pool_post_init(attrs):
     _int_tuple(attrs, "pool_size", 2)
     _int_tuple(attrs, "strides", 2)
     _int_tuple(attrs, "dilation", 2)
-    object.__setattr__(attrs, "padding", pad_tuple_2d(attrs.padding))
+    _pad4(attrs)
     for name in ("pool_size", "strides", "dilation"):
         attrs._require(len(getattr(attrs, name)) == 2, name, "must have 2 values")
-    attrs._require(len(attrs.padding) == 4 and min(attrs.padding) >= 0, "padding", "must be 1, 2 or 4 non-negative ints")
+    attrs._require(min(attrs.padding) >= 0, "padding", "must be 1, 2 or 4 non-negative ints")
     _positive(attrs, "pool_size", "strides", "dilation")
     object.__setattr__(attrs, "ceil_mode", bool(attrs.ceil_mode))
     _layouts(attrs, "layout", "out_layout")

@@ -7,9 +7,9 @@ An operator is registered once with :func:`register_relay_op`; its attributes li
 
 from enum import IntEnum
 
-from ..expr import Call
 from ...error import KilnError, OpAttributeInvalid
 from ...ir.op import Op, register_op, register_op_attr
+from ..expr import Call
 
 
 class OpPattern(IntEnum):

@@ -9,6 +9,7 @@ import math
 from ...error import TypeInferenceError
 from ...ir.type import TensorType, TupleType
 from ...tir.layout import layout as parse_layout
+from ...topi.transform import slice_ranges
 from ..expr import Tuple, TupleWrapper
 from . import attrs as A
 from .op import OpPattern, make_call, register_relay_op
@@ -312,27 +313,9 @@ def take(data, indices, axis=None, batch_dims=0, mode="clip"):
 
 
 def strided_slice_ranges(shape, attrs) -> list[tuple[int, int, int]]:
-    """``(begin, end, stride)`` per axis of ``shape`` for StridedSliceAttrs, clamped like Python slicing."""
-    ndim = len(shape)
-    axes = list(attrs.axes) if attrs.axes is not None else list(range(len(attrs.begin)))
-    strides = list(attrs.strides) if attrs.strides else [1] * len(axes)
-    if len(strides) == 1 and len(axes) > 1:
-        strides = strides * len(axes)
-    ranges = [(0, d, 1) for d in shape]
-    for k, axis in enumerate(axes):
-        axis = normalize_axis(axis, ndim, "strided_slice axis")
-        dim = shape[axis]
-        stride = strides[k] if k < len(strides) else 1
-        begin = attrs.begin[k] if k < len(attrs.begin) else (0 if stride > 0 else dim - 1)
-        if attrs.slice_mode == "size":
-            size = attrs.end[k] if k < len(attrs.end) else -1
-            end = dim if size < 0 else begin + size
-            stride = 1
-        else:
-            end = attrs.end[k] if k < len(attrs.end) else (dim if stride > 0 else -dim - 1)
-        begin, end, stride = slice(begin, end, stride).indices(dim)
-        ranges[axis] = (begin, end, stride)
-    return ranges
+    """``(begin, end, stride)`` per axis of ``shape`` for StridedSliceAttrs, clamped like Python slicing (the
+    same helper topi's compute uses, so the type relation and the kernel agree)."""
+    return slice_ranges(shape, attrs.begin, attrs.end, attrs.strides, attrs.axes, attrs.slice_mode)
 
 
 def _strided_slice_rel(types, attrs):

@@ -42,7 +42,7 @@ def pad_tuple(padding) -> tuple:
     if len(padding) == 2:
         return padding + padding
     if len(padding) != 4:
-        raise OpAttributeInvalid(f"topi.conv2d: padding {padding} must have 1, 2 or 4 values")
+        raise OpAttributeInvalid(f"padding {padding} must have 1, 2 or 4 values")
     return padding
 
 
