@@ -7,7 +7,8 @@ target given, then run by the graph executor. onnxruntime runs the same model wi
 ``--threads`` intra-op threads (the default 0 lets it choose). Rounds alternate between the two so both see the same
 machine load; each figure is the best round's milliseconds per inference. The outputs are compared first.
 
-Run: ``python bench/bench_resnet.py [--target llvm] [--rounds 5] [--number 3] [--image 224] [--threads 0]``
+Run: ``python bench/bench_resnet.py [--target llvm] [--rounds 5] [--number 3] [--image 224] [--threads 0]
+[--settle 0.2]``
 """
 
 import argparse
@@ -80,7 +81,11 @@ def resnet50_onnx(image=224, num_classes=1000):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
 
 
-def best_ms(fn, number, rounds_done):
+def best_ms(fn, number, rounds_done, settle=0.0):
+    """Append the milliseconds per call of ``number`` consecutive calls of ``fn`` to ``rounds_done``, after
+    ``settle`` idle seconds (the other contender's worker threads stop spinning and yield the cores) and one untimed
+    call."""
+    time.sleep(settle)
     fn()
     start = time.perf_counter()
     for _ in range(number):
@@ -95,6 +100,8 @@ def main():
     parser.add_argument("--number", type=int, default=3, help="inferences per timed round")
     parser.add_argument("--image", type=int, default=224)
     parser.add_argument("--threads", type=int, default=0, help="onnxruntime intra-op threads (0: its default)")
+    parser.add_argument("--settle", type=float, default=0.2,
+                        help="idle seconds before each timed round (lets the other runtime's threads go to sleep)")
     args = parser.parse_args()
     import onnxruntime as ort
 
@@ -124,8 +131,8 @@ def main():
           f"max relative difference to onnxruntime {error:.2e}")
     kiln_ms, ort_ms = [], []
     for _ in range(args.rounds):
-        best_ms(m.run, args.number, kiln_ms)
-        best_ms(lambda: session.run(None, feeds), args.number, ort_ms)
+        best_ms(m.run, args.number, kiln_ms, args.settle)
+        best_ms(lambda: session.run(None, feeds), args.number, ort_ms, args.settle)
     k, o = min(kiln_ms), min(ort_ms)
     print(f"kiln        {k:8.2f} ms per inference (median of rounds {sorted(kiln_ms)[len(kiln_ms) // 2]:.2f})")
     print(f"onnxruntime {o:8.2f} ms per inference (median of rounds {sorted(ort_ms)[len(ort_ms) // 2]:.2f})")

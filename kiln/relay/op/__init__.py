@@ -103,3 +103,5 @@ __all__ = [
     "broadcast_to", "cumprod", "cumsum", "gather", "gather_nd", "one_hot", "repeat", "reverse", "tile", "topk",
     "scatter_elements", "scatter_nd",
 ]
+
+from . import strategy  # noqa: E402  (registers target-specific hooks such as the x86 FTVMAlterOpLayout of nn.conv2d)

@@ -8,7 +8,8 @@ layouts (``conv2d(data, weight, data_layout="NCHW16c", kernel_layout="OIHW16i16o
 its inputs transformed and its result carried through layout-agnostic consumers exactly as in ConvertLayout (the
 same :mod:`.layout_rewriter`); any other replacement must compute the original value in the original layout.
 
-No alteration is registered by default, so the pass changes nothing until a target installs one.
+kiln registers one alteration: the x86 one of ``nn.conv2d`` (:mod:`kiln.relay.op.strategy.x86`), which acts only
+while an ``llvm`` or ``c`` target is current; without a current target the pass changes nothing.
 """
 
 from dataclasses import dataclass

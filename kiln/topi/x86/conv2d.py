@@ -49,10 +49,16 @@ def register_tile(out_width, oc_bn, lanes) -> int:
 
 def conv_blocking(in_channels, out_channels, out_width, lanes):
     """``(ic_bn, oc_bn, reg_n)`` for a convolution on a machine with ``lanes`` float lanes per vector register:
-    output channels in blocks of one vector, input channels in blocks of at most that, columns by
-    :func:`register_tile`."""
+    output channels in blocks of one vector, input channels likewise (each the largest divisor up to ``lanes``),
+    columns by :func:`register_tile`.
+
+    Both block sizes depend only on their own channel count, so a convolution reads its input in the block size its
+    producer wrote it in (``C`` channels in ``NCHW{largest_divisor(C, lanes)}c``) and chains of blocked convolutions
+    need no layout transform between them. (TVM's fallback caps ``ic_bn`` at ``oc_bn``, which makes a 32 -> 8 channel
+    convolution read ``NCHW8c`` from a producer writing ``NCHW16c``.) ``ic_bn`` only splits the reduction, so the
+    kernel is as fast either way."""
     oc_bn = largest_divisor(out_channels, lanes)
-    ic_bn = largest_divisor(in_channels, oc_bn)
+    ic_bn = largest_divisor(in_channels, lanes)
     return ic_bn, oc_bn, register_tile(out_width, oc_bn, lanes)
 
 

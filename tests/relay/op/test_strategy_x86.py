@@ -1,0 +1,161 @@
+"""The x86 FTVMAlterOpLayout of nn.conv2d (kiln/relay/op/strategy/x86.py): which calls it blocks, the structure
+AlterOpLayout + FoldConstant leave (blocked convs, layout transforms only at the boundaries, weights packed at
+compile time) and relay.build results against the reference interpreter."""
+
+import json
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln import relay
+from kiln.contrib import graph_executor
+from kiln.relay.op.strategy import alter_conv2d_layout
+from kiln.relay.optimize import standard_pipeline
+from kiln.relay.testing import resnet
+from kiln.target import Target
+
+RNG = np.random.default_rng(3)
+
+
+def calls(func, name):
+    found = []
+    relay.post_order_visit(func, lambda e: found.append(e) if isinstance(e, relay.Call)
+                           and getattr(e.op, "name", None) == name else None)
+    return found
+
+
+def const(*shape):
+    return relay.const(RNG.uniform(-0.5, 0.5, shape).astype("float32"))
+
+
+def optimized(func, target="llvm", opt_level=3, params=None):
+    """``@main`` after relay.build's pipeline (without FuseOps) for ``target``."""
+    mod = kiln.IRModule.from_expr(func)
+    if params:
+        mod["main"] = relay.bind_params_by_name(mod["main"], params)
+    with kiln.transform.PassContext(opt_level=opt_level), Target(target):
+        mod = standard_pipeline(fuse=False)(mod)
+    return mod["main"]
+
+
+def small_resnet():
+    """A stem conv + bn + relu + max pool, one bottleneck block with a projection shortcut, one identity block, a
+    two-branch concatenation, global average pool and a dense layer (every weight a constant)."""
+
+    def conv_bn(y, cin, cout, k, stride=1, relu=True):
+        y = relay.nn.conv2d(y, const(cout, cin, k, k), strides=(stride, stride), padding=(k // 2, k // 2),
+                            channels=cout, kernel_size=(k, k))
+        gamma, beta = relay.const(RNG.uniform(0.5, 1.5, cout).astype("float32")), const(cout)
+        mean, var = const(cout), relay.const(RNG.uniform(0.5, 1.5, cout).astype("float32"))
+        y = relay.nn.batch_norm(y, gamma, beta, mean, var)[0]
+        return relay.nn.relu(y) if relu else y
+
+    x = relay.var("data", shape=(1, 3, 32, 32))
+    y = conv_bn(x, 3, 16, 7, stride=2)
+    y = relay.nn.max_pool2d(y, pool_size=(3, 3), strides=(2, 2), padding=(1, 1))
+    for cin, stride in ((16, 2), (32, 1)):
+        z = conv_bn(y, cin, 8, 1)
+        z = conv_bn(z, 8, 8, 3, stride=stride)
+        z = conv_bn(z, 8, 32, 1, relu=False)
+        shortcut = conv_bn(y, cin, 32, 1, stride=stride, relu=False) if cin != 32 else y
+        y = relay.nn.relu(relay.add(z, shortcut))
+    y = relay.concatenate([conv_bn(y, 32, 16, 1), conv_bn(y, 32, 16, 3)], axis=1)
+    y = relay.nn.batch_flatten(relay.nn.global_avg_pool2d(y))
+    y = relay.nn.bias_add(relay.nn.dense(y, const(10, 32)), const(10))
+    return relay.Function([x], relay.nn.softmax(y))
+
+
+def check_build(func, target, opt_level=3, params=None, rtol=1e-4, atol=1e-5):
+    mod = relay.transform.InferType()(kiln.IRModule.from_expr(func))
+    data = RNG.uniform(-1, 1, mod["main"].params[0].checked_type.shape).astype("float32")
+    with kiln.transform.PassContext(opt_level=opt_level):
+        lib = relay.build(mod, target=target, params=params)
+    m = graph_executor.GraphModule(lib["default"](kiln.cpu(0)))
+    m.set_input("data", data)
+    m.run()
+    want = relay.create_executor("debug", mod=mod, params=params).evaluate()(data).numpy()
+    np.testing.assert_allclose(m.get_output(0).numpy(), want, rtol=rtol, atol=atol)
+    return lib
+
+
+def test_hook_blocks_nchw_conv_for_cpu_targets():
+    x, w = relay.var("x", shape=(1, 32, 8, 8)), relay.var("w", shape=(64, 32, 3, 3))
+    call = relay.transform.InferType()(kiln.IRModule.from_expr(relay.nn.conv2d(x, w, padding=(1, 1))))["main"].body
+    tinfos = [a.checked_type for a in call.args]
+    assert alter_conv2d_layout(call.attrs, [x, w], tinfos, call.checked_type) is None  # no current target
+    for target, lanes in (("llvm -vector-width=512", 16), ("llvm -vector-width=256", 8), ("c -vector-width=256", 8)):
+        with Target(target):
+            new = alter_conv2d_layout(call.attrs, [x, w], tinfos, call.checked_type)
+        assert new.op.name == "nn.conv2d" and new.args[0] is x and new.args[1] is w
+        assert (new.attrs.data_layout, new.attrs.kernel_layout, new.attrs.out_layout) == (
+            f"NCHW{lanes}c", f"OIHW{lanes}i{lanes}o", f"NCHW{lanes}c")
+        assert new.attrs.padding == call.attrs.padding and new.attrs.strides == call.attrs.strides
+
+
+@pytest.mark.parametrize("case", ["groups", "nhwc", "float16", "out_dtype"])
+def test_hook_declines(case):
+    shape, wshape, kwargs, dtype = (1, 16, 8, 8), (16, 16, 3, 3), {}, "float32"
+    if case == "groups":
+        wshape, kwargs = (16, 1, 3, 3), {"groups": 16}
+    elif case == "nhwc":
+        shape, wshape, kwargs = (1, 8, 8, 16), (3, 3, 16, 16), {"data_layout": "NHWC", "kernel_layout": "HWIO"}
+    elif case == "float16":
+        dtype = "float16"
+    else:
+        kwargs = {"out_dtype": "float64"}
+    x, w = relay.var("x", shape=shape, dtype=dtype), relay.var("w", shape=wshape, dtype=dtype)
+    func = relay.Function([x, w], relay.nn.conv2d(x, w, **kwargs))
+    after = optimized(func)
+    assert all(not c.attrs.data_layout.endswith("c") for c in calls(after, "nn.conv2d"))
+    assert not calls(after, "layout_transform")
+
+
+def test_small_resnet_structure():
+    after = optimized(small_resnet())
+    convs = calls(after, "nn.conv2d")
+    assert len(convs) == 10
+    for conv in convs:  # every conv blocked, its weight a constant already packed (6-D)
+        assert conv.attrs.data_layout.startswith("NCHW") and conv.attrs.data_layout.endswith("c")
+        assert conv.attrs.out_layout.startswith("NCHW") and conv.attrs.out_layout.endswith("c")
+        assert isinstance(conv.args[1], relay.Constant) and len(conv.args[1].data.shape) == 6
+    # the image goes in once, the pooled features come out once: nothing else changes layout
+    transforms = calls(after, "layout_transform")
+    assert sorted((t.attrs.src_layout, t.attrs.dst_layout) for t in transforms) == [("NCHW", "NCHW3c"),
+                                                                                     ("NCHW16c", "NCHW")]
+    assert all(not isinstance(t.args[0], relay.Constant) for t in transforms)
+    assert calls(after, "nn.max_pool2d")[0].attrs.layout.endswith("c")
+    assert calls(after, "nn.global_avg_pool2d")[0].attrs.layout == "NCHW16c"
+
+
+def test_below_opt_level_3_nothing_is_blocked():
+    after = optimized(small_resnet(), opt_level=2)
+    assert all(c.attrs.data_layout == "NCHW" for c in calls(after, "nn.conv2d"))
+    assert not calls(after, "layout_transform")
+
+
+@pytest.mark.parametrize("target", ["llvm", "c"])
+def test_small_resnet_builds_exactly(target):
+    check_build(small_resnet(), target)
+
+
+def kernel_names(lib):
+    return [n["attrs"]["func_name"] for n in json.loads(lib.get_graph_json())["nodes"] if n["op"] == "tvm_op"]
+
+
+def test_opt_level_2_build_keeps_nchw_kernels():
+    lib = check_build(small_resnet(), "llvm", opt_level=2)
+    assert not [n for n in kernel_names(lib) if "layout_transform" in n]
+    lib3 = check_build(small_resnet(), "llvm", opt_level=3)
+    assert len([n for n in kernel_names(lib3) if "layout_transform" in n]) == 2
+
+
+def test_resnet18_structure_and_results():
+    mod, params = resnet.get_workload(num_layers=18, image_shape=(3, 32, 32), num_classes=10)
+    after = optimized(mod["main"], params=params)
+    convs = calls(after, "nn.conv2d")
+    assert convs and all(c.attrs.data_layout.endswith("c") and isinstance(c.args[1], relay.Constant)
+                         for c in convs)
+    # in at the first conv, out after the global pool; the convolutions exchange blocked tensors
+    assert len(calls(after, "layout_transform")) == 2
+    check_build(mod["main"], "llvm", params=params)
