@@ -5,6 +5,10 @@ Facts enter three ways: ``bind(var, Range)`` (a loop variable's domain: sets its
 minimum), ``bind(var, expr)`` (a let-bound variable: substituted by the simplifier), and ``constraint_scope(cond)`` (a
 ``with`` block inside which ``cond`` holds: each conjunct is recorded, and a comparison of a variable with a bounded
 expression narrows that variable's bound). Leaving the scope restores what was known before.
+
+Every change of what is known gives the analyzer a new ``_version`` (a number never used before), so the simplifier
+can keep results per version. Leaving a scope gives back the version it was entered with, since the knowledge is
+then exactly what it was, unless a lasting fact (``bind``, ``update``) was recorded inside the scope.
 """
 
 import contextlib
@@ -39,6 +43,8 @@ class Analyzer:
         self._true_facts: dict = {}  # key -> count
         self._false_facts: dict = {}
         self._version = 0
+        self._last_version = 0  # the largest version handed out
+        self._epoch = 0  # lasting changes (bind, update) so far
         self._simplifier = RewriteSimplifier(self)
 
     # ---- queries
@@ -99,7 +105,7 @@ class Analyzer:
         """Record ``var``'s value (an expression, substituted when simplifying) or domain (a ``Range``)."""
         if not isinstance(var, E.Var):
             raise TIRError(f"Analyzer.bind: expected a Var, got {type(var).__name__}")
-        self._version += 1
+        self._lasting_change()
         if isinstance(expr_or_range, E.Range):
             lo = self._cib(expr_or_range.min)
             ext = self._cib(expr_or_range.extent)
@@ -115,7 +121,7 @@ class Analyzer:
 
     def update(self, var, info, override=False):
         """Record a ConstIntBound or ModularSet for ``var``."""
-        self._version += 1
+        self._lasting_change()
         if isinstance(info, ConstIntBound):
             self._cib.update(var, info, override)
         elif isinstance(info, ModularSet):
@@ -136,18 +142,20 @@ class Analyzer:
         conjuncts = _conjuncts(self.simplify(constraint))
         saved_bounds = []
         added = []
+        entered = self._enter()
         try:
             for c in conjuncts:
                 if isinstance(c, E.IntImm):
                     continue
                 key = self._simplifier.key(c)
                 self._true_facts[key] = self._true_facts.get(key, 0) + 1
+                self._new_version()
                 neg = self.simplify(_op.logical_not(c))
                 nkey = self._simplifier.key(neg)
                 self._false_facts[nkey] = self._false_facts.get(nkey, 0) + 1
                 added.append((key, nkey, c, neg))
                 self._narrow(c, saved_bounds)
-            self._version += 1
+                self._new_version()
             yield self
         finally:
             for key, nkey, _, _ in added:
@@ -155,7 +163,29 @@ class Analyzer:
                 _decrement(self._false_facts, nkey)
             for var, old in reversed(saved_bounds):
                 self._cib.restore(var, old)
-            self._version += 1
+            self._leave(entered)
+
+    # ---- versions of what is known (see the module docstring)
+    def _new_version(self):
+        self._last_version += 1
+        self._version = self._last_version
+
+    def _lasting_change(self):
+        self._epoch += 1
+        self._new_version()
+
+    def _enter(self):
+        """Start a scope: returns what :meth:`_leave` needs."""
+        return self._version, self._epoch
+
+    def _leave(self, entered):
+        """End a scope whose temporary facts were withdrawn: its entry version again, unless a lasting fact was
+        recorded meanwhile."""
+        version, epoch = entered
+        if self._epoch == epoch:
+            self._version = version
+        else:
+            self._new_version()
 
     def _narrow(self, cond, saved):
         """Narrow a variable's bound from ``var (< | <= | ==) expr`` (in any arrangement of a linear comparison)."""
@@ -204,7 +234,9 @@ class Analyzer:
     @contextlib.contextmanager
     def _temporary_binding(self, var, value):
         old = self._subst.get(id(var))
+        entered = self._enter()
         self._subst[id(var)] = (var, value)
+        self._new_version()
         try:
             yield
         finally:
@@ -212,17 +244,19 @@ class Analyzer:
                 self._subst.pop(id(var), None)
             else:
                 self._subst[id(var)] = old
+            self._leave(entered)
 
     @contextlib.contextmanager
     def _temporary_bound(self, var, bound):
         old = self._cib.get(var)
+        entered = self._enter()
         self._cib.update(var, bound, override=True)
-        self._version += 1
+        self._new_version()
         try:
             yield
         finally:
             self._cib.restore(var, old)
-            self._version += 1
+            self._leave(entered)
 
 
 def _conjuncts(cond):

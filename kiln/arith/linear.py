@@ -47,8 +47,13 @@ def _compute_key(e, memo):
         return ("Call", e.dtype, e.op.name, tuple(expr_key(a, memo) for a in e.args))
     if kind is E.BufferLoad:
         return ("BufferLoad", id(e.buffer), tuple(expr_key(i, memo) for i in e.indices))
-    fields = e.fields()
-    return (kind.__name__, e.dtype, *(_value_key(v, memo) for k, v in fields.items() if k not in ("span", "dtype")))
+    names = _KEY_FIELDS.get(kind)
+    if names is None:  # the public fields in declaration order (as ``Node.fields``), without span and dtype
+        names = _KEY_FIELDS[kind] = tuple(k for k in e.fields() if k not in ("span", "dtype"))
+    return (kind.__name__, e.dtype, *(_value_key(getattr(e, k), memo) for k in names))
+
+
+_KEY_FIELDS: dict = {}
 
 
 class LinearForm:

@@ -6,6 +6,18 @@ TVM-style builders of :mod:`kiln.tir.op`. When a rule fires, its result is simpl
 match further rules), so each expression reaches a fixpoint; a nesting limit stops a pair of rules that would undo
 each other. Bounds, modular sets, substitutions of bound variables and constraints in scope come from the owning
 :class:`kiln.arith.Analyzer`.
+
+Memoization. What an expression simplifies to depends only on the expression, on what the analyzer knows (its
+``_version`` changes with every new fact and every fact withdrawn) and, through the nesting limit, on how deep the
+driver already is. So each result is remembered by the identity of the expression it came from, with the deepest
+relative nesting level its computation checked, in a table of the analyzer's version (a scope left returns to the
+version it was entered with, and so to its table; the tables live across calls: a TIR statement's expressions are
+simplified one call each, under the same loop facts). A result is reused
+only where the same computation would not have met the nesting limit either, and a computation that met the limit is
+not remembered, so memoized and fresh simplification give the same expression. This makes re-simplifying shared
+subtrees (unrolled loop bodies share every subexpression that does not use the unrolled variable), the driver's
+re-simplification of a rule's result, and the Analyzer's fixpoint check nearly free. Structural keys and bounds are
+memoized the same way; every table is dropped when it grows past :data:`MEMO_LIMIT` entries.
 """
 
 from ..error import TIRError
@@ -22,6 +34,8 @@ _BUILDERS = {
     E.NE: _op.not_equal, E.And: _op.logical_and, E.Or: _op.logical_or,
 }
 _NESTING_LIMIT = 24
+MEMO_LIMIT = 200_000
+"""Entries a memo table holds before it is emptied (bounds the memory an Analyzer kept for long may hold)."""
 
 
 def fold_constants(node, s):
@@ -43,32 +57,52 @@ class RewriteSimplifier(StmtExprMutator):
         self.analyzer = analyzer
         self.key_memo: dict = {}
         self.bound_memo: dict = {}
-        self._bound_version = -1
+        self._mod_memo: dict = {}
+        self._results: dict = {}  # id(expr) -> (expr, result, relative nesting depth checked)
+        self._version = -1  # the analyzer version the version-dependent tables hold results for
+        self._tables: dict = {}  # analyzer version -> (results, bounds, modular sets) of that version
+        self._entries = 0  # entries in the tables of versions other than the current one
         self._nesting = 0
-        self._calls = 0
+        self._peak = 0  # the deepest nesting level whose limit check the current computation made
+        self._truncated = 0  # how many times the nesting limit cut a rewrite chain short
 
     def simplify(self, expr):
-        """Simplify one expression (the memo tables live for the outermost call only; calls may nest, as when a
-        constraint is simplified while an expression is)."""
-        self._calls += 1
-        try:
-            return self.visit_expr(E.convert(expr))
-        finally:
-            self._calls -= 1
-            if self._calls == 0:
-                self.key_memo, self.bound_memo = {}, {}
+        """Simplify one expression (calls may nest, as when a constraint is simplified while an expression is)."""
+        if len(self.key_memo) > MEMO_LIMIT:
+            self.key_memo = {}
+        return self.visit_expr(E.convert(expr))
+
+    def _sync(self):
+        """Switch to the tables of the analyzer's current version (a scope left gives back the tables of the
+        version it was entered with); all are dropped once they hold :data:`MEMO_LIMIT` entries."""
+        version = self.analyzer._version
+        if self._version == version:
+            if len(self._results) > MEMO_LIMIT:
+                self._results, self.bound_memo, self._mod_memo = {}, {}, {}
+                self._tables[version] = (self._results, self.bound_memo, self._mod_memo)
+            return
+        self._entries += len(self._results)
+        if self._entries > MEMO_LIMIT:
+            self._tables, self._entries = {}, 0
+        tables = self._tables.get(version)
+        if tables is None:
+            tables = self._tables[version] = ({}, {}, {})
+        else:
+            self._entries -= len(tables[0])
+        self._results, self.bound_memo, self._mod_memo = tables
+        self._version = version
 
     # ---- services the rules use
     def key(self, e):
         return expr_key(e, self.key_memo)
 
     def bound(self, e):
-        if self._bound_version != self.analyzer._version:  # variable bounds changed: cached bounds are stale
-            self.bound_memo, self._bound_version = {}, self.analyzer._version
+        self._sync()
         return self.analyzer._cib._bound(e, self.bound_memo)
 
     def modular(self, e):
-        return self.analyzer._mod(e)
+        self._sync()
+        return self.analyzer._mod._eval(e, self._mod_memo)
 
     def known_fact(self, cond):
         """True/False when a constraint in scope decides ``cond``, else None."""
@@ -79,7 +113,23 @@ class RewriteSimplifier(StmtExprMutator):
 
     # ---- the driver
     def visit_expr(self, expr):
-        return self._rewrite(super().visit_expr(expr))
+        self._sync()
+        level = self._nesting
+        hit = self._results.get(id(expr))
+        if hit is not None and level + hit[2] < _NESTING_LIMIT:
+            self._peak = max(self._peak, level + hit[2])
+            return hit[1]
+        version, truncated, outer_peak = self._version, self._truncated, self._peak
+        self._peak = level
+        try:
+            result = self._rewrite(super().visit_expr(expr))
+        finally:
+            peak = self._peak
+            self._peak = max(outer_peak, peak)
+        if self._truncated == truncated and self.analyzer._version == version:
+            self._sync()
+            self._results[id(expr)] = (expr, result, peak - level)  # the entry keeps expr alive: ids stay unique
+        return result
 
     def _rewrite(self, node):
         rules = RULES.get(type(node))
@@ -93,7 +143,9 @@ class RewriteSimplifier(StmtExprMutator):
                     break
             else:
                 return node
+        self._peak = max(self._peak, self._nesting)
         if self._nesting >= _NESTING_LIMIT:
+            self._truncated += 1
             return new
         self._nesting += 1
         try:

@@ -150,12 +150,14 @@ class StringImm(PrimExpr):
 
 def _operands(a, b, what):
     """Convert two operands; a Python scalar takes the other's dtype. Raise when the dtypes differ."""
-    from .expr import PrimExpr as _P
-
-    if not isinstance(a, _P | EqualOp) and isinstance(b, _P | EqualOp):
+    if isinstance(a, PrimExpr) and isinstance(b, PrimExpr):  # the common case: nothing to convert
+        if a.dtype != b.dtype:
+            raise TIRError(f"{what}: operand dtypes differ ({a.dtype} and {b.dtype}); cast one of them first")
+        return a, b
+    if not isinstance(a, PrimExpr | EqualOp) and isinstance(b, PrimExpr | EqualOp):
         b = convert(b)
         a = convert(a, _dt.element(b.dtype))
-    elif not isinstance(b, _P | EqualOp):
+    elif not isinstance(b, PrimExpr | EqualOp):
         a = convert(a)
         b = convert(b, _dt.element(a.dtype))
     else:

@@ -123,10 +123,25 @@ class ExprOp:
         return _op().cast(self, dtype)
 
 
-def _op():
-    from . import op  # the builders import the node classes, which import this module
+_LAZY: dict = {}  # "op" -> kiln.tir.op, "expr" -> kiln.tir.expr, imported once on first use
 
-    return op
+
+def _op():
+    module = _LAZY.get("op")
+    if module is None:  # the builders import the node classes, which import this module
+        from . import op as module
+
+        _LAZY["op"] = module
+    return module
+
+
+def _expr():
+    module = _LAZY.get("expr")
+    if module is None:  # the node classes import this module
+        from . import expr as module
+
+        _LAZY["expr"] = module
+    return module
 
 
 def _is_bool(value) -> bool:
@@ -206,10 +221,10 @@ def convert(value, dtype=None):
     >>> convert(3, "float32").value
     3.0
     """
-    from .expr import FloatImm, IntImm, IterVar, PrimExpr, StringImm
-
-    if isinstance(value, PrimExpr):
+    expr = _expr()  # a function-level import would cost more than the rest of this call (it is a hot path)
+    if isinstance(value, expr.PrimExpr):
         return value
+    FloatImm, IntImm, IterVar, StringImm = expr.FloatImm, expr.IntImm, expr.IterVar, expr.StringImm  # noqa: N806
     if isinstance(value, EqualOp):
         return value.asobject()
     if isinstance(value, IterVar):
