@@ -51,13 +51,15 @@ def _resolve_target(target, target_host=None) -> Target:
 
 def _to_module(inputs, args, name, binds) -> IRModule:
     """The IRModule to compile: a schedule, a PrimFunc or an IRModule is lowered with ``kiln.lower`` (as TVM's
-    ``build`` does; lowering already-lowered code changes nothing), unless its functions are already packed."""
-    lower = _lower_function()
+    ``build`` does), unless its functions are already packed or every one of them is ``kiln.lower``'s own output
+    (lowering that again would change nothing: ``kiln.build(kiln.lower(s, args))`` lowers once)."""
+    lower, is_lowered = _lower_function()
     if isinstance(inputs, IRModule):
         _check_prim_funcs(inputs)
     if isinstance(inputs, IRModule | PrimFunc):
-        funcs = inputs.functions.values() if isinstance(inputs, IRModule) else [inputs]
-        if lower is not None and not any(isinstance(f, PrimFunc) and is_packed(f) for f in funcs):
+        funcs = list(inputs.functions.values()) if isinstance(inputs, IRModule) else [inputs]
+        packed = any(isinstance(f, PrimFunc) and is_packed(f) for f in funcs)
+        if lower is not None and not packed and not all(is_lowered(f) for f in funcs):
             mod = lower(inputs, name=name)
         elif isinstance(inputs, PrimFunc):  # named ``name``, as TVM's lower names a PrimFunc
             mod = IRModule({name: inputs.with_fields(attrs=inputs.attrs.with_attr("global_symbol", name))})
@@ -85,12 +87,13 @@ def _check_prim_funcs(mod):
 
 
 def _lower_function():
-    """``kiln.lower`` (defined by the TE layer), or None when that layer is unavailable."""
+    """``(kiln.lower, is_lowered)`` from the TE layer, or ``(None, None)`` when that layer is unavailable."""
     try:
         from ..te import lower
+        from ..te.lower import is_lowered
     except ImportError:
-        return None
-    return lower
+        return None, None
+    return lower, is_lowered
 
 
 def build_passes(mod, target) -> IRModule:

@@ -15,7 +15,13 @@ TIR passes TVM's ``lower`` runs on a TE function, in its order (``tvm/driver/bui
 
 ``MakePackedAPI`` (the calling convention) and ``LowerIntrin`` are left to ``kiln.build``, as in TVM.
 ``simple_mode`` is accepted for TVM compatibility; TVM only skips loop partitioning with it, which kiln does not do.
+
+Every PrimFunc ``lower`` returns is remembered (weakly, by identity): :func:`is_lowered` tells ``kiln.build`` that
+running these passes again would only cost time (they are idempotent on their own output), so
+``kiln.build(kiln.lower(s, args))`` lowers once. A function changed afterwards is a new object and is lowered again.
 """
+
+import weakref
 
 from ..error import TIRError
 from ..ir.module import IRModule
@@ -31,9 +37,20 @@ from .schedule import Schedule
 from .schedule_ops import build_body
 from .tensor import PlaceholderOp, Tensor
 
-__all__ = ["lower", "schedule_to_prim_func", "lower_passes", "get_binds"]
+__all__ = ["lower", "schedule_to_prim_func", "lower_passes", "get_binds", "is_lowered"]
 
 register_config("tir.disable_vectorize", bool, False)
+
+
+_LOWERED: "weakref.WeakSet" = weakref.WeakSet()
+
+
+def is_lowered(func) -> bool:
+    """Whether ``func`` is a PrimFunc that :func:`lower` returned (lowering it again would change nothing)."""
+    try:
+        return func in _LOWERED
+    except TypeError:  # not weakly referenceable: not one of ours
+        return False
 
 
 def lower_passes() -> list:
@@ -160,4 +177,8 @@ def lower(inp, args=None, name="default_function", binds=None, simple_mode=False
         mod = inp
     else:
         raise TIRError(f"lower: expected a te.Schedule, tir.PrimFunc or IRModule, got {type(inp).__name__}")
-    return Sequential(lower_passes(), name="tir.lower")(mod)
+    mod = Sequential(lower_passes(), name="tir.lower")(mod)
+    for func in mod.functions.values():
+        if isinstance(func, PrimFunc):
+            _LOWERED.add(func)
+    return mod

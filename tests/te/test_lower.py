@@ -510,3 +510,17 @@ def test_lower_errors():
     D = te.compute((4,), lambda i: A[i, 0] * alpha, name="D")
     with pytest.raises(TIRError, match="variables alpha are used but are not arguments"):
         kiln.lower(te.create_schedule(D.op), [A, D])
+
+
+def test_is_lowered_marks_what_lower_returns():
+    from kiln.te.lower import is_lowered
+
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    raw = te.schedule_to_prim_func(s, [A, B], "f")
+    assert not is_lowered(raw)
+    func = kiln.lower(s, [A, B], name="f")["f"]
+    assert is_lowered(func) and not is_lowered(func.with_attr("x", 1)) and not is_lowered(3)
+    again = kiln.lower(kiln.IRModule({"f": func}))["f"]
+    assert str(again) == str(func) and is_lowered(again)  # lowering is idempotent on its own output
