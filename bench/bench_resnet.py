@@ -7,8 +7,11 @@ target given, then run by the graph executor. onnxruntime runs the same model wi
 ``--threads`` intra-op threads (the default 0 lets it choose). Rounds alternate between the two so both see the same
 machine load; each figure is the best round's milliseconds per inference. The outputs are compared first.
 
+With ``--per-layer`` each kernel is then timed alone (random arguments of the graph's shapes, best of 20 calls) and
+listed slowest first, with its GFLOP/s when it is a convolution.
+
 Run: ``python bench/bench_resnet.py [--target llvm] [--rounds 5] [--number 3] [--image 224] [--threads 0]
-[--settle 0.2]``
+[--settle 0.2] [--per-layer]``
 """
 
 import argparse
@@ -93,6 +96,54 @@ def best_ms(fn, number, rounds_done, settle=0.0):
     rounds_done.append((time.perf_counter() - start) / number * 1e3)
 
 
+def conv_flops(shapes) -> float:
+    """Floating-point operations of a convolution kernel from its argument shapes (data, weight, ..., output), for
+    NCHW/OIHW and the blocked NCHW[x]c/OIHW[y]i[x]o layouts alike: 2 * weight elements * output pixels."""
+    weight, out = shapes[1], shapes[-1]
+    oh, ow = (out[2], out[3])
+    return 2.0 * float(np.prod(weight)) * oh * ow
+
+
+def per_layer(lib, graph_json, rounds=20):
+    """Time every kernel of the graph on its own (random arguments of the graph's shapes, best of ``rounds`` calls)
+    and print them, slowest total first, with GFLOP/s for convolutions; returns the summed best milliseconds."""
+    import json
+
+    graph = json.loads(graph_json)
+    attrs = graph["attrs"]
+    shapes, dtypes, rows = attrs["shape"][1], attrs["dltype"][1], graph["node_row_ptr"]
+    rng = np.random.default_rng(0)
+    kernels: dict = {}
+    for nid, node in enumerate(graph["nodes"]):
+        if node["op"] != "tvm_op" or node["attrs"]["func_name"] == "__nop":
+            continue
+        entries = [rows[src] + k for src, k, *_ in node["inputs"]] + list(range(rows[nid], rows[nid + 1]))
+        name = node["attrs"]["func_name"]
+        entry = kernels.setdefault(name, {"count": 0, "entries": entries})
+        entry["count"] += 1
+    lib_mod = lib.get_lib()
+    total = 0.0
+    report = []
+    for name, entry in kernels.items():
+        arrays = [kiln.nd.array(rng.standard_normal(shapes[e]).astype(dtypes[e])) for e in entry["entries"]]
+        func = lib_mod[name]
+        best = float("inf")
+        for _ in range(rounds):
+            start = time.perf_counter()
+            func(*arrays)
+            best = min(best, time.perf_counter() - start)
+        ms = best * 1e3 * entry["count"]
+        total += ms
+        arg_shapes = [tuple(shapes[e]) for e in entry["entries"]]
+        rate = f"{conv_flops(arg_shapes) * entry['count'] / (ms * 1e-3) / 1e9:7.1f} GFLOP/s" if "conv2d" in name else ""
+        report.append((ms, f"{ms:8.3f} ms  x{entry['count']:<2d} {rate:15s} {name.removeprefix('tvmgen_default_')}  "
+                           f"{arg_shapes[0]} -> {arg_shapes[-1]}"))
+    for _, line in sorted(report, reverse=True):
+        print(line)
+    print(f"{total:8.3f} ms  kernels in total (each timed alone)")
+    return total
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--target", default="llvm")
@@ -102,6 +153,8 @@ def main():
     parser.add_argument("--threads", type=int, default=0, help="onnxruntime intra-op threads (0: its default)")
     parser.add_argument("--settle", type=float, default=0.2,
                         help="idle seconds before each timed round (lets the other runtime's threads go to sleep)")
+    parser.add_argument("--per-layer", action="store_true",
+                        help="also time each kernel alone: milliseconds and convolution GFLOP/s per layer")
     args = parser.parse_args()
     import onnxruntime as ort
 
@@ -137,6 +190,8 @@ def main():
     print(f"kiln        {k:8.2f} ms per inference (median of rounds {sorted(kiln_ms)[len(kiln_ms) // 2]:.2f})")
     print(f"onnxruntime {o:8.2f} ms per inference (median of rounds {sorted(ort_ms)[len(ort_ms) // 2]:.2f})")
     print(f"kiln / onnxruntime = {k / o:.2f}x the time")
+    if args.per_layer:
+        per_layer(lib, lib.get_graph_json())
 
 
 if __name__ == "__main__":

@@ -128,8 +128,16 @@ def _parse(text: str) -> DataType:
     return DataType(code, nbits, int(lanes) if lanes is not None else 1)
 
 
+_NORMAL_NAMES: dict = {}  # dtype string -> its canonical string (every node constructor normalizes its dtype)
+
+
 def normalize(dtype) -> str:
     """Canonical string of a dtype given as a string, numpy dtype, DataType or ``PrimType``."""
+    if type(dtype) is str:
+        name = _NORMAL_NAMES.get(dtype)
+        if name is None:
+            name = _NORMAL_NAMES[dtype] = str(DataType.parse(dtype))
+        return name
     if hasattr(dtype, "dtype") and not isinstance(dtype, np.dtype | str):
         dtype = dtype.dtype  # a PrimType
     if isinstance(dtype, np.dtype) or isinstance(dtype, type) and issubclass(dtype, np.generic):
