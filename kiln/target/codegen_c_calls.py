@@ -63,8 +63,9 @@ def float_literal(value: float, dtype: str) -> str:
 def _call_if_then_else(gen, e):
     c, t, f = (gen.visit_expr(a) for a in e.args)
     if _dt.lanes(e.dtype) > 1:
-        if _dt.lanes(e.args[0].dtype) == 1:
-            return f"({c} ? {t} : {f})"
+        if _dt.lanes(e.args[0].dtype) == 1:  # both sides in the one vector type (loads have aligned variants)
+            vtype = gen.ctype(e.dtype)
+            return f"({c} ? ({vtype})({t}) : ({vtype})({f}))"
         return gen.helpers.select(_dt.DataType.parse(e.dtype), c, t, f)
     return f"({c} ? {t} : {f})"
 

@@ -305,3 +305,20 @@ def test_lowered_module_is_not_lowered_again(target):
         b = kiln.nd.empty((8, 8))
         m["double"](*nd(a), b)
         np.testing.assert_allclose(b.numpy(), a * 2)
+
+
+def test_vectorized_padding_guard(target):
+    """A padding stage (a guarded load whose condition is the row's) vectorizes to an if_then_else over vectors;
+    both code generators branch, so the out-of-bounds side is never loaded."""
+    A = te.placeholder((6, 16), name="A")
+    B = te.compute((8, 16), lambda i, j: te.if_then_else(tir.all(i >= 1, i < 7), A[i - 1, j], -1.0), name="B")
+    s = te.create_schedule(B.op)
+    s[B].vectorize(B.op.axis[1])
+    mod = kiln.lower(s, [A, B], name="pad")
+    stores = []
+    pre_order_visit(mod["pad"].body, lambda n: stores.append(n) if isinstance(n, tir.BufferStore) else None)
+    assert [st.value.dtype for st in stores] == ["float32x16"]
+    m = kiln.build(mod, target=target)
+    a, b = rand(6, 16), kiln.nd.empty((8, 16))
+    m["pad"](*nd(a), b)
+    np.testing.assert_allclose(b.numpy(), np.concatenate([-np.ones((1, 16)), a, -np.ones((1, 16))]))

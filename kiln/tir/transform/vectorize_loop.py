@@ -8,7 +8,9 @@ vector are broadcast. The body then runs once. What code generators see afterwar
 * loads and stores index their buffer with scalars except in the last dimension, where a vector index is a
   ``Ramp`` with stride 1 (a contiguous vector access); a load whose index does not depend on ``v`` stays scalar and
   is broadcast;
-* arithmetic, comparisons, ``Select``, ``Cast`` and pure math intrinsics (``exp``, ``fma`` ...) on vectors.
+* arithmetic, comparisons, ``Select``, ``Cast`` and pure math intrinsics (``exp``, ``fma`` ...) on vectors;
+* ``if_then_else(c, t, f)`` whose condition ``c`` does not depend on ``v`` (a padding guard of the row), with vector
+  branches: the code generators branch on ``c``, so the untaken branch is never evaluated.
 
 When the body cannot be expressed that way (a non-contiguous vector index, a store whose location does not depend on
 ``v``, a condition or an allocation depending on ``v``, an impure call, an ``if_then_else`` whose condition is a
@@ -105,10 +107,21 @@ class Vectorizer(StmtExprMutator):
         args = [self.visit_expr(a) for a in op.args]
         if all(a is b for a, b in zip(args, op.args)):
             return op
+        if op.op.name == "tir.if_then_else":
+            return self._if_then_else(op, *args)
         if op.op.name not in _VECTOR_CALLS:
             raise CannotVectorize(f"{op.op.name} has no vector form")
         n = max(_lanes(a) for a in args)
         return E.Call(_dt.with_lanes(op.dtype, n), op.op, [_widen(a, n) for a in args])
+
+    def _if_then_else(self, op, cond, then_value, else_value):
+        """``if_then_else`` with a scalar condition keeps it (the code generators branch, so the untaken side, such
+        as a padding guard's out-of-bounds load, never runs) over vector branches; a vector condition has no safe
+        vector form."""
+        if _lanes(cond) != 1:
+            raise CannotVectorize("an if_then_else whose condition depends on the vectorized loop")
+        n = max(_lanes(then_value), _lanes(else_value))
+        return E.Call(_dt.with_lanes(op.dtype, n), op.op, [cond, _widen(then_value, n), _widen(else_value, n)])
 
     def _vector_index(self, buffer, indices):
         indices = [self.visit_expr(i) for i in indices]

@@ -55,3 +55,32 @@ def test_reduction_store_falls_back_and_disabled_pass(helpers):
     off = helpers.run_pass(VectorizeLoop(enable_vectorize=False), vec)
     assert off.body.body.kind == tir.ForKind.SERIAL
     assert str(VectorizeLoop(enable_vectorize=False)) == "tir.VectorizeLoop(enable_vectorize=False)"
+
+
+def _guarded_copy(helpers, cond):
+    """``B[i*8 + v] = if_then_else(cond(i, v), A[i*8 + v - 8], -1)``: a padding-style guarded load."""
+    A = tir.decl_buffer((32,), "float32", "A")
+    B = tir.decl_buffer((32,), "float32", "B")
+    i, v = tir.Var("i", "int32"), tir.Var("v", "int32")
+    a, b = tir.Var("a", "handle"), tir.Var("b", "handle")
+    value = tir.if_then_else(cond(i, v), A[i * 8 + v - 8], tir.const(-1.0, "float32"))
+    body = tir.For(i, 0, 4, tir.ForKind.SERIAL,
+                   tir.For(v, 0, 8, tir.ForKind.VECTORIZED, tir.BufferStore(B, value, [i * 8 + v])))
+    return helpers.make_func([a, b], body, {a: A, b: B}), (A, B, i)
+
+
+def test_if_then_else_with_a_scalar_condition_vectorizes(helpers):
+    before, (A, B, i) = _guarded_copy(helpers, lambda i, v: tir.LE(tir.const(1), i))
+    after = helpers.run_pass(VectorizeLoop(), before)
+    ramp = tir.Ramp(i * 8, 1, 8)
+    value = tir.Call("float32x8", "tir.if_then_else", [tir.LE(tir.const(1), i), A[tir.Ramp(i * 8 - 8, 1, 8)],
+                                                        tir.Broadcast(tir.const(-1.0, "float32"), 8)])
+    assert_structural_equal(after.body, tir.For(i, 0, 4, tir.ForKind.SERIAL, tir.BufferStore(B, value, [ramp])))
+    helpers.assert_same_results(before, after)
+
+
+def test_if_then_else_with_a_lane_condition_stays_serial(helpers):
+    before, _ = _guarded_copy(helpers, lambda i, v: tir.LE(tir.const(8), i * 8 + v))
+    after = helpers.run_pass(VectorizeLoop(), before)
+    assert after.body.body.kind == tir.ForKind.SERIAL
+    helpers.assert_same_results(before, after)
