@@ -10,14 +10,14 @@ each other. Bounds, modular sets, substitutions of bound variables and constrain
 Memoization. What an expression simplifies to depends only on the expression, on what the analyzer knows (its
 ``_version`` changes with every new fact and every fact withdrawn) and, through the nesting limit, on how deep the
 driver already is. So each result is remembered by the identity of the expression it came from, with the deepest
-relative nesting level its computation checked, in a table of the analyzer's version (a scope left returns to the
-version it was entered with, and so to its table; the tables live across calls: a TIR statement's expressions are
-simplified one call each, under the same loop facts). A result is reused
-only where the same computation would not have met the nesting limit either, and a computation that met the limit is
-not remembered, so memoized and fresh simplification give the same expression. This makes re-simplifying shared
-subtrees (unrolled loop bodies share every subexpression that does not use the unrolled variable), the driver's
-re-simplification of a rule's result, and the Analyzer's fixpoint check nearly free. Structural keys and bounds are
-memoized the same way; every table is dropped when it grows past :data:`MEMO_LIMIT` entries.
+relative nesting level its computation checked, in a table of the analyzer's version. A scope left returns to the
+version it was entered with, and so to its table; the tables live across calls (a TIR statement's expressions are
+simplified one call each, under the same loop facts). A result is reused only where the same computation would not
+have met the nesting limit either, and a computation that met the limit is not remembered, so memoized and fresh
+simplification give the same expression. This makes re-simplifying shared subtrees (unrolled loop bodies share every
+subexpression that does not use the unrolled variable), the driver's re-simplification of a rule's result, and the
+Analyzer's fixpoint check nearly free. Structural keys, bounds and modular sets are memoized the same way; the tables
+are dropped when they grow past :data:`MEMO_LIMIT` entries.
 """
 
 from ..error import TIRError
