@@ -6,9 +6,11 @@ minimum), ``bind(var, expr)`` (a let-bound variable: substituted by the simplifi
 ``with`` block inside which ``cond`` holds: each conjunct is recorded, and a comparison of a variable with a bounded
 expression narrows that variable's bound). Leaving the scope restores what was known before.
 
-Every change of what is known gives the analyzer a new ``_version`` (a number never used before), so the simplifier
-can keep results per version. Leaving a scope gives back the version it was entered with, since the knowledge is
-then exactly what it was, unless a lasting fact (``bind``, ``update``) was recorded inside the scope.
+Every change of what is known gives the analyzer another ``_version``, so the simplifier can keep results per
+version. A lasting fact (``bind``, ``update``) gets a number never used before. Leaving a scope gives back the version
+it was entered with, since the knowledge is then exactly what it was (unless a lasting fact was recorded inside).
+Entering a scope with the same constraint (or binding) from the same version leads to the same version as before,
+since the knowledge it adds follows from the two: the unrolled copies of a guarded load share their scope's results.
 """
 
 import contextlib
@@ -20,6 +22,9 @@ from .const_int_bound import ConstIntBound, ConstIntBoundAnalyzer
 from .linear import LinearForm, is_index_dtype, linear_form
 from .modular_set import ModularSet, ModularSetAnalyzer
 from .rewrite_simplify import RewriteSimplifier
+
+DERIVED_LIMIT = 100_000
+"""Remembered temporary steps between versions before the table is emptied."""
 
 
 class Analyzer:
@@ -45,6 +50,7 @@ class Analyzer:
         self._version = 0
         self._last_version = 0  # the largest version handed out
         self._epoch = 0  # lasting changes (bind, update) so far
+        self._derived: dict = {}  # (version, temporary step) -> (the version it leads to, objects kept alive)
         self._simplifier = RewriteSimplifier(self)
 
     # ---- queries
@@ -149,13 +155,13 @@ class Analyzer:
                     continue
                 key = self._simplifier.key(c)
                 self._true_facts[key] = self._true_facts.get(key, 0) + 1
-                self._new_version()
+                self._new_version(("fact", key), c)
                 neg = self.simplify(_op.logical_not(c))
                 nkey = self._simplifier.key(neg)
                 self._false_facts[nkey] = self._false_facts.get(nkey, 0) + 1
                 added.append((key, nkey, c, neg))
                 self._narrow(c, saved_bounds)
-                self._new_version()
+                self._new_version(("narrowed", key), c)
             yield self
         finally:
             for key, nkey, _, _ in added:
@@ -166,8 +172,20 @@ class Analyzer:
             self._leave(entered)
 
     # ---- versions of what is known (see the module docstring)
-    def _new_version(self):
+    def _new_version(self, step=None, keep=None):
+        """Move to a version never used before, or, for a temporary ``step`` (a hashable description of a change
+        that follows from what is known and the step alone), to the version the same step led to from the current
+        version before. ``keep`` is held with the entry so the ids in ``step`` stay unique."""
+        if step is not None:
+            found = self._derived.get((self._version, step))
+            if found is not None:
+                self._version = found[0]
+                return
         self._last_version += 1
+        if step is not None:
+            if len(self._derived) > DERIVED_LIMIT:
+                self._derived = {}
+            self._derived[(self._version, step)] = (self._last_version, keep)
         self._version = self._last_version
 
     def _lasting_change(self):
@@ -236,7 +254,7 @@ class Analyzer:
         old = self._subst.get(id(var))
         entered = self._enter()
         self._subst[id(var)] = (var, value)
-        self._new_version()
+        self._new_version(("subst", id(var), self._simplifier.key(value)), (var, value))
         try:
             yield
         finally:
@@ -251,7 +269,7 @@ class Analyzer:
         old = self._cib.get(var)
         entered = self._enter()
         self._cib.update(var, bound, override=True)
-        self._new_version()
+        self._new_version(("bound", id(var), bound.min_value, bound.max_value), var)
         try:
             yield
         finally:

@@ -137,3 +137,34 @@ def test_memo_tables_are_bounded(monkeypatch):
             ana.simplify(expr)
     simp = ana._simplifier
     assert len(simp._results) <= 10 + 64 and simp._entries <= 10 + 64 and len(simp.key_memo) < 10_000
+
+
+def test_the_same_scope_entered_again_shares_its_version():
+    ana = arith.Analyzer()
+    ana.bind(x, tir.Range(0, 16))
+    versions = []
+    for bound in (4, 4, 5):
+        with ana.constraint_scope(tir.LT(x, tir.const(bound))):
+            versions.append(ana._version)
+            assert arith.expr_key(ana.simplify(tir.Min(x, tir.const(bound)))) == arith.expr_key(x)
+    assert versions[0] == versions[1] != versions[2]
+    ana.bind(y, tir.Range(0, 4))  # a lasting fact: the same scope now leads elsewhere
+    with ana.constraint_scope(tir.LT(x, tir.const(4))):
+        assert ana._version != versions[0]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_memoized_equals_fresh_under_scopes(seed):
+    rng = random.Random(50 + seed)
+    ana = arith.Analyzer()
+    ana.bind(x, tir.Range(0, 16))
+    conds = [random_cond(rng, 1) for _ in range(3)]
+    for expr in shared_expressions(rng, 30):
+        cond = rng.choice(conds)
+        with ana.constraint_scope(cond):
+            got = ana.simplify(expr)
+        other = arith.Analyzer()
+        other.bind(x, tir.Range(0, 16))
+        with other.constraint_scope(cond):
+            want = other.simplify(expr)
+        assert arith.expr_key(got) == arith.expr_key(want), f"{expr} under {cond}"
