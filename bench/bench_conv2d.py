@@ -9,10 +9,12 @@ strided view of the padded input and multiplies it with the weights (BLAS), ONNX
 (its bias fused) followed by Relu. Timings alternate between contenders round by round; each figure is the best
 round. The default layer is ResNet-50's 3x3 convolution of stage 1 (1x64x56x56, 64 filters, padding 1).
 
-With ``--blocked`` the group is also timed in the blocked layouts ``topi.x86.conv2d_alter_layout`` proposes (data
-and result in NCHW[x]c, weights packed beforehand): what AlterOpLayout and FoldConstant would make of the network.
+The group is also timed in the blocked layouts ``topi.x86.conv2d_alter_layout`` proposes (data and result in
+NCHW[x]c, weights packed beforehand): what ``relay.build`` makes of the network at ``opt_level=3``, where the x86
+AlterOpLayout hook blocks every convolution and FoldConstant packs the weights (``--no-blocked`` skips it; the NCHW
+form, packing at run time, is what lower opt levels give).
 
-Run: ``python bench/bench_conv2d.py [--layers default|resnet50] [--targets llvm,c] [--blocked] [--rounds 7]``
+Run: ``python bench/bench_conv2d.py [--layers default|resnet50] [--targets llvm,c] [--no-blocked] [--rounds 7]``
 """
 
 import argparse
@@ -184,8 +186,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--number", type=int, default=10, help="calls per timed block")
     parser.add_argument("--settle", type=float, default=0.2, help="idle seconds before each timed block")
-    parser.add_argument("--blocked", action="store_true",
-                        help="also time the blocked-layout form (weights pre-packed, as after AlterOpLayout)")
+    parser.add_argument("--blocked", action=argparse.BooleanOptionalAction, default=True,
+                        help="also time the blocked-layout form (weights pre-packed, as relay.build at opt_level 3)")
     args = parser.parse_args()
     layers = RESNET50 if args.layers == "resnet50" else RESNET50[:1]
     for layer in layers:
