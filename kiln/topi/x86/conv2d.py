@@ -15,8 +15,10 @@ loops ``ic_outer, kh, kw, ic_inner`` outside, then ``reg_n`` unrolled columns, t
 every step is one vector load of packed weights and ``reg_n`` fused multiply-adds with broadcast inputs, and after
 unrolling every accumulator access has a constant offset, so the tile lives in vector registers. Tiles run in
 parallel over ``(batch, output-channel block, output row)``. The unpack and any fused element-wise chain are inlined
-into the tile's write-out. ``oc_bn`` is the vector width (one register per column), ``reg_n`` the largest divisor of
-the output width that leaves room for the weights vector in the register file.
+into the tile's write-out. Given blocked data (``conv2d_NCHWc`` called directly, as after AlterOpLayout), the padding
+is read through guards inlined into the tile loop, or, when a block has fewer channels than a vector (the 3-channel
+stem), copied padded first, so the short inner loops carry no guard. ``oc_bn`` is the vector width (one register
+per column), ``reg_n`` the number of columns :func:`register_tile` picks (8, or 14 when 8 does not divide the width).
 """
 
 from ...te.operation import compute
@@ -203,8 +205,12 @@ def _schedule_nchwc(s, conv_op, outs, lanes, target):
     data_vec, kernel_vec = conv_op.input_tensors[:2]
     _schedule_packing(s, data_vec)
     _schedule_packing(s, kernel_vec)
-    if isinstance(data_vec.op, ComputeOp) and data_vec.op.tag.endswith(",pad"):
-        s[data_vec.op].compute_inline()  # a packed input padded by conv2d_NCHWc itself
+    if isinstance(data_vec.op, ComputeOp) and data_vec.op.tag.endswith(",pad"):  # padded by conv2d_NCHWc itself
+        if get_const_tuple(data_vec.shape)[-1] < lanes:
+            # few input channels per block (the 3-channel stem): a guard per tap would cost more than a padded copy
+            schedule_injective_from_existing(s, data_vec, target)
+        else:
+            s[data_vec.op].compute_inline()
     shape = get_const_tuple(conv.shape)
     n, oc_chunk, oh, ow, oc_bn = shape
     reg_n = register_tile(ow, oc_bn, lanes)

@@ -129,3 +129,26 @@ def test_schedule_auto_dispatches_by_anchor_tag():
     assert topi.x86.anchor_tag([out]) == "conv2d_nchw"
     assert topi.x86.anchor_tag([topi.exp(x)]) == ""
     assert topi.x86.anchor_tag([topi.sum(x, axis=1)]) == "comm_reduce"
+
+
+@pytest.mark.parametrize("channels, padded_copy", [(3, True), (16, False)])
+def test_blocked_conv_padding_is_copied_for_narrow_blocks(channels, padded_copy):
+    """conv2d_NCHWc on blocked data (as after AlterOpLayout): with fewer input channels per block than a vector
+    (the RGB stem) the padded input is copied first, otherwise the padding guards are inlined; same results."""
+    x = te.placeholder((1, 1, 12, 12, channels), name="x")
+    w = te.placeholder((1, 1, 3, 3, channels, 16), name="w")
+    attrs = Conv2DAttrs(padding=(1, 1), data_layout=f"NCHW{channels}c", kernel_layout=f"OIHW{channels}i16o",
+                        out_layout="NCHW16c")
+    builder = ScheduleBuilder("llvm -vector-width=512")
+    (conv,) = builder.call("nn.conv2d", attrs, [x, w], TensorType((1, 1, 12, 12, 16), "float32"))
+    s = builder.schedule([conv])
+    func = kiln.lower(s, [x, w, conv], name="f")["f"]
+    names = [a.buffer_var.name_hint for a in _allocs(func)]
+    assert ("data_pad" in names) == padded_copy
+    rng = np.random.default_rng(1)
+    xs = [rng.standard_normal([int(d) for d in p.shape]).astype("float32") for p in (x, w)]
+    (got,) = _run(s, [x, w], [conv], xs)
+    data = xs[0].transpose(0, 1, 4, 2, 3).reshape(1, channels, 12, 12)
+    kernel = xs[1].transpose(0, 5, 1, 4, 2, 3).reshape(16, channels, 3, 3)
+    want = _ref("nn.conv2d", Conv2DAttrs(padding=(1, 1)), data, kernel)
+    np.testing.assert_allclose(got.transpose(0, 1, 4, 2, 3).reshape(1, 16, 12, 12), want, rtol=1e-4, atol=1e-4)
