@@ -27,7 +27,8 @@ def random_expr(rng, depth):
 
 
 def random_cond(rng, depth):
-    cond = rng.choice([tir.LT, tir.LE, tir.GT, tir.GE, tir.EQ, tir.NE])(random_expr(rng, depth), random_expr(rng, depth))
+    compare = rng.choice([tir.LT, tir.LE, tir.GT, tir.GE, tir.EQ, tir.NE])
+    cond = compare(random_expr(rng, depth), random_expr(rng, depth))
     if rng.random() < 0.3:
         other = rng.choice([tir.LT, tir.EQ])(random_expr(rng, 1), random_expr(rng, 1))
         return rng.choice([tir.And, tir.Or])(cond, other)
