@@ -26,8 +26,8 @@ bounds the memory the default context's manager holds in a long session.
 """
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..error import KilnError
 

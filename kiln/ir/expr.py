@@ -1,4 +1,5 @@
-"""Expression bases shared by Relay and TIR: ``RelayExpr`` (with span and inferred type), ``GlobalVar``, ``BaseFunc``."""
+"""Expression bases shared by Relay and TIR: ``RelayExpr`` (with span and inferred type), ``GlobalVar``,
+``BaseFunc``."""
 
 from dataclasses import dataclass, field
 

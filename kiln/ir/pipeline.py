@@ -61,7 +61,8 @@ def parse_pipeline(text):
     try:
         tree = ast.parse(source.code, mode="eval").body
     except SyntaxError as exc:
-        raise PipelineError(f"malformed pipeline {text!r}: {exc.msg} at column {source.lead + (exc.offset or 1)}") from None
+        column = source.lead + (exc.offset or 1)
+        raise PipelineError(f"malformed pipeline {text!r}: {exc.msg} at column {column}") from None
     items = tree.elts if isinstance(tree, ast.Tuple) else [tree]
     return Sequential([_build(item, source) for item in items])
 

@@ -90,7 +90,9 @@ class VerifyWellFormed(PassInstrument):
             return
         problem = self._check(mod)
         if problem:
-            raise PassVerificationError(f"VerifyWellFormed: pass {info.name} produced IR that is not well formed: {problem}")
+            raise PassVerificationError(
+                f"VerifyWellFormed: pass {info.name} produced IR that is not well formed: {problem}"
+            )
         self._verified = mod
 
 
@@ -174,7 +176,9 @@ class VerifySemantics(PassInstrument):
             ) from exc
         problem = _compare(self._ref_out, outputs, self.rtol, self.atol)
         if problem:
-            raise PassVerificationError(f"VerifySemantics: pass {info.name} changed the result of @{self.entry}: {problem}")
+            raise PassVerificationError(
+                f"VerifySemantics: pass {info.name} changed the result of @{self.entry}: {problem}"
+            )
         self._ref_mod, self._ref_out = mod, outputs
 
 

@@ -4,23 +4,20 @@ from ..ir import FuncType, GlobalVar, IRModule, TensorType, TupleType
 from ..ir.expr import RelayExpr as Expr  # TVM's relay.Expr, for isinstance checks
 from ..ir.op import Op
 from ..runtime.packed_func import register_func
-from . import analysis, op, transform
+from . import analysis, backend, frontend, op, testing, transform
+from . import build as build_module  # noqa: E402  (TVM's relay.build_module; registers relay.executor.graph)
+from . import printer as _printer  # noqa: F401  (registers "relay.ir.astext": what str(mod) prints)
+from .build import build, load_param_dict, save_param_dict  # noqa: E402
 from .expr import Call, Constant, If, Let, Tuple, TupleGetItem, TupleWrapper, Var, bind, const, var
 from .expr_functor import ExprFunctor, ExprMutator, ExprVisitor, post_order_visit
 from .function import Function
+from .interpreter import create_executor
 from .op import *  # noqa: F403  (relay.add, relay.reshape, ... as in TVM)
 from .op import image, nn
 from .op.op import OpPattern
-from .transform.infer_type import infer_type
-from .interpreter import create_executor
-from . import printer as _printer  # noqa: F401  (registers "relay.ir.astext": what str(mod) prints)
-from .parser import fromtext, parse, parse_expr
-from . import testing
-from . import frontend
 from .optimize import bind_params_by_name, optimize
-from . import backend
-from . import build as build_module  # noqa: E402  (TVM's relay.build_module; registers relay.executor.graph)
-from .build import build, load_param_dict, save_param_dict  # noqa: E402
+from .parser import fromtext, parse, parse_expr
+from .transform.infer_type import infer_type
 
 
 @register_func("relay.ir.as_function")
@@ -32,5 +29,5 @@ def _as_function(expr):
 
 
 @register_func("relay.Call")
-def _make_call(op, args):
-    return Call(op, tuple(args))
+def _make_call(callee, args):
+    return Call(callee, tuple(args))

@@ -67,7 +67,8 @@ def _skip_block_comment(text, pos, line, line_start):
 
 
 def tokenize(text: str) -> list:
-    """Split ``text`` into tokens (see the module docstring); raises DiagnosticError on a character no token starts with."""
+    """Split ``text`` into tokens (see the module docstring); raises DiagnosticError on a character no token
+    starts with."""
     tokens = []
     append = tokens.append
     match = _TOKEN_RE.match

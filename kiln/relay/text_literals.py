@@ -169,7 +169,8 @@ def number_value(text: str, negative=False):
 
 
 def literal_array(value, dtype) -> np.ndarray:
-    """The rank-0 array of a literal in an expression: unsuffixed ints are int32 (int64 when too large), floats float32."""
+    """The rank-0 array of a literal in an expression: unsuffixed ints are int32 (int64 when too large), floats
+    float32."""
     if dtype is None:
         if isinstance(value, bool):
             dtype = "bool"

@@ -56,7 +56,9 @@ class Layout:
     def shape_to_primal(self, shape) -> dict:
         """Map each primal axis letter to its logical size, given a shape in this layout."""
         if len(shape) != self.ndim:
-            raise KilnError(f"layout {self.name} has {self.ndim} dimensions but the shape {tuple(shape)} has {len(shape)}")
+            raise KilnError(
+                f"layout {self.name} has {self.ndim} dimensions but the shape {tuple(shape)} has {len(shape)}"
+            )
         sizes = {}
         for (a, f), d in zip(self.axes, shape):
             if f is None:

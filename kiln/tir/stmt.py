@@ -226,7 +226,8 @@ class Evaluate(Stmt):
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class AttrStmt(Stmt):
-    """Attach ``attr_key = value`` about ``node`` to ``body`` (``pragma_*``, ``thread_extent``, ``storage_alignment``)."""
+    """Attach ``attr_key = value`` about ``node`` to ``body`` (``pragma_*``, ``thread_extent``,
+    ``storage_alignment``)."""
 
     node: object
     attr_key: str

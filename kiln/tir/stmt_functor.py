@@ -61,7 +61,8 @@ def post_order_visit(stmt, fvisit):
     Examples
     --------
     >>> loads = []
-    >>> post_order_visit(func.body, lambda n: loads.append(n) if isinstance(n, tir.BufferLoad) else None)  # doctest: +SKIP
+    >>> collect = lambda n: loads.append(n) if isinstance(n, tir.BufferLoad) else None
+    >>> post_order_visit(func.body, collect)  # doctest: +SKIP
     """
     seen = set()
     stack = [(stmt, False)]

@@ -3,8 +3,8 @@ import dataclasses
 import pytest
 
 from kiln import relay
-from kiln.ir import Op, TensorType, TupleType, FuncType, register_op_attr, DictAttrs
 from kiln.error import KilnError, TypeInferenceError
+from kiln.ir import DictAttrs, FuncType, Op, TensorType, TupleType, register_op_attr
 
 
 def test_nodes_are_immutable_and_reflective():

@@ -1,5 +1,6 @@
 """Tests of kiln/ir/transform.py and kiln/ir/pass_context.py: SPEC section 4, rule by rule, through the public API."""
 
+import dataclasses
 import threading
 
 import numpy as np
@@ -425,6 +426,6 @@ def test_builtin_style_dataclass_function_pass():
     p = tvm.transform.get_pass("TestBuiltin.Tag", value=3)
     assert p == Tag(3) and str(p) == "TestBuiltin.Tag(value=3)" and p.info.opt_level == 1
     assert p(make_mod())["main"].attrs["tag"] == 3
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         p.value = 4  # frozen
     assert str(tvm.transform.parse_pipeline(str(p)).passes[0]) == str(p)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from ...ir.op import Op
 from ...ir.type import TensorType, TupleType
-from ..expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
+from ..expr import Call, Constant, If, Let, Tuple, TupleGetItem
 from ..expr_functor import expr_children
 from ..function import Function
 from ..op.op import OpPattern

@@ -4,9 +4,9 @@
 The graph is TVM's JSON format, so tools that read TVM graphs read it:
 
 * ``nodes``: each ``{"op": "null", "name", "inputs": []}`` (an input of ``@main``, or a constant, named ``p0``,
-  ``p1`` ... in visiting order, skipping a name an input has, and returned as a parameter) or ``{"op": "tvm_op", "name", "attrs": {"func_name",
-  "num_inputs", "num_outputs", "flatten_data"}, "inputs": [[node, index, 0], ...]}`` (one ``call_lowered``: the
-  kernel ``func_name`` of the library, called with its inputs then its outputs);
+  ``p1`` ... in visiting order, skipping a name an input has, and returned as a parameter) or ``{"op": "tvm_op",
+  "name", "attrs": {"func_name", "num_inputs", "num_outputs", "flatten_data"}, "inputs": [[node, index, 0], ...]}``
+  (one ``call_lowered``: the kernel ``func_name`` of the library, called with its inputs then its outputs);
 * ``arg_nodes`` (the ``null`` nodes), ``heads`` (the outputs of ``@main``, a tuple result flattened),
   ``node_row_ptr`` (where each node's outputs start in the list of *entries*, one entry per tensor);
 * ``attrs``: per entry ``shape`` (``list_shape``), ``dltype`` (``list_str``) and ``storage_id`` (``list_int``).

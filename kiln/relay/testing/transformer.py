@@ -37,7 +37,7 @@ def get_net(batch=1, seq=16, hidden=64, heads=4, ffn=128, dtype="float32", num_l
         p = f"layer{layer}."
         flat = _op.reshape(x, (batch * seq, hidden))
 
-        def project(name):
+        def project(name, flat=flat, p=p):
             y = _dense(flat, weight(p + name + ".weight", (hidden, hidden)), weight(p + name + ".bias", (hidden,)))
             y = _op.reshape(y, (batch, seq, heads, head))
             return _op.reshape(_op.transpose(y, (0, 2, 1, 3)), (batch * heads, seq, head))

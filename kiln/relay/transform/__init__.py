@@ -2,18 +2,18 @@
 
 from ...ir.transform import ModulePass, Pass, PassContext, PassInfo, Sequential, module_pass
 from . import verify  # noqa: F401  (registers the Relay checks of the verification instruments)
-from .function_pass import FunctionPass, function_pass
-from .infer_type import InferType, infer_type
+from .alter_op_layout import AlterOpLayout
 from .canonicalize_ops import CanonicalizeOps
 from .common_subexpr import EliminateCommonSubexpr
+from .convert_layout import ConvertLayout
 from .dead_code import DeadCodeElimination
 from .fold_constant import FoldConstant
+from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
+from .function_pass import FunctionPass, function_pass
 from .fuse_ops import FuseOps
+from .infer_type import InferType, infer_type
 from .inline import DefuseOps, Inline
 from .lambda_lift import LambdaLift
 from .normal_form import ToANormalForm, ToGraphNormalForm
 from .simplify_expr import SimplifyExpr
 from .simplify_inference import SimplifyInference
-from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
-from .convert_layout import ConvertLayout
-from .alter_op_layout import AlterOpLayout

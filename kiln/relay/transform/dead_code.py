@@ -9,8 +9,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ...ir.transform import PassInfo, register_pass
-from ..expr import Var
 from ..analysis.use_counts import var_use_counts
+from ..expr import Var
 from ..expr_functor import ExprMutator
 from .function_pass import FunctionPass
 

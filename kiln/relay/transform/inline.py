@@ -40,7 +40,7 @@ class _FreshCopy(ExprMutator):
         bindings = [(self._fresh(b.var), b) for b in chain]
         values = [self.visit(b.value) for _, b in bindings]
         result = self.visit(body)
-        for (var, binding), value in zip(reversed(bindings), reversed(values)):
+        for (var, _), value in zip(reversed(bindings), reversed(values)):
             result = Let(var, value, result)
         return result
 

@@ -94,7 +94,8 @@ def to_a_normal_form(expr):
         for child, child_scope in _scoped_children(node, placement[node], scope_of_body):
             placement[child] = _lca(placement[child], child_scope) if child in placement else child_scope
     for node in order:
-        if isinstance(node, _COMPOUND) and node is not expr and not (isinstance(node, Function) and node.is_primitive()):
+        primitive = isinstance(node, Function) and node.is_primitive()
+        if isinstance(node, _COMPOUND) and node is not expr and not primitive:
             placement[node].bindings.append(node)
 
     class _Binder(ExprMutator):

@@ -115,7 +115,8 @@ def _tensor_checks(b, arg_name, index, handle, buf, args, codes):
             b.let(dim, actual)
             b.bound[id(dim)] = f"{arg_name}.shape[{k}]"
         elif isinstance(dim, E.Var):
-            b.check(E.EQ(dim, actual), f"argument {arg_name}.shape[{k}] must equal {b.bound[id(dim)]} ({dim.name_hint})")
+            bound = b.bound[id(dim)]
+            b.check(E.EQ(dim, actual), f"argument {arg_name}.shape[{k}] must equal {bound} ({dim.name_hint})")
         else:
             b.check(E.EQ(actual, dim), f"argument {arg_name}.shape[{k}] must be {dim}")
     if ndim and not buf.strides:
@@ -192,7 +193,8 @@ def make_packed_api(func):
 @register_pass("tir.MakePackedAPI")
 @dataclass(frozen=True)
 class MakePackedAPI(PrimFuncPass):
-    """Give every PrimFunc the packed calling convention with argument checks (TVM's ``tir.transform.MakePackedAPI``)."""
+    """Give every PrimFunc the packed calling convention with argument checks (TVM's
+    ``tir.transform.MakePackedAPI``)."""
 
     info = PassInfo(0, "tir.MakePackedAPI")
 

@@ -4,7 +4,8 @@ statement structure tells about variables.
 A loop binds its variable to ``[min, min + extent)``; an ``IfThenElse`` simplifies its then-branch under the condition
 and its else-branch under its negation (and keeps only one branch when the condition is decided); a ``LetStmt``
 binds its variable (substituted when the value is a constant or a variable, and the binding is dropped once nothing
-uses it); an ``AssertStmt``'s condition holds in its body. Statements left without effect are removed by ``tir.RemoveNoOp``, not here.
+uses it); an ``AssertStmt``'s condition holds in its body. Statements left without effect are removed by
+``tir.RemoveNoOp``, not here.
 """
 
 from dataclasses import dataclass

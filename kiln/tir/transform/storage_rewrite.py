@@ -98,7 +98,7 @@ def plan_sequence(outer, items):
         bodies.append(inner)
     touches = [_touched(b) for b in bodies]
     spans = []
-    for alloc, owner in allocs:
+    for alloc, _owner in allocs:
         used = [i for i, t in enumerate(touches) if id(alloc.buffer_var) in t]
         spans.append((used[0], used[-1]) if used else None)
     pools: list = []  # [dtype, scope, end, size, [members]]
@@ -118,7 +118,7 @@ def plan_sequence(outer, items):
         return None
     handle_map = {}
     new_allocs = []
-    for dtype, scope, _, size, members in pools:
+    for dtype, _scope, _, size, members in pools:
         if len(members) == 1:
             new_allocs.append(members[0])
             continue

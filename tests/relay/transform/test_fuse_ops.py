@@ -2,7 +2,6 @@
 against the reference interpreter."""
 
 import numpy as np
-import pytest
 
 from kiln import relay
 from kiln.ir import assert_structural_equal
