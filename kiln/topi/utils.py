@@ -107,6 +107,24 @@ def traverse_inline(s, final_ops, callback=None):
     return order
 
 
+
+def schedule_anchored(outs, tags, schedule_op):
+    """The schedule of a fused group whose anchor stage carries one of ``tags``: injective stages are inlined
+    (:func:`traverse_inline`) and ``schedule_op(s, op)`` schedules each anchor reached.
+
+    Returns
+    -------
+    s : Schedule
+    """
+    s = create_schedule_for(outs)
+
+    def callback(op):
+        if op.tag in tags:
+            schedule_op(s, op)
+
+    traverse_inline(s, output_ops(outs), callback)
+    return s
+
 def create_schedule_for(outs):
     """``te.create_schedule`` over the distinct operations of ``outs`` (tensors; one op may give several)."""
     return create_schedule(output_ops(outs))

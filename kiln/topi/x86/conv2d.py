@@ -27,13 +27,12 @@ from .. import tag as _tag
 from ..nn.conv2d import _finish, conv2d_NCHWc, pad_tuple
 from ..nn.pad import pad
 from ..utils import (
-    create_schedule_for,
     fused_output,
     get_const_tuple,
     largest_divisor,
     num_elements,
     output_ops,
-    traverse_inline,
+    schedule_anchored,
     vector_lanes,
 )
 from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing
@@ -246,15 +245,8 @@ def schedule_conv2d_NCHWc(outs, target=None):  # noqa: N802  (TVM's name)
     -------
     s : Schedule
     """
-    s = create_schedule_for(outs)
     lanes = vector_lanes(target, "float32")
-
-    def callback(op):
-        if op.tag == "conv2d_NCHWc":
-            _schedule_nchwc(s, op, outs, lanes, target)
-
-    traverse_inline(s, output_ops(outs), callback)
-    return s
+    return schedule_anchored(outs, ("conv2d_NCHWc",), lambda s, op: _schedule_nchwc(s, op, outs, lanes, target))
 
 
 schedule_conv2d_nchw = schedule_conv2d_NCHWc

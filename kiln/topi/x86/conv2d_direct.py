@@ -19,12 +19,11 @@ convolution's shape; otherwise the convolution is computed whole and the consume
 from ...te.tensor import ComputeOp
 from .. import tag as _tag
 from ..utils import (
-    create_schedule_for,
     fused_output,
     get_const_tuple,
     largest_divisor,
     output_ops,
-    traverse_inline,
+    schedule_anchored,
     vector_lanes,
 )
 from .injective import schedule_injective_from_existing, vector_factor
@@ -103,12 +102,5 @@ def schedule_conv2d_direct(outs, target=None):
     -------
     s : Schedule
     """
-    s = create_schedule_for(outs)
     lanes = vector_lanes(target, "float32")
-
-    def callback(op):
-        if op.tag in DIRECT_TAGS:
-            _schedule_direct(s, op, outs, target, lanes)
-
-    traverse_inline(s, output_ops(outs), callback)
-    return s
+    return schedule_anchored(outs, DIRECT_TAGS, lambda s, op: _schedule_direct(s, op, outs, target, lanes))

@@ -31,6 +31,7 @@ from ..utils import (
     get_const_tuple,
     largest_divisor,
     output_ops,
+    schedule_anchored,
     traverse_inline,
     vector_lanes,
 )
@@ -179,15 +180,8 @@ def schedule_gemm(outs, target=None):
     -------
     s : Schedule
     """
-    s = create_schedule_for(outs)
     lanes = vector_lanes(target, "float32")
-
-    def callback(op):
-        if op.tag in GEMM_TAGS:
-            _schedule_gemm_op(s, op, outs, lanes, target)
-
-    traverse_inline(s, output_ops(outs), callback)
-    return s
+    return schedule_anchored(outs, GEMM_TAGS, lambda s, op: _schedule_gemm_op(s, op, outs, lanes, target))
 
 
 def schedule_dense_nopack(outs, target=None):

@@ -10,7 +10,13 @@ and any element-wise chain after the pooling, is inlined into the output's loop.
 
 from ...te.tensor import ComputeOp
 from .. import tag as _tag
-from ..utils import create_schedule_for, fused_output, get_const_tuple, output_ops, traverse_inline, vector_lanes
+from ..utils import (
+    fused_output,
+    get_const_tuple,
+    output_ops,
+    schedule_anchored,
+    vector_lanes,
+)
 from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing, vector_factor
 
 __all__ = ["schedule_pool"]
@@ -57,11 +63,4 @@ def schedule_pool(outs, target=None):
     -------
     s : Schedule
     """
-    s = create_schedule_for(outs)
-
-    def callback(op):
-        if op.tag in POOL_TAGS:
-            _schedule_pool_op(s, op, outs, target)
-
-    traverse_inline(s, output_ops(outs), callback)
-    return s
+    return schedule_anchored(outs, POOL_TAGS, lambda s, op: _schedule_pool_op(s, op, outs, target))
