@@ -91,55 +91,42 @@ def _check_nonzero(b, what):
         raise TIRError(f"TIR evaluator: integer division by zero in {what}")
 
 
+# operators whose numpy form does not depend on the dtype
+_SIMPLE_BINOPS = {
+    E.Add: np.add, E.Sub: np.subtract, E.Mul: np.multiply, E.Min: np.minimum, E.Max: np.maximum,
+    E.EQ: np.equal, E.NE: np.not_equal, E.LT: np.less, E.LE: np.less_equal, E.GT: np.greater,
+    E.GE: np.greater_equal, E.And: np.logical_and, E.Or: np.logical_or,
+}
+
+
+def _int_division(kind, a, b):
+    """C-style truncating Div/Mod and flooring FloorDiv/FloorMod on integers (division by zero is an error)."""
+    _check_nonzero(b, kind.__name__)
+    if kind is E.Div:
+        return _trunc_div(a, b)
+    if kind is E.Mod:
+        return a - _trunc_div(a, b) * b
+    return np.floor_divide(a, b) if kind is E.FloorDiv else np.mod(a, b)
+
+
+def _float_division(kind, a, b):
+    if kind is E.Div:
+        return a / b
+    if kind is E.Mod:
+        return np.fmod(a, b)
+    return np.floor(a / b) if kind is E.FloorDiv else a - np.floor(a / b) * b
+
+
+_DIVISIONS = (E.Div, E.Mod, E.FloorDiv, E.FloorMod)
+
+
 def _binop(kind, a, b, dtype):
-    is_int = _dt.is_integer(dtype)
     with np.errstate(all="ignore"):
-        if kind is E.Add:
-            return a + b
-        if kind is E.Sub:
-            return a - b
-        if kind is E.Mul:
-            return a * b
-        if kind is E.Div:
-            if is_int:
-                _check_nonzero(b, "Div")
-                return _trunc_div(a, b)
-            return a / b
-        if kind is E.Mod:
-            if is_int:
-                _check_nonzero(b, "Mod")
-                return a - _trunc_div(a, b) * b
-            return np.fmod(a, b)
-        if kind is E.FloorDiv:
-            if is_int:
-                _check_nonzero(b, "FloorDiv")
-                return np.floor_divide(a, b)
-            return np.floor(a / b)
-        if kind is E.FloorMod:
-            if is_int:
-                _check_nonzero(b, "FloorMod")
-                return np.mod(a, b)
-            return a - np.floor(a / b) * b
-        if kind is E.Min:
-            return np.minimum(a, b)
-        if kind is E.Max:
-            return np.maximum(a, b)
-        if kind is E.EQ:
-            return np.equal(a, b)
-        if kind is E.NE:
-            return np.not_equal(a, b)
-        if kind is E.LT:
-            return np.less(a, b)
-        if kind is E.LE:
-            return np.less_equal(a, b)
-        if kind is E.GT:
-            return np.greater(a, b)
-        if kind is E.GE:
-            return np.greater_equal(a, b)
-        if kind is E.And:
-            return np.logical_and(a, b)
-        if kind is E.Or:
-            return np.logical_or(a, b)
+        simple = _SIMPLE_BINOPS.get(kind)
+        if simple is not None:
+            return simple(a, b)
+        if kind in _DIVISIONS:
+            return _int_division(kind, a, b) if _dt.is_integer(dtype) else _float_division(kind, a, b)
     raise TIRError(f"TIR evaluator: unknown operator {kind.__name__}")
 
 
