@@ -12,8 +12,9 @@ RANKS = {
     "error": 0, "runtime": 1, "ir": 2, "transform": 2, "tir": 3, "arith": 4, "te": 6, "topi": 7, "target": 8,
     "relay": 9, "contrib": 10, "backend": 10, "driver": 8, "cli": 11, "__init__": 12,
 }
-# tir.transform sits above arith (its passes use the simplifier); tir nodes sit below it
-SUBRANKS = {("tir", "transform"): 5}
+# tir.transform sits above arith (its passes use the simplifier); tir nodes sit below it. Target and the CPU tables
+# sit beside the TIR nodes (every layer that chooses code by target reads them); the code generators sit above topi.
+SUBRANKS = {("tir", "transform"): 5, ("target", "target"): 3, ("target", "cpu"): 3}
 
 
 def _component(parts):

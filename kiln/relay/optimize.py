@@ -8,6 +8,7 @@ as constants first, so FoldConstant and FoldScaleAxis can fold them into the gra
 from ..error import KilnError
 from ..ir.module import IRModule
 from ..ir.transform import PassContext, Sequential, get_pass
+from ..target.target import resolve_target
 from .expr import bind, const
 from .function import Function
 
@@ -72,12 +73,7 @@ def optimize(mod, target=None, params=None):
     pipeline = standard_pipeline()
     if target is None:
         return pipeline(mod), {}
-    from ..runtime.packed_func import get_global_func
-
-    make_target = get_global_func("target.Target", allow_missing=True)
-    if make_target is None:
-        return pipeline(mod), {}
-    with make_target(target):
+    with resolve_target(target):
         return pipeline(mod), {}
 
 

@@ -8,16 +8,19 @@ function (``m(*args)``), prints its source (``m.get_source()``) and exports itse
 Exported file format: one shared library holding the native code of every library module of the import tree, linked
 with a generated object that defines
 
-* ``__kiln_metadata``: a JSON string ``{"kiln_library": 1, "functions": [...], "entry": name, "tree": [...]}``,
-  ``functions`` as :func:`kiln.target.codegen_common.function_info` describes, ``tree`` the import tree in
-  pre-order: ``{"type_key": "library"}`` for the library itself, or ``{"type_key", "offset", "size"}`` of a module's
-  bytes (``save_to_bytes()``) inside the blob, each with the indices of its ``imports``;
+* ``__kiln_metadata``: a JSON string ``{"kiln_library": 1, "functions": [...], "entry": name, "tree": [...],
+  "targets": [...], "cpu_features": [...]}``, ``functions`` as :func:`kiln.target.codegen_common.function_info`
+  describes, ``tree`` the import tree in pre-order: ``{"type_key": "library"}`` for the library itself, or
+  ``{"type_key", "offset", "size"}`` of a module's bytes (``save_to_bytes()``) inside the blob, each with the indices
+  of its ``imports``; ``targets`` what the code was compiled for and ``cpu_features`` the CPU features it may use;
 * ``__kiln_blob``/``__kiln_blob_end``: those bytes, included by the assembler.
 
-:func:`load_module` reads both back; a serialized module of type key ``K`` is rebuilt by the global function
-``"runtime.module.loadbinary_K"`` (``f(data: bytes) -> Module``), registered by whoever defines that module kind, as
-in TVM. Linking needs the system C compiler and goes through the global function ``"target.link_library"``
-(``kiln.target`` registers it), since this layer sits below the code generators.
+:func:`load_module` reads both back, first refusing a library whose ``cpu_features`` the host lacks (its code would
+die with an illegal instruction; a library built in this process for another CPU can be exported but not called);
+a serialized module of type key ``K`` is rebuilt by the global function ``"runtime.module.loadbinary_K"``
+(``f(data: bytes) -> Module``), registered by whoever defines that module kind, as in TVM. Linking needs the system
+C compiler and goes through the global function ``"target.link_library"`` (``kiln.target`` registers it), since this
+layer sits below the code generators.
 """
 
 import json
@@ -29,6 +32,7 @@ import time
 from dataclasses import dataclass
 
 from ..error import KilnError
+from .host import host_cpu_name, missing_features
 from .library import LibraryFunction, SharedLibrary
 from .packed_func import PackedFunc, get_global_func
 
@@ -187,7 +191,10 @@ class Module:
                 entry_.update(type_key=mod.type_key, offset=len(blob), size=len(data))
                 blob.extend(data)
             tree.append(entry_)
-        metadata = {"kiln_library": 1, "functions": functions, "entry": entry, "tree": tree}
+        targets = sorted({t for m in libraries for t in library_targets(m.metadata)})
+        features = sorted({f for m in libraries for f in m.metadata.get("cpu_features", ())})
+        metadata = {"kiln_library": 1, "functions": functions, "entry": entry, "tree": tree, "targets": targets,
+                    "cpu_features": features}
         link = get_global_func("target.link_library", allow_missing=True)
         if link is None:
             raise KilnError("export_library needs kiln.target (import kiln) to link the library")
@@ -271,8 +278,19 @@ class LibraryModule(Module):
         self.extra_sources: dict = {}  # fmt -> text, or a function computing it on first request ("asm")
         self.objects = [str(o) for o in objects]
         self.type_key = type_key
+        self.missing_features = missing_features(metadata.get("cpu_features", ()))
+
+    def check_host_cpu(self):
+        """Raise KilnError when the host lacks a CPU feature this library's code may use."""
+        if self.missing_features:
+            targets = ", ".join(library_targets(self.metadata)) or "another CPU"
+            raise KilnError(f"{self.path} was compiled for {targets} and needs CPU features this host "
+                            f"({host_cpu_name()}) lacks: {', '.join(self.missing_features)}; rebuild it for this "
+                            f"host (target 'llvm' or 'c' without -mcpu, or -mcpu=native)")
 
     def get_own_function(self, name):
+        if name in self._functions:
+            self.check_host_cpu()
         func = self._cache.get(name)
         if func is None and name in self._functions:
             func = self._cache[name] = PackedFunc(LibraryFunction(self.library, self._functions[name]), name)
@@ -296,6 +314,11 @@ class LibraryModule(Module):
         if callable(extra):
             extra = self.extra_sources[fmt] = extra()
         return extra or ""
+
+
+def library_targets(metadata) -> list:
+    """The targets a library's metadata names (one for a built library, each linked one's for an exported one)."""
+    return list(metadata.get("targets", [metadata["target"]] if "target" in metadata else []))
 
 
 def read_metadata(library) -> dict:
@@ -335,6 +358,7 @@ def load_module(path, fmt=""):
     library.path = str(path)
     os.unlink(private)
     os.rmdir(tmpdir)
+    library.check_host_cpu()
     tree = library.metadata.get("tree") or [{"type_key": "library", "imports": []}]
     blob = library.library.read_blob() if any(t["type_key"] != "library" for t in tree) else b""
     modules = []

@@ -28,6 +28,7 @@ from ..tir.function import PrimFunc
 from . import compile_cache, compiler
 from .codegen_c import CSourceGenerator
 from .codegen_common import function_info, function_symbol, is_packed, param_specs
+from .cpu import required_features
 from .target import Target
 from .vector_legalize import legalize_vector_width
 
@@ -212,10 +213,13 @@ def link_library(objects, metadata_text, blob=b"", output=None) -> pathlib.Path:
     return output
 
 
-def make_library_module(objects, infos, entry, source, source_format, type_key) -> LibraryModule:
-    """Link ``objects`` into a cached library carrying the metadata of ``infos`` and load it."""
+def make_library_module(objects, infos, entry, source, source_format, type_key, target) -> LibraryModule:
+    """Link ``objects`` into a cached library carrying the metadata of ``infos`` and load it. The metadata records
+    the target and the CPU features its code may use, which the runtime checks against the host before running it.
+    """
     metadata = {"kiln_library": 1, "functions": infos, "entry": entry,
-                "tree": [{"type_key": "library", "imports": []}]}
+                "tree": [{"type_key": "library", "imports": []}],
+                "target": str(target), "cpu_features": required_features(target.cpu_info)}
     path = link_library(objects, json.dumps(metadata))
     return LibraryModule(path, metadata, source=source, source_format=source_format, objects=objects,
                          type_key=type_key)
@@ -233,7 +237,7 @@ def build_c(mod, target) -> LibraryModule:
     source = gen.finish()
     flags = compiler.c_flags(target)
     obj = compiler.compile_object(source, flags, name=f"C source of {entry_symbol(funcs)}")
-    module = make_library_module([str(obj)], infos, entry_symbol(funcs), source, "c", "c")
+    module = make_library_module([str(obj)], infos, entry_symbol(funcs), source, "c", "c", target)
     module.extra_sources["asm"] = lambda: compiler.assembly(source, flags)
     return module
 
@@ -252,7 +256,7 @@ def build_llvm(mod, target) -> LibraryModule:
         gen.add_function(symbol, func)
         infos.append(function_info(symbol, func))
     obj, optimized = llvm_compile.compile_ir(str(gen.module), target, name=entry_symbol(funcs))
-    module = make_library_module([str(obj)], infos, entry_symbol(funcs), optimized, "ll", "llvm")
+    module = make_library_module([str(obj)], infos, entry_symbol(funcs), optimized, "ll", "llvm", target)
     module.extra_sources["asm"] = lambda: llvm_compile.assembly(optimized, target)
     return module
 

@@ -1,8 +1,9 @@
 """The system C compiler: compiling C source to object files, linking shared libraries, and the runtime helper.
 
 Compilation is separate from code generation (the generated source stays inspectable) and is cached on disk
-(:mod:`kiln.target.compile_cache`): an object file is keyed by the source, the flags and the compiler's version; a
-linked library by its inputs' content and the link flags. ``$CC`` names the compiler (``cc`` by default).
+(:mod:`kiln.target.compile_cache`): an object file is keyed by the source, the flags (``-march=native`` resolved to
+the host's CPU and features) and the compiler's version; a linked library by its inputs' content and the link
+flags. ``$CC`` names the compiler (``cc`` by default).
 
 Every shared library kiln builds links one copy of :data:`RUNTIME_SOURCE`, the small runtime generated code calls:
 the last-error slot (``KilnAPISetLastError``, read back by ``KilnGetLastError``), the parallel launcher the LLVM
@@ -19,6 +20,7 @@ import subprocess
 import tempfile
 
 from ..error import CodegenError
+from ..runtime.host import host_cpu_features, host_cpu_name
 from . import compile_cache
 
 RUNTIME_SOURCE = r"""
@@ -102,6 +104,17 @@ def c_flags(target=None) -> list:
     return flags
 
 
+def _flags_key(flags) -> str:
+    """``flags`` as they enter a cache key: ``-march=native``/``-mcpu=native`` stand for the host's CPU and features,
+    so a cache shared between machines never hands one the other's instructions."""
+    out = []
+    for flag in flags:
+        if flag in ("-march=native", "-mcpu=native", "-mtune=native"):
+            flag += f"({host_cpu_name()}:{','.join(sorted(host_cpu_features()))})"
+        out.append(flag)
+    return " ".join(out)
+
+
 def _run(cmd, what, on_failure=None, cwd=None):
     """Run ``cmd``; on failure raise CodegenError with its output (``on_failure()`` may return a path to mention)."""
     try:
@@ -131,7 +144,7 @@ def compile_object(source: str, flags=None, name="kernel") -> pathlib.Path:
     """
     flags = list(c_flags() if flags is None else flags)
     cc = cc_command()
-    key = compile_cache.content_hash("c-object", " ".join(cc), compiler_version(), " ".join(flags), source)
+    key = compile_cache.content_hash("c-object", " ".join(cc), compiler_version(), _flags_key(flags), source)
 
     def produce(out):
         # compiled in a private directory under a name derived from the key: the object records the source file

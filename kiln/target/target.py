@@ -5,16 +5,16 @@ host CPU) followed by ``-key=value`` options. Each kind declares its options and
 so an unknown kind, an unknown option or a badly typed value raises :class:`kiln.error.KilnError` naming it.
 
 Targets are value nodes (compared by value, usable as dict keys, serializable with ``kiln.ir.save_json``). What the
-code generators need beyond the options is derived here once: the CPU name LLVM knows (``-mcpu=native`` or no
-``-mcpu`` means the host's), its feature set (``+avx512f`` ...), and from those the vector width in bits, read from
-the host when the target is the host CPU.
+code generators and schedules need beyond the options is derived once, in :mod:`kiln.target.cpu`: the CPU name LLVM
+knows (``-mcpu=native`` or no ``-mcpu`` means the host's), its features (``+avx512f`` ...; the host's as LLVM reports
+them, a named CPU's from its family's table, ``-mattr`` on top), its vector register file and caches.
 
 ``with Target("llvm"):`` makes a target current for the calling thread; ``Target.current()`` returns it (``None``
-outside any ``with``, as in TVM). The constructor and ``current`` are also registered as the global functions
-``"target.Target"`` and ``"target.Target.current"`` so layers below ``kiln.target`` can reach them.
+outside any ``with``, as in TVM) and :func:`resolve_target` turns what a user passed (a Target, a string, None) into
+one. This module and :mod:`kiln.target.cpu` sit low in the layering (beside the TIR nodes), so topi and every layer
+above import them directly; the code generators in the rest of the package sit above topi.
 """
 
-import functools
 import os
 import threading
 from dataclasses import dataclass
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from ..error import KilnError
 from ..ir.node import Node
 from ..runtime.packed_func import register_func
+from .cpu import KNOWN_CPUS, CPUInfo, cpu_info, host_cpu_features, host_cpu_name  # noqa: F401  (re-exported)
 
 _LIST, _STR, _INT, _BOOL = "list", "str", "int", "bool"
 
@@ -34,13 +35,6 @@ TARGET_KINDS = {"llvm": _CPU_OPTIONS, "c": _CPU_OPTIONS}
 """Target kind name -> {option name: value type}."""
 
 _DEFAULT_KEYS = {"llvm": ("cpu",), "c": ("cpu",)}
-
-# vector register width of CPUs named by -mcpu, for targets that are not the host (host features are read instead)
-_WIDE_CPUS_512 = ("skylake-avx512", "cascadelake", "cooperlake", "cannonlake", "icelake", "tigerlake",
-                  "sapphirerapids", "emeraldrapids", "graniterapids", "znver4", "znver5", "x86-64-v4", "rocketlake")
-_WIDE_CPUS_256 = ("haswell", "broadwell", "skylake", "alderlake", "raptorlake", "meteorlake", "znver1", "znver2",
-                  "znver3", "x86-64-v3", "core-avx2", "bdver4")
-
 
 @dataclass(frozen=True, slots=True)
 class TargetKind(Node):
@@ -94,6 +88,8 @@ class Target(Node):
         The CPU LLVM compiles for (``native`` resolved to the host's).
     features : tuple of str
         CPU features (``"+avx512f"`` ...) enabled for code generation.
+    cpu_info : kiln.target.cpu.CPUInfo
+        The CPU's features, vector registers, FMA pipes and caches, which schedules size their tiles by.
     vector_width : int
         Width of a vector register in bits (512 with AVX-512).
 
@@ -196,32 +192,22 @@ class Target(Node):
         return host_cpu_name() if self.is_host_cpu else self.mcpu
 
     @property
+    def cpu_info(self) -> CPUInfo:
+        """What schedules know of the CPU: features, vector register file, FMA pipes, caches
+        (:mod:`kiln.target.cpu`)."""
+        return cpu_info("" if self.is_host_cpu else self.mcpu, self.mattr)
+
+    @property
     def features(self) -> tuple:
-        """Enabled CPU features: the host's for the host CPU, then ``-mattr`` on top."""
-        base = [f for f in host_cpu_features() if f.startswith("+")] if self.is_host_cpu else []
-        extra = list(self.mattr)
-        dropped = {f[1:] for f in extra if f.startswith("-")}
-        merged = [f for f in base if f[1:] not in dropped]
-        merged += [f for f in extra if f not in merged]
-        return tuple(merged)
+        """CPU features code generation may use (``"+avx512f"`` ...): the CPU's (the host's for the host CPU), with
+        ``-mattr`` on top; features ``-mattr`` removes are listed with a ``-``."""
+        enabled = ["+" + f for f in sorted(self.cpu_info.features)]
+        return tuple(enabled + [a for a in self.mattr if a[0] == "-"])
 
     @property
     def vector_width(self) -> int:
-        """Bits in a vector register: ``-vector-width``, else from the features or the CPU name."""
-        explicit = self._get("vector-width")
-        if explicit:
-            return explicit
-        feats = set(self.features)
-        if "+avx512f" in feats:
-            return 512
-        if "+avx" in feats or "+avx2" in feats:
-            return 256
-        cpu = self.cpu_name
-        if cpu in _WIDE_CPUS_512:
-            return 512
-        if cpu in _WIDE_CPUS_256:
-            return 256
-        return 128
+        """Bits in a vector register: ``-vector-width``, else the CPU's widest enabled vectors."""
+        return self._get("vector-width") or self.cpu_info.vector_bits
 
     def vector_lanes(self, dtype="float32") -> int:
         """Lanes of ``dtype`` in one vector register (16 float32 lanes with AVX-512)."""
@@ -313,6 +299,10 @@ def _convert(kind, name, value, text):
         return bool(value)
     if not isinstance(value, str) or not value:
         raise KilnError(f"Target {text!r}: option -{name} needs a non-empty string value")
+    if name == "mcpu" and value != "native" and value not in KNOWN_CPUS:
+        # LLVM would ignore an unknown CPU and emit generic code: refuse it instead
+        raise KilnError(f"Target {text!r}: unknown CPU -mcpu={value} (known: native, "
+                        f"{', '.join(sorted(KNOWN_CPUS))})")
     return value
 
 
@@ -359,36 +349,6 @@ def _normalized(kind, options):
     return tuple(sorted(options.items()))
 
 
-@functools.cache
-def host_cpu_name() -> str:
-    """The host CPU as LLVM names it (``"znver4"``); ``"generic"`` when llvmlite is unavailable."""
-    try:
-        import llvmlite.binding as llvm
-    except ImportError:
-        return "generic"
-    return llvm.get_host_cpu_name()
-
-
-@functools.cache
-def host_cpu_features() -> tuple:
-    """The host CPU's features as LLVM reports them (``("+avx2", "-avx512fp16", ...)``)."""
-    try:
-        import llvmlite.binding as llvm
-    except ImportError:
-        return _features_from_cpuinfo()
-    return tuple(sorted(llvm.get_host_cpu_features().flatten().split(",")))
-
-
-def _features_from_cpuinfo() -> tuple:
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
-    except OSError:
-        return ()
-    names = {"avx": "avx", "avx2": "avx2", "fma": "fma", "avx512f": "avx512f", "sse4_2": "sse4.2"}
-    return tuple(sorted(f"+{names[f]}" for f in flags if f in names))
-
-
 def _host_cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -396,9 +356,16 @@ def _host_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _make_target(target, host=None):
-    return Target(target, host)
+def resolve_target(target=None, default="llvm") -> Target:
+    """A Target from ``target``: a Target as it is, a string or config dict parsed, None the current target (else
+    ``default``)."""
+    if isinstance(target, Target):
+        return target
+    if target is None:
+        current = Target.current()
+        return current if current is not None else Target(default)
+    return Target(target)
 
 
-register_func("target.Target", _make_target)
+register_func("target.Target", lambda target, host=None: Target(target, host))
 register_func("target.Target.current", lambda allow_none=True: Target.current(allow_none))

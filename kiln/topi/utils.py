@@ -1,15 +1,15 @@
 """Helpers shared by topi computes and schedules: constant shapes, axis normalization, index (un)raveling, the
 traversal that inlines a fused group's injective stages, and target queries.
 
-topi sits below ``kiln.target`` in the layering, so a target is read duck-typed (``vector_lanes``, ``kind``) and a
-target string is turned into a Target through the global function ``"target.Target"`` that the target layer
-registers.
+Targets come from :mod:`kiln.target.target` (which sits below topi; the code generators sit above it):
+``resolve_target`` turns a string, None (the current target) or a Target into one, and schedules read the CPU's
+facts from ``target.cpu_info``.
 """
 
 import math
 
 from ..error import OpAttributeInvalid, TIRError
-from ..runtime.packed_func import get_global_func
+from ..target.target import resolve_target
 from ..te.schedule import create_schedule
 from ..te.tensor import ComputeOp
 from ..tir import expr as E
@@ -184,33 +184,9 @@ def auto_inline_injective(s):
                 stage.compute_inline()
 
 
-def resolve_target(target=None):
-    """A Target from ``target`` (a Target, a string, or None for the current target, else ``llvm``)."""
-    if target is not None and not isinstance(target, str):
-        return target
-    make = get_global_func("target.Target", allow_missing=True)
-    if target is None:
-        current = get_global_func("target.Target.current", allow_missing=True)
-        found = current() if current is not None else None
-        if found is not None:
-            return found
-        target = "llvm"
-    return make(target) if make is not None else None
-
-
 def vector_lanes(target, dtype="float32") -> int:
     """Lanes of ``dtype`` in one vector register of ``target`` (16 float32 lanes with AVX-512, 8 with AVX2)."""
-    target = resolve_target(target)
-    lanes = getattr(target, "vector_lanes", None)
-    if lanes is None:
-        bits = 256
-        return max(1, bits // _bits(dtype))
-    return max(1, int(lanes(dtype)))
-
-
-def _bits(dtype) -> int:
-    digits = "".join(ch for ch in str(dtype) if ch.isdigit())
-    return int(digits) if digits else 32
+    return resolve_target(target).vector_lanes(dtype)
 
 
 def ceil_div(a: int, b: int) -> int:

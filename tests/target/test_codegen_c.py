@@ -85,18 +85,23 @@ def test_num_cores_sets_openmp_threads():
 
 @pytest.mark.needs_cc
 @pytest.mark.skipif(not HAVE_CC, reason="no system C compiler")
-def test_packed_prologue_and_gemm_inner_loop():
+@pytest.mark.parametrize("target, lanes, register", [("c -mcpu=skylake-avx512", 16, "zmm"), ("c -mcpu=haswell", 8, "ymm")])
+def test_packed_prologue_and_gemm_inner_loop(target, lanes, register):
+    """Compiled for a named CPU (not run, so any host can check it): the 16-column tile is one AVX-512 register or
+    two AVX2 ones per row."""
     s, args = matmul_schedule(64, 64, 64)
-    src = kiln.build(s, args, target="c", name="mm").get_source()
+    m = kiln.build(s, args, target=target, name="mm")
+    src = m.get_source()
     assert "int32_t mm(void* args, void* arg_type_ids, int32_t num_args" in src
     assert 'KilnAPISetLastError("mm: argument B must have dtype float32");' in src
     loop = src[src.index("for (int32_t k = 0"):]
     loop = loop[:loop.index("}")]
-    # four accumulator rows of one 16-lane vector, one broadcast of A each, aligned loads of packedB
-    assert loop.count("kiln_bcast_float32x16_t(A") == 4
-    assert loop.count("*(float32x16_a*)(packedB") == 4
-    asm = kiln.build(s, args, target="c", name="mm").get_source("asm")
-    assert "vfmadd" in asm or "fmadd" in asm
+    # four accumulator rows of 16 floats, A broadcast per row and vector, aligned loads of packedB
+    assert loop.count(f"kiln_bcast_float32x{lanes}_t(A") == 4 * 16 // lanes
+    assert loop.count(f"*(float32x{lanes}_a*)(packedB") == 4 * 16 // lanes
+    asm = m.get_source("asm")
+    fmas = [line for line in asm.splitlines() if "vfmadd" in line]
+    assert fmas and all(f"%{register}" in line for line in fmas)
 
 
 @pytest.mark.needs_cc

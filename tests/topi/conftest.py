@@ -17,6 +17,7 @@ import pytest
 import kiln
 from kiln import te
 from kiln.ir import IRModule, Op, TensorType, TupleType
+from kiln.runtime.host import host_cpu_features
 from kiln.topi.strategy import ScheduleBuilder
 
 
@@ -119,7 +120,13 @@ def harness():
     return SimpleNamespace(Case=Case, rand=rand, run_cases=run_cases, lower_case=lower_case)
 
 
-@pytest.fixture
-def target():
-    """The target every operator is checked on (a representative subset is also built for "c", explicitly)."""
-    return "llvm"
+# Schedules size their tiles by the target's register file: on a host with AVX-512 every case also runs built for an
+# AVX2 CPU (which the host can run), so both widths are proven here and the AVX2 one on every host.
+HOST_TARGETS = ["llvm"] + (["llvm -mcpu=haswell"] if "avx512f" in host_cpu_features() else [])
+
+
+@pytest.fixture(params=HOST_TARGETS)
+def target(request):
+    """The targets every operator is checked on: the host, and an AVX2 CPU where the host has AVX-512 (a
+    representative subset is also built for "c", explicitly)."""
+    return request.param

@@ -25,7 +25,7 @@ from ...ir.expr import GlobalVar
 from ...ir.module import IRModule
 from ...ir.op import Op
 from ...ir.transform import ModulePass, PassInfo, register_pass
-from ...runtime.packed_func import get_global_func
+from ...target.target import resolve_target
 from ..analysis import free_vars
 from ..expr import Call, Constant, Var
 from ..expr_functor import ExprMutator
@@ -37,8 +37,7 @@ from .call_lowered import call_lowered
 
 def current_target():
     """The current Target, else ``llvm``."""
-    current = get_global_func("target.Target.current")()
-    return current if current is not None else get_global_func("target.Target")("llvm")
+    return resolve_target(None)
 
 
 class _LiftConstants(ExprMutator):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ...ir.op import Op
 from ...ir.pass_context import register_config
 from ...ir.transform import PassInfo, register_pass
-from ...runtime.packed_func import get_global_func
+from ...target.target import Target
 from ..analysis.graph_partitioner import GraphPartitioner
 from ..analysis.indexed_graph import create_indexed_graph
 from ..expr import Call, Constant, TupleGetItem, Var
@@ -145,9 +145,8 @@ register_config("relay.FuseOps.link_params", bool, False)
 
 
 def _target_max_function_args() -> int:
-    current = get_global_func("target.Target.current", allow_missing=True)
-    target = current() if current is not None else None
-    return int(getattr(target, "max_function_args", 0) or 0) if target is not None else 0
+    target = Target.current()
+    return target.max_function_args if target is not None else 0
 
 
 @register_pass("FuseOps")

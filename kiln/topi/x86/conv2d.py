@@ -18,7 +18,8 @@ parallel over ``(batch, output-channel block, output row)``. The unpack and any 
 into the tile's write-out. Given blocked data (``conv2d_NCHWc`` called directly, as after AlterOpLayout), the padding
 is read through guards inlined into the tile loop, or, when a block has fewer channels than a vector (the 3-channel
 stem), copied padded first, so the short inner loops carry no guard. ``oc_bn`` is the vector width (one register
-per column), ``reg_n`` the number of columns :func:`register_tile` picks (8, or 14 when 8 does not divide the width).
+per column), ``reg_n`` the number of columns :func:`register_tile` picks from the target's register file (8, or 14
+with AVX-512 where 8 does not divide the width).
 """
 
 from ...te.operation import compute
@@ -32,42 +33,48 @@ from ..utils import (
     largest_divisor,
     num_elements,
     output_ops,
+    resolve_target,
     schedule_anchored,
     vector_lanes,
 )
 from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing
+from .micro_kernel import accumulator_budget, latency_accumulators
 
 __all__ = ["conv2d_nchw", "schedule_conv2d_nchw", "schedule_conv2d_NCHWc", "conv_blocking", "register_tile",
            "conv2d_alter_layout", "pack_data", "pack_kernel"]
 
 
-def register_tile(out_width, oc_bn, lanes) -> int:
-    """Output columns of a register tile: the largest divisor of ``out_width`` up to 8 (8 vector accumulators of
-    ``oc_bn`` channels, enough independent multiply-adds to hide their latency on two FMA pipes); when that falls
-    short of 8 (7 of 14 or 28 columns), the largest divisor up to 16 if larger (14 accumulators and the weights
-    still fit 32 AVX-512 registers). Measured on ResNet-50's blocked layers: the 14x14 3x3 convolution runs ~20%
-    faster with 14 columns than with 7, the others as fast; 8 is as fast as 16 where it divides (56, 112 columns),
-    and compiles faster."""
-    regs = max(1, oc_bn // lanes)  # vector registers per column of the tile
-    tile = largest_divisor(out_width, max(1, 8 // regs))
-    if tile < 8 // regs:
-        tile = max(tile, largest_divisor(out_width, max(1, 16 // regs)))
+def register_tile(out_width, oc_bn, target=None, dtype="float32") -> int:
+    """Output columns of a register tile of ``oc_bn`` channels of ``dtype`` on ``target``: the largest divisor of
+    ``out_width`` giving the accumulators that hide the FMA latency (8 columns of one vector on two 4-cycle FMA
+    pipes); when that falls short (7 of 14 or 28 columns), the largest divisor within the register budget if larger
+    (up to 16 columns with AVX-512's 32 registers: 14 accumulators and the weights fit; AVX2's 16 registers keep 7).
+    Measured on ResNet-50's blocked layers with AVX-512: the 14x14 3x3 convolution runs ~20% faster with 14 columns
+    than with 7, the others as fast; 8 is as fast as 16 where it divides (56, 112 columns), and compiles faster."""
+    target = resolve_target(target)
+    regs = max(1, oc_bn // target.vector_lanes(dtype))  # vector registers per column of the tile
+    enough = max(1, latency_accumulators(target) // regs)
+    tile = largest_divisor(out_width, enough)
+    if tile < enough:
+        tile = max(tile, largest_divisor(out_width, max(1, min(16, accumulator_budget(target)) // regs)))
     return tile
 
 
-def conv_blocking(in_channels, out_channels, out_width, lanes):
-    """``(ic_bn, oc_bn, reg_n)`` for a convolution on a machine with ``lanes`` float lanes per vector register:
-    output channels in blocks of one vector, input channels likewise (each the largest divisor up to ``lanes``),
-    columns by :func:`register_tile`.
+def conv_blocking(in_channels, out_channels, out_width, target=None, dtype="float32"):
+    """``(ic_bn, oc_bn, reg_n)`` for a convolution computing in ``dtype`` on ``target``: output channels in blocks of
+    one vector, input channels likewise (each the largest divisor up to the lanes), columns by
+    :func:`register_tile`.
 
     Both block sizes depend only on their own channel count, so a convolution reads its input in the block size its
     producer wrote it in (``C`` channels in ``NCHW{largest_divisor(C, lanes)}c``) and chains of blocked convolutions
     need no layout transform between them. (TVM's fallback caps ``ic_bn`` at ``oc_bn``, which makes a 32 -> 8 channel
     convolution read ``NCHW8c`` from a producer writing ``NCHW16c``.) ``ic_bn`` only splits the reduction, so the
     kernel is as fast either way."""
+    target = resolve_target(target)
+    lanes = target.vector_lanes(dtype)
     oc_bn = largest_divisor(out_channels, lanes)
     ic_bn = largest_divisor(in_channels, lanes)
-    return ic_bn, oc_bn, register_tile(out_width, oc_bn, lanes)
+    return ic_bn, oc_bn, register_tile(out_width, oc_bn, target, dtype)
 
 
 def conv2d_alter_layout(attrs, data_shape, kernel_shape, target=None):
@@ -92,7 +99,7 @@ def conv2d_alter_layout(attrs, data_shape, kernel_shape, target=None):
     (_, sw), (_, dw) = (attrs.strides, attrs.dilation)
     padding = pad_tuple(attrs.padding)
     ow = (w + padding[1] + padding[3] - dw * (kw - 1) - 1) // sw + 1
-    ic_bn, oc_bn, _ = conv_blocking(c, o, ow, vector_lanes(target, "float32"))
+    ic_bn, oc_bn, _ = conv_blocking(c, o, ow, target)
     return {"data_layout": f"NCHW{ic_bn}c", "kernel_layout": f"OIHW{ic_bn}i{oc_bn}o", "out_layout": f"NCHW{oc_bn}c"}
 
 
@@ -130,7 +137,7 @@ def conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype=None, target
     sw = strides if isinstance(strides, int) else strides[1]
     dw = dilation if isinstance(dilation, int) else dilation[1]
     ow = (w + padding[1] + padding[3] - dw * (kw - 1) - 1) // sw + 1
-    ic_bn, oc_bn, _ = conv_blocking(c, o, ow, vector_lanes(target, out_dtype))
+    ic_bn, oc_bn, _ = conv_blocking(c, o, ow, target, out_dtype)
     data_vec = pack_data(data, ic_bn, padding)
     kernel_vec = pack_kernel(kernel, ic_bn, oc_bn)
     conv = conv2d_NCHWc(data_vec, kernel_vec, strides, 0, dilation, out_dtype=out_dtype)
@@ -212,7 +219,7 @@ def _schedule_nchwc(s, conv_op, outs, lanes, target):
             s[data_vec.op].compute_inline()
     shape = get_const_tuple(conv.shape)
     n, oc_chunk, oh, ow, oc_bn = shape
-    reg_n = register_tile(ow, oc_bn, lanes)
+    reg_n = register_tile(ow, oc_bn, target)
     unpacked = (n, oc_chunk * oc_bn, oh, ow)
     out = fused_output(s, conv_op, outs, lambda t: get_const_tuple(t.shape) in (shape, unpacked))
     acc = s.cache_write(conv, "local")

@@ -27,6 +27,7 @@ from ..utils import (
     vector_lanes,
 )
 from .injective import schedule_injective_from_existing, vector_factor
+from .micro_kernel import accumulator_budget, latency_accumulators
 
 __all__ = ["schedule_conv2d_direct", "DIRECT_TAGS"]
 
@@ -50,22 +51,22 @@ def _materialize_inputs(s, op, target):
         schedule_injective_from_existing(s, t, target)
 
 
-def _tiling(op, lanes):
+def _tiling(op, lanes, target):
     """``(reg_axis, reg, vec_axis, vec)``: output axes (indices) unrolled and vectorized, and their block sizes."""
     shape = get_const_tuple(op.output(0).shape)
     if op.tag.endswith("nhwc"):
         vec = vector_factor(shape[3], 2 * lanes) if shape[3] >= 2 * lanes else vector_factor(shape[3], lanes)
         vectors = max(1, vec // lanes)
-        return 2, largest_divisor(shape[2], max(1, 24 // vectors)), 3, vec
+        return 2, largest_divisor(shape[2], max(1, accumulator_budget(target) // vectors)), 3, vec
     vec = vector_factor(shape[3], lanes)
-    return 1, largest_divisor(shape[1], 8), 3, vec
+    return 1, largest_divisor(shape[1], latency_accumulators(target)), 3, vec
 
 
 def _schedule_direct(s, op, outs, target, lanes):
     _materialize_inputs(s, op, target)
     conv = op.output(0)
     shape = get_const_tuple(conv.shape)
-    reg_axis, reg, vec_axis, vec = _tiling(op, lanes)
+    reg_axis, reg, vec_axis, vec = _tiling(op, lanes, target)
     out = fused_output(s, op, outs, lambda t: get_const_tuple(t.shape) == shape)
     if out is None or out.op is op:
         acc, stage = s.cache_write(conv, "local"), s[conv]

@@ -31,11 +31,13 @@ from ..utils import (
     get_const_tuple,
     largest_divisor,
     output_ops,
+    resolve_target,
     schedule_anchored,
     traverse_inline,
     vector_lanes,
 )
 from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing, vector_factor
+from .micro_kernel import accumulator_budget
 
 __all__ = ["dense_pack", "dense_nopack", "matmul_tile", "batch_matmul_pack", "schedule_gemm", "schedule_dense_nopack",
            "gemm_blocking"]
@@ -43,12 +45,14 @@ __all__ = ["dense_pack", "dense_nopack", "matmul_tile", "batch_matmul_pack", "sc
 GEMM_TAGS = ("dense_pack", "matmul_tile", "batch_matmul_pack")
 
 
-def gemm_blocking(m, n, lanes):
-    """``(mr, bn)``: rows and columns of a register tile (``bn`` a power of two dividing ``n``, up to two vectors;
-    ``mr`` a divisor of ``m`` that keeps the accumulators within the vector registers)."""
+def gemm_blocking(m, n, target=None, dtype="float32"):
+    """``(mr, bn)``: rows and columns of a register tile of ``dtype`` on ``target`` (``bn`` a power of two dividing
+    ``n``, up to two vectors; ``mr`` a divisor of ``m`` that keeps the accumulators within the register budget of
+    :func:`~kiln.topi.x86.micro_kernel.accumulator_budget`)."""
+    lanes = resolve_target(target).vector_lanes(dtype)
     bn = vector_factor(n, 2 * lanes) if n >= 2 * lanes else vector_factor(n, lanes)
     vectors = max(1, bn // lanes)
-    mr = largest_divisor(m, max(1, 24 // vectors if lanes >= 16 else 12 // vectors))
+    mr = largest_divisor(m, max(1, accumulator_budget(target) // vectors))
     return mr, bn
 
 
@@ -57,7 +61,7 @@ def dense_pack(data, weight, out_dtype=None, target=None):
     out_dtype = out_dtype or data.dtype
     m, k = get_const_tuple(data.shape)
     n, _ = get_const_tuple(weight.shape)
-    _, bn = gemm_blocking(m, n, vector_lanes(target, out_dtype))
+    _, bn = gemm_blocking(m, n, target, out_dtype)
     packed = compute((n // bn, k, bn), lambda x, y, z: weight[x * bn + z, y], name="T_packed_weight",
                      tag="injective,packed_weight")
     acc = _acc_dtype(out_dtype)
@@ -93,7 +97,7 @@ def batch_matmul_pack(x, y, transpose_a=False, transpose_b=True, out_dtype=None,
     acc = _acc_dtype(out_dtype)
     r = reduce_axis((0, k), name="k")
     if transpose_b:
-        _, bn = gemm_blocking(m, n, vector_lanes(target, out_dtype))
+        _, bn = gemm_blocking(m, n, target, out_dtype)
         packed = compute((by, n // bn, k, bn), lambda b, jo, kk, ji: y[b, jo * bn + ji, kk], name="T_packed_y",
                          tag="injective,packed_weight")
 
@@ -147,12 +151,12 @@ def _tile(stage, axes, mr, bn):
     return no, mi, ni
 
 
-def _schedule_gemm_op(s, op, outs, lanes, target):
+def _schedule_gemm_op(s, op, outs, target):
     out = op.output(0)
     for t in op.input_tensors:
         _schedule_packing(s, t)
     shape = get_const_tuple(out.shape)
-    mr, bn = gemm_blocking(shape[-2], shape[-1], lanes)
+    mr, bn = gemm_blocking(shape[-2], shape[-1], target)
     last = fused_output(s, op, outs, lambda t: get_const_tuple(t.shape) == shape)
     if last is None or last.op is op:
         acc, stage = s.cache_write(out, "local"), s[out]
@@ -180,8 +184,7 @@ def schedule_gemm(outs, target=None):
     -------
     s : Schedule
     """
-    lanes = vector_lanes(target, "float32")
-    return schedule_anchored(outs, GEMM_TAGS, lambda s, op: _schedule_gemm_op(s, op, outs, lanes, target))
+    return schedule_anchored(outs, GEMM_TAGS, lambda s, op: _schedule_gemm_op(s, op, outs, target))
 
 
 def schedule_dense_nopack(outs, target=None):

@@ -100,9 +100,13 @@ def test_alter_layout_blocks_run_packed(harness, target):
 
     attrs = Conv2DAttrs(strides=(2, 2), padding=(1, 1))
     data, weight = harness.rand((1, 32, 9, 9), seed=1), harness.rand((48, 32, 3, 3), seed=2)
-    new = topi.x86.conv2d_alter_layout(attrs, data.shape, weight.shape, "llvm")
-    assert new == {"data_layout": "NCHW16c", "kernel_layout": "OIHW16i16o", "out_layout": "NCHW16c"}
+    # blocks of one vector of float32 lanes: 16 with AVX-512, 8 with AVX2 (the largest divisors of 32 and 48)
+    for cpu_target, block in (("llvm -mcpu=skylake-avx512", 16), ("llvm -mcpu=haswell", 8), ("c -mcpu=znver2", 8)):
+        new = topi.x86.conv2d_alter_layout(attrs, data.shape, weight.shape, cpu_target)
+        assert new == {"data_layout": f"NCHW{block}c", "kernel_layout": f"OIHW{block}i{block}o",
+                       "out_layout": f"NCHW{block}c"}
     assert topi.x86.conv2d_alter_layout(Conv2DAttrs(groups=2), data.shape, (48, 16, 3, 3)) is None
+    new = topi.x86.conv2d_alter_layout(attrs, data.shape, weight.shape, target)
     blocked = Conv2DAttrs(strides=(2, 2), padding=(1, 1), **new)
     harness.run_cases([harness.Case("nn.conv2d", [convert_layout(data, "NCHW", new["data_layout"]),
                                                   convert_layout(weight, "OIHW", new["kernel_layout"])], blocked,

@@ -71,4 +71,7 @@ def test_dense_strategy_picks_by_rows():
     x = te.placeholder((2, 4, 128), name="x")
     impl, (out,) = select_implementation("nn.dense", DenseAttrs(), [x, w], TensorType((2, 4, 64), "float32"), "llvm")
     assert impl.name == "nn.dense.generic" and out.op.tag == "dense"
-    assert topi.x86.gemm_blocking(64, 64, 16) == (8, 32)  # two vectors of columns, 8 rows: 16 accumulators
+    # two vectors of columns; rows within the accumulator budget of the register file (24 of 32, 12 of 16 registers)
+    assert topi.x86.gemm_blocking(64, 64, "llvm -mcpu=skylake-avx512") == (8, 32)  # 16 accumulators
+    assert topi.x86.gemm_blocking(64, 64, "llvm -mcpu=haswell") == (4, 16)  # 8 accumulators
+    assert topi.x86.gemm_blocking(48, 64, "llvm -mcpu=haswell") == (6, 16)  # 12 accumulators

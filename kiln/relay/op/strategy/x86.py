@@ -18,7 +18,7 @@ topi may not import. This module joins the two, as TVM's generic ``conv2d_alter_
 """
 
 from ....ir.op import register_op_attr
-from ....runtime.packed_func import get_global_func
+from ....target.target import Target
 from ....topi.x86 import conv2d_alter_layout
 from .. import nn as _nn
 
@@ -29,11 +29,6 @@ CPU_TARGET_KINDS = ("llvm", "c")
 
 BLOCKED_DTYPES = ("float32",)
 """Data/weight dtypes the blocked x86 convolution is used for (others keep their layout, as in TVM's float path)."""
-
-
-def _current_target():
-    current = get_global_func("target.Target.current", allow_missing=True)
-    return current(True) if current is not None else None
 
 
 def alter_conv2d_layout(attrs, inputs, tinfos, out_type):
@@ -56,7 +51,7 @@ def alter_conv2d_layout(attrs, inputs, tinfos, out_type):
         The blocked convolution, or None to keep the call (no CPU target is current, another dtype, groups, or a
         layout other than NCHW/OIHW).
     """
-    target = _current_target()
+    target = Target.current()
     if target is None or target.kind.name not in CPU_TARGET_KINDS:
         return None
     data_type, weight_type = tinfos
