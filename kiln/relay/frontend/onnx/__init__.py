@@ -11,7 +11,8 @@ import os
 from ....error import KilnError
 from . import control, image, indexing, math, nn, normalization, quantize, reduce, rnn, tensor  # noqa: F401  (register the converters)
 from .common import CONVERTERS
-from .graph import DEFAULT_DOMAINS, GraphProto, check_supported, node_names
+from .graph import DEFAULT_DOMAINS, GraphProto, node_names
+from .validate import check_supported, validate_model
 
 
 def _load(model):
@@ -49,8 +50,8 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
     shape : dict of str to tuple of int, optional
         Static shapes of graph inputs; needed for inputs whose shape in the model has symbolic dimensions.
     dtype : str or dict of str to str, optional
-        Input dtypes: a dict overrides the model's element type per input; a str is used only for inputs whose
-        element type the model leaves undefined.
+        Input dtypes: a dict overrides the model's element type per input (and must name every input whose element
+        type the model leaves undefined); a str is ignored, the model's types are used (as in TVM).
     opset : int, optional
         Convert as this opset instead of the one the model imports.
     freeze_params : bool, optional
@@ -76,7 +77,7 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
     --------
     >>> mod, params = relay.frontend.from_onnx("resnet.onnx", shape={"data": (1, 3, 224, 224)})  # doctest: +SKIP
     """
-    model = _load(model)
+    model = validate_model(_load(model), opset)
     graph = model.graph
     opset = model_opset(model) if opset is None else int(opset)
     names = node_names(graph)
@@ -98,4 +99,4 @@ def _export_renamed(model, names, path):
         raise KilnError(f"from_onnx: cannot write the renamed model to {os.fspath(path)!r}: {exc}") from exc
 
 
-__all__ = ["CONVERTERS", "GraphProto", "check_supported", "from_onnx", "model_opset", "node_names"]
+__all__ = ["CONVERTERS", "GraphProto", "check_supported", "from_onnx", "model_opset", "node_names", "validate_model"]

@@ -76,7 +76,10 @@ class Transpose(OnnxOpConverter):
 
     @classmethod
     def _impl_v1(cls, inputs, attr, ctx):
-        return _op.transpose(inputs[0], attr.get("perm"))
+        perm = attr.get("perm")
+        if perm is not None and sorted(perm) != list(range(ctx.ndim(inputs[0]))):
+            raise ctx.error(f"perm {list(perm)} is not a permutation of the {ctx.ndim(inputs[0])} axes of its input")
+        return _op.transpose(inputs[0], perm)
 
 
 def _axes_input(inputs, index, attr, ctx, opset_since):
