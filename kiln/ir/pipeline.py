@@ -10,8 +10,10 @@ Grammar (a Python expression, so it is read with :mod:`ast` and needs no hand-wr
     NAME     := identifier ("." identifier)*
 
 Option values are Python literals (numbers, strings, True/False/None, lists, tuples, dicts); a bare identifier is
-read as a string. Every name is resolved through the pass registry; an unknown pass, an unknown option or a value
-of the wrong kind raises :class:`PipelineError` (a ``ValueError``) naming it.
+read as a string. Every name is resolved through the pass registry; an unknown pass or option, or a malformed text,
+raises :class:`PipelineError` (a ``ValueError``) naming it. A value that does not fit the option's declared type
+(``FuseOps(fuse_opt_level="0")``) raises :class:`~kiln.ir.pass_context.ConfigError` (a ``ValueError`` too) from the
+pass's constructor, naming the pass and the option.
 
 The reverse, :func:`pass_to_text` (what ``str(pass)`` prints), writes a dataclass pass as its name followed by the
 options that differ from their defaults, and a ``Sequential`` as its members joined by commas (nested ones inside
@@ -23,6 +25,7 @@ import dataclasses
 import inspect
 
 from ..error import KilnError
+from .pass_context import ConfigError
 
 _SEQUENTIAL_NAMES = ("sequential", "Sequential")
 _SEQUENTIAL_OPTIONS = ("opt_level", "name", "required")
@@ -136,6 +139,8 @@ def _build(node, source):
     kwvalues = {kw.arg: _literal(kw.value, f"pass {name} option {kw.arg}", source) for kw in keywords}
     try:
         return factory(*values, **kwvalues)
+    except ConfigError:
+        raise  # an option of the wrong type: the message names the pass and the option
     except (TypeError, ValueError) as exc:
         raise PipelineError(f"pass {name}: {exc}") from None
 
@@ -175,7 +180,7 @@ def pass_to_text(p, nested=False) -> str:
         if info.name != "sequential":
             options.append(f"name={info.name!r}")
         if info.required:
-            options.append(f"required={info.required!r}")
+            options.append(f"required={list(info.required)!r}")
         if not nested and not options:
             return ",".join(items)
         return f"sequential({','.join(items + options)})"

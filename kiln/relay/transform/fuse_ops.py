@@ -165,7 +165,7 @@ class FuseOps(FunctionPass):
     """
 
     fuse_opt_level: int = -1
-    info = PassInfo(0, "FuseOps", required=["InferType"])
+    info = PassInfo(0, "FuseOps", required=("InferType",))
 
     def transform_function(self, func, mod, ctx):
         level = ctx.opt_level if self.fuse_opt_level == -1 else self.fuse_opt_level
