@@ -42,7 +42,7 @@ def random_value(ttype, rng, where="a value"):
         raise KilnError(f"cannot make a random value for {where}: its type {ttype} is not a tensor type")
     try:
         dtype = np.dtype(ttype.dtype)
-    except TypeError:  # bfloat16, vector and handle types have no numpy equivalent
+    except TypeError:  # vector and handle types (and bfloat16 unless ml_dtypes is loaded) have no numpy equivalent
         raise KilnError(f"cannot make a random value for {where} of dtype {ttype.dtype}") from None
     if dtype.kind == "b":
         return rng.random(ttype.shape) < 0.5

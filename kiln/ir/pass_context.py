@@ -311,12 +311,12 @@ class PassContext:
         """The overridden hooks of the instruments by hook name (only those are called: the base's are no-ops),
         recomputed when the instrument list changed."""
         current, seen = self._instruments, self._hooks_of
-        if len(current) != len(seen) or any(a is not b for a, b in zip(current, seen)):
-            current = tuple(current)
+        if len(current) != len(seen) or any(a is not b for a, b in zip(current, seen, strict=True)):
+            snapshot = tuple(current)
             self._hook_table = {
-                name: tuple(h for h in (_hook_of(inst, name) for inst in current) if h is not None) for name in _HOOKS
+                name: tuple(h for h in (_hook_of(inst, name) for inst in snapshot) if h is not None) for name in _HOOKS
             }
-            self._hooks_of = current
+            self._hooks_of = snapshot
         return self._hook_table
 
     def _enter_instruments(self):

@@ -117,26 +117,28 @@ def _build(node, source):
         raise PipelineError(
             f"malformed pipeline {source.text!r}: expected a pass name, got {source.show(node)!r}{source.where(node)}"
         )
+    named: list[tuple[str, ast.keyword]] = []
     for kw in keywords:
         if kw.arg is None:
             raise PipelineError(f"pass {name}: '**' is not allowed in a pipeline{source.where(kw)}")
+        named.append((kw.arg, kw))
     if name in _SEQUENTIAL_NAMES:
         options = {}
-        for kw in keywords:
-            if kw.arg not in _SEQUENTIAL_OPTIONS:
+        for key, kw in named:
+            if key not in _SEQUENTIAL_OPTIONS:
                 raise PipelineError(
-                    f"sequential has no option {kw.arg!r}; its options are {', '.join(_SEQUENTIAL_OPTIONS)}"
+                    f"sequential has no option {key!r}; its options are {', '.join(_SEQUENTIAL_OPTIONS)}"
                     f"{source.where(kw)}"
                 )
-            options[kw.arg] = _literal(kw.value, f"sequential option {kw.arg}", source)
+            options[key] = _literal(kw.value, f"sequential option {key}", source)
         try:
             return Sequential([_build(arg, source) for arg in args], **options)
         except TypeError as exc:
             raise PipelineError(f"sequential: {exc}") from None
     factory = get_pass_factory(name)
-    _check_arguments(name, factory, len(args), [kw.arg for kw in keywords])
+    _check_arguments(name, factory, len(args), [key for key, _ in named])
     values = [_literal(arg, f"pass {name}", source) for arg in args]
-    kwvalues = {kw.arg: _literal(kw.value, f"pass {name} option {kw.arg}", source) for kw in keywords}
+    kwvalues = {key: _literal(kw.value, f"pass {name} option {key}", source) for key, kw in named}
     try:
         return factory(*values, **kwvalues)
     except ConfigError:
@@ -184,8 +186,8 @@ def pass_to_text(p, nested=False) -> str:
         if not nested and not options:
             return ",".join(items)
         return f"sequential({','.join(items + options)})"
-    options = pass_fields(p)
+    changed = pass_fields(p)
     name = p.info.name
-    if not options:
+    if not changed:
         return name
-    return f"{name}({','.join(f'{key}={value!r}' for key, value in options.items())})"
+    return f"{name}({','.join(f'{key}={value!r}' for key, value in changed.items())})"

@@ -99,7 +99,7 @@ class Pass:
     ``PrimFuncPass``, :class:`Sequential`).
     """
 
-    _info = None
+    _info: PassInfo | None = None
     # whether the pass applies the bisection limit itself (per function) instead of once per run
     _bisects_itself = False
 
@@ -311,7 +311,8 @@ def _make_info(kind, pass_arg, opt_level, name, required, preserves):
         raise ValueError(f"{kind}: please provide opt_level (for example @{kind}(opt_level=2))")
     if required is not None and not isinstance(required, list | tuple):
         raise TypeError(f"{kind}: required must be a list/tuple of pass names, not {required!r}")
-    return PassInfo(opt_level, name or pass_arg.__name__, required, preserves=preserves)
+    return PassInfo(opt_level, name or pass_arg.__name__, () if required is None else tuple(required),
+                    preserves=preserves)
 
 
 def make_pass_decorator(kind_cls, method, kind):
@@ -352,14 +353,14 @@ def _wrap_class(kind_cls, pass_cls, info, method, kind):
             raise AttributeError(attr)
         return getattr(inst, attr)
 
-    wrapper = type(
+    # help() shows the user's arguments (a function attribute inspect reads; typeshed does not declare it)
+    __init__.__signature__ = inspect.signature(pass_cls)  # type: ignore[attr-defined]
+    return type(
         pass_cls.__name__,
         (kind_cls,),
         {"__init__": __init__, "__getattr__": __getattr__, "__doc__": pass_cls.__doc__,
          "__module__": pass_cls.__module__, "__qualname__": pass_cls.__qualname__},
     )
-    wrapper.__init__.__signature__ = inspect.signature(pass_cls)  # help() shows the user's arguments
-    return wrapper
 
 
 module_pass = make_pass_decorator(ModulePass, "transform_module", "module_pass")

@@ -23,7 +23,7 @@ def test_random_arguments_by_type_and_seed():
     "ttype,message",
     [
         (FuncType([], TensorType((1,))), "for %p: its type .* is not a tensor type"),
-        (TensorType((2,), "bfloat16"), "for %p of dtype bfloat16"),
+        (TensorType((2,), "float32x4"), "for %p of dtype float32x4"),
         (TupleType([TensorType((1,)), TensorType((1,), "handle")]), r"for %p\[1\] of dtype handle"),
     ],
 )

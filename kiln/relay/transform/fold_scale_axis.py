@@ -69,5 +69,6 @@ def FoldScaleAxis():
     >>> with tvm.transform.PassContext(opt_level=3):   # doctest: +SKIP
     ...     mod = relay.transform.FoldScaleAxis()(mod)
     """
-    return Sequential([BackwardFoldScaleAxis(), ForwardFoldScaleAxis(), get_pass("FoldConstant")],
-                      name="FoldScaleAxis")
+    # mypy gives a dataclass without fields its base's __init__ (python/mypy#16613), not the generated one
+    passes = [BackwardFoldScaleAxis(), ForwardFoldScaleAxis()]  # type: ignore[call-arg]
+    return Sequential([*passes, get_pass("FoldConstant")], name="FoldScaleAxis")

@@ -80,7 +80,7 @@ class _Rewriter(ExprMutator):
         return self._apply(self._typed(super().visit_tuple_getitem(item)))
 
 
-class _SubRewriter(KeepTyped, ExprMutator):
+class _SubRewriter(KeepTyped):
     """Applies rules to the untyped (new) nodes of a replacement; typed nodes were already rewritten."""
 
     def __init__(self, outer):
