@@ -326,6 +326,8 @@ def pad(x, pads, mode, value, ctx):
     shape = ctx.shape(x)
     n = len(shape)
     pads = [int(p) for p in pads]
+    if len(pads) != 2 * n:
+        raise ctx.error(f"pads has {len(pads)} values for {n} axes (all begins, then all ends)")
     before, after = pads[:n], pads[n:]
     if min(pads, default=0) < 0:
         x = _op.strided_slice(x, [max(-b, 0) for b in before],

@@ -181,7 +181,7 @@ def test_eye_like(ox):
     ox.check_node("EyeLike", {"x": f32(4, 3)}, {"dtype": ox.TensorProto.INT32}, out_dtype="int32")
 
 
-def test_slice_and_range_inputs_of_the_wrong_length_are_named(ox):
+def test_slice_range_and_pad_inputs_of_the_wrong_length_are_named(ox):
     from kiln.error import KilnError
 
     x = f32(4, 5)
@@ -192,3 +192,6 @@ def test_slice_and_range_inputs_of_the_wrong_length_are_named(ox):
                           out_dtype="int64")
     with pytest.raises(KilnError, match=r"\(Range\): expects 3 inputs \(start, limit, delta\), got 2"):
         ox.run_kiln(model, {})
+    model = ox.node_model("Pad", {"x": x}, initializers={"p": i64(0, 1, 1)})
+    with pytest.raises(KilnError, match=r"\(Pad\): pads has 3 values for 2 axes"):
+        ox.run_kiln(model, {"x": x})
