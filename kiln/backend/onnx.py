@@ -112,7 +112,7 @@ class KilnBackendRep(BackendRep):
         if self._executable is not None:
             out = self._executable(*args)
         else:
-            named = dict(zip(self.input_names, args))
+            named = dict(zip(self.input_names, args, strict=True))
             exe = self._specialize(named)
             out = exe(*[a for n, a in named.items() if n not in self.bound_inputs])
         outs = out if isinstance(out, tuple) else (out,)
@@ -142,7 +142,7 @@ class KilnBackend(Backend):
         opset = kwargs.get("opset_version")
         names = [n for n in node.input if n]
         infos = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(np.asarray(a).dtype),
-                                               np.asarray(a).shape) for n, a in zip(names, inputs)]
+                                               np.asarray(a).shape) for n, a in zip(names, inputs, strict=True)]
         outs = [helper.make_tensor_value_info(n, 0, None) for n in node.output if n]
         graph = helper.make_graph([node], "run_node", infos, outs)
         imports = [helper.make_opsetid("", opset)] if opset else None

@@ -157,10 +157,10 @@ class LibraryFunction:
         if len(args) != len(params):
             names = ", ".join(p["name"] for p in params)
             raise RuntimeArgumentError(f"{self.name}: expects {len(params)} arguments ({names}), got {len(args)}")
-        bound = {p["name"]: int(a) for p, a in zip(params, args) if p["kind"] == "scalar"
+        bound = {p["name"]: int(a) for p, a in zip(params, args, strict=True) if p["kind"] == "scalar"
                  and isinstance(a, int | np.integer) and not isinstance(a, bool)}
         native = []
-        for i, (spec, value) in enumerate(zip(params, args)):
+        for i, (spec, value) in enumerate(zip(params, args, strict=True)):
             where = _arg_name(self.name, params, i)
             if spec["kind"] == "buffer":
                 if not _is_array(value):
@@ -185,7 +185,7 @@ def _check_buffer(where, spec, arr, bound):
     if arr.ndim != len(shape):
         raise RuntimeArgumentError(f"{where}: expected {len(shape)} dimensions (shape {tuple(shape)}), "
                                    f"got shape {tuple(arr.shape)}")
-    for k, (want, got) in enumerate(zip(shape, arr.shape)):
+    for k, (want, got) in enumerate(zip(shape, arr.shape, strict=True)):
         if isinstance(want, str):
             if want not in bound:
                 bound[want] = got

@@ -371,7 +371,7 @@ def load_module(path, fmt=""):
             raise KilnError(f"load_module: {path} holds a module of type {entry['type_key']!r} and no loader is "
                             f"registered for it (runtime.module.loadbinary_{entry['type_key']})")
         modules.append(loader(blob[entry["offset"]:entry["offset"] + entry["size"]]))
-    for mod, entry in zip(modules, tree):
+    for mod, entry in zip(modules, tree, strict=True):
         for k in entry.get("imports", ()):
             if modules[k] not in mod.imported_modules and modules[k] is not mod:
                 mod.import_module(modules[k])

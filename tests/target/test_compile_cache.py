@@ -119,7 +119,7 @@ def test_two_processes_compile_the_same_function_into_one_cache(tmp_path, target
     procs = [subprocess.Popen([sys.executable, "-c", _CHILD, str(start), target], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outputs = [p.communicate(timeout=300) for p in procs]
-    for proc, (out, err) in zip(procs, outputs):
+    for proc, (out, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err
         assert out.strip() == "ok"
     files = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]

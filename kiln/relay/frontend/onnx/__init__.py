@@ -91,7 +91,7 @@ def _export_renamed(model, names, path):
 
     renamed = onnx.ModelProto()
     renamed.CopyFrom(model)
-    for node, name in zip(renamed.graph.node, names):
+    for node, name in zip(renamed.graph.node, names, strict=True):
         node.name = name
     try:
         onnx.save(renamed, os.fspath(path))

@@ -188,7 +188,8 @@ class GraphProto:
             raise _renamed(exc, f"ONNX node {name!r} ({op_type}): {exc}") from exc
         outputs = self._split_outputs(out, len(node.output))
         fold = all(i is None or isinstance(i, Constant) for i in inputs)
-        for out_name, value in zip(node.output, outputs):
+        # a node may omit trailing optional outputs (LSTM without Y_c): the values computed for them are dropped
+        for out_name, value in zip(node.output, outputs, strict=False):
             if not out_name:
                 continue
             if value is None:
@@ -212,7 +213,7 @@ class GraphProto:
         self._add_initializers(graph)
         inputs = self._add_inputs(graph)
         ctx = ConvertContext(self, opset)
-        for node, name in zip(graph.node, names):
+        for node, name in zip(graph.node, names, strict=True):
             self._convert(node, name, ctx, opset)
         outputs = []
         for out in graph.output:

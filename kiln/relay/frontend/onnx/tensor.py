@@ -164,7 +164,7 @@ def slice_ranges(shape, starts, ends, axes, steps):
     axes = list(range(len(starts))) if axes is None else [int(a) % ndim for a in axes]
     steps = [1] * len(starts) if steps is None else [int(s) for s in steps]
     begin, end = [], []
-    for s, e, a, step in zip(starts, ends, axes, steps):
+    for s, e, a, step in zip(starts, ends, axes, steps, strict=True):
         dim = shape[a]
         b, en, _ = slice(int(s), int(e), step).indices(dim)
         # slice.indices says "before index 0" with -1, which strided_slice would read as the last index
@@ -194,6 +194,9 @@ class Slice(OnnxOpConverter):
     def _slice(x, starts, ends, axes, steps, ctx):
         if steps is not None and 0 in [int(s) for s in steps]:
             raise ctx.error("steps must not be 0")
+        for what, values in (("ends", ends), ("axes", axes), ("steps", steps)):
+            if values is not None and len(values) != len(starts):
+                raise ctx.error(f"{what} has {len(values)} values, starts has {len(starts)}")
         begin, end, steps, axes = slice_ranges(ctx.shape(x), starts, ends, axes, steps)
         return _op.strided_slice(x, begin, end, steps, axes)
 
@@ -303,7 +306,10 @@ class Range(OnnxOpConverter):
 
     @classmethod
     def _impl_v11(cls, inputs, attr, ctx):
-        start, limit, delta = (ctx.value(i, name).reshape(()) for i, name in zip(inputs, ["start", "limit", "delta"]))
+        names = ("start", "limit", "delta")
+        if len(inputs) != len(names):
+            raise ctx.error(f"expects {len(names)} inputs ({', '.join(names)}), got {len(inputs)}")
+        start, limit, delta = (ctx.value(i, name).reshape(()) for i, name in zip(inputs, names, strict=True))
         dtype = ctx.dtype(inputs[0])
         count = max(int(np.ceil((float(limit) - float(start)) / float(delta))), 0)
         return const(start + np.arange(count, dtype=dtype) * delta, dtype)
@@ -323,13 +329,15 @@ def pad(x, pads, mode, value, ctx):
     shape = ctx.shape(x)
     n = len(shape)
     pads = [int(p) for p in pads]
+    if len(pads) != 2 * n:
+        raise ctx.error(f"pads has {len(pads)} values for {n} axes (all begins, then all ends)")
     before, after = pads[:n], pads[n:]
     if min(pads, default=0) < 0:
         x = _op.strided_slice(x, [max(-b, 0) for b in before],
-                              [d - max(-a, 0) for d, a in zip(shape, after)])
+                              [d - max(-a, 0) for d, a in zip(shape, after, strict=True)])
     if mode not in ("constant", "edge", "reflect", "wrap"):
         raise ctx.error(f"pad mode {mode!r} is not supported", OpNotImplemented)
-    width = [(max(b, 0), max(a, 0)) for b, a in zip(before, after)]
+    width = [(max(b, 0), max(a, 0)) for b, a in zip(before, after, strict=True)]
     if not any(b or a for b, a in width):
         return x
     if mode == "wrap":  # the end of the axis before it, its beginning after it
