@@ -137,13 +137,14 @@ class KilnBackend(Backend):
     @classmethod
     def run_node(cls, node, inputs, device="CPU", outputs_info=None, **kwargs):
         """Run a single node on ``inputs`` (a list of arrays): wraps it in a one-node model."""
+        import onnx
         from onnx import helper
 
         opset = kwargs.get("opset_version")
         names = [n for n in node.input if n]
         infos = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(np.asarray(a).dtype),
                                                np.asarray(a).shape) for n, a in zip(names, inputs, strict=True)]
-        outs = [helper.make_tensor_value_info(n, 0, None) for n in node.output if n]
+        outs = [onnx.ValueInfoProto(name=n) for n in node.output if n]  # types left to the node
         graph = helper.make_graph([node], "run_node", infos, outs)
         imports = [helper.make_opsetid("", opset)] if opset else None
         model = helper.make_model(graph, opset_imports=imports)

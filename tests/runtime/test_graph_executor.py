@@ -197,6 +197,7 @@ def test_kernel_errors_name_the_kernel(addone):
     graph = json.loads(chain_graph(1))
     graph["attrs"]["shape"][1] = [[2, 3], [3, 2]]  # the kernel's output entry has the wrong shape
     m = GraphExecutor(json.dumps(graph), addone)
+    m.set_input(0, np.zeros((2, 3), "float32"))
     with pytest.raises(RuntimeArgumentError, match="addone"):
         m.run()
 

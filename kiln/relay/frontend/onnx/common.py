@@ -182,6 +182,14 @@ class ConvertContext:
         value = self.value(inputs[index], what)
         return default if value.size == 0 and default is not None else value
 
+    def axis(self, value, ndim, what="axis") -> int:
+        """``value`` as an axis of a tensor of rank ``ndim`` (negative counts from the end); an error naming the node
+        when it is out of ``[-ndim, ndim)``."""
+        value = int(value)
+        if not -ndim <= value < ndim:
+            raise self.error(f"{what} {value} is out of range for a tensor of rank {ndim}")
+        return value % ndim
+
     def is_const(self, expr) -> bool:
         """Whether ``expr`` is a Relay constant."""
         return isinstance(expr, Constant)

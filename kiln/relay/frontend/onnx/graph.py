@@ -52,9 +52,19 @@ def node_names(graph) -> list[str]:
 
 def _static_shape(value_info, shape_override, what):
     """The static shape of a graph input, from ``shape_override`` or the model's type."""
-    if shape_override is not None:
-        return tuple(int(d) for d in shape_override)
     ttype = value_info.type.tensor_type
+    if shape_override is not None:
+        try:
+            dims = tuple(int(d) for d in shape_override)
+        except (TypeError, ValueError):
+            raise KilnError(f"{what}: shape={{{value_info.name!r}: {shape_override!r}}} is not a tuple of "
+                            f"integers") from None
+        if any(d < 0 for d in dims):
+            raise KilnError(f"{what}: shape={{{value_info.name!r}: {dims}}} has a negative dimension")
+        if ttype.HasField("shape") and len(ttype.shape.dim) != len(dims):
+            raise KilnError(f"{what} has rank {len(ttype.shape.dim)} in the model; shape= gives it rank {len(dims)} "
+                            f"({dims})")
+        return dims
     if not ttype.HasField("shape"):
         raise KilnError(f"{what} has no shape in the model: give it with shape={{{value_info.name!r}: (...)}}")
     dims = []
@@ -220,9 +230,11 @@ class GraphProto:
             if out.name not in self.values:
                 raise KilnError(f"graph output {out.name!r} is not produced by any node, input or initializer")
             value = self.values[out.name]
-            declared = out.type.tensor_type.elem_type if out.type.HasField("tensor_type") else 0
+            declared = out.type.tensor_type.elem_type if out.type.HasField("tensor_type") else None
+            if declared == 0:
+                raise KilnError(f"graph output {out.name!r} is declared a tensor with no element type")
             if isinstance(self.dtype, dict):  # the caller retyped inputs: the declared outputs no longer hold
-                declared = 0
+                declared = None
             if declared and _tensor_dtype(value) not in (None, onnx_dtype(declared, f"graph output {out.name!r}")):
                 raise KilnError(f"graph output {out.name!r} is declared as {onnx_dtype(declared)}, the graph computes "
                                 f"{_tensor_dtype(value)}")

@@ -205,7 +205,7 @@ class Resize(OnnxOpConverter):
         shape = ctx.shape(x)
         ndim = len(shape)
         attrs = _resize_attrs(attr, _RESIZE_DEFAULTS)
-        axes = [int(a) % ndim for a in attr.get("axes", range(ndim))]
+        axes = [ctx.axis(a, ndim, "axes") for a in attr.get("axes", range(ndim))]
         roi = ctx.optional_value(inputs, 1, "roi")
         scales_in = ctx.optional_value(inputs, 2, "scales")
         sizes_in = ctx.optional_value(inputs, 3, "sizes")

@@ -41,7 +41,11 @@ def _padding(pads):
 
 
 def _spatial_attrs(attr, rank, kernel, ctx):
-    """``kernel``, ``strides`` and ``dilations``, each checked to hold one value per spatial axis."""
+    """``kernel``, ``strides`` and ``dilations``, each checked to hold one value per spatial axis; a ``kernel_shape``
+    attribute must agree with ``kernel`` (the weight's spatial shape for convolutions)."""
+    if "kernel_shape" in attr and [int(k) for k in attr["kernel_shape"]] != [int(k) for k in kernel]:
+        raise ctx.error(f"kernel_shape {list(attr['kernel_shape'])} contradicts the weight's spatial shape "
+                        f"{list(kernel)}")
     values = {"kernel_shape": list(kernel), "strides": list(attr.get("strides", [1] * rank)),
               "dilations": list(attr.get("dilations", [1] * rank))}
     for name, value in values.items():

@@ -111,7 +111,7 @@ class Unsqueeze(OnnxOpConverter):
             raise ctx.error("axes are required")
         shape = list(ctx.shape(inputs[0]))
         rank = len(shape) + len(axes)
-        for axis in sorted(a % rank for a in axes):
+        for axis in sorted(ctx.axis(a, rank, "axes") for a in axes):
             shape.insert(axis, 1)
         return _op.reshape(inputs[0], shape, allowzero=0 in shape)
 
@@ -145,7 +145,7 @@ class Split(OnnxOpConverter):
     @staticmethod
     def _split(x, sizes, attr, ctx):
         shape = ctx.shape(x)
-        axis = attr.get("axis", 0) % len(shape)
+        axis = ctx.axis(attr.get("axis", 0), len(shape))
         dim = shape[axis]
         if sizes is None:
             n = attr.get("num_outputs", len(ctx.node.output))
@@ -157,11 +157,11 @@ class Split(OnnxOpConverter):
         return _op.split(x, list(np.cumsum(sizes)[:-1]), axis)
 
 
-def slice_ranges(shape, starts, ends, axes, steps):
+def slice_ranges(shape, starts, ends, axes, steps, ctx):
     """Per-axis ``(begin, end, step)`` for ONNX Slice, clamped like Python slices and written so that
     ``strided_slice`` reads them back unchanged."""
     ndim = len(shape)
-    axes = list(range(len(starts))) if axes is None else [int(a) % ndim for a in axes]
+    axes = list(range(len(starts))) if axes is None else [ctx.axis(a, ndim, "axes") for a in axes]
     steps = [1] * len(starts) if steps is None else [int(s) for s in steps]
     begin, end = [], []
     for s, e, a, step in zip(starts, ends, axes, steps, strict=True):
@@ -197,7 +197,7 @@ class Slice(OnnxOpConverter):
         for what, values in (("ends", ends), ("axes", axes), ("steps", steps)):
             if values is not None and len(values) != len(starts):
                 raise ctx.error(f"{what} has {len(values)} values, starts has {len(starts)}")
-        begin, end, steps, axes = slice_ranges(ctx.shape(x), starts, ends, axes, steps)
+        begin, end, steps, axes = slice_ranges(ctx.shape(x), starts, ends, axes, steps, ctx)
         return _op.strided_slice(x, begin, end, steps, axes)
 
 
@@ -306,9 +306,7 @@ class Range(OnnxOpConverter):
 
     @classmethod
     def _impl_v11(cls, inputs, attr, ctx):
-        names = ("start", "limit", "delta")
-        if len(inputs) != len(names):
-            raise ctx.error(f"expects {len(names)} inputs ({', '.join(names)}), got {len(inputs)}")
+        names = ("start", "limit", "delta")  # three inputs: the schema check (validate.py) saw to it
         start, limit, delta = (ctx.value(i, name).reshape(()) for i, name in zip(inputs, names, strict=True))
         dtype = ctx.dtype(inputs[0])
         count = max(int(np.ceil((float(limit) - float(start)) / float(delta))), 0)

@@ -21,12 +21,12 @@ What is checked, in order:
 Subgraphs (``If``/``Loop`` bodies) are checked with the names of the enclosing scopes visible.
 """
 
-import os
 import warnings
 
 import numpy as np
 
 from ....error import KilnError, OpNotImplemented
+from ....runtime.host import physical_memory
 from .common import CONVERTERS
 from .functions import DEFAULT_DOMAINS, has_function
 
@@ -338,22 +338,14 @@ def _utf8(data: bytes, where):
         raise KilnError(f"{where} is not valid UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
-def memory_limit() -> int:
-    """The bytes of physical memory of this machine (a tensor larger than that cannot be held)."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return 1 << 40
-
-
 def _declared_bytes(dims, itemsize, what) -> int:
     if any(d < 0 for d in dims):
         raise KilnError(f"{what} has a negative dimension: {list(dims)}")
     count = int(np.prod([int(d) for d in dims], dtype=object)) if dims else 1
     nbytes = count * itemsize
-    if nbytes > memory_limit():
+    if nbytes > physical_memory():
         raise KilnError(f"{what} declares {list(dims)} ({nbytes / 2**30:,.1f} GiB), more than this machine's "
-                        f"memory ({memory_limit() / 2**30:,.1f} GiB)")
+                        f"memory ({physical_memory() / 2**30:,.1f} GiB)")
     return count
 
 

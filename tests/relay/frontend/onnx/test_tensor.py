@@ -190,7 +190,7 @@ def test_slice_range_and_pad_inputs_of_the_wrong_length_are_named(ox):
         ox.run_kiln(model, {"x": x})
     model = ox.node_model("Range", {}, initializers={"s": np.array(0, "int64"), "l": np.array(4, "int64")},
                           out_dtype="int64")
-    with pytest.raises(KilnError, match=r"\(Range\): expects 3 inputs \(start, limit, delta\), got 2"):
+    with pytest.raises(KilnError, match=r"\(Range\): .*input size 2 not in range \[min=3, max=3\]"):
         ox.run_kiln(model, {})
     model = ox.node_model("Pad", {"x": x}, initializers={"p": i64(0, 1, 1)})
     with pytest.raises(KilnError, match=r"\(Pad\): pads has 3 values for 2 axes"):
