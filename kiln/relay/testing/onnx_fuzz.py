@@ -147,7 +147,8 @@ def _move_node(model, rng):
     return model, f"node {k} moved to position {j}"
 
 
-_VALUES = [0, -1, -7, 1 << 31, 1 << 62, 3]
+# within int32: ONNX Runtime narrows int attributes, so larger values are judged by its truncation, not the model
+_VALUES = [0, -1, -7, (1 << 31) - 1, 3]
 
 
 def _attribute_value(model, rng):
@@ -294,7 +295,10 @@ def _inputs_of(model, rng):
         dims = [d.dim_value for d in ttype.shape.dim]
         if any(d < 0 or d > 1 << 20 for d in dims):
             return None
-        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(ttype.elem_type)) if ttype.elem_type else np.float32
+        try:
+            dtype = np.dtype(helper.tensor_dtype_to_np_dtype(ttype.elem_type)) if ttype.elem_type else np.float32
+        except (KeyError, TypeError, ValueError):  # an element type numpy has no equivalent of: nothing to feed
+            return None
         feeds[info.name] = (rng.standard_normal(dims) * 3).astype(dtype)
     return feeds
 
@@ -347,9 +351,29 @@ def run_case(seed: int, index: int) -> Outcome:
         outcome.detail = "kiln ran a model ONNX Runtime refuses" if want is None else "ONNX Runtime has no kernel"
         return outcome
     for k, (g, w) in enumerate(zip(got, want, strict=False)):
-        if g.shape != w.shape or not np.allclose(g, w, rtol=1e-4, atol=1e-4, equal_nan=True):
-            outcome.kind, outcome.detail = "mismatch", f"output {k} differs from ONNX Runtime's"
+        # where NaNs flow (a flipped byte in a weight), max and relu may keep or drop them: IEEE maxNum, numpy and
+        # ONNX Runtime's vector kernels differ, so only positions finite on both sides are compared
+        finite = np.isfinite(g) & np.isfinite(w) if g.shape == w.shape and g.dtype.kind == "f" else True
+        if g.shape != w.shape or not np.allclose(np.where(finite, g, 0), np.where(finite, w, 0), rtol=1e-4, atol=1e-4):
+            # a NaN weight meets padding: 0 * NaN is NaN where kiln multiplies the padded zeros, nothing where
+            # ONNX Runtime skips them; both are right
+            nonfinite = _has_nonfinite_weights(model)
+            outcome.kind = UNJUDGED if nonfinite else "mismatch"
+            outcome.detail = f"output {k} differs from ONNX Runtime's" + (" (NaN/inf weights)" if nonfinite else "")
     return outcome
+
+
+def _has_nonfinite_weights(model) -> bool:
+    from onnx import numpy_helper
+
+    for init in model.graph.initializer:
+        try:
+            value = numpy_helper.to_array(init)
+        except Exception:  # noqa: BLE001  (an initializer numpy cannot read has no finite values to speak of)
+            return True
+        if value.dtype.kind == "f" and not np.all(np.isfinite(value)):
+            return True
+    return False
 
 
 def raise_from_bytes(data: bytes):
@@ -369,14 +393,14 @@ def raise_from_bytes(data: bytes):
 
 
 def _isolated(seed, index) -> Outcome:
-    cmd = [sys.executable, "-m", "kiln.relay.testing.onnx_fuzz", "--seed", str(seed), "--replay", str(index),
-           "--quiet"]
+    cmd = [sys.executable, "-m", "kiln.relay.testing.onnx_fuzz", "--seed", str(seed), "--replay", str(index)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    if proc.returncode < 0 or proc.returncode > 1:
-        return Outcome(seed, index, "?", "crash", f"exit status {proc.returncode}: {proc.stderr.strip()[-200:]}")
-    last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
-    kind, _, detail = last.partition(" ")
-    return Outcome(seed, index, "", kind or "crash", detail)
+    lines = proc.stdout.strip().splitlines()
+    mutation = lines[0].partition(": ")[2] if lines else "?"
+    if proc.returncode != 0 or len(lines) < 2:
+        return Outcome(seed, index, mutation, "crash", f"exit status {proc.returncode}: {proc.stderr.strip()[-300:]}")
+    kind, _, detail = lines[-1].partition(" ")
+    return Outcome(seed, index, mutation, kind, detail)
 
 
 def fuzz(seed=0, cases=100, isolate=False, progress=None) -> list:
@@ -397,12 +421,10 @@ def main(argv=None):
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--replay", type=int, default=None, help="run only this case and print its outcome")
     parser.add_argument("--isolate", action="store_true", help="run every case in its own process (catches crashes)")
-    parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     if args.replay is not None:
         outcome = run_case(args.seed, args.replay)
-        if not args.quiet:
-            print(f"case {args.seed}/{args.replay}: {outcome.mutation}")
+        print(f"case {args.seed}/{args.replay}: {outcome.mutation}")
         print(f"{outcome.kind} {outcome.detail}")
         return 0
     outcomes = fuzz(args.seed, args.cases, args.isolate)
