@@ -80,7 +80,9 @@ def conv_blocking(in_channels, out_channels, out_width, target=None, dtype="floa
 
 def conv2d_alter_layout(attrs, data_shape, kernel_shape, target=None):
     """The blocked layouts the x86 schedule prefers for an NCHW/OIHW ``nn.conv2d`` (TVM's x86
-    ``_alter_conv2d_layout``), or None when the call does not qualify (groups, other layouts).
+    ``_alter_conv2d_layout``), or None when the call does not qualify (other groups, other layouts). A depthwise
+    convolution (one filter per channel) is blocked like the convolutions around it, with the kernel OIHW1i[b]o, so
+    a mobile network's blocks stay in the blocked layout.
 
     With ``data_layout="NCHW{ic_bn}c"``, ``kernel_layout="OIHW{ic_bn}i{oc_bn}o"`` and ``out_layout="NCHW{oc_bn}c"``
     topi computes the convolution directly on blocked tensors (``conv2d_NCHWc``): no packing at run time once
@@ -92,11 +94,14 @@ def conv2d_alter_layout(attrs, data_shape, kernel_shape, target=None):
     new : dict or None
         ``{"data_layout": ..., "kernel_layout": ..., "out_layout": ...}``.
     """
-    if attrs.groups != 1 or attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW":
-        return None
-    if (attrs.out_layout or "NCHW") != "NCHW":
+    if attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW" or (attrs.out_layout or "NCHW") != "NCHW":
         return None
     c, o, kw, w = int(data_shape[1]), int(kernel_shape[0]), int(kernel_shape[3]), int(data_shape[3])
+    if attrs.groups == c == o and int(kernel_shape[1]) == 1:  # depthwise: the channels' blocks, one filter each
+        block = largest_divisor(c, resolve_target(target).vector_lanes("float32"))
+        return {"data_layout": f"NCHW{block}c", "kernel_layout": f"OIHW1i{block}o", "out_layout": f"NCHW{block}c"}
+    if attrs.groups != 1:
+        return None
     (_, sw), (_, dw) = (attrs.strides, attrs.dilation)
     padding = pad_tuple(attrs.padding)
     ow = (w + padding[1] + padding[3] - dw * (kw - 1) - 1) // sw + 1
