@@ -54,9 +54,9 @@ def have_cc() -> bool:
 
 
 def c_flags(target=None) -> list:
-    """Flags for compiling generated C: ``-O3 -march=<cpu> -fopenmp -fPIC`` and the target's ``-mattr`` as ``-m``."""
+    """Flags for compiling generated C: ``-O3 -march=<cpu> -fPIC`` and the target's ``-mattr`` as ``-m``."""
     march = "native" if target is None or target.is_host_cpu else target.mcpu
-    flags = ["-O3", "-std=gnu99", "-fPIC", "-fopenmp", "-fno-math-errno", f"-march={march}"]
+    flags = ["-O3", "-std=gnu99", "-fPIC", "-fno-math-errno", f"-march={march}"]
     if target is not None:
         for attr in target.mattr:
             flags.append(f"-m{attr[1:]}" if attr[0] == "+" else f"-mno-{attr[1:]}")
@@ -140,7 +140,7 @@ def runtime_object() -> pathlib.Path:
     return compile_object(RUNTIME_SOURCE, ["-O2", "-std=gnu11", "-fPIC", "-pthread"], name="kiln runtime helper")
 
 
-LINK_FLAGS = ("-shared", "-fopenmp", "-pthread", "-Wl,-Bsymbolic")
+LINK_FLAGS = ("-shared", "-pthread", "-Wl,-Bsymbolic")
 
 
 def link_shared(objects, output) -> pathlib.Path:
