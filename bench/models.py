@@ -161,6 +161,12 @@ def measure(zoo_model, args, ort):
         onnx.save(model, str(args.save / f"{zoo_model.name}.onnx"))
     flops, parameters = onnx_size(model)
     result = Result(zoo_model.name, flops / 1e9, parameters / 1e6)
+
+    def failed(reason):
+        result.failure = reason
+        print(result.row(), flush=True)
+        return result
+
     feeds = zoo_model.make_inputs(model, np.random.default_rng(0))
     try:
         options = ort.SessionOptions()
@@ -169,9 +175,7 @@ def measure(zoo_model, args, ort):
         session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
         want = session.run(None, feeds)
     except Exception as exc:  # a model ONNX Runtime rejects has no reference: report it like a kiln failure
-        result.failure = f"ONNX Runtime: {one_line(exc)}"
-        print(result.row(), flush=True)
-        return result
+        return failed(f"ONNX Runtime: {one_line(exc)}")
     stage = "import"
     with cold_compile_cache():
         try:
@@ -188,9 +192,7 @@ def measure(zoo_model, args, ort):
             m.run()
             got = [m.get_output(i).numpy() for i in range(m.get_num_outputs())]
         except (Exception, CompileTimeout) as exc:
-            result.failure = f"{stage}: {one_line(exc)}"
-            print(result.row(), flush=True)
-            return result
+            return failed(f"{stage}: {one_line(exc)}")
         result.error = relative_error(got, want)
         kiln_ms, ort_ms = [], []
         for _ in range(args.rounds):
