@@ -1,36 +1,60 @@
 """The model mix: kiln against ONNX Runtime on the same ONNX models, in one run, interleaved.
 
-Group ``light``: the nine CNNs the onnx wheel ships for its backend tests (``onnx/backend/test/data/light``: AlexNet,
-DenseNet-121, Inception v1/v2, ResNet-50, ShuffleNet, SqueezeNet, VGG-19, ZFNet-512; batch 1, float32, the weights
-they carry). Each model is imported with ``relay.frontend.from_onnx``, built by ``relay.build`` at opt_level 3 for
-``--target`` and run by the graph executor; ONNX Runtime runs the same bytes with its CPU provider and ``--threads``
-intra-op threads. Outputs are compared first (max difference relative to the largest magnitude). Rounds alternate
-between the two runtimes so both see the same machine load; each figure is the best round's milliseconds.
+Two groups of models, batch 1, float32:
 
-Printed per model: kiln ms, ORT ms, their ratio (below 1: kiln is faster), GFLOP/s of kiln's run (convolutions and
-matrix products), the cold-cache compile seconds (the build's own time; cached objects make later builds faster), and
-the geometric mean of the ratios per group.
+- ``light``: the nine CNNs the onnx wheel ships for its backend tests (``onnx/backend/test/data/light``: AlexNet,
+  DenseNet-121, Inception v1/v2, ResNet-50, ShuffleNet, SqueezeNet, VGG-19, ZFNet-512; the weights they carry).
+- ``modern``: architectures built with ``onnx.helper`` by ``bench/model_zoo`` with their published layer shapes and
+  seeded random weights (MobileNetV2, MobileNetV3-Large/-Small, EfficientNet-B0, YOLOv5s at 640x640, a CRNN with two
+  bidirectional LSTMs, BERT-base at sequence 128, ViT-B/16).
 
-``--contention`` starts a separate process that keeps one core busy while both runtimes are timed.
+Each model is imported with ``relay.frontend.from_onnx``, built by ``relay.build`` at opt_level 3 for ``--target``
+with an empty compile cache (``KILN_CACHE_DIR`` pointed at a fresh directory, so the build time is a cold one) and
+run by the graph executor; ONNX Runtime runs the same bytes with its CPU provider and ``--threads`` intra-op threads.
+Outputs are compared first (the largest difference relative to the largest magnitude of each reference output; rows
+above 1e-4 are flagged). Rounds alternate between the two runtimes so both see the same machine load; each figure is
+the best round's milliseconds.
 
-Run: ``python bench/models.py [--target llvm] [--models resnet50,vgg19] [--rounds 5] [--threads 2] [--contention]``
+Printed per model: its size (GFLOP of convolutions, matrix products and recurrent layers, counted on the ONNX graph;
+millions of parameters), kiln ms, ORT ms, their ratio (below 1: kiln is faster), kiln's GFLOP/s, the cold compile
+seconds (import and build) and the relative difference; then the geometric mean of the ratios per group. A model
+kiln cannot import, build (within ``--compile-timeout`` seconds) or run is printed as ``FAILED: <reason>`` and left
+out of the means; the run goes on.
+
+``--contention`` starts a separate process that keeps one core busy while both runtimes are timed. ``--save DIR``
+writes every model as ``DIR/<name>.onnx``. ``--per-kernel N`` prints the N slowest kernels of each kiln model, each
+timed alone on arguments of the graph's shapes.
+
+Run: ``python bench/models.py [--group light|modern|all] [--models mobilenet_v2,resnet50] [--target llvm]
+[--rounds 5] [--number 3] [--threads 0] [--settle 0.2] [--contention] [--save DIR] [--per-kernel N]
+[--compile-timeout 600]``
 """
 
 import argparse
+import contextlib
+import functools
 import math
 import multiprocessing
+import os
 import pathlib
+import signal
+import tempfile
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import onnx
+from _common import best_ms, onnx_size, per_kernel, relative_error
+from model_zoo import MODERN, ZooModel
 
 import kiln
 from kiln import relay
 from kiln.contrib import graph_executor
 
-LIGHT = ("bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50", "shufflenet", "squeezenet",
-         "vgg19", "zfnet512")
+LIGHT_NAMES = ("bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50", "shufflenet", "squeezenet",
+               "vgg19", "zfnet512")
+#: The outputs of the two runtimes should agree to this (relative to the output's magnitude); larger is flagged.
+TOLERANCE = 1e-4
 
 
 def light_model(name):
@@ -39,49 +63,151 @@ def light_model(name):
     return onnx.load(str(path))
 
 
-def model_inputs(model, rng):
-    """Random float32 arrays for every graph input that is not an initializer."""
-    inits = {i.name for i in model.graph.initializer}
-    feeds = {}
-    for inp in model.graph.input:
-        if inp.name in inits:
-            continue
-        dims = [d.dim_value if d.dim_value > 0 else 1 for d in inp.type.tensor_type.shape.dim]
-        feeds[inp.name] = rng.standard_normal(dims).astype("float32")
-    return feeds
+GROUPS = {"light": tuple(ZooModel(name, functools.partial(light_model, name)) for name in LIGHT_NAMES),
+          "modern": MODERN}
 
 
-def model_flops(mod):
-    """Multiply-add flops (2 per MAC) of the convolutions and matrix products of a typed Relay module."""
-    total = 0.0
+@dataclass
+class Result:
+    """What one model measured; ``failure`` holds the reason when kiln (or ONNX Runtime) could not run it."""
 
-    def visit(expr):
-        nonlocal total
-        if not isinstance(expr, relay.Call) or not hasattr(expr.op, "name"):
-            return
-        name = expr.op.name
-        if name in ("nn.conv2d", "nn.dense", "nn.matmul", "nn.batch_matmul"):
-            out = expr.checked_type.shape
-            weight = expr.args[1].checked_type.shape
-            if name == "nn.conv2d":
-                total += 2.0 * math.prod(int(d) for d in weight) * int(out[2]) * int(out[3]) * int(out[0])
+    name: str
+    gflop: float
+    mparams: float
+    kiln_ms: float = math.nan
+    ort_ms: float = math.nan
+    compile_s: float = math.nan
+    error: float = math.nan
+    failure: str | None = None
+
+    def row(self):
+        """The model's line of the table."""
+        size = f"{self.name:20s} {self.gflop:7.2f} {self.mparams:8.2f}"
+        if self.failure:
+            return f"{size}  FAILED: {self.failure}"
+        ratio, rate = self.kiln_ms / self.ort_ms, self.gflop / (self.kiln_ms * 1e-3)
+        flag = f"  > {TOLERANCE:g}" if not self.error <= TOLERANCE else ""
+        return (f"{size} {self.kiln_ms:9.2f} {self.ort_ms:9.2f} {ratio:6.2f} {rate:8.1f} {self.compile_s:8.1f} "
+                f"{self.error:8.1e}{flag}")
+
+
+HEADER = (f"{'model':20s} {'GFLOP':>7s} {'Mparams':>8s} {'kiln ms':>9s} {'ORT ms':>9s} {'ratio':>6s} {'GFLOP/s':>8s} "
+          f"{'build s':>8s} {'rel.err':>8s}")
+
+
+class CompileTimeout(BaseException):
+    """A build overran ``--compile-timeout``. A BaseException, so that no ``except Exception`` inside kiln swallows
+    it on its way out."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds):
+    """Raise :class:`CompileTimeout` in the block after ``seconds`` (SIGALRM; the main thread only)."""
+    def expire(signum, frame):
+        raise CompileTimeout(f"compile took longer than {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@contextlib.contextmanager
+def cold_compile_cache():
+    """Point kiln's compile cache at a fresh directory for the block (removed afterwards), so builds start cold."""
+    previous = os.environ.get("KILN_CACHE_DIR")
+    with tempfile.TemporaryDirectory(prefix="kiln-bench-cache-") as cache:
+        os.environ["KILN_CACHE_DIR"] = cache
+        try:
+            yield
+        finally:
+            if previous is None:
+                del os.environ["KILN_CACHE_DIR"]
             else:
-                k = int(expr.args[0].checked_type.shape[-1])
-                total += 2.0 * math.prod(int(d) for d in out) * k
-
-    relay.analysis.post_order_visit(mod["main"], visit)
-    return total
+                os.environ["KILN_CACHE_DIR"] = previous
 
 
-def best_ms(fn, number, settle):
-    """Milliseconds per call of ``number`` consecutive calls of ``fn``, after ``settle`` idle seconds and one untimed
-    call (so the other runtime's worker threads have gone to sleep)."""
-    time.sleep(settle)
-    fn()
-    start = time.perf_counter()
-    for _ in range(number):
-        fn()
-    return (time.perf_counter() - start) / number * 1e3
+def one_line(exc):
+    """``Type: first line of the message`` of an exception, with the notes kiln adds (``in pass X``)."""
+    lines = str(exc).strip().splitlines()
+    text = f"{type(exc).__name__}: {lines[0] if lines else ''}"
+    notes = "; ".join(getattr(exc, "__notes__", ()))
+    text = f"{text} ({notes})" if notes else text
+    return text if len(text) <= 240 else text[:237] + "..."
+
+
+def measure(zoo_model, args, ort):
+    """Build, check and time one model on both runtimes.
+
+    Parameters
+    ----------
+    zoo_model : model_zoo.ZooModel
+        The model to build at its published size.
+    args : argparse.Namespace
+        The command line.
+    ort : module
+        ``onnxruntime``.
+
+    Returns
+    -------
+    Result
+        Also printed, as a row of the table.
+    """
+    model = zoo_model.build()
+    if args.save is not None:
+        onnx.save(model, str(args.save / f"{zoo_model.name}.onnx"))
+    flops, parameters = onnx_size(model)
+    result = Result(zoo_model.name, flops / 1e9, parameters / 1e6)
+
+    def failed(reason):
+        result.failure = reason
+        print(result.row(), flush=True)
+        return result
+
+    feeds = zoo_model.make_inputs(model, np.random.default_rng(0))
+    try:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = args.threads
+        options.log_severity_level = 3  # errors only: the light models' unused initializers draw warnings
+        session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        want = session.run(None, feeds)
+    except Exception as exc:  # a model ONNX Runtime rejects has no reference: report it like a kiln failure
+        return failed(f"ONNX Runtime: {one_line(exc)}")
+    stage = "import"
+    with cold_compile_cache():
+        try:
+            with time_limit(args.compile_timeout):
+                start = time.perf_counter()
+                mod, params = relay.frontend.from_onnx(model, {name: value.shape for name, value in feeds.items()})
+                stage = "build"
+                with kiln.transform.PassContext(opt_level=3):
+                    lib = relay.build(mod, target=args.target, params=params)
+                result.compile_s = time.perf_counter() - start
+            stage = "run"
+            m = graph_executor.GraphModule(lib["default"](kiln.cpu(0)))
+            m.set_input(**feeds)
+            m.run()
+            got = [m.get_output(i).numpy() for i in range(m.get_num_outputs())]
+        except (Exception, CompileTimeout) as exc:
+            return failed(f"{stage}: {one_line(exc)}")
+        result.error = relative_error(got, want)
+        kiln_ms, ort_ms = [], []
+        for _ in range(args.rounds):
+            kiln_ms.append(best_ms(m.run, args.number, args.settle))
+            ort_ms.append(best_ms(lambda: session.run(None, feeds), args.number, args.settle))
+        result.kiln_ms, result.ort_ms = min(kiln_ms), min(ort_ms)
+        print(result.row(), flush=True)
+        if args.per_kernel:
+            per_kernel(lib, limit=args.per_kernel)
+    return result
+
+
+def geometric_mean(values):
+    """The geometric mean of positive numbers."""
+    return math.exp(sum(map(math.log, values)) / len(values))
 
 
 def _spin(stop):
@@ -89,64 +215,65 @@ def _spin(stop):
         sum(range(10000))
 
 
-def run_model(name, model, args, ort):
-    """Compile and time one model; returns (kiln ms, ort ms, GFLOP/s, compile s, relative error)."""
-    rng = np.random.default_rng(0)
-    feeds = model_inputs(model, rng)
-    start = time.perf_counter()
-    mod, params = relay.frontend.from_onnx(model, {k: v.shape for k, v in feeds.items()})
-    with kiln.transform.PassContext(opt_level=3):
-        lib = relay.build(mod, target=args.target, params=params)
-    compile_s = time.perf_counter() - start
-    flops = model_flops(relay.transform.InferType()(mod))
-    m = graph_executor.GraphModule(lib["default"](kiln.cpu(0)))
-    for k, v in feeds.items():
-        m.set_input(k, v)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = args.threads
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    m.run()
-    got = m.get_output(0).numpy()
-    want = session.run(None, feeds)[0]
-    error = float(np.abs(got - want).max() / max(float(np.abs(want).max()), 1e-30))
-    kiln_ms, ort_ms = [], []
-    for _ in range(args.rounds):
-        kiln_ms.append(best_ms(m.run, args.number, args.settle))
-        ort_ms.append(best_ms(lambda: session.run(None, feeds), args.number, args.settle))
-    k, o = min(kiln_ms), min(ort_ms)
-    return k, o, flops / (k * 1e-3) / 1e9, compile_s, error
-
-
-def main():
+def _parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--group", choices=("light", "modern", "all"), default="all")
+    parser.add_argument("--models", default="", help="comma-separated model names (of any group): only these")
     parser.add_argument("--target", default="llvm")
-    parser.add_argument("--models", default=",".join(LIGHT), help="comma-separated names from the light group")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--number", type=int, default=3, help="inferences per timed round")
     parser.add_argument("--threads", type=int, default=0, help="onnxruntime intra-op threads (0: its default)")
     parser.add_argument("--settle", type=float, default=0.2, help="idle seconds before each timed round")
     parser.add_argument("--contention", action="store_true", help="keep one core busy with another process")
+    parser.add_argument("--save", type=pathlib.Path, metavar="DIR", help="write each model to DIR/<name>.onnx")
+    parser.add_argument("--per-kernel", type=int, default=0, metavar="N",
+                        help="print the N slowest kernels of each kiln model (each timed alone)")
+    parser.add_argument("--compile-timeout", type=float, default=600.0, metavar="S",
+                        help="report a model whose import and build take longer than S seconds as failed")
     args = parser.parse_args()
+    groups = list(GROUPS) if args.group == "all" else [args.group]
+    known = {model.name for group in groups for model in GROUPS[group]}
+    wanted = [name for name in args.models.split(",") if name]
+    unknown = sorted(set(wanted) - known)
+    if unknown:
+        parser.error(f"unknown model(s) {', '.join(unknown)}; --group {args.group} has {', '.join(sorted(known))}")
+    args.selection = {group: [m for m in GROUPS[group] if not wanted or m.name in wanted] for group in groups}
+    if args.save is not None:
+        args.save.mkdir(parents=True, exist_ok=True)
+    return args
+
+
+def main():
+    args = _parse_args()
     import onnxruntime as ort
 
     target = kiln.target.Target(args.target)
-    print(f"target {target}: {target.cpu_info!r}; host {kiln.target.cpu.host_cpu()!r}")
+    print(f"target {target}: {target.cpu_info!r}; host {kiln.target.cpu.host_cpu()!r}; onnxruntime {ort.__version__}"
+          f" ({args.threads or 'default'} threads){'; one core kept busy' if args.contention else ''}")
     stop = multiprocessing.Event()
     busy = multiprocessing.Process(target=_spin, args=(stop,), daemon=True) if args.contention else None
     if busy is not None:
         busy.start()
-    print(f"{'model':14s} {'kiln ms':>9s} {'ORT ms':>9s} {'ratio':>6s} {'GFLOP/s':>8s} {'build s':>8s} {'rel.err':>8s}")
-    ratios = []
+    results = {}
     try:
-        for name in args.models.split(","):
-            k, o, rate, compile_s, error = run_model(name, light_model(name), args, ort)
-            ratios.append(k / o)
-            print(f"{name:14s} {k:9.2f} {o:9.2f} {k / o:6.2f} {rate:8.1f} {compile_s:8.1f} {error:8.1e}", flush=True)
+        for group, models in args.selection.items():
+            if not models:
+                continue
+            print(f"\n{group}\n{HEADER}", flush=True)
+            results[group] = []
+            for zoo_model in models:
+                results[group].append(measure(zoo_model, args, ort))
     finally:
         if busy is not None:
             stop.set()
             busy.join()
-    print(f"geometric mean kiln/ORT: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}")
+    print()
+    for group, group_results in [*results.items(), ("all", [r for rs in results.values() for r in rs])]:
+        ratios = [r.kiln_ms / r.ort_ms for r in group_results if not r.failure]
+        if group == "all" and len(results) < 2 or not ratios:
+            continue
+        print(f"geometric mean kiln/ORT, {group}: {geometric_mean(ratios):.2f} "
+              f"({len(ratios)} of {len(group_results)} models)")
 
 
 if __name__ == "__main__":
