@@ -52,7 +52,10 @@ def gemm_blocking(m, n, target=None, dtype="float32"):
     lanes = resolve_target(target).vector_lanes(dtype)
     bn = vector_factor(n, 2 * lanes) if n >= 2 * lanes else vector_factor(n, lanes)
     vectors = max(1, bn // lanes)
-    mr = largest_divisor(m, max(1, accumulator_budget(target) // vectors))
+    rows = max(1, accumulator_budget(target) // vectors)
+    mr = largest_divisor(m, rows)
+    if mr < min(m, 4):  # no useful divisor (197 rows): full tiles and a guarded last one
+        mr = min(m, rows)
     return mr, bn
 
 

@@ -302,6 +302,10 @@ def matmul(a, b, ctx):
         out = _nn.dense(a, _op.reshape(b, (1, bshape[0])))
         return _op.squeeze(out, axis=[-1])
     if len(bshape) == 2:
+        if len(ashape) > 2:  # rows of every batch in one 2-D product: what the x86 GEMM schedule tiles
+            k = ashape[-1]
+            flat = _nn.dense(_op.reshape(a, (math.prod(ashape[:-1]), k)), _op.transpose(b, (1, 0)))
+            return _op.reshape(flat, tuple(ashape[:-1]) + (bshape[1],))
         return _nn.dense(a, _op.transpose(b, (1, 0)))
     squeeze_m = len(ashape) == 1
     if squeeze_m:
