@@ -140,8 +140,8 @@ def run_package(args) -> int:
         print(report)
         kernels = sum(call["Duration (us)"] for call in report.calls) / 1e3
         whole = report.total_us() / 1e3
-        print(f"{len(report.calls)} kernel calls take {kernels:.3f} ms of the {whole:.3f} ms run "
-              f"({100 * kernels / whole:.1f}%; each kernel timed on its own, the run timed separately)")
+        print(f"{len(report.calls)} kernel calls: {kernels:.3f} ms, {100 * kernels / whole:.1f}% of the whole run "
+              f"({whole:.3f} ms; medians of {args.repeat} rounds timing each call, then the whole run)")
     if args.outputs:
         path = args.outputs if args.outputs.endswith(".npz") else f"{args.outputs}.npz"  # numpy.savez adds it
         np.savez(path, **outputs)

@@ -52,7 +52,7 @@ def test_print_time_and_profile(cli, tiny_package):
     assert pool.split()[4] == "nn.global_avg_pool2d"  # ... and left empty for pooling
     assert any(line.startswith("Sum ") for line in table.splitlines())
     assert any(line.startswith("Total ") for line in table.splitlines())
-    assert "Number of runs: 3" in out and f"{len(rows)} kernel calls take " in out
+    assert "Number of runs: 3" in out and f"{len(rows)} kernel calls: " in out
 
 
 def test_top_values_of_the_first_batch_item():
