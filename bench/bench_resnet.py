@@ -55,7 +55,7 @@ class _OnnxBuilder:
         stats = [self.rng.uniform(0.5, 1.0, cout), self.rng.standard_normal(cout) * 0.1,
                  self.rng.standard_normal(cout) * 0.1, self.rng.uniform(0.5, 1.5, cout)]
         names = [gamma, self.name("beta"), self.name("mean"), self.name("var")]
-        self.inits.extend(numpy_helper.from_array(v.astype("float32"), n) for n, v in zip(names, stats))
+        self.inits.extend(numpy_helper.from_array(v.astype("float32"), n) for n, v in zip(names, stats, strict=True))
         y = self.node("BatchNormalization", [y, *names], epsilon=1e-5)
         return self.node("Relu", [y]) if relu else y
 
@@ -66,7 +66,7 @@ def resnet50_onnx(image=224, num_classes=1000):
     x = b.conv_bn("data", 3, 64, 7, 2)
     x = b.node("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
     cin = 64
-    for stage, (blocks, width) in enumerate(zip((3, 4, 6, 3), (64, 128, 256, 512))):
+    for stage, (blocks, width) in enumerate(zip((3, 4, 6, 3), (64, 128, 256, 512), strict=True)):
         for block in range(blocks):
             stride = 2 if stage > 0 and block == 0 else 1
             y = b.conv_bn(x, cin, width, 1, 1)

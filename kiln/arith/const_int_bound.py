@@ -157,7 +157,8 @@ class ConstIntBoundAnalyzer:
             return _corners(_mul, sub(e.a), sub(e.b))
         if kind in (E.FloorDiv, E.Div):
             a, b = sub(e.a), sub(e.b)
-            if b.min_value > 0 or b.max_value < 0:
+            # an empty range (a loop of extent 0 gives [0, -1]) has no sign to divide by
+            if b.min_value <= b.max_value and (b.min_value > 0 or b.max_value < 0):
                 return _corners(_floordiv if kind is E.FloorDiv else _truncdiv, a, b)
             return dtype_bound(e.dtype)
         if kind is E.FloorMod:

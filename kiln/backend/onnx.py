@@ -112,7 +112,7 @@ class KilnBackendRep(BackendRep):
         if self._executable is not None:
             out = self._executable(*args)
         else:
-            named = dict(zip(self.input_names, args))
+            named = dict(zip(self.input_names, args, strict=True))
             exe = self._specialize(named)
             out = exe(*[a for n, a in named.items() if n not in self.bound_inputs])
         outs = out if isinstance(out, tuple) else (out,)
@@ -137,13 +137,14 @@ class KilnBackend(Backend):
     @classmethod
     def run_node(cls, node, inputs, device="CPU", outputs_info=None, **kwargs):
         """Run a single node on ``inputs`` (a list of arrays): wraps it in a one-node model."""
+        import onnx
         from onnx import helper
 
         opset = kwargs.get("opset_version")
         names = [n for n in node.input if n]
         infos = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(np.asarray(a).dtype),
-                                               np.asarray(a).shape) for n, a in zip(names, inputs)]
-        outs = [helper.make_tensor_value_info(n, 0, None) for n in node.output if n]
+                                               np.asarray(a).shape) for n, a in zip(names, inputs, strict=True)]
+        outs = [onnx.ValueInfoProto(name=n) for n in node.output if n]  # types left to the node
         graph = helper.make_graph([node], "run_node", infos, outs)
         imports = [helper.make_opsetid("", opset)] if opset else None
         model = helper.make_model(graph, opset_imports=imports)

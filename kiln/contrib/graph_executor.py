@@ -12,6 +12,8 @@ Examples
 >>> out = m.get_output(0).numpy()                                   # doctest: +SKIP
 """
 
+import warnings
+
 import numpy as np
 
 from ..error import KilnError
@@ -65,8 +67,10 @@ class GraphModule:
         self._get_input_info = module["get_input_info"]
 
     def set_input(self, key=None, value=None, **params):
-        """Set input ``key`` (name or index) to ``value``, and every ``name=array`` of ``params`` (names the graph
-        lacks are skipped among ``params``, as TVM does for weights).
+        """Set input ``key`` (name or index) to ``value``, and every ``name=array`` of ``params``.
+
+        Names of ``params`` the graph lacks are skipped, as TVM does for weights (parameters given to
+        ``relay.build`` became constants of the module), with a warning naming them.
 
         Raises
         ------
@@ -77,18 +81,35 @@ class GraphModule:
             if value is None:
                 raise KilnError(f"set_input: no value given for input {key!r}")
             self._set_input(key, value)
-        if params:
-            # the largest arrays first, as TVM does (it matters for remote sessions, harmless here)
-            for name in sorted(params, key=lambda k: -int(np.prod(np.shape(params[k])))):
-                if self._get_input_index(name) >= 0:
-                    self._set_input(name, params[name])
+        unknown = self._unknown(params)
+        if unknown:
+            warnings.warn(f"set_input: the graph has no input{'s' if len(unknown) > 1 else ''} named "
+                          f"{', '.join(map(repr, unknown))}; skipped", stacklevel=2)
+        # the largest arrays first, as TVM does (it matters for remote sessions, harmless here)
+        for name in sorted(params, key=lambda k: -int(np.prod(np.shape(params[k])))):
+            if name not in unknown:
+                self._set_input(name, params[name])
+
+    def _unknown(self, names) -> list:
+        return [name for name in names if self._get_input_index(name) < 0]
 
     def set_input_zero_copy(self, key=None, value=None, **params):
         """As :meth:`set_input` (kiln copies)."""
         self.set_input(key, value, **params)
 
     def run(self, **input_dict):
-        """Set the inputs given by name, then run the graph."""
+        """Set the inputs given by name, then run the graph.
+
+        Raises
+        ------
+        KilnError
+            Naming a given name that is no input of the graph, or an input never set.
+        """
+        unknown = self._unknown(input_dict)
+        if unknown:
+            raise KilnError(f"run: the graph has no input{'s' if len(unknown) > 1 else ''} named "
+                            f"{', '.join(map(repr, unknown))}; its inputs are "
+                            f"{', '.join(map(repr, self._get_input_info()[0])) or 'none'}")
         if input_dict:
             self.set_input(**input_dict)
         self._run()

@@ -47,6 +47,7 @@ class BaseFunc(Node):
     """Base of Relay ``Function`` and TIR ``PrimFunc``: both carry ``attrs`` and support ``with_attr``."""
 
     __slots__ = ()
+    attrs: DictAttrs  # a dataclass field of each subclass
 
     def with_attr(self, key, value):
         """Return a copy with the attribute ``key`` set to ``value``.

@@ -12,6 +12,7 @@ import enum
 import importlib
 import json
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -121,7 +122,7 @@ def load_json(text: str):
         if "enum" in value:
             module, _, qualname = value["enum"].partition(":")
             cls_name, _, member = qualname.rpartition(".")
-            obj = importlib.import_module(module)
+            obj: Any = importlib.import_module(module)
             for part in cls_name.split("."):
                 obj = getattr(obj, part)
             return obj[member]

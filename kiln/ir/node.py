@@ -13,7 +13,7 @@ variables, loop variables).
 """
 
 import dataclasses
-from typing import Any
+from typing import Any, ClassVar
 
 IGNORE = {"structural": False}
 DEF = {"def": True}
@@ -26,6 +26,9 @@ class Node:
 
     __slots__ = ("__weakref__",)
     _is_var = False  # variables compare by binding, not by their fields
+    type_key: ClassVar[str]  # set for each subclass by __init_subclass__ unless the class sets it
+    # every concrete node class is a dataclass; declared so type checkers accept dataclasses.fields(node)
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -45,7 +48,7 @@ class Node:
         >>> list(relay.Call(op, [x]).fields())   # doctest: +SKIP
         ['op', 'args', 'attrs', 'span', 'checked_type_']
         """
-        ordered = sorted(dataclasses.fields(self), key=lambda f: f.kw_only)  # own fields first, then span & co.
+        ordered = sorted(dataclasses.fields(self), key=lambda f: f.kw_only is True)  # own fields, then span & co.
         return {f.name: getattr(self, f.name) for f in ordered if not f.name.startswith("_")}
 
     def with_fields(self, **changes):
@@ -66,7 +69,7 @@ def _same(old, new) -> bool:
         return True
     return (
         isinstance(old, tuple) and isinstance(new, tuple | list) and len(old) == len(new)
-        and all(a is b for a, b in zip(old, new))
+        and all(a is b for a, b in zip(old, new, strict=True))
     )
 
 

@@ -19,14 +19,17 @@ import difflib
 import importlib
 import sys
 import threading
+import types
+import typing
 from types import MappingProxyType
+from typing import Any, Union
 
 from ..error import KilnError
 from .analysis import AnalysisManager
 
 
 class ConfigError(KilnError, ValueError):
-    """An unknown PassContext config key, or a value of the wrong type."""
+    """An unknown PassContext config key, or a config value or pass option of the wrong type."""
 
 
 _TYPE_NAMES = {int: "int", bool: "bool", float: "float", str: "str", list: "list", tuple: "tuple", dict: "dict"}
@@ -72,20 +75,72 @@ def list_configs() -> dict:
     return {name: {"type": _TYPE_NAMES[t], "default": d} for name, (t, d) in sorted(_CONFIGS.items())}
 
 
-def _coerce(name, type_, value):
-    """``value`` checked (and widened: int to float, 0/1 to bool, tuple to list) for option ``name``."""
-    if type_ is bool and isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if type_ is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if type_ in (list, tuple) and isinstance(value, list | tuple):
-        return type_(value)
-    if isinstance(value, type_) and not (type_ is int and isinstance(value, bool)):
+def coerce_value(value, type_, what):
+    """``value`` checked against the annotation ``type_`` and widened as an option value (one rule for config keys
+    and pass options).
+
+    Widening: an int to float, 0/1 to bool, a list to tuple and back. ``type_`` may be a class (``Callable``
+    included), ``object``/``Any`` (anything), a parametrized class (``dict[str, list]``, ``Callable[[Call], bool]``:
+    only the class is checked, not the parameters) or a union of these with ``None``.
+
+    Parameters
+    ----------
+    value : object
+        The value given.
+    type_ : type or annotation
+        What the option holds.
+    what : str
+        The option, as error messages name it (``"PassContext config 'relay.FuseOps.max_depth'"``).
+
+    Returns
+    -------
+    object
+        ``value``, or its widened form.
+
+    Raises
+    ------
+    ConfigError
+        ``value`` does not fit ``type_`` (a ``ValueError`` naming ``what``).
+
+    Examples
+    --------
+    >>> coerce_value(1, bool, "pass DeadCodeElimination option inline_once")
+    True
+    """
+    if type_ is object or type_ is Any:
         return value
-    raise ConfigError(
-        f"PassContext config {name!r} expects a value of type {_TYPE_NAMES[type_]}, "
-        f"got {type(value).__name__} {value!r}"
-    )
+    if typing.get_origin(type_) in (Union, types.UnionType):
+        members = typing.get_args(type_)
+        if value is None and type(None) in members:
+            return None
+        for member in members:
+            if member is not type(None):
+                try:
+                    return coerce_value(value, member, what)
+                except ConfigError:
+                    continue
+    else:
+        cls = typing.get_origin(type_) or type_
+        if not isinstance(cls, type):
+            raise TypeError(f"{what}: kiln cannot check values against the annotation {type_!r}")
+        if cls is bool and isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        if cls is float and isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+        if cls in (list, tuple) and isinstance(value, list | tuple):
+            return cls(value)
+        if isinstance(value, cls) and not (cls is int and isinstance(value, bool)):
+            return value
+    raise ConfigError(f"{what} expects a value of type {_type_name(type_)}, got {type(value).__name__} {value!r}")
+
+
+def _type_name(type_) -> str:
+    return _TYPE_NAMES.get(type_) or (type_.__name__ if isinstance(type_, type) else str(type_))
+
+
+def _coerce(name, type_, value):
+    """``value`` checked and widened for the registered config option ``name``."""
+    return coerce_value(value, type_, f"PassContext config {name!r}")
 
 
 def check_config(config) -> dict:
@@ -134,6 +189,8 @@ def parse_config_value(name, text):
         ) from None
 
 
+# the packages whose modules register the built-in passes and their config options
+_BUILTIN_PASS_PACKAGES = ("kiln.relay.transform", "kiln.tir.transform")
 _BUILTINS_LOADED = False
 
 
@@ -141,17 +198,34 @@ def _load_builtin_passes():
     """Import the packages whose modules register the built-in passes and options (once).
 
     ``importlib`` rather than an import statement: the IR layer must not depend on the layers above it, it only
-    asks them to register themselves.
+    asks them to register themselves. A pass module that fails to import is an error, not a missing pass: the
+    exception propagates with a note naming that module (otherwise it would surface later as "unknown pass X"),
+    and the next lookup tries again.
     """
     global _BUILTINS_LOADED
     if _BUILTINS_LOADED:
         return
-    _BUILTINS_LOADED = True
-    for package in ("kiln.relay.transform", "kiln.tir.transform"):
+    _BUILTINS_LOADED = True  # set first: the packages' own imports may look passes up
+    for package in _BUILTIN_PASS_PACKAGES:
         try:
             importlib.import_module(package)
-        except ImportError:
-            pass
+        except Exception as exc:
+            _BUILTINS_LOADED = False
+            exc.add_note(f"kiln: loading the built-in passes failed in module {_failing_module(exc, package)}")
+            raise
+
+
+def _failing_module(exc, package) -> str:
+    """The innermost module of ``package`` whose import was running when ``exc`` was raised (else ``package``)."""
+    name = package
+    tb = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        module = frame.f_globals.get("__name__", "")
+        if frame.f_code.co_name == "<module>" and (module == package or module.startswith(package + ".")):
+            name = module
+        tb = tb.tb_next
+    return name
 
 
 def _hook_of(instrument, name):
@@ -237,12 +311,12 @@ class PassContext:
         """The overridden hooks of the instruments by hook name (only those are called: the base's are no-ops),
         recomputed when the instrument list changed."""
         current, seen = self._instruments, self._hooks_of
-        if len(current) != len(seen) or any(a is not b for a, b in zip(current, seen)):
-            current = tuple(current)
+        if len(current) != len(seen) or any(a is not b for a, b in zip(current, seen, strict=True)):
+            snapshot = tuple(current)
             self._hook_table = {
-                name: tuple(h for h in (_hook_of(inst, name) for inst in current) if h is not None) for name in _HOOKS
+                name: tuple(h for h in (_hook_of(inst, name) for inst in snapshot) if h is not None) for name in _HOOKS
             }
-            self._hooks_of = current
+            self._hooks_of = snapshot
         return self._hook_table
 
     def _enter_instruments(self):

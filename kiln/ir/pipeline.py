@@ -10,8 +10,10 @@ Grammar (a Python expression, so it is read with :mod:`ast` and needs no hand-wr
     NAME     := identifier ("." identifier)*
 
 Option values are Python literals (numbers, strings, True/False/None, lists, tuples, dicts); a bare identifier is
-read as a string. Every name is resolved through the pass registry; an unknown pass, an unknown option or a value
-of the wrong kind raises :class:`PipelineError` (a ``ValueError``) naming it.
+read as a string. Every name is resolved through the pass registry; an unknown pass or option, or a malformed text,
+raises :class:`PipelineError` (a ``ValueError``) naming it. A value that does not fit the option's declared type
+(``FuseOps(fuse_opt_level="0")``) raises :class:`~kiln.ir.pass_context.ConfigError` (a ``ValueError`` too) from the
+pass's constructor, naming the pass and the option.
 
 The reverse, :func:`pass_to_text` (what ``str(pass)`` prints), writes a dataclass pass as its name followed by the
 options that differ from their defaults, and a ``Sequential`` as its members joined by commas (nested ones inside
@@ -23,6 +25,7 @@ import dataclasses
 import inspect
 
 from ..error import KilnError
+from .pass_context import ConfigError
 
 _SEQUENTIAL_NAMES = ("sequential", "Sequential")
 _SEQUENTIAL_OPTIONS = ("opt_level", "name", "required")
@@ -114,28 +117,32 @@ def _build(node, source):
         raise PipelineError(
             f"malformed pipeline {source.text!r}: expected a pass name, got {source.show(node)!r}{source.where(node)}"
         )
+    named: list[tuple[str, ast.keyword]] = []
     for kw in keywords:
         if kw.arg is None:
             raise PipelineError(f"pass {name}: '**' is not allowed in a pipeline{source.where(kw)}")
+        named.append((kw.arg, kw))
     if name in _SEQUENTIAL_NAMES:
         options = {}
-        for kw in keywords:
-            if kw.arg not in _SEQUENTIAL_OPTIONS:
+        for key, kw in named:
+            if key not in _SEQUENTIAL_OPTIONS:
                 raise PipelineError(
-                    f"sequential has no option {kw.arg!r}; its options are {', '.join(_SEQUENTIAL_OPTIONS)}"
+                    f"sequential has no option {key!r}; its options are {', '.join(_SEQUENTIAL_OPTIONS)}"
                     f"{source.where(kw)}"
                 )
-            options[kw.arg] = _literal(kw.value, f"sequential option {kw.arg}", source)
+            options[key] = _literal(kw.value, f"sequential option {key}", source)
         try:
             return Sequential([_build(arg, source) for arg in args], **options)
         except TypeError as exc:
             raise PipelineError(f"sequential: {exc}") from None
     factory = get_pass_factory(name)
-    _check_arguments(name, factory, len(args), [kw.arg for kw in keywords])
+    _check_arguments(name, factory, len(args), [key for key, _ in named])
     values = [_literal(arg, f"pass {name}", source) for arg in args]
-    kwvalues = {kw.arg: _literal(kw.value, f"pass {name} option {kw.arg}", source) for kw in keywords}
+    kwvalues = {key: _literal(kw.value, f"pass {name} option {key}", source) for key, kw in named}
     try:
         return factory(*values, **kwvalues)
+    except ConfigError:
+        raise  # an option of the wrong type: the message names the pass and the option
     except (TypeError, ValueError) as exc:
         raise PipelineError(f"pass {name}: {exc}") from None
 
@@ -175,12 +182,12 @@ def pass_to_text(p, nested=False) -> str:
         if info.name != "sequential":
             options.append(f"name={info.name!r}")
         if info.required:
-            options.append(f"required={info.required!r}")
+            options.append(f"required={list(info.required)!r}")
         if not nested and not options:
             return ",".join(items)
         return f"sequential({','.join(items + options)})"
-    options = pass_fields(p)
+    changed = pass_fields(p)
     name = p.info.name
-    if not options:
+    if not changed:
         return name
-    return f"{name}({','.join(f'{key}={value!r}' for key, value in options.items())})"
+    return f"{name}({','.join(f'{key}={value!r}' for key, value in changed.items())})"

@@ -10,6 +10,7 @@ they are bound, free variables by identity (or by first-use order under ``map_fr
 """
 
 from collections.abc import Mapping
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -40,13 +41,17 @@ class _Mismatch(Exception):
     pass
 
 
+# where a compared part sits: (parent link, label such as ".body" or "[0]"), from the root's None
+_PathLink: TypeAlias = "tuple[_PathLink | None, str]"
+
+
 def _first_mismatch(lhs, rhs, map_free_vars):
     """Return ``None`` when equal, else ``(path_links, lhs_part, rhs_part)`` of the first difference in pre-order."""
     lmap: dict[int, object] = {}
     rmap: dict[int, object] = {}
     seen: set[tuple[int, int]] = set()
     # entries: (lhs, rhs, path link, binds_variables); a path link is (parent link, label), rebuilt only on failure
-    stack = [(lhs, rhs, None, False)]
+    stack: list[tuple[Any, Any, _PathLink | None, bool]] = [(lhs, rhs, None, False)]
     while stack:
         l, r, link, is_def = stack.pop()
         if isinstance(l, Node):
@@ -88,7 +93,7 @@ def _first_mismatch(lhs, rhs, map_free_vars):
             if not isinstance(r, Mapping) or len(l) != len(r):
                 return link, l, r
             litems, ritems = _mapping_items(l), _mapping_items(r)
-            for (lk, lv), (rk, rv) in reversed(list(zip(litems, ritems))):
+            for (lk, lv), (rk, rv) in reversed(list(zip(litems, ritems, strict=True))):
                 label = f"[{str(getattr(lk, 'name_hint', lk))!r}]"
                 if str(getattr(lk, "name_hint", lk)) != str(getattr(rk, "name_hint", rk)):
                     return (link, label), lk, rk

@@ -23,7 +23,7 @@ Built-in passes are frozen dataclasses whose fields are their options, registere
     @dataclass(frozen=True)
     class FuseOps(ModulePass):
         fuse_opt_level: int = -1
-        info = PassInfo(0, "FuseOps", required=["InferType"])
+        info = PassInfo(0, "FuseOps", required=("InferType",))
 
         def transform_module(self, mod, ctx):
             ...
@@ -33,12 +33,13 @@ so ``str(FuseOps(fuse_opt_level=2))`` is ``"FuseOps(fuse_opt_level=2)"``, which 
 
 import dataclasses
 import inspect
+import typing
 from dataclasses import dataclass, field
 
 from ..error import KilnError
 from .analysis import ALL, AnalysisManager, PreservedAnalyses, list_analyses, register_analysis
 from .module import IRModule
-from .pass_context import ConfigError, PassContext, _load_builtin_passes, register_config
+from .pass_context import ConfigError, PassContext, _load_builtin_passes, coerce_value, register_config
 
 __all__ = [
     "ALL", "AnalysisManager", "ConfigError", "ModulePass", "Pass", "PassContext", "PassInfo", "PassNotFoundError",
@@ -55,36 +56,34 @@ class PassNotFoundError(KilnError, ValueError):
 @dataclass(frozen=True, slots=True)
 class PassInfo:
     """What the infrastructure knows of a pass: ``opt_level``, ``name``, ``required`` (names of passes to run
-    first, inside a ``Sequential``) and, beyond TVM, ``preserves`` (the analyses it keeps valid).
+    first, inside a ``Sequential``; given as a list or tuple, kept as a tuple) and, beyond TVM, ``preserves`` (the
+    analyses it keeps valid).
 
     Examples
     --------
-    >>> info = PassInfo(opt_level=1, name="xyz")
+    >>> info = PassInfo(opt_level=1, name="xyz", required=["InferType"])
     >>> info.opt_level, info.name, info.required
-    (1, 'xyz', [])
+    (1, 'xyz', ('InferType',))
     """
 
     opt_level: int
     name: str
-    required: list = field(default=None)
-    preserves: PreservedAnalyses = field(default=None, kw_only=True)
+    required: tuple[str, ...] = ()
+    preserves: PreservedAnalyses = field(default=PreservedAnalyses.none(), kw_only=True)
 
     def __post_init__(self):
         if not isinstance(self.opt_level, int) or isinstance(self.opt_level, bool):
             raise TypeError(f"PassInfo: opt_level must be an int, not {self.opt_level!r}")
         if not isinstance(self.name, str) or not self.name:
             raise TypeError(f"PassInfo: name must be a non-empty str, not {self.name!r}")
-        required = self.required if self.required is not None else []
+        required = self.required if self.required is not None else ()
         if isinstance(required, str) or not isinstance(required, list | tuple):
             raise TypeError(f"PassInfo {self.name}: required must be a list of pass names, not {required!r}")
         for name in required:
             if not isinstance(name, str):
                 raise TypeError(f"PassInfo {self.name}: required must hold pass names (str), got {name!r}")
-        object.__setattr__(self, "required", list(required))
+        object.__setattr__(self, "required", tuple(required))
         object.__setattr__(self, "preserves", PreservedAnalyses.make(self.preserves))
-
-    def __hash__(self):
-        return hash((self.opt_level, self.name, tuple(self.required), self.preserves))
 
     def __str__(self):
         return (
@@ -100,7 +99,7 @@ class Pass:
     ``PrimFuncPass``, :class:`Sequential`).
     """
 
-    _info = None
+    _info: PassInfo | None = None
     # whether the pass applies the bisection limit itself (per function) instead of once per run
     _bisects_itself = False
 
@@ -110,6 +109,24 @@ class Pass:
         if self._info is None:
             raise KilnError(f"{type(self).__name__} has no PassInfo: set the class attribute `info`")
         return self._info
+
+    def __post_init__(self):
+        """Check and widen the options of a dataclass pass against their annotations (called by the dataclass
+        ``__init__``; a subclass with its own ``__post_init__`` calls this first).
+
+        The rule is the one of ``PassContext`` config values (:func:`~kiln.ir.pass_context.coerce_value`), so
+        ``FuseOps(fuse_opt_level="0")`` raises a :class:`ConfigError` (a ``ValueError``) naming the pass and option.
+        """
+        info = getattr(type(self), "info", None)
+        name = info.name if isinstance(info, PassInfo) else type(self).__name__
+        for option in dataclasses.fields(self):  # type: ignore[arg-type]  # only dataclass passes get here
+            if option.init:
+                # a string annotation (``from __future__ import annotations``) is resolved in the class's module
+                hint = typing.get_type_hints(type(self))[option.name] if isinstance(option.type, str) else option.type
+                value = getattr(self, option.name)
+                checked = coerce_value(value, hint, f"pass {name} option {option.name}")
+                if checked is not value:
+                    object.__setattr__(self, option.name, checked)
 
     def __call__(self, mod):
         return run_pass(self, mod, PassContext.current())
@@ -294,7 +311,8 @@ def _make_info(kind, pass_arg, opt_level, name, required, preserves):
         raise ValueError(f"{kind}: please provide opt_level (for example @{kind}(opt_level=2))")
     if required is not None and not isinstance(required, list | tuple):
         raise TypeError(f"{kind}: required must be a list/tuple of pass names, not {required!r}")
-    return PassInfo(opt_level, name or pass_arg.__name__, required, preserves=preserves)
+    return PassInfo(opt_level, name or pass_arg.__name__, () if required is None else tuple(required),
+                    preserves=preserves)
 
 
 def make_pass_decorator(kind_cls, method, kind):
@@ -335,14 +353,14 @@ def _wrap_class(kind_cls, pass_cls, info, method, kind):
             raise AttributeError(attr)
         return getattr(inst, attr)
 
-    wrapper = type(
+    # help() shows the user's arguments (a function attribute inspect reads; typeshed does not declare it)
+    __init__.__signature__ = inspect.signature(pass_cls)  # type: ignore[attr-defined]
+    return type(
         pass_cls.__name__,
         (kind_cls,),
         {"__init__": __init__, "__getattr__": __getattr__, "__doc__": pass_cls.__doc__,
          "__module__": pass_cls.__module__, "__qualname__": pass_cls.__qualname__},
     )
-    wrapper.__init__.__signature__ = inspect.signature(pass_cls)  # help() shows the user's arguments
-    return wrapper
 
 
 module_pass = make_pass_decorator(ModulePass, "transform_module", "module_pass")

@@ -79,7 +79,8 @@ class TensorType(Type):
 class TupleType(Type):
     """The type of a tuple: one type per field."""
 
-    fields: tuple
+    # TVM's name for the field types; it hides Node.fields() on this class (nothing calls that on a type)
+    fields: tuple  # type: ignore[assignment]
 
     def __post_init__(self):
         object.__setattr__(self, "fields", tuple(self.fields))

@@ -12,7 +12,7 @@ They are IR-agnostic; the IR layers above register what they need through the gl
 * ``VerifySemantics`` calls ``"ir.instrument.random_inputs"(mod, entry, seed)`` and
   ``"ir.instrument.evaluate"(mod, entry, inputs)`` (Relay registers both, on its reference interpreter): it
   evaluates the entry function on the same inputs before and after each pass and compares the outputs with
-  ``numpy.allclose``.
+  :func:`kiln.ir.oracle.compare_results` (count, shapes, dtypes, values), as the pass tests do.
 """
 
 import warnings
@@ -21,6 +21,7 @@ from ..error import KilnError, OpNotImplemented
 from ..runtime.packed_func import get_global_func
 from .analysis import register_analysis
 from .instrument import PassInstrument
+from .oracle import compare_results
 from .pass_context import PassContext
 from .transform import same_contents
 
@@ -174,7 +175,7 @@ class VerifySemantics(PassInstrument):
             raise PassVerificationError(
                 f"VerifySemantics: after pass {info.name}, evaluating @{self.entry} fails: {exc}"
             ) from exc
-        problem = _compare(self._ref_out, outputs, self.rtol, self.atol)
+        problem = compare_results(self._ref_out, outputs, self.rtol, self.atol)
         if problem:
             raise PassVerificationError(
                 f"VerifySemantics: pass {info.name} changed the result of @{self.entry}: {problem}"
@@ -187,25 +188,3 @@ def _registered(name):
     if func is None:
         raise KilnError(f"VerifySemantics needs the global function {name!r} (import kiln.relay to register it)")
     return func
-
-
-def _compare(expected, actual, rtol, atol):
-    import numpy as np
-
-    if len(expected) != len(actual):
-        return f"it returned {len(actual)} outputs, before {len(expected)}"
-    for i, (e, a) in enumerate(zip(expected, actual)):
-        e, a = np.asarray(e), np.asarray(a)
-        if e.shape != a.shape or e.dtype != a.dtype:
-            return f"output {i} is {a.dtype}{list(a.shape)}, before {e.dtype}{list(e.shape)}"
-        if e.dtype.kind in "fc":
-            close = np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
-        else:
-            close = a == e
-        if not np.all(close):
-            where = np.unravel_index(int(np.argmin(close)), e.shape) if e.ndim else ()
-            index = tuple(int(k) for k in where)
-            return (f"output {i} differs at index {list(index)}: {a[index]!r} after, {e[index]!r} before "
-                    f"({int(np.size(close) - np.count_nonzero(close))} of {np.size(close)} elements differ; "
-                    f"rtol={rtol}, atol={atol})")
-    return None

@@ -198,9 +198,9 @@ class GraphExecutor(Executor):
                     raise KilnError(f"@main: parameter {name!r} is given twice")
                 values[index] = value
             if len(values) < len(inputs) or any(v is None for v in values):
-                missing = [n for n, v in zip(names, values + [None] * len(names)) if v is None]
+                missing = [n for k, n in enumerate(names) if k >= len(values) or values[k] is None]
                 raise KilnError(f"@main: missing arguments for parameters {', '.join(missing)}")
-            for i, (param, value) in enumerate(zip(inputs, values)):
+            for i, (param, value) in enumerate(zip(inputs, values, strict=True)):
                 arr = _convert_arg(value, param.checked_type_, f"@main argument {i} (%{param.name_hint})")
                 gmodule.set_input(param.name_hint, arr)
             gmodule.run()

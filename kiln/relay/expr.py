@@ -160,7 +160,7 @@ class TupleGetItem(ExprWithOp, RelayExpr):
 class Call(ExprWithOp, RelayExpr):
     """A call of an operator, function, global function or closure with ``args`` and operator ``attrs``."""
 
-    op: RelayExpr
+    op: RelayExpr | Op | GlobalVar
     args: tuple
     attrs: Attrs | None = None
 

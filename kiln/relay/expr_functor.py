@@ -204,7 +204,7 @@ class ExprMutator(ExprFunctor):
         chain, body = self.let_chain(let)
         bindings = [(self.visit(b.var), self.visit(b.value)) for b in chain]
         result = self.visit(body)
-        for binding, (new_var, new_value) in zip(reversed(chain), reversed(bindings)):
+        for binding, (new_var, new_value) in zip(reversed(chain), reversed(bindings), strict=True):
             result = binding.with_fields(var=new_var, value=new_value, body=result)
             self.memo_map[binding] = result
         return result
@@ -225,7 +225,7 @@ class ExprMutator(ExprFunctor):
 
 
 def _changed(new, old) -> bool:
-    return any(a is not b for a, b in zip(new, old))
+    return any(a is not b for a, b in zip(new, old, strict=True))
 
 
 def expr_children(expr) -> tuple:

@@ -86,7 +86,7 @@ def _conform(value, ttype, what):
         fields = ttype.fields if isinstance(ttype, TupleType) else (None,) * len(value)
         if len(fields) != len(value):
             raise InternalError(f"{what}: evaluated to {len(value)} values, its type {ttype} has {len(fields)}")
-        return tuple(_conform(v, t, what) for v, t in zip(value, fields))
+        return tuple(_conform(v, t, what) for v, t in zip(value, fields, strict=True))
     if isinstance(value, Closure):
         return value
     arr = value if type(value) is np.ndarray else np.asarray(value)
@@ -120,7 +120,7 @@ class _Machine:
     def enter(func, env, args, what):
         if len(args) != len(func.params):
             raise KilnError(f"call of {what} passes {len(args)} arguments, the function takes {len(func.params)}")
-        return _Frame(_Env(dict(zip(func.params, args)), env))
+        return _Frame(_Env(dict(zip(func.params, args, strict=True)), env))
 
     def apply(self, closure, args, what="a function"):
         """Call ``closure`` with ``args`` (numpy values)."""
@@ -292,7 +292,8 @@ def _convert_arg(value, ttype, where):
     if isinstance(ttype, TupleType):
         if not isinstance(value, tuple | list) or len(value) != len(ttype.fields):
             raise _arg_error(where, f"expects a tuple of {len(ttype.fields)} values of type {ttype}")
-        return tuple(_convert_arg(v, t, f"{where}[{i}]") for i, (v, t) in enumerate(zip(value, ttype.fields)))
+        return tuple(_convert_arg(v, t, f"{where}[{i}]")
+                     for i, (v, t) in enumerate(zip(value, ttype.fields, strict=True)))
     if isinstance(ttype, FuncType):
         if not isinstance(value, FunctionCallable):
             raise _arg_error(where, f"expects a function of type {ttype}, got {type(value).__name__}")
@@ -348,7 +349,7 @@ class FunctionCallable:
             if values[index] is not _MISSING:
                 raise RuntimeArgumentError(f"{self.name}: parameter {key!r} is given twice")
             values[index] = value
-        missing = [n for n, v in zip(names, values) if v is _MISSING]
+        missing = [n for n, v in zip(names, values, strict=True) if v is _MISSING]
         if missing:
             raise RuntimeArgumentError(f"{self.name}: missing arguments for parameters {', '.join(missing)}")
         return values
@@ -356,7 +357,7 @@ class FunctionCallable:
     def __call__(self, *args, **kwargs):
         values = self._ordered(args, kwargs)
         converted = []
-        for i, (param, value) in enumerate(zip(self.closure.func.params, values)):
+        for i, (param, value) in enumerate(zip(self.closure.func.params, values, strict=True)):
             ttype = param.checked_type_ or param.type_annotation
             converted.append(_convert_arg(value, ttype, f"{self.name} argument {i} (%{param.name_hint})"))
         with np.errstate(all="ignore"):

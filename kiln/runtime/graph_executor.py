@@ -23,6 +23,7 @@ import numpy as np
 
 from ..error import KilnError, RuntimeArgumentError
 from .device import Device, cpu
+from .host import physical_memory
 from .library import TYPE_CODE_DLTENSOR, LibraryFunction, TVMValue, _dltensor
 from .module import Module
 from .ndarray import NDArray, _aligned_empty
@@ -98,6 +99,7 @@ class GraphExecutor(Module):
         self.output_entries = [self._eid(nid, k) for nid, k, *_ in graph["heads"]]
         self.data = self._allocate(_attr(graph, "storage_id", "list_int"))
         self.ops = self._prepare()
+        self.unset = set(self.input_names)  # inputs run() refuses to read before they are set (or are parameters)
 
     def _eid(self, nid, index) -> int:
         return self.row[nid] + index
@@ -107,6 +109,10 @@ class GraphExecutor(Module):
         for eid, sid in enumerate(storage_ids):
             nbytes = int(np.prod(self.shapes[eid], dtype=np.int64)) * self.dtypes[eid].itemsize
             sizes[sid] = max(sizes.get(sid, 0), nbytes)
+        total, limit = sum(sizes.values()), physical_memory()
+        if total > limit:
+            raise KilnError(f"graph executor: the graph needs {total / 2**30:,.1f} GiB of tensors, more than this "
+                            f"machine's memory ({limit / 2**30:,.1f} GiB)")
         pools = {}
         for sid, nbytes in sizes.items():
             pools[sid] = _aligned_empty((max(nbytes, 1),), np.uint8)
@@ -184,6 +190,7 @@ class GraphExecutor(Module):
             raise RuntimeArgumentError(f"set_input {name!r}: the input has {_describe(target)}, the value has "
                                        f"{_describe(src)}")
         np.copyto(target, src)
+        self.unset.discard(name)
 
     def set_input_zero_copy(self, key, value):
         """Set input ``key``; kiln copies (the kernels were bound to the executor's own storage)."""
@@ -191,9 +198,11 @@ class GraphExecutor(Module):
 
     def get_input(self, key, out=None):
         """Input ``key`` (name or index) as an NDArray sharing the executor's storage, or copied into ``out``."""
-        view = self._input_view(self._input_position(key, "get_input"))
+        position = self._input_position(key, "get_input")
+        view = self._input_view(position)
         if out is not None:
             return _copy_into(out, view, "get_input")
+        self.unset.discard(self.input_names[position])  # the caller holds the storage and may fill it in place
         return NDArray(view, self.device)
 
     def get_num_inputs(self) -> int:
@@ -222,10 +231,21 @@ class GraphExecutor(Module):
             if name in self.input_index:
                 self.set_input(name, value)
                 self.param_names.add(name)
+                self.unset.discard(name)
 
     # ---------------------------------------------------------------------------------------------- running
     def run(self):
-        """Run every kernel of the graph once, in order."""
+        """Run every kernel of the graph once, in order.
+
+        Raises
+        ------
+        KilnError
+            Naming the inputs never set (TVM would run on whatever the storage holds).
+        """
+        if self.unset:
+            missing = [name for name in self.input_names if name in self.unset]
+            raise KilnError(f"run: input{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))} "
+                            f"{'were' if len(missing) > 1 else 'was'} never set (set_input, or run(name=array))")
         for _, _, call in self.ops:
             call()
 

@@ -158,5 +158,8 @@ def _load_factory(data: bytes) -> GraphExecutorFactoryModule:
 @register_func("tvm.graph_executor_factory.create")
 def _create_factory(graph_json, lib, module_name="default", *params_flat):
     """TVM's ``tvm.graph_executor_factory.create(graph_json, lib, name, *(name, array)...)``."""
-    params = dict(zip(params_flat[::2], params_flat[1::2]))
+    if len(params_flat) % 2:
+        raise KilnError(f"tvm.graph_executor_factory.create: the parameters must come as name, array pairs; got "
+                        f"{len(params_flat)} values")
+    params = dict(zip(params_flat[::2], params_flat[1::2], strict=True))
     return GraphExecutorFactoryModule(graph_json, lib, params, module_name)

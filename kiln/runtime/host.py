@@ -7,8 +7,9 @@ LLVM's feature names.
 """
 
 import functools
+import os
 
-__all__ = ["host_cpu_name", "host_cpu_features", "missing_features", "X86_64_BASELINE"]
+__all__ = ["host_cpu_name", "host_cpu_features", "missing_features", "physical_memory", "X86_64_BASELINE"]
 
 X86_64_BASELINE = ("64bit", "cmov", "cx8", "fxsr", "mmx", "sse", "sse2")
 """Features every x86-64 CPU has."""
@@ -49,6 +50,15 @@ def _features_from_cpuinfo() -> frozenset:
     except OSError:
         flags = []
     return frozenset(_CPUINFO_NAMES.get(flag, flag) for flag in flags) | frozenset(X86_64_BASELINE)
+
+
+def physical_memory() -> int:
+    """Bytes of physical memory of this machine (1 TiB when the system does not say): a tensor larger than that
+    cannot be held, and asking for it is refused before allocating."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 40
 
 
 def missing_features(required) -> list:

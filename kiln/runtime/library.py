@@ -17,6 +17,9 @@ copied into an aligned array for the call and copied back afterwards, so numpy a
 """
 
 import ctypes
+import hashlib
+import pathlib
+import struct
 
 import numpy as np
 
@@ -157,10 +160,10 @@ class LibraryFunction:
         if len(args) != len(params):
             names = ", ".join(p["name"] for p in params)
             raise RuntimeArgumentError(f"{self.name}: expects {len(params)} arguments ({names}), got {len(args)}")
-        bound = {p["name"]: int(a) for p, a in zip(params, args) if p["kind"] == "scalar"
+        bound = {p["name"]: int(a) for p, a in zip(params, args, strict=True) if p["kind"] == "scalar"
                  and isinstance(a, int | np.integer) and not isinstance(a, bool)}
         native = []
-        for i, (spec, value) in enumerate(zip(params, args)):
+        for i, (spec, value) in enumerate(zip(params, args, strict=True)):
             where = _arg_name(self.name, params, i)
             if spec["kind"] == "buffer":
                 if not _is_array(value):
@@ -185,7 +188,7 @@ def _check_buffer(where, spec, arr, bound):
     if arr.ndim != len(shape):
         raise RuntimeArgumentError(f"{where}: expected {len(shape)} dimensions (shape {tuple(shape)}), "
                                    f"got shape {tuple(arr.shape)}")
-    for k, (want, got) in enumerate(zip(shape, arr.shape)):
+    for k, (want, got) in enumerate(zip(shape, arr.shape, strict=True)):
         if isinstance(want, str):
             if want not in bound:
                 bound[want] = got
@@ -229,11 +232,43 @@ def _dltensor(arr, keep) -> DLTensor:
     return tensor
 
 
+SEAL_MAGIC = b"KILNSEAL"
+_SEAL = struct.Struct("<8sQ32s")  # magic, size of the sealed bytes, their SHA-256
+
+
+def seal_library(path):
+    """Append kiln's seal to the shared library at ``path``: its size and SHA-256 after a magic number (the dynamic
+    loader ignores bytes past the ELF segments). :func:`check_seal` then refuses a truncated or altered file before
+    ``dlopen`` maps it: a truncated library would crash the process with SIGBUS when its code is first touched."""
+    path = pathlib.Path(path)
+    data = path.read_bytes()
+    with open(path, "ab") as f:
+        f.write(_SEAL.pack(SEAL_MAGIC, len(data), hashlib.sha256(data).digest()))
+
+
+def check_seal(path):
+    """Raise KilnError unless the library at ``path`` carries an intact seal (see :func:`seal_library`)."""
+    try:
+        data = pathlib.Path(path).read_bytes()
+    except OSError as exc:
+        raise KilnError(f"load_module: cannot read {path} ({exc})") from None
+    if len(data) < _SEAL.size or data[-_SEAL.size:][:len(SEAL_MAGIC)] != SEAL_MAGIC:
+        raise KilnError(f"load_module: {path} is not a library built by kiln, or it was cut short (no seal at its "
+                        f"end)")
+    magic, size, digest = _SEAL.unpack(data[-_SEAL.size:])
+    if size != len(data) - _SEAL.size or hashlib.sha256(memoryview(data)[:size]).digest() != digest:
+        raise KilnError(f"load_module: {path} is damaged: its content does not match its seal ({len(data)} bytes, "
+                        f"sealed at {size + _SEAL.size})")
+
+
 class SharedLibrary:
-    """A loaded kiln shared library: the ctypes handle, its metadata and its functions."""
+    """A loaded kiln shared library: the ctypes handle, its metadata and its functions.
+
+    The file's seal is checked first (:func:`check_seal`), so a damaged library is refused, never mapped."""
 
     def __init__(self, path):
         self.path = str(path)
+        check_seal(self.path)
         try:
             self.cdll = ctypes.CDLL(self.path)
         except OSError as exc:

@@ -354,10 +354,14 @@ def load_module(path, fmt=""):
     tmpdir = tempfile.mkdtemp(prefix="kiln-load-")
     private = pathlib.Path(tmpdir) / path.name
     shutil.copyfile(path, private)
-    library = LibraryModule(private, type_key="library")
+    try:
+        library = LibraryModule(private, type_key="library")  # the copy's seal is checked: it is what gets mapped
+    except KilnError as exc:
+        raise KilnError(str(exc).replace(str(private), str(path))) from None
+    finally:
+        os.unlink(private)
+        os.rmdir(tmpdir)
     library.path = str(path)
-    os.unlink(private)
-    os.rmdir(tmpdir)
     library.check_host_cpu()
     tree = library.metadata.get("tree") or [{"type_key": "library", "imports": []}]
     blob = library.library.read_blob() if any(t["type_key"] != "library" for t in tree) else b""
@@ -371,7 +375,7 @@ def load_module(path, fmt=""):
             raise KilnError(f"load_module: {path} holds a module of type {entry['type_key']!r} and no loader is "
                             f"registered for it (runtime.module.loadbinary_{entry['type_key']})")
         modules.append(loader(blob[entry["offset"]:entry["offset"] + entry["size"]]))
-    for mod, entry in zip(modules, tree):
+    for mod, entry in zip(modules, tree, strict=True):
         for k in entry.get("imports", ()):
             if modules[k] not in mod.imported_modules and modules[k] is not mod:
                 mod.import_module(modules[k])

@@ -11,6 +11,7 @@ The layout (little endian), so ``.params`` files move between TVM and kiln:
 Booleans are TVM's ``uint1`` stored one byte per element.
 """
 
+import math
 import struct
 
 import numpy as np
@@ -119,9 +120,12 @@ def load_param_dict(data) -> dict:
         raise KilnError("load_param_dict: the data is not a parameter dictionary (bad magic number)")
     (count,) = reader.take("<Q")
     names = []
-    for _ in range(count):
+    for k in range(count):
         (size,) = reader.take("<Q")
-        names.append(reader.raw(size).decode())
+        try:
+            names.append(reader.raw(size).decode())
+        except UnicodeDecodeError:
+            raise KilnError(f"load_param_dict: the name of parameter #{k} is not UTF-8 text (corrupt data)") from None
     (num_arrays,) = reader.take("<Q")
     if num_arrays != len(names):
         raise KilnError(f"load_param_dict: {len(names)} names but {num_arrays} arrays")
@@ -131,10 +135,14 @@ def load_param_dict(data) -> dict:
         if magic != ARRAY_MAGIC:
             raise KilnError(f"load_param_dict: parameter {name!r} is not a saved array (bad magic number)")
         code, bits, lanes = reader.take("<BBH")
+        if not 0 <= ndim <= 64:
+            raise KilnError(f"load_param_dict: parameter {name!r} claims {ndim} dimensions (corrupt data)")
         shape = reader.take(f"<{ndim}q") if ndim else ()
+        if any(d < 0 for d in shape):
+            raise KilnError(f"load_param_dict: parameter {name!r} has the negative shape {tuple(shape)}")
         (size,) = reader.take("<q")
         dtype = _np_dtype(code, bits, lanes, name)
-        expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        expected = math.prod(shape) * dtype.itemsize
         if size != expected:
             raise KilnError(f"load_param_dict: parameter {name!r} of shape {tuple(shape)} and dtype {dtype} holds "
                             f"{size} bytes, expected {expected}")

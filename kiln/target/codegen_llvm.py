@@ -77,7 +77,7 @@ class LLVMGenerator(CallLowering, ParallelOutliner):
         fn = ir.Function(self.module, ir.FunctionType(T.I32, params), name=symbol)
         self.noalias = bool(func.attrs.get("tir.noalias", False)) if func.attrs is not None else False
         state = self.state = _FunctionState(fn)
-        for p, arg in zip(func.params, fn.args):
+        for p, arg in zip(func.params, fn.args, strict=True):
             arg.name = p.name_hint
             self.bind(p, arg)
             if self.noalias and p.dtype == "handle":

@@ -72,7 +72,7 @@ class ParallelOutliner:
             fields = [b.load(b.gep(closure, [T.constant("int32", 0), T.constant("int32", k)]))
                       for k in range(len(closure_ty.elements))]
             lo, extent = fields[0], fields[1]
-            for var, value in zip(captured, fields[2:]):
+            for var, value in zip(captured, fields[2:], strict=True):
                 self.bind(var, value)
             ty = lo.type
             task_i = b.sext(task, ty) if ty.width > 32 else task

@@ -6,8 +6,11 @@ determines the output (source text, compiler and its version, flags). The direct
 
 Two processes may compile the same thing at once: each writes its own temporary file next to the entry and moves it
 into place with ``os.replace``, which is atomic on one file system. A reader therefore sees either no entry or a
-complete one, and whichever writer renames last wins with identical content. Nothing is ever modified in place, so
-an entry that exists is valid.
+complete one, and whichever writer renames last wins with identical content. Nothing is ever modified in place.
+
+Each entry has a sidecar ``<entry>.sha256`` holding the SHA-256 of its content, written after it. A lookup hashes the
+entry and compares: an entry damaged on disk (truncated, overwritten with garbage, its sidecar lost) is a miss, and
+is produced again and replaced, never handed to the linker or the loader.
 """
 
 import hashlib
@@ -45,6 +48,12 @@ def entry_path(key: str, suffix: str) -> pathlib.Path:
     return cache_dir() / key[:2] / f"{key}{suffix}"
 
 
+def lookup(key: str, suffix: str) -> pathlib.Path | None:
+    """The intact entry ``key`` with ``suffix``, or None (missing or damaged)."""
+    path = entry_path(key, suffix)
+    return path if _intact(path) else None
+
+
 def cached_file(key: str, suffix: str, produce) -> pathlib.Path:
     """Return the cache entry ``key``; on a miss call ``produce(tmp_path)`` to write it, then publish it atomically.
 
@@ -63,18 +72,38 @@ def cached_file(key: str, suffix: str, produce) -> pathlib.Path:
         The entry.
     """
     path = entry_path(key, suffix)
-    if path.exists():
+    if _intact(path):
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=f"{suffix}.tmp", dir=path.parent)
     os.close(fd)
+    sum_tmp = tmp + ".sha256"
     try:
         produce(pathlib.Path(tmp))
+        pathlib.Path(sum_tmp).write_text(_digest(pathlib.Path(tmp)))
         os.replace(tmp, path)
+        os.replace(sum_tmp, _sidecar(path))
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        for leftover in (tmp, sum_tmp):
+            if os.path.exists(leftover):
+                os.unlink(leftover)
     return path
+
+
+def _sidecar(path: pathlib.Path) -> pathlib.Path:
+    return path.with_name(path.name + ".sha256")
+
+
+def _digest(path: pathlib.Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _intact(path: pathlib.Path) -> bool:
+    """Whether the entry at ``path`` exists and matches the digest recorded beside it."""
+    try:
+        return _sidecar(path).read_text().strip() == _digest(path)
+    except OSError:  # no entry, or no sidecar (an older cache's entry or a damaged one): produce it again
+        return False
 
 
 def write_bytes_cached(key: str, suffix: str, data: bytes) -> pathlib.Path:

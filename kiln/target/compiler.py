@@ -21,6 +21,7 @@ import tempfile
 
 from ..error import CodegenError
 from ..runtime.host import host_cpu_features, host_cpu_name
+from ..runtime.library import seal_library
 from . import compile_cache
 
 RUNTIME_SOURCE = r"""
@@ -190,6 +191,7 @@ def link_shared(objects, output) -> pathlib.Path:
     output = pathlib.Path(output)
     objs = [str(o) for o in objects] + [str(runtime_object())]
     _run([*cc, *LINK_FLAGS, *objs, "-o", str(output), "-lm"], f"linking {output.name}")
+    seal_library(output)
     return output
 
 

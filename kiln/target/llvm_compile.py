@@ -81,9 +81,8 @@ def compile_ir(ir_text, target, name="kernel"):
         "llvm-object", ".".join(map(str, llvm.llvm_version_info)), machine.triple, target.cpu_name,
         ",".join(target.features), str(target.opt_level), ir_text,
     )
-    obj_path = compile_cache.entry_path(key, ".o")
-    ll_path = compile_cache.entry_path(key, ".ll")
-    if obj_path.exists() and ll_path.exists():
+    obj_path, ll_path = compile_cache.lookup(key, ".o"), compile_cache.lookup(key, ".ll")
+    if obj_path is not None and ll_path is not None:
         return obj_path, ll_path.read_text()
     try:
         module = llvm.parse_assembly(ir_text)

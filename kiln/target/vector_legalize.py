@@ -91,7 +91,7 @@ class VectorSplitter(StmtExprMutator):
         body = self.visit_stmt(op.body)
         # the whole vector stays available to whatever could not be split
         body = S.LetStmt(op.var, value, body)
-        for var, part in reversed(list(zip(names, parts))):
+        for var, part in reversed(list(zip(names, parts, strict=True))):
             body = S.LetStmt(var, part, body)
         return body
 

@@ -46,7 +46,7 @@ class _Inliner(StmtExprMutator):
         if stage.attach_type != "inline":
             return op.with_fields(indices=indices)
         body = self.graph.effective_body(stage)[op.producer.value_index]
-        return substitute(body, {iv.var: i for iv, i in zip(stage.op.axis, indices)})
+        return substitute(body, {iv.var: i for iv, i in zip(stage.op.axis, indices, strict=True)})
 
 
 class ScheduleGraph:
@@ -204,7 +204,7 @@ class _BoundInference:
             regions = [iv.dom for iv in op.axis]
         else:
             regions = self.consumer_region(stage, info, consumers)
-        for iv, rng in zip(op.axis, regions):
+        for iv, rng in zip(op.axis, regions, strict=True):
             info.root_ranges[iv] = rng
         for iv in op.reduce_axis:
             info.root_ranges[iv] = iv.dom

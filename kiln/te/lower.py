@@ -28,6 +28,7 @@ from ..ir.module import IRModule
 from ..ir.pass_context import register_config
 from ..ir.transform import PassContext, Sequential
 from ..tir import expr as E
+from ..tir import stmt as S
 from ..tir.analysis import undefined_vars
 from ..tir.buffer import Buffer, decl_buffer
 from ..tir.function import PrimFunc
@@ -115,9 +116,11 @@ def schedule_to_prim_func(sch, args, name="default_function", binds=None) -> Pri
         if id(x) in seen:
             raise TIRError(f"lower: argument {getattr(x, 'name', x)} is given twice")
         seen.add(id(x))
-    full = {stage for stage, _ in stage_binds}
-    infos = infer_bound(sch, graph, full)
-    body = build_body(graph, infos, stage_binds)
+    if _writes_nothing(sch):
+        body = S.Evaluate(E.IntImm("int32", 0))  # every output is empty: no loop runs (bound inference needs one)
+    else:
+        infos = infer_bound(sch, graph, {stage for stage, _ in stage_binds})
+        body = build_body(graph, infos, stage_binds)
     params, buffer_map = [], {}
     for x in arg_list:
         if isinstance(x, Buffer):
@@ -128,6 +131,15 @@ def schedule_to_prim_func(sch, args, name="default_function", binds=None) -> Pri
             params.append(x)
     _check_defined(body, params, buffer_map, name)
     return PrimFunc(params, body, None, buffer_map, {"global_symbol": name, "tir.noalias": True})
+
+
+def _writes_nothing(sch) -> bool:
+    """Whether every output of ``sch`` has a dimension of static extent 0."""
+    for op in sch.outputs:
+        for k in range(op.num_outputs):
+            if not any(isinstance(d, E.IntImm) and d.value == 0 for d in op.output(k).shape):
+                return False
+    return True
 
 
 def _check_defined(body, params, buffer_map, name):

@@ -107,7 +107,7 @@ def compute(shape, fcompute, name="compute", tag="", attrs=None) -> Tensor:
     shape = _shape(shape)
     names = _arg_names(fcompute, len(shape))
     axis = tuple(IterVar(Range(E.IntImm(s.dtype, 0), s), E.Var(n, s.dtype), IterVarType.DataPar)
-                 for n, s in zip(names, shape))
+                 for n, s in zip(names, shape, strict=True))
     body = fcompute(*[iv.var for iv in axis])
     if isinstance(body, Tensor):
         raise TIRError(f"te.compute {name}: fcompute returned a tensor; index it (A[i, j]) to read an element")
@@ -176,21 +176,24 @@ def comm_reducer(fcombine, fidentity, name="reduce"):
         if single:
             lhs, rhs = (E.Var("x", dtypes[0]),), (E.Var("y", dtypes[0]),)
             result = (E.convert(fcombine(lhs[0], rhs[0])),)
-            ident = (E.convert(fidentity(dtypes[0]), dtypes[0]),)
+            identity = (fidentity(dtypes[0]),)
         else:
             lhs = tuple(E.Var(f"x_{k}", t) for k, t in enumerate(dtypes))
             rhs = tuple(E.Var(f"y_{k}", t) for k, t in enumerate(dtypes))
             result = tuple(E.convert(r) for r in fcombine(lhs, rhs))
-            ident = tuple(E.convert(v, t) for v, t in zip(fidentity(*dtypes), dtypes))
-        if len(result) != len(exprs) or len(ident) != len(exprs):
+            identity = tuple(fidentity(*dtypes))
+        if len(result) != len(exprs) or len(identity) != len(exprs):
             raise TIRError(f"te.comm_reducer {name}: fcombine and fidentity must give {len(exprs)} values")
+        ident = tuple(E.convert(v, t) for v, t in zip(identity, dtypes, strict=True))
         combiner = CommReducer(lhs, rhs, result, ident)
         axes = (axis,) if isinstance(axis, IterVar) else tuple(axis)
         for a in axes:
             if not isinstance(a, IterVar) or a.iter_type != IterVarType.CommReduce:
                 raise TIRError(f"te.{name}: axis must be reduction axes made by te.reduce_axis, got {a!r}")
-        inits = () if init is None else tuple(
-            E.convert(v, t) for v, t in zip(init if isinstance(init, list | tuple) else (init,), dtypes))
+        init_values = () if init is None else tuple(init) if isinstance(init, list | tuple) else (init,)
+        if init_values and len(init_values) != len(exprs):
+            raise TIRError(f"te.{name}: init must give {len(exprs)} values, got {len(init_values)}")
+        inits = tuple(E.convert(v, t) for v, t in zip(init_values, dtypes, strict=True)) if init_values else ()
         reduces = [Reduce(combiner, exprs, axes, where, k, inits) for k in range(len(exprs))]
         return reduces[0] if single else reduces
 

@@ -176,7 +176,7 @@ class Stage:
         positions = [self._leaf_index(iv, "reorder") for iv in args]
         if len(set(positions)) != len(positions):
             raise TIRError(f"reorder in stage {self._name()}: an axis is given twice")
-        for pos, iv in zip(sorted(positions), args):
+        for pos, iv in zip(sorted(positions), args, strict=True):
             self.leaf_iter_vars[pos] = iv
 
     def tile(self, x_parent, y_parent, x_factor, y_factor):

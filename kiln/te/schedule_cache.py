@@ -55,7 +55,7 @@ def cache_write(sch, tensor, scope):
     op = stage.op
     new_axis = tuple(IterVar(iv.dom, E.Var(f"{iv.var.name_hint}.c", iv.var.dtype), IterVarType.DataPar)
                      for iv in op.axis)
-    vmap = {iv.var: new.var for iv, new in zip(op.axis, new_axis)}
+    vmap = {iv.var: new.var for iv, new in zip(op.axis, new_axis, strict=True)}
     cache_op = ComputeOp(f"{op.name}.{scope}", op.tag, op.attrs, new_axis,
                          rewrite_bodies(op.body, lambda e: substitute(e, vmap)))
     indices = tuple(iv.var for iv in op.axis)

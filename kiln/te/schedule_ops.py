@@ -88,7 +88,7 @@ class _Builder:
     def _indices(self, stage, value_index, indices):
         buf, mins = self.buffer(stage, value_index)
         if mins is not None:
-            indices = tuple(self.ana.simplify(_op.subtract(i, m)) for i, m in zip(indices, mins))
+            indices = tuple(self.ana.simplify(_op.subtract(i, m)) for i, m in zip(indices, mins, strict=True))
         return buf, indices
 
     def load(self, tensor, indices):
@@ -186,14 +186,14 @@ class _Builder:
         places = [self._indices(stage, k, indices) for k in range(len(body))]
         current = [E.BufferLoad(buf, idx) for buf, idx in places]
         source = [self.expr(s, vmap) for s in first.source]
-        new = [self.ana.simplify(substitute(r, {**dict(zip(combiner.lhs, current)), **dict(zip(combiner.rhs, source))}))
-               for r in combiner.result]
+        operands = {**dict(zip(combiner.lhs, current, strict=True)), **dict(zip(combiner.rhs, source, strict=True))}
+        new = [self.ana.simplify(substitute(r, operands)) for r in combiner.result]
         if len(new) == 1:
             stmt = S.BufferStore(places[0][0], new[0], places[0][1])
         else:  # every combination must read the old values: bind them all before storing
             temps = [E.Var(f"reduce_temp{k}", v.dtype) for k, v in enumerate(new)]
-            stmt = S.stmt_seq(*[S.BufferStore(buf, t, idx) for (buf, idx), t in zip(places, temps)])
-            for t, v in reversed(list(zip(temps, new))):
+            stmt = S.stmt_seq(*[S.BufferStore(buf, t, idx) for (buf, idx), t in zip(places, temps, strict=True)])
+            for t, v in reversed(list(zip(temps, new, strict=True))):
                 stmt = S.LetStmt(t, v, stmt)
         cond = self.expr(first.condition, vmap)
         return self.guard([cond], stmt)

@@ -107,7 +107,8 @@ class Operation(Node):
     def __post_init__(self):
         object.__setattr__(self, "attrs", DictAttrs.make(self.attrs))
         shapes, dtypes = self._output_shapes(), self._output_dtypes()
-        outputs = tuple(Tensor(shape, dtype, self, i) for i, (shape, dtype) in enumerate(zip(shapes, dtypes)))
+        outputs = tuple(Tensor(shape, dtype, self, i)
+                        for i, (shape, dtype) in enumerate(zip(shapes, dtypes, strict=True)))
         object.__setattr__(self, "_outputs", outputs)
 
     def _output_shapes(self):
@@ -215,7 +216,7 @@ def _check_bodies(name, body):
 
 
 def _same(a, b) -> bool:
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
 def _check_no_nested_reduce(name, expr):

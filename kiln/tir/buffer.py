@@ -111,7 +111,7 @@ class Buffer(Node):
 
         indices = tuple(convert(i) for i in indices)
         offset = self.elem_offset
-        for index, stride in zip(indices, self.default_strides()):
+        for index, stride in zip(indices, self.default_strides(), strict=True):
             offset = add(offset, multiply(index, stride))
         return offset
 
@@ -123,7 +123,7 @@ class Buffer(Node):
             return self
         if self.strides:
             extent = convert(1)
-            for dim, stride in zip(self.shape, self.strides):
+            for dim, stride in zip(self.shape, self.strides, strict=True):
                 extent = _add_extent(extent, multiply(_sub1(dim), stride))
         else:
             extent = convert(1, self.shape[0].dtype) if self.shape else convert(1)

@@ -171,7 +171,7 @@ class Evaluator:
         if strides is None:
             strides = self._strides[id(buffer)] = (buffer, buffer.default_strides())
         offset = self.eval(buffer.elem_offset)
-        for index, stride in zip(indices, strides[1]):
+        for index, stride in zip(indices, strides[1], strict=True):
             offset = offset + self.eval(index).astype(np.int64) * np.int64(self.eval(stride))
         return offset
 
@@ -397,7 +397,7 @@ def evaluate(func, *args):
     if len(args) != len(func.params):
         raise TIRError(f"TIR evaluator: function takes {len(func.params)} arguments, {len(args)} given")
     ev = Evaluator()
-    for param, arg in zip(func.params, args):
+    for param, arg in zip(func.params, args, strict=True):
         buf = func.buffer_map.get(param)
         if buf is not None:
             arr = arg.handle if hasattr(arg, "handle") and not isinstance(arg, np.ndarray) else arg

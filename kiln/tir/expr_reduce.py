@@ -139,7 +139,7 @@ class CommReducer(Node):
         """Apply the reducer to values (substituting lhs/rhs)."""
         from .stmt_functor import substitute
 
-        vmap = {**dict(zip(self.lhs, lhs)), **dict(zip(self.rhs, rhs))}
+        vmap = {**dict(zip(self.lhs, lhs, strict=True)), **dict(zip(self.rhs, rhs, strict=True))}
         return tuple(substitute(r, vmap) for r in self.result)
 
 

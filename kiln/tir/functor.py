@@ -281,7 +281,7 @@ def _binary_mutate(self, op):
 
 
 def _changed(new, old) -> bool:
-    return len(new) != len(old) or any(x is not y for x, y in zip(new, old))
+    return len(new) != len(old) or any(x is not y for x, y in zip(new, old, strict=True))
 
 
 class StmtExprMutator(_Functor):
@@ -403,7 +403,7 @@ class StmtExprMutator(_Functor):
         chain = _body_chain(self, op, StmtExprMutator)
         new_fields = [{name: self.visit_expr(value) for name, value in _chain_fields(link)} for link in chain]
         body = self.visit_stmt(chain[-1].body)
-        for link, fields in zip(reversed(chain), reversed(new_fields)):
+        for link, fields in zip(reversed(chain), reversed(new_fields), strict=True):
             body = link.with_fields(body=body, **fields)
         return body
 

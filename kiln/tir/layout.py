@@ -60,7 +60,7 @@ class Layout:
                 f"layout {self.name} has {self.ndim} dimensions but the shape {tuple(shape)} has {len(shape)}"
             )
         sizes = {}
-        for (a, f), d in zip(self.axes, shape):
+        for (a, f), d in zip(self.axes, shape, strict=True):
             if f is None:
                 sizes[a] = sizes.get(a, 1) * int(d)
             else:

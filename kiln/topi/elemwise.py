@@ -59,7 +59,7 @@ def fast_exp_expr(v):
     by a degree-6 polynomial on ``|r| <= ln2 / 2``, and ``2^n`` built from the bits of ``n + 126`` as a product of
     exact powers of two (no bit reinterpretation, which the vectorizer cannot express): within 2 ulp of ``expf`` on
     ``[-87.3, 88.7]`` (inputs are clamped there), and every operation has a vector form, where libm's ``expf`` is
-    called once per lane.
+    called once per lane. A NaN input gives NaN.
     """
     if v.dtype != "float32":
         return _intrin.exp(v)
@@ -92,7 +92,11 @@ def fast_exp_expr(v):
                 scale = scale * _op.select(on, c(f), c(1.0))
         return scale
 
-    return let(_op.minimum(_op.maximum(v, c(-87.33654)), c(88.72283)), "x", from_x)
+    def nan_kept(u):  # min/max would turn a NaN into a bound: NaN in, NaN out, as expf
+        clamped = let(_op.minimum(_op.maximum(u, c(-87.33654)), c(88.72283)), "x", from_x)
+        return _op.select(_op.not_equal(u, u), u, clamped)
+
+    return let(v, "v", nan_kept)
 
 
 def fast_exp(x):

@@ -9,6 +9,7 @@ clamping, and ``layout_transform`` maps the destination index to logical (primal
 source layout (``NCHW16c``: ``C = c_outer * 16 + c_inner``).
 """
 
+import itertools
 import math
 
 from ..error import OpAttributeInvalid
@@ -136,7 +137,7 @@ def concatenate(tensors, axis=0):
     shape = list(tensors[0].shape)
     shape[axis] = sum(sizes)
     starts = [sum(sizes[:k]) for k in range(len(sizes))]
-    parts = [(t, start, size) for t, start, size in zip(tensors, starts, sizes) if size > 0]
+    parts = [(t, start, size) for t, start, size in zip(tensors, starts, sizes, strict=True) if size > 0]
 
     def read(part, i):
         t, start, _ = part
@@ -174,7 +175,7 @@ def split(data, indices_or_sections, axis=0):
         points = [int(p) for p in indices_or_sections]
     points = [0, *points, dim]
     pieces = []
-    for k, (begin, end) in enumerate(zip(points, points[1:])):
+    for k, (begin, end) in enumerate(itertools.pairwise(points)):
         size = max(0, min(end, dim) - begin)
         piece_shape = list(shape)
         piece_shape[axis] = size
@@ -274,7 +275,8 @@ def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
     """
     ranges = slice_ranges(get_const_tuple(data.shape), begin, end, strides, axes, slice_mode)
     shape = [len(range(*r)) for r in ranges]
-    return _injective(shape, lambda *i: data(*[b + x * s for x, (b, _, s) in zip(i, ranges)]), "T_strided_slice")
+    return _injective(shape, lambda *i: data(*[b + x * s for x, (b, _, s) in zip(i, ranges, strict=True)]),
+                      "T_strided_slice")
 
 
 def layout_transform(data, src_layout, dst_layout):
@@ -332,12 +334,12 @@ def tile(data, reps):
     ndim = max(len(shape), len(reps))
     padded = (1,) * (ndim - len(shape)) + tuple(shape)
     reps = (1,) * (ndim - len(reps)) + tuple(int(r) for r in reps)
-    out_shape = [d * r for d, r in zip(padded, reps)]
+    out_shape = [d * r for d, r in zip(padded, reps, strict=True)]
     offset = ndim - len(shape)
 
     def fcompute(*i):
         return data(*[i[offset + k] % d if r != 1 else i[offset + k]
-                      for k, (d, r) in enumerate(zip(shape, reps[offset:]))])
+                      for k, (d, r) in enumerate(zip(shape, reps[offset:], strict=True))])
 
     return _injective(out_shape, fcompute, "T_tile")
 

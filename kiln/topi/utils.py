@@ -55,7 +55,7 @@ def normalize_axis(axis, ndim, what="axis") -> int:
 def ravel_index(indices, shape):
     """The row-major linear index of ``indices`` in ``shape``."""
     idx = None
-    for i, (x, d) in enumerate(zip(indices, shape)):
+    for i, (x, d) in enumerate(zip(indices, shape, strict=True)):
         idx = x if i == 0 else idx * d + x
     return idx if idx is not None else _op.const(0, "int32")
 

@@ -1,5 +1,7 @@
 """Tests of kiln/ir/pipeline.py: textual pipelines built from registered passes, printed back by ``str``."""
 
+import dataclasses
+import re
 from dataclasses import dataclass, field
 
 import pytest
@@ -94,3 +96,50 @@ def test_parsed_pipeline_runs_under_the_context():
     with PassContext(opt_level=0):
         out = parse_pipeline("TestPipe.Scale,InferType")(mod)  # Scale (opt_level 1) is skipped at opt_level 0
     assert out["main"].body.checked_type == relay.TensorType((2,))
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ('FuseOps(fuse_opt_level="0")', "pass FuseOps option fuse_opt_level expects a value of type int, got str '0'"),
+        ("FuseOps(fuse_opt_level=abc)", "pass FuseOps option fuse_opt_level expects a value of type int, got str 'abc'"),
+        ("FuseOps(fuse_opt_level=1.5)", "fuse_opt_level expects a value of type int, got float 1.5"),
+        ("DeadCodeElimination(inline_once=2)", "pass DeadCodeElimination option inline_once expects a value of type bool"),
+        ("PrintIR(header=3)", "pass PrintIR option header expects a value of type str, got int 3"),
+        ("TestPipe.Scale(axes=3)", "pass TestPipe.Scale option axes expects a value of type tuple, got int 3"),
+        ("TestPipe.Scale(table=[1])", "pass TestPipe.Scale option table expects a value of type dict"),
+        ("ConvertLayout(NHWC)", "pass ConvertLayout option desired_layouts expects a value of type dict"),
+    ],
+)
+def test_pipeline_option_of_the_wrong_type_is_a_value_error(text, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        parse_pipeline(text)
+
+
+def test_direct_construction_checks_option_types():
+    from kiln.relay.transform import EliminateCommonSubexpr, FuseOps
+
+    with pytest.raises(ValueError, match="pass FuseOps option fuse_opt_level expects a value of type int, got str"):
+        FuseOps(fuse_opt_level="0")
+    with pytest.raises(ValueError, match="pass EliminateCommonSubexpr option fskip"):
+        EliminateCommonSubexpr(fskip="never")
+    with pytest.raises(ValueError, match="pass TestPipe.Scale option factor"):
+        Scale(factor=True)
+
+
+def test_option_values_are_widened_as_config_values_are():
+    from kiln.relay.transform import DeadCodeElimination
+
+    assert DeadCodeElimination(inline_once=1).inline_once is True
+    scale = parse_pipeline("TestPipe.Scale(axes=[1, 2])").passes[0]
+    assert scale.axes == (1, 2) and str(scale) == "TestPipe.Scale(axes=(1, 2))"
+
+
+def test_every_builtin_pass_declares_checkable_option_types():
+    for name in tvm.transform.list_passes():
+        factory = tvm.ir.transform.get_pass_factory(name)
+        if dataclasses.is_dataclass(factory) and all(
+            f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+            for f in dataclasses.fields(factory) if f.init
+        ):
+            assert str(factory()) == name  # __post_init__ checked every default against its annotation

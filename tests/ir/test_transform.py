@@ -30,9 +30,9 @@ def recorder(events, name, opt_level=2, required=None):
 # --- PassInfo ------------------------------------------------------------------------------------------------------
 def test_pass_info_fields_and_str():
     info = PassInfo(opt_level=1, name="xyz")
-    assert (info.opt_level, info.name, info.required) == (1, "xyz", [])
+    assert (info.opt_level, info.name, info.required) == (1, "xyz", ())
     info = PassInfo(3, "FuseOps", ["InferType"])
-    assert info.required == ["InferType"]
+    assert info.required == ("InferType",)  # a list is accepted, a tuple kept
     assert "pass name: FuseOps" in str(info) and "opt_level: 3" in str(info) and "InferType" in str(info)
     assert info == PassInfo(3, "FuseOps", ("InferType",)) and hash(info) == hash(PassInfo(3, "FuseOps", ["InferType"]))
 

@@ -249,7 +249,7 @@ def test_create_executor_graph():
     want = relay.create_executor("debug", mod=mod).evaluate()(xs, ws)
     got = relay.create_executor("graph", mod, kiln.cpu(0), "llvm").evaluate()(xs, w=ws)
     assert isinstance(got, tuple) and len(got) == 2
-    for g, w_ in zip(got, want):
+    for g, w_ in zip(got, want, strict=True):
         np.testing.assert_allclose(g.numpy(), w_.numpy(), rtol=1e-5, atol=1e-6)
     bound = relay.create_executor("graph", mod, kiln.cpu(0), "c", params={"w": ws}).evaluate()
     np.testing.assert_allclose(bound(xs)[0].numpy(), want[0].numpy(), rtol=1e-5, atol=1e-6)

@@ -197,5 +197,15 @@ def test_kernel_errors_name_the_kernel(addone):
     graph = json.loads(chain_graph(1))
     graph["attrs"]["shape"][1] = [[2, 3], [3, 2]]  # the kernel's output entry has the wrong shape
     m = GraphExecutor(json.dumps(graph), addone)
+    m.set_input(0, np.zeros((2, 3), "float32"))
     with pytest.raises(RuntimeArgumentError, match="addone"):
         m.run()
+
+
+def test_factory_create_takes_name_array_pairs(addone):
+    create = kiln.get_global_func("tvm.graph_executor_factory.create")
+    x = np.full((2, 3), 1, "float32")
+    factory = create(chain_graph(2), addone, "net", "x", x)
+    assert np.array_equal(factory.get_params()["x"].numpy(), x)
+    with pytest.raises(KilnError, match="name, array pairs; got 3 values"):
+        create(chain_graph(2), addone, "net", "x", x, "y")

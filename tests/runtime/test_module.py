@@ -237,3 +237,50 @@ def test_get_source(target):
     else:
         assert "define" in m.get_source() and "@addone" in m.get_source("ll")
         assert m.get_source("c") == ""
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "append", "not_kiln"])
+def test_damaged_libraries_are_refused_before_loading(tmp_path, damage):
+    """A library cut short (which dlopen would map and crash on with SIGBUS), altered, or not exported by kiln is
+    refused by load_module with a KilnError, never mapped."""
+    import subprocess
+    import sys
+
+    from kiln import te
+
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: A[i] * 2.0, name="B")
+    path = str(tmp_path / "lib.so")
+    kiln.build(te.create_schedule(B.op), [A, B], target="c", name="twice").export_library(path)
+    data = open(path, "rb").read()
+    damaged = {"truncate": data[: len(data) // 2], "flip": data[:100] + bytes([data[100] ^ 1]) + data[101:],
+               "append": data + b"more", "not_kiln": data[:-48]}[damage]
+    bad = tmp_path / "bad.so"
+    bad.write_bytes(damaged)
+    with pytest.raises(KilnError, match="load_module: .*bad.so"):
+        kiln.runtime.load_module(str(bad))
+    # and in a fresh process, which must not die of a signal either
+    code = f"import kiln\ntry:\n    kiln.runtime.load_module({str(bad)!r})\nexcept kiln.error.KilnError:\n    print('refused')"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "refused", done.stderr
+
+
+def test_corrupt_parameter_files_raise_kiln_errors():
+    """Random damage to a saved parameter dictionary (cut short, bytes changed) loads or raises KilnError, never
+    another exception."""
+    import random
+
+    blob = bytes(kiln.relay.save_param_dict({"w": np.ones((3, 4), "float32"), "b": np.arange(5),
+                                             "mask": np.array([True, False])}))
+    rng = random.Random(0)
+    for _ in range(3000):
+        data = bytearray(blob)
+        if rng.random() < 0.3:
+            data = data[: rng.randrange(len(data))]
+        else:
+            for _ in range(rng.randint(1, 3)):
+                data[rng.randrange(len(data))] = rng.randrange(256)
+        try:
+            kiln.relay.load_param_dict(bytes(data))
+        except KilnError:
+            pass

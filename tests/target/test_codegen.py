@@ -40,7 +40,7 @@ def elementwise(name, inputs, outputs, lanes=1, kind=S.ForKind.SERIAL):
     stores = [S.BufferStore(b, fn(loads, index), [index]) for _, b, fn in outs]
     body = S.For(i, 0, N // lanes, kind, S.stmt_seq(*stores))
     params = [tir.Var(nm, "handle") for nm in list(bufs) + [nm for nm, _, _ in outs]]
-    buffer_map = dict(zip(params, list(bufs.values()) + [b for _, b, _ in outs]))
+    buffer_map = dict(zip(params, list(bufs.values()) + [b for _, b, _ in outs], strict=True))
     return tir.PrimFunc(params, body, buffer_map=buffer_map, attrs={"global_symbol": name})
 
 
@@ -52,7 +52,7 @@ def check(func, arrays, target, rtol=1e-6, atol=1e-6):
     mod = kiln.build(func, target=target)
     mod(*got)
     names = [func.buffer_map[p].name for p in func.params]
-    for name, want, have in zip(names, expected, got):
+    for name, want, have in zip(names, expected, got, strict=True):
         np.testing.assert_allclose(have.numpy(), want, rtol=rtol, atol=atol, err_msg=f"output {name} ({target})")
     return mod
 
@@ -206,7 +206,7 @@ def test_guarded_loads_gathers_and_scatters(target):
                                                 E.IntImm("int32", 2), 8)])
     strided = S.For(j, 0, N // 16, S.ForKind.SERIAL, scatter)
     params = [tir.Var(n, "handle") for n in "abc"]
-    func = tir.PrimFunc(params, S.stmt_seq(guarded, strided), buffer_map=dict(zip(params, (A, B, C))),
+    func = tir.PrimFunc(params, S.stmt_seq(guarded, strided), buffer_map=dict(zip(params, (A, B, C), strict=True)),
                         attrs={"global_symbol": "gather"})
     rng = np.random.default_rng(4)
     check(func, [rng.standard_normal(N).astype("float32"), np.zeros(N, "float32"), np.zeros(N, "float32")], target)
@@ -222,7 +222,7 @@ def _sum_func(kind, lanes_hint=None):
                                          S.BufferStore(B, E.Mul(E.BufferLoad(A, [i, j]), E.FloatImm("float32", 2.0)),
                                                        [i, j])))
     params = [tir.Var("a", "handle"), tir.Var("b", "handle")]
-    return tir.PrimFunc(params, body, buffer_map=dict(zip(params, (A, B))), attrs={"global_symbol": f"k{int(kind)}"})
+    return tir.PrimFunc(params, body, buffer_map=dict(zip(params, (A, B), strict=True)), attrs={"global_symbol": f"k{int(kind)}"})
 
 
 @pytest.mark.parametrize("kind", [S.ForKind.SERIAL, S.ForKind.PARALLEL, S.ForKind.VECTORIZED, S.ForKind.UNROLLED])
@@ -259,7 +259,7 @@ def test_control_flow_allocations_and_lets(target):
     body = S.Allocate(big_var, "int32", [n_big], True, S.AttrStmt(big_var, "pragma_note", zero, S.stmt_seq(
         fill, S.Evaluate(zero), loop)))
     params = [tir.Var("a", "handle"), tir.Var("b", "handle")]
-    func = tir.PrimFunc(params, body, buffer_map=dict(zip(params, (A, B))), attrs={"global_symbol": "control"})
+    func = tir.PrimFunc(params, body, buffer_map=dict(zip(params, (A, B), strict=True)), attrs={"global_symbol": "control"})
     rng = np.random.default_rng(6)
     check(func, [rng.integers(-20, 20, N).astype("int32"), np.zeros(N, "int32")], target)
 

@@ -54,7 +54,8 @@ def test_cached_file_publishes_once_and_cleans_up_on_failure(tmp_path, monkeypat
     with pytest.raises(RuntimeError):
         compile_cache.cached_file(other, ".txt", fail)
     assert not compile_cache.entry_path(other, ".txt").exists()
-    assert [p.name for p in first.parent.iterdir()] == [first.name]  # no temporary file left
+    # the entry and its digest, no temporary file left
+    assert sorted(p.name for p in first.parent.iterdir()) == [first.name, first.name + ".sha256"]
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -119,7 +120,7 @@ def test_two_processes_compile_the_same_function_into_one_cache(tmp_path, target
     procs = [subprocess.Popen([sys.executable, "-c", _CHILD, str(start), target], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outputs = [p.communicate(timeout=300) for p in procs]
-    for proc, (out, err) in zip(procs, outputs):
+    for proc, (out, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err
         assert out.strip() == "ok"
     files = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
@@ -127,3 +128,35 @@ def test_two_processes_compile_the_same_function_into_one_cache(tmp_path, target
     names = [p.name for p in files]
     assert len(names) == len(set(names))
     assert sum(p.suffix == ".so" for p in files) == 1
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "no_digest"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_damaged_entries_are_built_again(tmp_path, monkeypatch, target, damage):
+    """An object or library damaged in the cache (cut short, overwritten, its digest lost) is a miss: it is built
+    and replaced, and the result runs."""
+    monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path))
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] + 5.0, name="B")
+    s = te.create_schedule(B.op)
+    kiln.build(s, [A, B], target=target, name="plus5")
+    entries = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix in (".o", ".so")]
+    assert entries
+    for path in entries:
+        # a new file in place of the entry (this process has the old library mapped: editing that file in place
+        # would crash it, which is not the damage being tested)
+        if damage == "truncate":
+            content = path.read_bytes()[: path.stat().st_size // 2]
+        elif damage == "garbage":
+            content = b"\x7fELF garbage" * 50
+        else:
+            path.with_name(path.name + ".sha256").unlink()
+            continue
+        path.with_name("damaged").write_bytes(content)
+        os.replace(path.with_name("damaged"), path)
+    m = kiln.build(s, [A, B], target=target, name="plus5")
+    b = kiln.nd.empty((8,))
+    m(kiln.nd.array(np.arange(8, dtype="float32")), b)
+    np.testing.assert_array_equal(b.numpy(), np.arange(8) + 5)
+    for path in entries:
+        assert compile_cache.lookup(path.stem, path.suffix) == path  # rebuilt whole, digest recorded

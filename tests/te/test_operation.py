@@ -98,6 +98,16 @@ def test_tuple_comm_reducer_builds_one_reduce_per_value():
     assert idx.dtype == "int32" and val.dtype == "float32"
 
 
+def test_reducer_values_must_match_the_operands():
+    A = te.placeholder((4, 6), name="A")
+    k = te.reduce_axis((0, 6), name="k")
+    pair = te.comm_reducer(lambda x, y: (x[0] + y[0], x[1] * y[1]), lambda t0, t1: (tir.const(0, t0),), name="pair")
+    with pytest.raises(TIRError, match="fcombine and fidentity must give 2 values"):
+        te.compute((4,), lambda i: pair((A[i, k], A[i, k]), axis=k), name="p")
+    with pytest.raises(TIRError, match="init must give 1 values, got 2"):
+        te.compute((4,), lambda i: te.sum(A[i, k], axis=k, init=(1.0, 2.0)), name="s")
+
+
 def test_reducer_needs_reduction_axes():
     A = te.placeholder((4,), name="A")
     i = te.compute((4,), lambda i: i, name="I").op.axis[0]

@@ -1,7 +1,7 @@
 """Tests of kiln/tir/functor.py and stmt_functor.py: visitors, mutators, helpers; deep trees without recursion."""
 
 from kiln import tir
-from kiln.ir import assert_structural_equal
+from kiln.ir import assert_structural_equal, structural_equal
 from kiln.tir.analysis import undefined_vars, verify_well_formed
 
 
@@ -99,7 +99,12 @@ def test_undefined_vars_and_well_formed():
     assert not verify_well_formed(bad, assert_mode=False)
     twice = tir.PrimFunc([a], tir.stmt_seq(loop, loop), buffer_map={a: A})
     assert not verify_well_formed(twice, assert_mode=False)
-    assert_structural_equal(func, func)
+    # the checks leave the function as it was: it still equals one built anew from fresh variables and buffers,
+    # and differs from the ill-formed variants
+    A2, _, loop2 = _loop()
+    a2 = tir.Var("a", "handle")
+    assert_structural_equal(func, tir.PrimFunc([a2], loop2, buffer_map={a2: A2}))
+    assert not structural_equal(func, bad) and not structural_equal(func, twice)
 
 
 def test_long_chains_of_asserts_lets_and_attrs_need_no_recursion():

@@ -101,7 +101,7 @@ def run_cases(cases, target="llvm"):
         results = [kiln.nd.array(np.zeros([int(d) for d in o.shape], o.dtype)) for o in outs]
         lib[name](*[kiln.nd.array(np.array(a, order="C")) for a in flat], *results)
         assert len(results) == len(ref), f"{case.label or case.op}: {len(results)} outputs, reference {len(ref)}"
-        for got, want in zip(results, ref):
+        for got, want in zip(results, ref, strict=True):
             got = got.numpy()
             want = np.asarray(want)
             try:

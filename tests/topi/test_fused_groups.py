@@ -24,7 +24,7 @@ def lower_primitive(func, target="llvm", name="fused"):
     """``func`` (a fused Primitive function) as (IRModule, constant arrays to pass after the parameters)."""
     params = [te.placeholder(p.checked_type.shape, p.checked_type.dtype, name=f"p{k}")
               for k, p in enumerate(func.params)]
-    env = {p: [t] for p, t in zip(func.params, params)}
+    env = {p: [t] for p, t in zip(func.params, params, strict=True)}
     extra, extra_values = [], []
     builder = ScheduleBuilder(target)
     order = []
@@ -93,7 +93,7 @@ def check_groups(main, rtol=1e-4, atol=1e-4):
         lib[name](*[kiln.nd.array(v) for v in inputs + extra_values], *results)
         want = evaluate(func.with_fields(attrs=None), inputs)
         want = want if isinstance(want, tuple) else (want,)
-        for got, w in zip(results, want):
+        for got, w in zip(results, want, strict=True):
             np.testing.assert_allclose(got.numpy(), w, rtol=rtol, atol=atol, err_msg=str(func))
     return len(seen)
 

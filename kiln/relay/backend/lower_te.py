@@ -242,7 +242,7 @@ class LowerTE(ModulePass):
     """
 
     module_name: str = "default"
-    info = PassInfo(0, "LowerTE", required=["InferType"])
+    info = PassInfo(0, "LowerTE", required=("InferType",))
 
     def transform_module(self, mod, ctx):
         return lower_te(mod, self.module_name)

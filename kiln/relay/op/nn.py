@@ -336,7 +336,7 @@ def _pad_rel(types, attrs):
         raise TypeInferenceError(f"pad: pad_value must be a scalar, got {pad_value}")
     if min(v for pair in attrs.pad_width for v in pair) < 0:
         raise TypeInferenceError(f"pad: negative pad_width {attrs.pad_width}")
-    shape = tuple(d + b + a for d, (b, a) in zip(data.shape, attrs.pad_width))
+    shape = tuple(d + b + a for d, (b, a) in zip(data.shape, attrs.pad_width, strict=True))
     return TensorType(shape, data.dtype)
 
 

@@ -4,6 +4,7 @@ Helpers that compute output shapes (:func:`reshape_shape`, :func:`strided_slice_
 shared with the interpreter and topi, so every layer agrees on the semantics.
 """
 
+import itertools
 import math
 
 from ...error import TypeInferenceError
@@ -241,7 +242,8 @@ def _concatenate_rel(types, attrs):
     axis = normalize_axis(attrs.axis, ndim)
     dtype = same_dtype(fields, "concatenated tensors")
     for f in fields:
-        if f.ndim != ndim or any(a != b for i, (a, b) in enumerate(zip(f.shape, fields[0].shape)) if i != axis):
+        if f.ndim != ndim or any(a != b for i, (a, b) in enumerate(zip(f.shape, fields[0].shape, strict=True))
+                                 if i != axis):
             raise TypeInferenceError(
                 f"concatenate on axis {axis}: shapes {', '.join(str(x.shape) for x in fields)} differ off that axis"
             )
@@ -275,7 +277,7 @@ def _split_rel(types, attrs):
     axis = normalize_axis(attrs.axis, data.ndim)
     points = [0, *split_indices(data.shape[axis], attrs.indices_or_sections), data.shape[axis]]
     fields = []
-    for begin, end in zip(points, points[1:]):
+    for begin, end in itertools.pairwise(points):
         shape = list(data.shape)
         shape[axis] = max(0, min(end, data.shape[axis]) - begin)
         fields.append(TensorType(tuple(shape), data.dtype))

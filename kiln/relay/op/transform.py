@@ -41,7 +41,7 @@ def tile_shape(shape, reps) -> tuple:
     ndim = max(len(shape), len(reps))
     shape = (1,) * (ndim - len(shape)) + tuple(shape)
     reps = (1,) * (ndim - len(reps)) + tuple(reps)
-    return tuple(d * r for d, r in zip(shape, reps))
+    return tuple(d * r for d, r in zip(shape, reps, strict=True))
 
 
 def _tile_rel(types, attrs):
@@ -91,7 +91,7 @@ def _gather_rel(types, attrs):
     data, indices = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "indices")
     _int_indices(indices, "gather")
     axis = normalize_axis(attrs.axis, data.ndim, "gather axis")
-    if indices.ndim != data.ndim or any(i != d for k, (i, d) in enumerate(zip(indices.shape, data.shape))
+    if indices.ndim != data.ndim or any(i != d for k, (i, d) in enumerate(zip(indices.shape, data.shape, strict=True))
                                         if k != axis and i > d):
         raise TypeInferenceError(f"gather: indices {indices} must have the rank of data {data} and fit it off "
                                  f"axis {axis}")

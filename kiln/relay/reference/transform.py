@@ -132,7 +132,7 @@ def _to_primal(data, lay):
 def _from_primal(primal, lay):
     """The inverse of :func:`_to_primal`: ``primal`` (axes in ``lay.primal`` order) -> layout ``lay``."""
     split_shape, position = [], {}
-    for axis, size in zip(lay.primal, primal.shape):
+    for axis, size in zip(lay.primal, primal.shape, strict=True):
         factor = lay.factor_of(axis)
         position[axis] = len(split_shape)
         if lay.index_of(axis.lower()) >= 0:

@@ -60,7 +60,7 @@ class AlterOpLayout(FunctionPass):
     ...     mod = relay.transform.AlterOpLayout()(mod)
     """
 
-    info = PassInfo(3, "AlterOpLayout", required=["InferType"])
+    info = PassInfo(3, "AlterOpLayout", required=("InferType",))
 
     def transform_function(self, func, mod, ctx):
         typed = typed_function(func, mod)

@@ -32,7 +32,7 @@ def canonicalize_ops(expr):
 class CanonicalizeOps(FunctionPass):
     """Express bias_add as a broadcast add."""
 
-    info = PassInfo(3, "CanonicalizeOps", required=["InferType"])
+    info = PassInfo(3, "CanonicalizeOps", required=("InferType",))
 
     def transform_function(self, func, mod, ctx):
         return canonicalize_ops(func)

@@ -5,11 +5,12 @@ constants. A call inside an ``if`` branch or a function body may reuse a call fr
 other way round. ``fskip(call)`` returning True leaves a call alone.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...ir.op import Op
 from ...ir.transform import PassInfo, register_pass
-from ..expr import Constant
+from ..expr import Call, Constant
 from ..expr_functor import ExprMutator
 from .function_pass import FunctionPass
 
@@ -78,8 +79,8 @@ def eliminate_common_subexpr(expr, fskip=None):
 class EliminateCommonSubexpr(FunctionPass):
     """Share repeated calls (TVM's ``relay.transform.EliminateCommonSubexpr``); ``fskip(call)`` exempts calls."""
 
-    fskip: object = None
-    info = PassInfo(3, "EliminateCommonSubexpr", required=["InferType"])
+    fskip: Callable[[Call], bool] | None = None
+    info = PassInfo(3, "EliminateCommonSubexpr", required=("InferType",))
 
     def transform_function(self, func, mod, ctx):
         return eliminate_common_subexpr(func, self.fskip)

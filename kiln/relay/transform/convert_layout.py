@@ -84,9 +84,6 @@ for _name in POOLS:
 
 
 def _normalize(desired_layouts):
-    if not isinstance(desired_layouts, dict):
-        raise TypeError(f"ConvertLayout: desired_layouts must be a dict of op name -> list of layouts, "
-                        f"not {type(desired_layouts).__name__}")
     out = {}
     for name, layouts in desired_layouts.items():
         Op.get(str(name))  # KilnError naming an unknown operator
@@ -135,10 +132,11 @@ class ConvertLayout(FunctionPass):
     ...     mod = seq(mod)
     """
 
-    desired_layouts: dict
-    info = PassInfo(3, "ConvertLayout", required=["InferType", "CanonicalizeOps"])
+    desired_layouts: dict[str, list[str]]
+    info = PassInfo(3, "ConvertLayout", required=("InferType", "CanonicalizeOps"))
 
     def __post_init__(self):
+        super().__post_init__()  # desired_layouts is a dict
         object.__setattr__(self, "desired_layouts", _normalize(self.desired_layouts))
 
     def __hash__(self):

@@ -28,7 +28,7 @@ def _is_constant(expr) -> bool:
 
 def _to_expr(value, ttype):
     if isinstance(value, tuple):
-        return Tuple(tuple(_to_expr(v, t) for v, t in zip(value, ttype.fields)))
+        return Tuple(tuple(_to_expr(v, t) for v, t in zip(value, ttype.fields, strict=True)))
     return Constant(nd_array(np.asarray(value, dtype=ttype.dtype)))
 
 

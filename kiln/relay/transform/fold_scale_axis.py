@@ -37,7 +37,7 @@ class ForwardFoldScaleAxis(FunctionPass):
     >>> ForwardFoldScaleAxis()(mod)   # conv2d(%x, multiply(%w, expand_dims(squeeze(s))))
     """
 
-    info = PassInfo(3, "ForwardFoldScaleAxis", required=["InferType"])
+    info = PassInfo(3, "ForwardFoldScaleAxis", required=("InferType",))
 
     def transform_function(self, func, mod, ctx):
         return _apply(forward_fold_scale_axis, func, mod)
@@ -54,7 +54,7 @@ class BackwardFoldScaleAxis(FunctionPass):
     >>> BackwardFoldScaleAxis()(IRModule.from_expr(y))   # conv2d(%x, multiply(%w, expand_dims(squeeze(s))))
     """
 
-    info = PassInfo(3, "BackwardFoldScaleAxis", required=["InferType"])
+    info = PassInfo(3, "BackwardFoldScaleAxis", required=("InferType",))
 
     def transform_function(self, func, mod, ctx):
         return _apply(backward_fold_scale_axis, func, mod)
@@ -69,5 +69,6 @@ def FoldScaleAxis():
     >>> with tvm.transform.PassContext(opt_level=3):   # doctest: +SKIP
     ...     mod = relay.transform.FoldScaleAxis()(mod)
     """
-    return Sequential([BackwardFoldScaleAxis(), ForwardFoldScaleAxis(), get_pass("FoldConstant")],
-                      name="FoldScaleAxis")
+    # mypy gives a dataclass without fields its base's __init__ (python/mypy#16613), not the generated one
+    passes = [BackwardFoldScaleAxis(), ForwardFoldScaleAxis()]  # type: ignore[call-arg]
+    return Sequential([*passes, get_pass("FoldConstant")], name="FoldScaleAxis")

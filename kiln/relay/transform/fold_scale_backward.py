@@ -19,6 +19,7 @@ they are two loops, so long chains need no recursion):
    absorbed multiplies are replaced by their scaled operand.
 """
 
+from ...ir.expr import RelayExpr
 from ...ir.op import Op
 from .. import op as _op
 from ..expr import Call
@@ -102,7 +103,7 @@ def _use_counts(func) -> dict:
 
 def backward_prep(func):
     """Step 1: the messages, and the expressions in post-DFS order."""
-    order = []
+    order: list[RelayExpr] = []
     post_order_visit(func, order.append)
     uses = _use_counts(func)
     messages: dict = {}

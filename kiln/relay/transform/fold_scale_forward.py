@@ -17,6 +17,7 @@ Two phases, as TVM's ``fold_scale_axis.cc``:
    rewrite is always correct even where the messages were optimistic.
 """
 
+from ...ir.expr import RelayExpr
 from ...ir.op import Op
 from .. import op as _op
 from ..expr import Call
@@ -79,7 +80,7 @@ def prep_dense(call, out_message):
 
 def forward_prep(func) -> dict:
     """Phase 1: the message of every expression of ``func`` (absent: no scaling possible)."""
-    order = []
+    order: list[RelayExpr] = []
     post_order_visit(func, order.append)
     messages: dict = {}
 
@@ -92,7 +93,7 @@ def forward_prep(func) -> dict:
         if isinstance(node, Call) and isinstance(op, Op):
             prep = PREP.get(op.name)
             in_messages = prep(node, messages.get(node)) if prep is not None else [None] * len(node.args)
-            for arg, message in zip(node.args, in_messages):
+            for arg, message in zip(node.args, in_messages, strict=True):
                 update(arg, message)
             continue
         for child in expr_children(node):

@@ -139,9 +139,10 @@ def conv_scale_info(call, output):
     blocked = ko_small >= 0 and ki_small >= 0 and c_small >= 0
     if not (simple or blocked):
         return None
-    data_axes = (c_big,) if simple else (c_big, c_small)
+    data_axes: tuple[int, ...] = (c_big,) if simple else (c_big, c_small)
     # a depthwise kernel's input channel axis has size 1: its channels are on the output axis
     on_output = output or depthwise
+    kernel_axes: tuple[int, ...]
     if simple:
         kernel_axes = (ko_big,) if on_output else (ki_big,)
     else:

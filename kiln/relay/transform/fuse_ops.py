@@ -14,6 +14,7 @@ The algorithm is TVM's (``src/relay/transforms/fuse_ops.cc``), split the same wa
 
 from dataclasses import dataclass
 
+from ...ir.attrs import DictAttrs
 from ...ir.op import Op
 from ...ir.pass_context import register_config
 from ...ir.transform import PassInfo, register_pass
@@ -74,7 +75,7 @@ class FuseMutator(ExprMutator):
 
     def _make_function(self, group, body):
         info = self._info(group)
-        func = Function(info.params, body, attrs={"Primitive": 1})
+        func = Function(tuple(info.params), body, attrs=DictAttrs.make({"Primitive": 1}))
         return Call(func, tuple(info.arguments))
 
     def visit_function(self, fn):
@@ -164,7 +165,7 @@ class FuseOps(FunctionPass):
     """
 
     fuse_opt_level: int = -1
-    info = PassInfo(0, "FuseOps", required=["InferType"])
+    info = PassInfo(0, "FuseOps", required=("InferType",))
 
     def transform_function(self, func, mod, ctx):
         level = ctx.opt_level if self.fuse_opt_level == -1 else self.fuse_opt_level

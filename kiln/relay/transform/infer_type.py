@@ -29,9 +29,9 @@ def _where(expr) -> str:
     return f" (at {expr.span})" if getattr(expr, "span", None) is not None else ""
 
 
-class KeepTyped:
-    """Mixin for mutators that return typed subexpressions as they are: a typed node's whole subtree is typed,
-    so only what a pass created since the last inference is visited."""
+class KeepTyped(ExprMutator):
+    """A mutator that returns typed subexpressions as they are: a typed node's whole subtree is typed, so only
+    what a pass created since the last inference is visited."""
 
     def prune(self, expr) -> bool:
         return getattr(expr, "checked_type_", None) is not None
@@ -42,7 +42,7 @@ class KeepTyped:
         return super()._dispatch(expr)
 
 
-class TypeInferencer(KeepTyped, ExprMutator):
+class TypeInferencer(KeepTyped):
     """The mutator behind :func:`infer_type`; ``global_type`` resolves the type of a called global function."""
 
     def __init__(self, global_type=None):
@@ -71,7 +71,7 @@ class TypeInferencer(KeepTyped, ExprMutator):
 
     def visit_tuple(self, tup):
         fields = tuple(self.visit(f) for f in tup.fields)
-        return tup.with_fields(fields=fields, checked_type_=TupleType([self.type_of(f) for f in fields]))
+        return tup.with_fields(fields=fields, checked_type_=TupleType(tuple(self.type_of(f) for f in fields)))
 
     def visit_tuple_getitem(self, item):
         value = self.visit(item.tuple_value)
@@ -97,7 +97,7 @@ class TypeInferencer(KeepTyped, ExprMutator):
                 f"call of {_callee_name(call.op)} passes {len(args)} arguments, expected {len(ftype.arg_types)}"
                 f"{_where(call)}"
             )
-        for i, (expected, actual) in enumerate(zip(ftype.arg_types, arg_types)):
+        for i, (expected, actual) in enumerate(zip(ftype.arg_types, arg_types, strict=True)):
             if expected != actual:
                 raise TypeInferenceError(
                     f"call of {_callee_name(call.op)}: argument {i} expected {expected}, actual {actual}{_where(call)}"
@@ -141,7 +141,7 @@ class TypeInferencer(KeepTyped, ExprMutator):
             self.memo_map[var] = new_var
             bindings.append((new_var, value))
         result = self.visit(body)
-        for binding, (new_var, value) in zip(reversed(chain), reversed(bindings)):
+        for binding, (new_var, value) in zip(reversed(chain), reversed(bindings), strict=True):
             result = binding.with_fields(var=new_var, value=value, body=result, checked_type_=self.type_of(result))
             self.memo_map[binding] = result
         return result
@@ -163,7 +163,7 @@ class TypeInferencer(KeepTyped, ExprMutator):
         btype = self.type_of(body)
         if fn.ret_type is not None and fn.ret_type != btype:
             raise TypeInferenceError(f"function return type expected {fn.ret_type}, actual {btype}{_where(fn)}")
-        ftype = FuncType([p.checked_type_ for p in params], btype)
+        ftype = FuncType(tuple(p.checked_type_ for p in params), btype)
         return fn.with_fields(params=params, body=body, ret_type=btype, checked_type_=ftype)
 
 
@@ -173,7 +173,7 @@ def _callee_name(op) -> str:
 
 def _declared_type(func):
     if isinstance(func, Function) and func.ret_type is not None and all(p.type_annotation for p in func.params):
-        return FuncType([p.type_annotation for p in func.params], func.ret_type)
+        return FuncType(tuple(p.type_annotation for p in func.params), func.ret_type)
     return None
 
 
@@ -232,7 +232,7 @@ def _infer_module(mod):
 def _func_type(func):
     ftype = getattr(func, "checked_type_", None)
     if ftype is None and isinstance(func, PrimFunc):  # TVM's type of a PrimFunc: its parameters' primitive types
-        return FuncType([PrimType(p.dtype) for p in func.params], func.ret_type or TupleType([]))
+        return FuncType(tuple(PrimType(p.dtype) for p in func.params), func.ret_type or TupleType(()))
     if ftype is None:
         raise TypeInferenceError(f"global function of kind {type(func).__name__} has no Relay type")
     return ftype

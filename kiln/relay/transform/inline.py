@@ -40,14 +40,14 @@ class _FreshCopy(ExprMutator):
         bindings = [(self._fresh(b.var), b) for b in chain]
         values = [self.visit(b.value) for _, b in bindings]
         result = self.visit(body)
-        for (var, _), value in zip(reversed(bindings), reversed(values)):
+        for (var, _), value in zip(reversed(bindings), reversed(values), strict=True):
             result = Let(var, value, result)
         return result
 
 
 def substitute_call(func, args):
     """The body of ``func`` with its parameters replaced by ``args`` and its inner bindings renamed."""
-    return _FreshCopy(dict(zip(func.params, args))).visit(func.body)
+    return _FreshCopy(dict(zip(func.params, args, strict=True))).visit(func.body)
 
 
 def inline_globals(mod):

@@ -32,6 +32,7 @@ from .. import op as _op
 from ..expr import Call, Tuple, TupleGetItem
 from ..expr_functor import ExprFunctor
 from ..function import Function
+from ..op.attrs import LayoutTransformAttrs
 from .layout_rules import LAYOUT_OPS, LayoutValue, rule_for
 
 
@@ -57,8 +58,8 @@ class LayoutRewriter(ExprFunctor):
         key = (expr, src, dst)
         out = self._transforms.get(key)
         if out is None:
-            if (isinstance(expr, Call) and expr.op is _LAYOUT_TRANSFORM and expr.attrs.src_layout == dst
-                    and expr.attrs.dst_layout == src):
+            if (isinstance(expr, Call) and expr.op is _LAYOUT_TRANSFORM and isinstance(expr.attrs, LayoutTransformAttrs)
+                    and expr.attrs.src_layout == dst and expr.attrs.dst_layout == src):
                 out = expr.args[0]  # transforming back undoes the transform
             else:
                 out = _op.layout_transform(expr, src, dst)
@@ -82,7 +83,7 @@ class LayoutRewriter(ExprFunctor):
             return cached[1]
         if isinstance(value.old, tuple):
             fields = [self.original(LayoutValue(self._field(value.expr, i), old, new))
-                      for i, (old, new) in enumerate(zip(value.old, value.new))]
+                      for i, (old, new) in enumerate(zip(value.old, value.new, strict=True))]
             out = Tuple(tuple(fields))
         else:
             out = self.transform(value.expr, value.new, value.old)
@@ -173,7 +174,8 @@ class LayoutRewriter(ExprFunctor):
         spec = LAYOUT_OPS.get(call.op.name)
         if spec is not None:  # a layout-defining op left as it is: its inputs go back to what it declares
             layouts = spec.inputs(call)
-            new_args = tuple(self.as_layout(a, lay, lay) if lay else self.original(a) for a, lay in zip(args, layouts))
+            new_args = tuple(self.as_layout(a, lay, lay) if lay else self.original(a)
+                             for a, lay in zip(args, layouts, strict=True))
             out_layout = spec.output(call)
             return LayoutValue(call.with_fields(args=new_args), out_layout, out_layout)
         return LayoutValue(call.with_fields(args=tuple(self.original(a) for a in args)))
@@ -187,11 +189,12 @@ class LayoutRewriter(ExprFunctor):
             return LayoutValue(new)  # an equivalent expression in the original layout
         old_layouts, new_layouts = old_spec.inputs(call), new_spec.inputs(new)
         old_out, new_out = old_spec.output(call), new_spec.output(new)
-        shapes = [(a.checked_type.shape, o, n) for a, o, n in zip(call.args, old_layouts, new_layouts) if o and n]
+        shapes = [(a.checked_type.shape, o, n)
+                  for a, o, n in zip(call.args, old_layouts, new_layouts, strict=True) if o and n]
         if not all(_convertible(*s) for s in [*shapes, (call.checked_type.shape, old_out, new_out)]):
             return None  # a tensor cannot be laid out that way (C=3 in NCHW8c): keep the call as it is
         new_args = []
-        for arg, target in zip(new.args, new_layouts):
+        for arg, target in zip(new.args, new_layouts, strict=True):
             index = next((j for j, inp in enumerate(inputs) if inp is arg), None)
             if index is None or not target or not old_layouts[index]:
                 new_args.append(arg)  # built by the hook itself: already what the new call expects
@@ -222,7 +225,7 @@ def _convertible(shape, src, dst) -> bool:
 def _same_call(new, call, inputs) -> bool:
     """Whether a hook returned the call unchanged (same op and attrs over the same inputs)."""
     return (isinstance(new, Call) and new.op is call.op and new.attrs == call.attrs
-            and len(new.args) == len(inputs) and all(a is b for a, b in zip(new.args, inputs)))
+            and len(new.args) == len(inputs) and all(a is b for a, b in zip(new.args, inputs, strict=True)))
 
 
 def rewrite_layouts(func, convert):

@@ -13,9 +13,11 @@ an input arrives in a new layout; they never change a layout on their own.
 """
 
 import dataclasses
+from collections.abc import Callable
 
 from ...tir.layout import layout as parse_layout
 from .. import op as _op
+from ..expr import Call
 from ..op.op import OpPattern
 from ..op.type_relations import broadcast_bool_rel, broadcast_rel
 
@@ -40,8 +42,8 @@ class LayoutSpec:
     """The layouts an operator call declares: ``inputs(call)`` (one per argument, None: no layout) and
     ``output(call)``."""
 
-    inputs: object
-    output: object
+    inputs: Callable[[Call], list[str | None]]
+    output: Callable[[Call], str]
 
 
 def _conv_inputs(call):
@@ -135,13 +137,13 @@ def broadcast_rule(rw, call, args):
     transformed to it, lower-rank ones (per-channel constants) get leading axes then the same transform, scalars
     stay (TVM's ``BinaryBroadcastLayout`` with its sub-layout handling)."""
     ndim = call.checked_type.ndim
-    lead = next((v for v, a in zip(args, call.args) if _plain(v) and a.checked_type.ndim == ndim), None)
+    lead = next((v for v, a in zip(args, call.args, strict=True) if _plain(v) and a.checked_type.ndim == ndim), None)
     if lead is None or not _compatible(lead.old, lead.new):
         return None
     old, new = lead.old, lead.new
     out_shape = call.checked_type.shape
     new_args = []
-    for value, arg in zip(args, call.args):
+    for value, arg in zip(args, call.args, strict=True):
         ttype = arg.checked_type
         rank = ttype.ndim
         if rank == 0:
@@ -261,7 +263,7 @@ def pad_rule(rw, call, args):
     if not _plain(data) or not _compatible(data.old, data.new):
         return None
     lo, ln = parse_layout(data.old), parse_layout(data.new)
-    by_letter = dict(zip(lo.primal, call.attrs.pad_width))
+    by_letter = dict(zip(lo.primal, call.attrs.pad_width, strict=True))
     width = []
     for letter, factor in ln.axes:
         if factor is not None:

@@ -8,7 +8,7 @@ fixpoint. Replacements are typed on the spot (only their new nodes are inferred)
 """
 
 from ...ir.op import Op
-from ..expr import Call
+from ..expr import Call, TupleGetItem
 from ..expr_functor import ExprMutator
 from .infer_type import KeepTyped, TypeInferencer
 
@@ -56,7 +56,7 @@ class _Rewriter(ExprMutator):
         for _ in range(self.max_steps):
             if isinstance(expr, Call) and isinstance(expr.op, Op):
                 rules = self.table.by_op.get(expr.op.name, ())
-            elif type(expr).__name__ == "TupleGetItem":
+            elif isinstance(expr, TupleGetItem):
                 rules = self.table.tuple_getitem
             else:
                 return expr
@@ -80,7 +80,7 @@ class _Rewriter(ExprMutator):
         return self._apply(self._typed(super().visit_tuple_getitem(item)))
 
 
-class _SubRewriter(KeepTyped, ExprMutator):
+class _SubRewriter(KeepTyped):
     """Applies rules to the untyped (new) nodes of a replacement; typed nodes were already rewritten."""
 
     def __init__(self, outer):

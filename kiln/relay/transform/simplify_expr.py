@@ -158,7 +158,7 @@ def simplify_expr(expr):
 class SimplifyExpr(FunctionPass):
     """Apply the algebraic simplifications of the module docstring."""
 
-    info = PassInfo(0, "SimplifyExpr", required=["InferType"])
+    info = PassInfo(0, "SimplifyExpr", required=("InferType",))
 
     def transform_function(self, func, mod, ctx):
         return simplify_expr(func)

@@ -87,7 +87,7 @@ def simplify_inference(expr):
 class SimplifyInference(FunctionPass):
     """Rewrite batch_norm, dropout and layer_norm into inference arithmetic."""
 
-    info = PassInfo(0, "SimplifyInference", required=["InferType"])
+    info = PassInfo(0, "SimplifyInference", required=("InferType",))
 
     def transform_function(self, func, mod, ctx):
         return simplify_inference(func)

@@ -6,16 +6,14 @@
   pass), then type inference of the whole module (the ``"InferType"`` analysis, which a following ``InferType``
   pass reuses).
 * ``"ir.instrument.random_inputs"`` and ``"ir.instrument.evaluate"`` for ``VerifySemantics``: arguments drawn from
-  the entry function's parameter types, and evaluation with the reference interpreter (``create_executor("debug")``).
+  the entry function's parameter types (:func:`random_inputs`, also what the pass tests use), and evaluation with
+  the reference interpreter (``create_executor("debug")``). Both sides share :mod:`kiln.ir.oracle`.
 """
-
-import numpy as np
 
 from ...error import KilnError, TypeInferenceError
 from ...ir.analysis import register_analysis
 from ...ir.instrument import register_verifier
-from ...ir.type import TensorType, TupleType
-from ...runtime.ndarray import NDArray
+from ...ir.oracle import flatten_results, random_arguments
 from ...runtime.packed_func import register_func
 from ..analysis import well_formed_error
 from ..function import Function
@@ -54,43 +52,26 @@ def _entry(mod, entry):
     return func
 
 
-def _random_value(ttype, rng, where):
-    if isinstance(ttype, TupleType):
-        return tuple(_random_value(t, rng, f"{where}[{i}]") for i, t in enumerate(ttype.fields))
-    if not isinstance(ttype, TensorType):
-        raise KilnError(f"cannot make a random value for {where} of type {ttype}")
-    if not all(isinstance(d, int) for d in ttype.shape):
-        raise KilnError(f"cannot make a random value for {where}: its shape {ttype.shape} is not static")
-    dtype = np.dtype(ttype.dtype)
-    if dtype.kind == "f":
-        return rng.standard_normal(ttype.shape).astype(dtype)
-    if dtype.kind == "b":
-        return rng.integers(0, 2, ttype.shape).astype(dtype)
-    if dtype.kind in "iu":
-        return rng.integers(0, 8, ttype.shape).astype(dtype)
-    raise KilnError(f"cannot make a random value for {where} of dtype {ttype.dtype}")
+def random_inputs(func, seed=0, name="") -> list:
+    """Random arguments for the parameters of the Relay function ``func`` (see :func:`kiln.ir.oracle.random_value`),
+    reproducible with ``seed``; errors name the parameter (and ``@name`` when given).
+
+    Examples
+    --------
+    >>> x = relay.var("x", shape=(2, 3))   # doctest: +SKIP
+    >>> [a.shape for a in random_inputs(relay.Function([x], x))]
+    [(2, 3)]
+    """
+    of = f" of @{name}" if name else ""
+    return random_arguments(
+        [(f"parameter %{p.name_hint}{of}", p.checked_type_ or p.type_annotation) for p in func.params], seed
+    )
 
 
 @register_func("ir.instrument.random_inputs")
-def random_inputs(mod, entry="main", seed=0):
-    """Random arguments for ``mod[entry]`` (normal floats, small integers), reproducible with ``seed``."""
-    rng = np.random.default_rng(seed)
-    args = []
-    for param in _entry(mod, entry).params:
-        ttype = param.type_annotation or param.checked_type_
-        args.append(_random_value(ttype, rng, f"parameter %{param.name_hint} of @{entry}"))
-    return args
-
-
-def _flatten(value, out):
-    if isinstance(value, tuple | list):
-        for v in value:
-            _flatten(v, out)
-    elif isinstance(value, NDArray):
-        out.append(value.numpy())
-    else:
-        out.append(np.asarray(value))
-    return out
+def random_entry_inputs(mod, entry="main", seed=0):
+    """Random arguments for ``mod[entry]``, reproducible with ``seed`` (what ``VerifySemantics`` evaluates on)."""
+    return random_inputs(_entry(mod, entry), seed, entry)
 
 
 @register_func("ir.instrument.evaluate")
@@ -100,5 +81,4 @@ def evaluate(mod, entry="main", inputs=()):
 
     _entry(mod, entry)
     func = create_executor("debug", mod=mod).evaluate(entry)
-    result = func(**inputs) if isinstance(inputs, dict) else func(*inputs)
-    return _flatten(result, [])
+    return flatten_results(func(**inputs) if isinstance(inputs, dict) else func(*inputs))

@@ -36,7 +36,7 @@ class BufferFlattener(StmtExprMutator):
         if len(buf.shape) == 1 and not buf.strides:
             return indices
         index = None
-        for i, stride in zip(indices, buf.default_strides()):
+        for i, stride in zip(indices, buf.default_strides(), strict=True):
             term = _op.multiply(i, stride)
             index = term if index is None else _op.add(index, term)
         if index is None:
@@ -46,7 +46,7 @@ class BufferFlattener(StmtExprMutator):
     def visit_buffer_load(self, op):
         indices = tuple(self.visit_expr(i) for i in op.indices)
         flat = self.flattened(op.buffer)
-        if flat is op.buffer and all(a is b for a, b in zip(indices, op.indices)):
+        if flat is op.buffer and all(a is b for a, b in zip(indices, op.indices, strict=True)):
             return op
         return E.BufferLoad(flat, self.flat_index(op.buffer, indices))
 
@@ -54,7 +54,7 @@ class BufferFlattener(StmtExprMutator):
         value = self.visit_expr(op.value)
         indices = tuple(self.visit_expr(i) for i in op.indices)
         flat = self.flattened(op.buffer)
-        if flat is op.buffer and value is op.value and all(a is b for a, b in zip(indices, op.indices)):
+        if flat is op.buffer and value is op.value and all(a is b for a, b in zip(indices, op.indices, strict=True)):
             return op
         return S.BufferStore(flat, value, self.flat_index(op.buffer, indices))
 

@@ -1,16 +1,11 @@
 """``tir.transform.PrimFuncPass`` and ``prim_func_pass``: a pass applied to each ``tir.PrimFunc`` of a module.
 
-As in TVM, the pass function receives each PrimFunc with the module; returning None removes the function. PrimFuncs
-are recognised by their ``type_key`` (``"tir.PrimFunc"``), so this file does not depend on the TIR node classes.
+As in TVM, the pass function receives each PrimFunc with the module; returning None removes the function.
 """
 
 from ...ir.function_pass import FunctionLevelPass
 from ...ir.transform import make_pass_decorator, pass_decorator_doc
-
-
-def is_prim_func(func) -> bool:
-    """Whether ``func`` is a ``tir.PrimFunc``."""
-    return getattr(type(func), "type_key", "") == "tir.PrimFunc"
+from ..function import PrimFunc
 
 
 class PrimFuncPass(FunctionLevelPass):
@@ -24,7 +19,7 @@ class PrimFuncPass(FunctionLevelPass):
     may_remove = True
 
     def applies_to(self, func) -> bool:
-        return is_prim_func(func)
+        return isinstance(func, PrimFunc)
 
 
 prim_func_pass = make_pass_decorator(PrimFuncPass, "transform_function", "prim_func_pass")

@@ -64,12 +64,13 @@ _TANH_Q = (1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03, 4.8
 
 
 def _odd_rational(x, bound, p, q):
-    """``xc * P(xc^2) / Q(xc^2)`` with ``xc = clamp(x, -bound, bound)``; ``xc`` and ``xc^2`` are ``Let``-bound so the
-    expression stays a tree of linear size."""
+    """``xc * P(xc^2) / Q(xc^2)`` with ``xc = clamp(x, -bound, bound)`` (NaN stays NaN); ``xc`` and ``xc^2`` are
+    ``Let``-bound so the expression stays a tree of linear size."""
     xc = E.Var("x_clamped", x.dtype)
     x2 = E.Var("x_squared", x.dtype)
     ratio = _op.div(_op.multiply(xc, _poly(x2, p)), _poly(x2, q))
-    return E.Let(xc, _clamp(x, -bound, bound), E.Let(x2, _op.multiply(xc, xc), ratio))
+    clamped = E.Select(lower_isnan(x), x, _clamp(x, -bound, bound))  # min/max would turn a NaN into a bound
+    return E.Let(xc, clamped, E.Let(x2, _op.multiply(xc, xc), ratio))
 
 
 def lower_tanh(x):

@@ -41,7 +41,7 @@ class NoOpRemover(StmtExprMutator):
         kept = [s for s in seq if not is_no_op(s)]
         if not kept:
             return make_nop()
-        if len(kept) == len(op.seq) and all(a is b for a, b in zip(kept, op.seq)):
+        if len(kept) == len(op.seq) and all(a is b for a, b in zip(kept, op.seq, strict=True)):
             return op
         return S.stmt_seq(*kept)
 

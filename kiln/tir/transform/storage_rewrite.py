@@ -148,7 +148,7 @@ class StorageRewriter(StmtExprMutator):
         planned = plan_sequence(outer, items)
         if planned is not None:
             return planned
-        if all(a is b for a, b in zip(items, originals)):
+        if all(a is b for a, b in zip(items, originals, strict=True)):
             return op
         body = S.stmt_seq(*items)
         for alloc in reversed(outer):
@@ -160,7 +160,7 @@ class StorageRewriter(StmtExprMutator):
         planned = plan_sequence([], items)
         if planned is not None:
             return planned
-        if all(a is b for a, b in zip(items, op.seq)):
+        if all(a is b for a, b in zip(items, op.seq, strict=True)):
             return op
         return S.stmt_seq(*items)
 

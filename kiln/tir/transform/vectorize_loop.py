@@ -105,7 +105,7 @@ class Vectorizer(StmtExprMutator):
 
     def visit_call(self, op):
         args = [self.visit_expr(a) for a in op.args]
-        if all(a is b for a, b in zip(args, op.args)):
+        if all(a is b for a, b in zip(args, op.args, strict=True)):
             return op
         if op.op.name == "tir.if_then_else":
             return self._if_then_else(op, *args)
@@ -139,7 +139,7 @@ class Vectorizer(StmtExprMutator):
 
     def visit_buffer_load(self, op):
         indices = self._vector_index(op.buffer, op.indices)
-        if all(a is b for a, b in zip(indices, op.indices)):
+        if all(a is b for a, b in zip(indices, op.indices, strict=True)):
             return op
         return E.BufferLoad(op.buffer, indices)
 

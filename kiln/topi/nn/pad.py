@@ -52,7 +52,7 @@ def pad(data, pad_before, pad_after=None, pad_value=0.0, name="PadInput", pad_mo
         raise OpAttributeInvalid(f"topi.pad: pad widths {pad_before}/{pad_after} do not fit a tensor of shape {shape}")
     if pad_mode not in ("constant", "edge", "reflect"):
         raise OpAttributeInvalid(f"topi.pad: pad_mode must be constant, edge or reflect, got {pad_mode!r}")
-    out_shape = [d + b + a for d, b, a in zip(shape, before, after)]
+    out_shape = [d + b + a for d, b, a in zip(shape, before, after, strict=True)]
     if isinstance(pad_value, E.PrimExpr):
         fill = cast_expr(pad_value, data.dtype)
     else:

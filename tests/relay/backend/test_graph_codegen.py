@@ -1,5 +1,6 @@
 """Graph codegen (kiln/relay/backend/graph_codegen.py): TVM's graph JSON, parameter names, storage planning."""
 
+import itertools
 import json
 
 import numpy as np
@@ -68,7 +69,7 @@ def test_storage_is_reused_along_a_chain():
     graph, _ = graph_of(relay.Function([x], y), opt_level=0)  # eight kernels, nothing fused
     sids = graph["attrs"]["storage_id"][1]
     assert len(sids) == 9 and len(set(sids)) == 3  # the input, then two buffers used in turn
-    assert all(a != b for a, b in zip(sids[1:], sids[2:]))  # no kernel writes the buffer it reads
+    assert all(a != b for a, b in itertools.pairwise(sids[1:]))  # no kernel writes the buffer it reads
 
 
 def test_plan_memory_rules():

@@ -56,7 +56,7 @@ def test_split_group_outputs():
     cached = lower_primitive(primitive([x], parts.astuple()), "c")
     assert cached.name == "fused_nn_relu_split" and len(cached.outputs) == 3
     xs = RNG.uniform(-1, 1, (6, 2)).astype("float32")
-    for got, want in zip(run_prim(cached, xs), np.split(np.maximum(xs, 0), 3)):
+    for got, want in zip(run_prim(cached, xs), np.split(np.maximum(xs, 0), 3), strict=True):
         np.testing.assert_array_equal(got, want)
 
 

@@ -55,7 +55,7 @@ def check(model, feeds, rtol=1e-5, atol=1e-5, **kwargs):
     want = run_ort(model, feeds)
     got = run_kiln(model, feeds, **kwargs)
     assert len(got) == len(want)
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         assert g.dtype == w.dtype, (g.dtype, w.dtype)
         assert g.shape == w.shape, (g.shape, w.shape)
         np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)

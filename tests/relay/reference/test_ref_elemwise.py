@@ -34,7 +34,7 @@ def test_broadcast_binary_float(op, ref):
 def test_integer_divide_truncates_toward_zero():
     a = np.array([7, -7, 7, -7, 0, 5, -1], "int32")
     b = np.array([2, 2, -2, -2, 3, 5, 3], "int32")
-    expected = [int(x / y) for x, y in zip(a.tolist(), b.tolist())]
+    expected = [int(x / y) for x, y in zip(a.tolist(), b.tolist(), strict=True)]
     out = run(relay.divide(v("a", (7,), "int32"), v("b", (7,), "int32")), a=a, b=b)
     assert out.dtype == np.int32
     np.testing.assert_array_equal(out, expected)

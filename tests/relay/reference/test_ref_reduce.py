@@ -48,9 +48,9 @@ def _arg_ref(data, axes, pick_max, last):
         best, best_index = None, None
         for flat, r in enumerate(itertools.product(*[range(data.shape[d]) for d in axes])):
             index = [0] * data.ndim
-            for d, i in zip(kept, k):
+            for d, i in zip(kept, k, strict=True):
                 index[d] = i
-            for d, i in zip(axes, r):
+            for d, i in zip(axes, r, strict=True):
                 index[d] = i
             value = data[tuple(index)]
             better = best is None or (value > best if pick_max else value < best) or (last and value == best)

@@ -70,7 +70,7 @@ def test_nothing_registered_changes_nothing():
     w = relay.var("w", shape=(16, 16, 3, 3))
     mod = T.InferType()(kiln.IRModule.from_expr(relay.Function([x, w], relay.nn.conv2d(x, w))))
     assert T.AlterOpLayout()(mod) is mod
-    assert T.AlterOpLayout().info.opt_level == 3 and T.AlterOpLayout().info.required == ["InferType"]
+    assert T.AlterOpLayout().info.opt_level == 3 and T.AlterOpLayout().info.required == ("InferType",)
     assert "AlterOpLayout" in kiln.transform.list_passes()
 
 

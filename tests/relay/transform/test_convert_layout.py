@@ -234,7 +234,7 @@ def test_lets_and_ifs_are_boundaries():
 def test_registration_printing_and_errors():
     p = T.ConvertLayout({"nn.conv2d": ["NHWC", "default"]})
     assert p.info.name == "ConvertLayout" and p.info.opt_level == 3
-    assert p.info.required == ["InferType", "CanonicalizeOps"]
+    assert p.info.required == ("InferType", "CanonicalizeOps")
     text = str(p)
     assert text == "ConvertLayout(desired_layouts={'nn.conv2d': ['NHWC', 'default']})"
     again = kiln.transform.parse_pipeline(text).passes[0]

@@ -216,7 +216,7 @@ def test_fold_scale_axis_is_a_registered_sequential():
     assert isinstance(seq, kiln.transform.Sequential) and seq.info.name == "FoldScaleAxis"
     assert [p.info.name for p in seq.passes] == ["BackwardFoldScaleAxis", "ForwardFoldScaleAxis", "FoldConstant"]
     assert T.ForwardFoldScaleAxis().info.opt_level == 3 and T.BackwardFoldScaleAxis().info.opt_level == 3
-    assert T.ForwardFoldScaleAxis().info.required == ["InferType"]
+    assert T.ForwardFoldScaleAxis().info.required == ("InferType",)
     for name in ("FoldScaleAxis", "ForwardFoldScaleAxis", "BackwardFoldScaleAxis"):
         assert name in kiln.transform.list_passes()
         assert kiln.transform.get_pass(name).info.name == name

@@ -41,7 +41,7 @@ def assert_same_results(before, after, seed=0, scalars=None, rtol=1e-5, atol=1e-
     copy = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     evaluate(before, *args)
     evaluate(after, *copy)
-    for a, b in zip(args, copy):
+    for a, b in zip(args, copy, strict=True):
         if isinstance(a, np.ndarray):
             np.testing.assert_allclose(b, a, rtol=rtol, atol=atol)
 

@@ -43,7 +43,7 @@ def test_conv_group_with_two_outputs(order):
     s = builder.schedule(outs)
     rng = np.random.default_rng(0)
     xs = [rng.standard_normal([int(d) for d in p.shape]).astype("float32") for p in params]
-    got = dict(zip(["relu", "conv"] if order == "relu_first" else ["conv", "relu"], _run(s, params, outs, xs)))
+    got = dict(zip(["relu", "conv"] if order == "relu_first" else ["conv", "relu"], _run(s, params, outs, xs), strict=True))
     conv = _ref("nn.conv2d", attrs, xs[0], xs[1])
     np.testing.assert_allclose(got["conv"], conv, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(got["relu"], np.maximum(conv + xs[2][:, None, None], 0), rtol=1e-4, atol=1e-4)
@@ -118,7 +118,7 @@ def test_split_group_outputs_on_c_target():
     s = topi.x86.schedule_injective(pieces, "c")
     data = np.arange(120, dtype="float32").reshape(6, 20)
     got = _run(s, [x], pieces, [data], target="c")
-    for g, want in zip(got, np.split(data, (3, 11), axis=1)):
+    for g, want in zip(got, np.split(data, (3, 11), axis=1), strict=True):
         np.testing.assert_array_equal(g, want)
 
 

@@ -12,8 +12,9 @@ import os
 from ....error import KilnError
 from . import control, image, indexing, math, nn, normalization, quantize, reduce, rnn, tensor  # noqa: F401  (register the converters)
 from .common import CONVERTERS
-from .graph import DEFAULT_DOMAINS, GraphProto, check_supported, node_names
+from .graph import DEFAULT_DOMAINS, GraphProto, node_names
 from .inputs import ModelInput, model_inputs
+from .validate import check_supported, validate_model
 
 
 def load_model(model):
@@ -61,8 +62,8 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
     shape : dict of str to tuple of int, optional
         Static shapes of graph inputs; needed for inputs whose shape in the model has symbolic dimensions.
     dtype : str or dict of str to str, optional
-        Input dtypes: a dict overrides the model's element type per input; a str is used only for inputs whose
-        element type the model leaves undefined.
+        Input dtypes: a dict overrides the model's element type per input (and must name every input whose element
+        type the model leaves undefined); a str is ignored, the model's types are used (as in TVM).
     opset : int, optional
         Convert as this opset instead of the one the model imports.
     freeze_params : bool, optional
@@ -89,7 +90,7 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
     --------
     >>> mod, params = relay.frontend.from_onnx("resnet.onnx", shape={"data": (1, 3, 224, 224)})  # doctest: +SKIP
     """
-    model = load_model(model)
+    model = validate_model(load_model(model), opset)
     graph = model.graph
     opset = model_opset(model) if opset is None else int(opset)
     names = node_names(graph)
@@ -104,7 +105,7 @@ def _export_renamed(model, names, folder):
 
     renamed = onnx.ModelProto()
     renamed.CopyFrom(model)
-    for node, name in zip(renamed.graph.node, names):
+    for node, name in zip(renamed.graph.node, names, strict=True):
         node.name = name
     folder = os.fspath(folder)
     path = os.path.join(folder, f"kiln_exported_model_{datetime.datetime.now():%m_%d_%Y_%H_%M_%S}.onnx")
@@ -117,4 +118,4 @@ def _export_renamed(model, names, folder):
 
 
 __all__ = ["CONVERTERS", "GraphProto", "ModelInput", "check_supported", "from_onnx", "load_model", "model_inputs",
-           "model_opset", "node_names"]
+           "model_opset", "node_names", "validate_model"]

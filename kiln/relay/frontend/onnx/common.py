@@ -182,6 +182,14 @@ class ConvertContext:
         value = self.value(inputs[index], what)
         return default if value.size == 0 and default is not None else value
 
+    def axis(self, value, ndim, what="axis") -> int:
+        """``value`` as an axis of a tensor of rank ``ndim`` (negative counts from the end); an error naming the node
+        when it is out of ``[-ndim, ndim)``."""
+        value = int(value)
+        if not -ndim <= value < ndim:
+            raise self.error(f"{what} {value} is out of range for a tensor of rank {ndim}")
+        return value % ndim
+
     def is_const(self, expr) -> bool:
         """Whether ``expr`` is a Relay constant."""
         return isinstance(expr, Constant)
@@ -194,7 +202,7 @@ def get_pads(ctx, attr, in_spatial, kernel, strides, dilations, name="pads"):
     auto_pad = attr.get("auto_pad", "NOTSET")
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         pads = []
-        for size, k, s, d in zip(in_spatial, kernel, strides, dilations):
+        for size, k, s, d in zip(in_spatial, kernel, strides, dilations, strict=True):
             out = -(-size // s)
             total = max(0, (out - 1) * s + (k - 1) * d + 1 - size)
             small, big = total // 2, total - total // 2
@@ -207,4 +215,4 @@ def get_pads(ctx, attr, in_spatial, kernel, strides, dilations, name="pads"):
     flat = list(attr.get(name, [0] * (2 * n)))
     if len(flat) != 2 * n:
         raise ctx.error(f"{name} has {len(flat)} values for {n} spatial axes")
-    return list(zip(flat[:n], flat[n:]))
+    return list(zip(flat[:n], flat[n:], strict=True))

@@ -4,9 +4,10 @@ How it works:
 
 1. Every node gets a name: its own, or ``<OpType>_<k>`` (the k-th unnamed node of that type) as TVM names them; the
    names are used in error messages and written back by ``export_node_renamed_model_path``.
-2. Before converting anything, every node's op type is checked against the converter table (with the model's opset)
-   and the ONNX function definitions, so one :class:`~kiln.error.OpNotImplemented` lists all unsupported operators
-   at once. An operator without a converter but with an ONNX function body is expanded into that body
+2. Before converting anything, the model is validated (:mod:`.validate`), which checks every node's op type against
+   the converter table (with the model's opset) and the ONNX function definitions
+   (:func:`~.validate.check_supported`), so one :class:`~kiln.error.OpNotImplemented` lists all unsupported
+   operators at once. An operator without a converter but with an ONNX function body is expanded into that body
    (:mod:`.functions`).
 3. Initializers become constants (``freeze_params=True``) or typed parameters whose values are returned in
    ``params``; graph inputs that are not initializers become typed parameters, with the shape from ``shape`` or the
@@ -32,7 +33,8 @@ from ...interpreter import evaluate_expr
 from ...transform.fold_constant import fold_constant
 from ...transform.infer_type import infer_type
 from .common import CONVERTERS, ConvertContext, onnx_dtype, parse_attributes
-from .functions import DEFAULT_DOMAINS, expand, function_body, has_function
+from .functions import DEFAULT_DOMAINS, expand, function_body
+from .validate import check_input_types
 
 
 def node_names(graph) -> list[str]:
@@ -48,46 +50,21 @@ def node_names(graph) -> list[str]:
     return names
 
 
-def _all_nodes(graph):
-    """The nodes of ``graph`` and, depth first, of the subgraphs in their attributes (If branches)."""
-    from onnx import AttributeProto
-
-    for node in graph.node:
-        yield node
-        for a in node.attribute:
-            if a.type == AttributeProto.GRAPH:
-                yield from _all_nodes(a.g)
-            elif a.type == AttributeProto.GRAPHS:
-                for g in a.graphs:
-                    yield from _all_nodes(g)
-
-
-def check_supported(graph, opset):
-    """Raise OpNotImplemented listing every op type of ``graph`` (subgraphs included) kiln cannot convert at
-    ``opset``."""
-    missing = []
-    for node in _all_nodes(graph):
-        label = node.op_type if node.domain in DEFAULT_DOMAINS else f"{node.domain}.{node.op_type}"
-        converter = CONVERTERS.get(node.op_type) if node.domain in DEFAULT_DOMAINS else None
-        if converter is not None and converter.get_converter(opset) is not None:
-            continue
-        if has_function(node.op_type, opset, "" if node.domain in DEFAULT_DOMAINS else node.domain):
-            continue
-        if converter is None:
-            entry = label
-        else:
-            entry = f"{label} (opset {opset}; kiln converts it from opset {converter.versions()[0]})"
-        if entry not in missing:
-            missing.append(entry)
-    if missing:
-        raise OpNotImplemented(f"The following operators are not supported for frontend ONNX: {', '.join(missing)}")
-
-
 def _static_shape(value_info, shape_override, what):
     """The static shape of a graph input, from ``shape_override`` or the model's type."""
-    if shape_override is not None:
-        return tuple(int(d) for d in shape_override)
     ttype = value_info.type.tensor_type
+    if shape_override is not None:
+        try:
+            dims = tuple(int(d) for d in shape_override)
+        except (TypeError, ValueError):
+            raise KilnError(f"{what}: shape={{{value_info.name!r}: {shape_override!r}}} is not a tuple of "
+                            f"integers") from None
+        if any(d < 0 for d in dims):
+            raise KilnError(f"{what}: shape={{{value_info.name!r}: {dims}}} has a negative dimension")
+        if ttype.HasField("shape") and len(ttype.shape.dim) != len(dims):
+            raise KilnError(f"{what} has rank {len(ttype.shape.dim)} in the model; shape= gives it rank {len(dims)} "
+                            f"({dims})")
+        return dims
     if not ttype.HasField("shape"):
         raise KilnError(f"{what} has no shape in the model: give it with shape={{{value_info.name!r}: (...)}}")
     dims = []
@@ -116,8 +93,9 @@ class GraphProto:
         if isinstance(self.dtype, dict) and value_info.name in self.dtype:
             return str(self.dtype[value_info.name])
         elem = value_info.type.tensor_type.elem_type
-        if elem == 0:  # undefined element type: the caller's default
-            return self.dtype if isinstance(self.dtype, str) else "float32"
+        if elem == 0:
+            raise KilnError(f"graph input {value_info.name!r} has no element type in the model: give it with "
+                            f"dtype={{{value_info.name!r}: 'float32'}}")
         return onnx_dtype(elem, f"graph input {value_info.name!r}")
 
     def _add_initializers(self, graph):
@@ -210,6 +188,7 @@ class GraphProto:
         op_type = node.op_type
         inputs = self._inputs(node, name)
         ctx.node, ctx.name = node, name
+        check_input_types(node, ctx.opset, [_tensor_dtype(i) for i in inputs], f"ONNX node {name!r} ({op_type})")
         impl = CONVERTERS[op_type].get_converter(ctx.opset)
         try:
             out = impl(inputs, parse_attributes(node), ctx)
@@ -219,7 +198,8 @@ class GraphProto:
             raise _renamed(exc, f"ONNX node {name!r} ({op_type}): {exc}") from exc
         outputs = self._split_outputs(out, len(node.output))
         fold = all(i is None or isinstance(i, Constant) for i in inputs)
-        for out_name, value in zip(node.output, outputs):
+        # a node may omit trailing optional outputs (LSTM without Y_c): the values computed for them are dropped
+        for out_name, value in zip(node.output, outputs, strict=False):
             if not out_name:
                 continue
             if value is None:
@@ -240,23 +220,37 @@ class GraphProto:
 
     def from_onnx(self, graph, opset, names):
         """Convert ``graph`` at ``opset``; returns ``(IRModule, params)``."""
-        check_supported(graph, opset)
         self._add_initializers(graph)
         inputs = self._add_inputs(graph)
         ctx = ConvertContext(self, opset)
-        for node, name in zip(graph.node, names):
+        for node, name in zip(graph.node, names, strict=True):
             self._convert(node, name, ctx, opset)
         outputs = []
         for out in graph.output:
             if out.name not in self.values:
                 raise KilnError(f"graph output {out.name!r} is not produced by any node, input or initializer")
-            outputs.append(self.values[out.name])
+            value = self.values[out.name]
+            declared = out.type.tensor_type.elem_type if out.type.HasField("tensor_type") else None
+            if declared == 0:
+                raise KilnError(f"graph output {out.name!r} is declared a tensor with no element type")
+            if isinstance(self.dtype, dict):  # the caller retyped inputs: the declared outputs no longer hold
+                declared = None
+            if declared and _tensor_dtype(value) not in (None, onnx_dtype(declared, f"graph output {out.name!r}")):
+                raise KilnError(f"graph output {out.name!r} is declared as {onnx_dtype(declared)}, the graph computes "
+                                f"{_tensor_dtype(value)}")
+            outputs.append(value)
         body = outputs[0] if len(outputs) == 1 else Tuple(tuple(outputs))
         used = set(free_vars(body))
         params = inputs + [v for v in self.param_vars if v in used]
         func = infer_type(Function(params, body))
         param_values = {v.name_hint: nd_array(a) for v, a in self.param_vars.items() if v in used}
         return IRModule.from_expr(func), param_values
+
+
+def _tensor_dtype(expr):
+    """The dtype of a typed tensor expression; None for an omitted input or a value that is not a tensor."""
+    ttype = None if expr is None else getattr(expr, "checked_type_", None)
+    return ttype.dtype if isinstance(ttype, TensorType) else None
 
 
 def _renamed(exc, message):

@@ -166,6 +166,14 @@ def _fits_resize2d(shape, out_shape, scales, axes, attrs):
             and all(scales[a] == out_shape[a] / shape[a] for a in (2, 3)))
 
 
+def _per_axis(values, count, what, ctx):
+    """``values`` as a list, checked to hold ``count`` of them (one per resized axis)."""
+    values = list(values)
+    if len(values) != count:
+        raise ctx.error(f"{what} has {len(values)} values for {count} axes")
+    return values
+
+
 def _resize_attrs(attr, defaults):
     attrs = dict(defaults)
     attrs.update({k: v for k, v in attr.items() if k in defaults})
@@ -184,10 +192,11 @@ class Resize(OnnxOpConverter):
     @classmethod
     def _impl_v10(cls, inputs, attr, ctx):
         x = inputs[0]
-        scales = [float(s) for s in ctx.value(inputs[1], "scales").reshape(-1)]
+        scales = [float(s) for s in _per_axis(ctx.value(inputs[1], "scales").reshape(-1), len(ctx.shape(x)),
+                                              "scales", ctx)]
         attrs = _resize_attrs(attr, dict(_RESIZE_DEFAULTS, coordinate_transformation_mode="asymmetric",
                                          nearest_mode="floor"))
-        out = [int(math.floor(d * s)) for d, s in zip(ctx.shape(x), scales)]
+        out = [int(math.floor(d * s)) for d, s in zip(ctx.shape(x), scales, strict=True)]
         return resize(x, out, scales, attrs, ctx)
 
     @classmethod
@@ -196,23 +205,23 @@ class Resize(OnnxOpConverter):
         shape = ctx.shape(x)
         ndim = len(shape)
         attrs = _resize_attrs(attr, _RESIZE_DEFAULTS)
-        axes = [int(a) % ndim for a in attr.get("axes", range(ndim))]
+        axes = [ctx.axis(a, ndim, "axes") for a in attr.get("axes", range(ndim))]
         roi = ctx.optional_value(inputs, 1, "roi")
         scales_in = ctx.optional_value(inputs, 2, "scales")
         sizes_in = ctx.optional_value(inputs, 3, "sizes")
         scales, out = [1.0] * ndim, list(shape)
         if sizes_in is not None and sizes_in.size:
-            sizes = [int(s) for s in sizes_in.reshape(-1)]
+            sizes = [int(s) for s in _per_axis(sizes_in.reshape(-1), len(axes), "sizes", ctx)]
             policy = attr.get("keep_aspect_ratio_policy", "stretch")
-            ratios = [s / shape[a] for s, a in zip(sizes, axes)]
+            ratios = [s / shape[a] for s, a in zip(sizes, axes, strict=True)]
             if policy != "stretch":
                 ratio = min(ratios) if policy == "not_larger" else max(ratios)
                 ratios = [ratio] * len(axes)
                 sizes = [int(math.floor(shape[a] * ratio + 0.5)) for a in axes]
-            for a, s, r in zip(axes, sizes, ratios):
+            for a, s, r in zip(axes, sizes, ratios, strict=True):
                 out[a], scales[a] = s, r
         elif scales_in is not None and scales_in.size:
-            for a, s in zip(axes, scales_in.reshape(-1)):
+            for a, s in zip(axes, _per_axis(scales_in.reshape(-1), len(axes), "scales", ctx), strict=True):
                 scales[a], out[a] = float(s), int(math.floor(shape[a] * float(s)))
         else:
             raise ctx.error("needs scales or sizes")
@@ -242,12 +251,12 @@ class Upsample(OnnxOpConverter):
     @staticmethod
     def _upsample(x, scales, attr, ctx):
         mode = {"bilinear": "linear"}.get(attr.get("mode", "nearest"), attr.get("mode", "nearest"))
-        scales = [float(s) for s in scales]
+        scales = [float(s) for s in _per_axis(scales, len(ctx.shape(x)), "scales", ctx)]
         if mode == "nearest" and all(s == int(s) and s >= 1 for s in scales):
             for axis, s in enumerate(scales):
                 if s != 1:
                     x = _op.repeat(x, int(s), axis)
             return x
         attrs = dict(_RESIZE_DEFAULTS, mode=mode, coordinate_transformation_mode="asymmetric", nearest_mode="floor")
-        out = [int(math.floor(d * s)) for d, s in zip(ctx.shape(x), scales)]
+        out = [int(math.floor(d * s)) for d, s in zip(ctx.shape(x), scales, strict=True)]
         return resize(x, out, scales, attrs, ctx)

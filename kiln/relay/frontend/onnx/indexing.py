@@ -28,7 +28,7 @@ class Gather(OnnxOpConverter):
     @classmethod
     def _impl_v1(cls, inputs, attr, ctx):
         data, indices = inputs
-        axis = attr.get("axis", 0) % ctx.ndim(data)
+        axis = ctx.axis(attr.get("axis", 0), ctx.ndim(data))
         return _op.take(data, wrap_indices(indices, ctx.shape(data)[axis], ctx), axis=axis)
 
 
@@ -39,7 +39,7 @@ class GatherElements(OnnxOpConverter):
     @classmethod
     def _impl_v11(cls, inputs, attr, ctx):
         data, indices = inputs
-        axis = attr.get("axis", 0) % ctx.ndim(data)
+        axis = ctx.axis(attr.get("axis", 0), ctx.ndim(data))
         return _op.gather(data, axis, wrap_indices(indices, ctx.shape(data)[axis], ctx))
 
 
@@ -76,7 +76,7 @@ class ScatterElements(OnnxOpConverter):
     @classmethod
     def _impl_v9(cls, inputs, attr, ctx):
         data, indices, updates = inputs
-        axis = attr.get("axis", 0) % ctx.ndim(data)
+        axis = ctx.axis(attr.get("axis", 0), ctx.ndim(data))
         indices = wrap_indices(indices, ctx.shape(data)[axis], ctx)
         return _op.scatter_elements(data, indices, updates, axis, _reduction(attr, ctx))
 
@@ -134,4 +134,4 @@ class Compress(OnnxOpConverter):
         indices = const(keep.astype("int64"), "int64")
         if "axis" not in attr:
             return _op.take(_op.reshape(x, (-1,)), indices)
-        return _op.take(x, indices, axis=attr["axis"] % ctx.ndim(x))
+        return _op.take(x, indices, axis=ctx.axis(attr["axis"], ctx.ndim(x)))

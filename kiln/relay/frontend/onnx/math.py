@@ -24,7 +24,7 @@ def _binary(build):
         def _impl_v1(cls, inputs, attr, ctx):
             lhs, rhs = inputs
             if attr.get("broadcast", 0) and "axis" in attr:
-                axis = attr["axis"] % ctx.ndim(lhs)
+                axis = ctx.axis(attr["axis"], ctx.ndim(lhs))
                 trailing = ctx.ndim(lhs) - axis - ctx.ndim(rhs)
                 if trailing > 0:
                     rhs = _op.reshape(rhs, ctx.shape(rhs) + (1,) * trailing)

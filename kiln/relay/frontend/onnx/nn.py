@@ -40,10 +40,18 @@ def _padding(pads):
     return (pads[0][0], pads[1][0], pads[0][1], pads[1][1])
 
 
-def _spatial_attrs(attr, rank, kernel):
-    strides = list(attr.get("strides", [1] * rank))
-    dilations = list(attr.get("dilations", [1] * rank))
-    return list(kernel), strides, dilations
+def _spatial_attrs(attr, rank, kernel, ctx):
+    """``kernel``, ``strides`` and ``dilations``, each checked to hold one value per spatial axis; a ``kernel_shape``
+    attribute must agree with ``kernel`` (the weight's spatial shape for convolutions)."""
+    if "kernel_shape" in attr and [int(k) for k in attr["kernel_shape"]] != [int(k) for k in kernel]:
+        raise ctx.error(f"kernel_shape {list(attr['kernel_shape'])} contradicts the weight's spatial shape "
+                        f"{list(kernel)}")
+    values = {"kernel_shape": list(kernel), "strides": list(attr.get("strides", [1] * rank)),
+              "dilations": list(attr.get("dilations", [1] * rank))}
+    for name, value in values.items():
+        if len(value) != rank:
+            raise ctx.error(f"{name} has {len(value)} values for {rank} spatial axes")
+    return values["kernel_shape"], values["strides"], values["dilations"]
 
 
 @register("Conv")
@@ -56,7 +64,7 @@ class Conv(OnnxOpConverter):
         bias = inputs[2] if len(inputs) > 2 else None
         rank = _spatial_rank(ctx, x, "Conv")
         wshape = ctx.shape(w)
-        kernel, strides, dilations = _spatial_attrs(attr, rank, wshape[2:])
+        kernel, strides, dilations = _spatial_attrs(attr, rank, wshape[2:], ctx)
         pads = get_pads(ctx, attr, ctx.shape(x)[2:], kernel, strides, dilations)
         if rank == 1:
             x, w = _as_2d(x, ctx), _op.reshape(w, wshape[:2] + (1,) + wshape[2:])
@@ -94,8 +102,10 @@ class ConvTranspose(OnnxOpConverter):
         rank = _spatial_rank(ctx, x, "ConvTranspose")
         xshape, wshape = ctx.shape(x), ctx.shape(w)
         group = attr.get("group", 1)
-        kernel, strides, dilations = _spatial_attrs(attr, rank, wshape[2:])
+        kernel, strides, dilations = _spatial_attrs(attr, rank, wshape[2:], ctx)
         out_pad = list(attr.get("output_padding", [0] * rank))
+        if len(out_pad) != rank:
+            raise ctx.error(f"output_padding has {len(out_pad)} values for {rank} spatial axes")
         pads = cls._pads(attr, xshape[2:], kernel, strides, dilations, out_pad, ctx)
         if rank == 1:
             x, w = _as_2d(x, ctx), _op.reshape(w, wshape[:2] + (1,) + wshape[2:])
@@ -108,7 +118,7 @@ class ConvTranspose(OnnxOpConverter):
         k = _op.reshape(_op.transpose(k, (0, 2, 1, 3, 4)), (group * cout_g, cin // group, kh, kw))
         k = _op.reverse(_op.reverse(k, 2), 3)
         conv_pads, crops = [], []
-        for (begin, end), size, d, extra in zip(pads, kernel, dilations, out_pad):
+        for (begin, end), size, d, extra in zip(pads, kernel, dilations, out_pad, strict=True):
             full = (size - 1) * d
             before, after = full - begin, full - end + extra
             conv_pads.append((max(before, 0), max(after, 0)))
@@ -130,12 +140,14 @@ class ConvTranspose(OnnxOpConverter):
         auto_pad = attr.get("auto_pad", "NOTSET")
         target = attr.get("output_shape")
         if target is None and auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-            target = [size * s for size, s in zip(spatial, strides)]
+            target = [size * s for size, s in zip(spatial, strides, strict=True)]
         if target is None:
             return get_pads(ctx, attr, spatial, kernel, strides, dilations)
         target = list(target)[-len(spatial):]
+        if len(target) != len(spatial):
+            raise ctx.error(f"output_shape {target} has fewer values than the {len(spatial)} spatial axes")
         pads = []
-        for size, k, s, d, extra, want in zip(spatial, kernel, strides, dilations, out_pad, target):
+        for size, k, s, d, extra, want in zip(spatial, kernel, strides, dilations, out_pad, target, strict=True):
             total = s * (size - 1) + extra + (k - 1) * d + 1 - want
             half = total // 2
             pads.append((half, total - half) if auto_pad == "SAME_UPPER" else (total - half, half))
@@ -161,14 +173,15 @@ class _Pool(OnnxOpConverter):
             raise ctx.error("the Indices output of MaxPool is not supported", OpNotImplemented)
         rank = _spatial_rank(ctx, x, ctx.node.op_type)
         spatial = ctx.shape(x)[2:]
-        kernel, strides, dilations = _spatial_attrs(attr, rank, attr["kernel_shape"])
+        kernel, strides, dilations = _spatial_attrs(attr, rank, attr["kernel_shape"], ctx)
         pads = get_pads(ctx, attr, spatial, kernel, strides, dilations)
         ceil_mode = bool(attr.get("ceil_mode", 0))
         if rank == 1:
             x, spatial = _as_2d(x, ctx), (1,) + tuple(spatial)
             kernel, strides, dilations, pads = [1] + kernel, [1] + strides, [1] + dilations, [(0, 0)] + pads
-        want = [_onnx_pool_size(*args, ceil_mode) for args in zip(spatial, kernel, strides, dilations, *zip(*pads))]
-        floor = [pool_output_size(*args, False) for args in zip(spatial, kernel, strides, dilations, *zip(*pads))]
+        per_axis = list(zip(spatial, kernel, strides, dilations, *zip(*pads, strict=True), strict=True))
+        want = [_onnx_pool_size(*args, ceil_mode) for args in per_axis]
+        floor = [pool_output_size(*args, False) for args in per_axis]
         use_ceil = want != floor
         out = cls._pool(x, kernel, strides, dilations, _padding(pads), use_ceil, attr, ctx)
         got = ctx.shape(out)[2:]
@@ -322,15 +335,17 @@ def _einsum_terms(equation, shapes, ctx):
         raise ctx.error(f"equation {equation!r} names {len(terms)} operands, the node has {len(shapes)}")
     used = set(equation)
     fresh = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used]
-    width = max((len(s) - len(t.replace("...", "")) for t, s in zip(terms, shapes) if "..." in t), default=0)
+    width = max((len(s) - len(t.replace("...", "")) for t, s in zip(terms, shapes, strict=True) if "..." in t),
+                default=0)
     ellipsis = "".join(fresh[:width])
-    terms = [t.replace("...", ellipsis[width - (len(s) - len(t.replace("...", ""))):]) for t, s in zip(terms, shapes)]
+    terms = [t.replace("...", ellipsis[width - (len(s) - len(t.replace("...", ""))):])
+             for t, s in zip(terms, shapes, strict=True)]
     if arrow:
         out = rhs.replace("...", ellipsis)
     else:  # implicit output: the ellipsis, then the letters used once, in alphabetical order
         counts = {c: "".join(terms).count(c) for c in set("".join(terms))}
         out = ellipsis + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ellipsis))
-    for t, s in zip(terms, shapes):
+    for t, s in zip(terms, shapes, strict=True):
         if len(t) != len(s):
             raise ctx.error(f"einsum term {t!r} does not fit an operand of shape {s}")
     return terms, out
@@ -389,19 +404,19 @@ class Einsum(OnnxOpConverter):
             inputs[i], terms[i] = _diagonal(inputs[i], t, ctx)
         shapes = [ctx.shape(x) for x in inputs]
         sizes: dict = {}
-        for t, s in zip(terms, shapes):
-            for c, d in zip(t, s):
+        for t, s in zip(terms, shapes, strict=True):
+            for c, d in zip(t, s, strict=True):
                 if sizes.get(c, 1) not in (1, d) and d != 1:
                     raise ctx.error(f"index {c!r} has sizes {sizes[c]} and {d}")
                 sizes[c] = max(sizes.get(c, 1), d)
         operands = list(inputs)
-        for i, (x, t) in enumerate(zip(operands, terms)):
+        for i, (x, t) in enumerate(zip(operands, terms, strict=True)):
             if any(ctx.shape(x)[k] != sizes[c] for k, c in enumerate(t)):
                 operands[i] = _op.broadcast_to(x, tuple(sizes[c] for c in t))
         x, term = operands[0], terms[0]
         later = "".join(terms[1:]) + out
         x, term = _sum_out(x, term, later)
-        for y, ty in zip(operands[1:], terms[1:]):
+        for y, ty in zip(operands[1:], terms[1:], strict=True):
             later = later[len(ty):]
             keep = set(later)
             y, ty = _sum_out(y, ty, keep | set(term))

@@ -59,7 +59,7 @@ class LayerNormalization(OnnxOpConverter):
         x, scale = inputs[0], inputs[1]
         bias = inputs[2] if len(inputs) > 2 else None
         shape = ctx.shape(x)
-        axis = attr.get("axis", -1) % len(shape)
+        axis = ctx.axis(attr.get("axis", -1), len(shape))
         eps = attr.get("epsilon", 1e-5)
         extra = [o for o in ctx.node.output[1:] if o]
         fits = axis == len(shape) - 1 and ctx.shape(scale) == shape[-1:] and (
@@ -149,7 +149,7 @@ class _Softmax(OnnxOpConverter):
     def _impl_v1(cls, inputs, attr, ctx):
         x = inputs[0]
         shape = ctx.shape(x)
-        axis = attr.get("axis", 1) % max(len(shape), 1)
+        axis = ctx.axis(attr.get("axis", 1), max(len(shape), 1))
         if axis == len(shape) - 1:
             return cls._apply(x, -1, ctx)
         flat = _op.reshape(x, (math.prod(shape[:axis]), math.prod(shape[axis:])))
@@ -158,7 +158,7 @@ class _Softmax(OnnxOpConverter):
     @classmethod
     def _impl_v13(cls, inputs, attr, ctx):
         x = inputs[0]
-        return cls._apply(x, attr.get("axis", -1) % ctx.ndim(x), ctx)
+        return cls._apply(x, ctx.axis(attr.get("axis", -1), ctx.ndim(x)), ctx)
 
 
 @register("Softmax")

@@ -20,7 +20,7 @@ def _broadcastable(param, x, attr, ctx):
     pshape, xshape = ctx.shape(param), ctx.shape(x)
     if len(pshape) == 0 or (len(pshape) == 1 and pshape[0] == 1 and not attr.get("block_size")):
         return _op.reshape(param, ()) if pshape else param
-    axis = attr.get("axis", 1) % len(xshape)
+    axis = ctx.axis(attr.get("axis", 1), len(xshape))
     block = attr.get("block_size", 0)
     if block:
         param = _op.repeat(param, block, axis)

@@ -116,7 +116,7 @@ def _scan_converter(build):
         @classmethod
         def _impl_v11(cls, inputs, attr, ctx):
             x = inputs[0]
-            axis = int(ctx.value(inputs[1], "axis").reshape(-1)[0]) % ctx.ndim(x)
+            axis = ctx.axis(ctx.value(inputs[1], "axis").reshape(-1)[0], ctx.ndim(x))
             reverse = attr.get("reverse", 0)
             if reverse:
                 x = _op.reverse(x, axis)

@@ -76,7 +76,10 @@ class Transpose(OnnxOpConverter):
 
     @classmethod
     def _impl_v1(cls, inputs, attr, ctx):
-        return _op.transpose(inputs[0], attr.get("perm"))
+        perm = attr.get("perm")
+        if perm is not None and sorted(perm) != list(range(ctx.ndim(inputs[0]))):
+            raise ctx.error(f"perm {list(perm)} is not a permutation of the {ctx.ndim(inputs[0])} axes of its input")
+        return _op.transpose(inputs[0], perm)
 
 
 def _axes_input(inputs, index, attr, ctx, opset_since):
@@ -108,7 +111,7 @@ class Unsqueeze(OnnxOpConverter):
             raise ctx.error("axes are required")
         shape = list(ctx.shape(inputs[0]))
         rank = len(shape) + len(axes)
-        for axis in sorted(a % rank for a in axes):
+        for axis in sorted(ctx.axis(a, rank, "axes") for a in axes):
             shape.insert(axis, 1)
         return _op.reshape(inputs[0], shape, allowzero=0 in shape)
 
@@ -142,7 +145,7 @@ class Split(OnnxOpConverter):
     @staticmethod
     def _split(x, sizes, attr, ctx):
         shape = ctx.shape(x)
-        axis = attr.get("axis", 0) % len(shape)
+        axis = ctx.axis(attr.get("axis", 0), len(shape))
         dim = shape[axis]
         if sizes is None:
             n = attr.get("num_outputs", len(ctx.node.output))
@@ -154,14 +157,14 @@ class Split(OnnxOpConverter):
         return _op.split(x, list(np.cumsum(sizes)[:-1]), axis)
 
 
-def slice_ranges(shape, starts, ends, axes, steps):
+def slice_ranges(shape, starts, ends, axes, steps, ctx):
     """Per-axis ``(begin, end, step)`` for ONNX Slice, clamped like Python slices and written so that
     ``strided_slice`` reads them back unchanged."""
     ndim = len(shape)
-    axes = list(range(len(starts))) if axes is None else [int(a) % ndim for a in axes]
+    axes = list(range(len(starts))) if axes is None else [ctx.axis(a, ndim, "axes") for a in axes]
     steps = [1] * len(starts) if steps is None else [int(s) for s in steps]
     begin, end = [], []
-    for s, e, a, step in zip(starts, ends, axes, steps):
+    for s, e, a, step in zip(starts, ends, axes, steps, strict=True):
         dim = shape[a]
         b, en, _ = slice(int(s), int(e), step).indices(dim)
         # slice.indices says "before index 0" with -1, which strided_slice would read as the last index
@@ -191,7 +194,10 @@ class Slice(OnnxOpConverter):
     def _slice(x, starts, ends, axes, steps, ctx):
         if steps is not None and 0 in [int(s) for s in steps]:
             raise ctx.error("steps must not be 0")
-        begin, end, steps, axes = slice_ranges(ctx.shape(x), starts, ends, axes, steps)
+        for what, values in (("ends", ends), ("axes", axes), ("steps", steps)):
+            if values is not None and len(values) != len(starts):
+                raise ctx.error(f"{what} has {len(values)} values, starts has {len(starts)}")
+        begin, end, steps, axes = slice_ranges(ctx.shape(x), starts, ends, axes, steps, ctx)
         return _op.strided_slice(x, begin, end, steps, axes)
 
 
@@ -300,7 +306,8 @@ class Range(OnnxOpConverter):
 
     @classmethod
     def _impl_v11(cls, inputs, attr, ctx):
-        start, limit, delta = (ctx.value(i, name).reshape(()) for i, name in zip(inputs, ["start", "limit", "delta"]))
+        names = ("start", "limit", "delta")  # three inputs: the schema check (validate.py) saw to it
+        start, limit, delta = (ctx.value(i, name).reshape(()) for i, name in zip(inputs, names, strict=True))
         dtype = ctx.dtype(inputs[0])
         count = max(int(np.ceil((float(limit) - float(start)) / float(delta))), 0)
         return const(start + np.arange(count, dtype=dtype) * delta, dtype)
@@ -320,13 +327,15 @@ def pad(x, pads, mode, value, ctx):
     shape = ctx.shape(x)
     n = len(shape)
     pads = [int(p) for p in pads]
+    if len(pads) != 2 * n:
+        raise ctx.error(f"pads has {len(pads)} values for {n} axes (all begins, then all ends)")
     before, after = pads[:n], pads[n:]
     if min(pads, default=0) < 0:
         x = _op.strided_slice(x, [max(-b, 0) for b in before],
-                              [d - max(-a, 0) for d, a in zip(shape, after)])
+                              [d - max(-a, 0) for d, a in zip(shape, after, strict=True)])
     if mode not in ("constant", "edge", "reflect", "wrap"):
         raise ctx.error(f"pad mode {mode!r} is not supported", OpNotImplemented)
-    width = [(max(b, 0), max(a, 0)) for b, a in zip(before, after)]
+    width = [(max(b, 0), max(a, 0)) for b, a in zip(before, after, strict=True)]
     if not any(b or a for b, a in width):
         return x
     if mode == "wrap":  # the end of the axis before it, its beginning after it

@@ -115,3 +115,13 @@ def test_upsample(ox):
     ox.check(linear, {"x": x}, rtol=1e-5, atol=1e-5)
     old = ox.node_model("Upsample", {"x": x}, {"mode": "nearest", "scales": [1.0, 1.0, 2.0, 2.0]}, opset=7)
     np.testing.assert_array_equal(ox.run_kiln(old, {"x": x})[0], x.repeat(2, axis=2).repeat(2, axis=3))
+
+
+def test_scales_or_sizes_of_the_wrong_length_are_named(ox):
+    from kiln.error import KilnError
+
+    x = np.zeros((1, 1, 2, 2), "float32")
+    with pytest.raises(KilnError, match=r"\(Resize\): scales has 3 values for 4 axes"):
+        ox.run_kiln(resize_model(ox, x, {"mode": "nearest"}, scales=[1, 2, 2]), {"x": x})
+    with pytest.raises(KilnError, match=r"\(Resize\): sizes has 2 values for 4 axes"):
+        ox.run_kiln(resize_model(ox, x, {"mode": "nearest"}, sizes=[4, 4]), {"x": x})

@@ -136,3 +136,17 @@ def test_matmul(ox, ashape, bshape):
 def test_einsum(ox, equation, shapes):
     inputs = {f"x{i}": f32(*s) for i, s in enumerate(shapes)}
     ox.check_node("Einsum", inputs, {"equation": equation}, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("op_type,attrs,inits,message", [
+    ("Conv", {"strides": [2]}, {"w": (4, 3, 3, 3)}, "strides has 1 values for 2 spatial axes"),
+    ("Conv", {"dilations": [1, 1, 1]}, {"w": (4, 3, 3, 3)}, "dilations has 3 values for 2 spatial axes"),
+    ("MaxPool", {"kernel_shape": [3]}, {}, "kernel_shape has 1 values for 2 spatial axes"),
+    ("ConvTranspose", {"output_padding": [1]}, {"w": (3, 4, 3, 3)}, "output_padding has 1 values for 2 spatial axes"),
+])
+def test_spatial_attributes_of_the_wrong_length_are_named(ox, op_type, attrs, inits, message):
+    from kiln.error import KilnError
+
+    model = ox.node_model(op_type, {"x": f32(1, 3, 8, 8)}, attrs, initializers={k: f32(*s) for k, s in inits.items()})
+    with pytest.raises(KilnError, match=f"ONNX node .*\\({op_type}\\): {message}"):
+        ox.run_kiln(model, {"x": f32(1, 3, 8, 8)})

@@ -52,7 +52,7 @@ def test_recurrent_layers(ox, op, gates, direction, layout):
             helper.make_tensor_type_proto(1, [BATCH, SEQ, INPUT]).tensor_type.shape.dim)
         got = ox.run_kiln(model, {"x": x.transpose(1, 0, 2)})
         np.testing.assert_allclose(got[0], want[0].transpose(2, 0, 1, 3), rtol=1e-5, atol=1e-6)
-        for g, w in zip(got[1:], want[1:]):
+        for g, w in zip(got[1:], want[1:], strict=True):
             np.testing.assert_allclose(g, w.transpose(1, 0, 2), rtol=1e-5, atol=1e-6)
 
 

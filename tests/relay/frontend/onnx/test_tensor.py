@@ -179,3 +179,19 @@ def test_trilu(ox, upper, k):
 def test_eye_like(ox):
     ox.check_node("EyeLike", {"x": f32(3, 4)}, {"k": 1})
     ox.check_node("EyeLike", {"x": f32(4, 3)}, {"dtype": ox.TensorProto.INT32}, out_dtype="int32")
+
+
+def test_slice_range_and_pad_inputs_of_the_wrong_length_are_named(ox):
+    from kiln.error import KilnError
+
+    x = f32(4, 5)
+    model = ox.node_model("Slice", {"x": x}, initializers={"s": i64(0, 1), "e": i64(2, 3), "a": i64(0)})
+    with pytest.raises(KilnError, match=r"\(Slice\): axes has 1 values, starts has 2"):
+        ox.run_kiln(model, {"x": x})
+    model = ox.node_model("Range", {}, initializers={"s": np.array(0, "int64"), "l": np.array(4, "int64")},
+                          out_dtype="int64")
+    with pytest.raises(KilnError, match=r"\(Range\): .*input size 2 not in range \[min=3, max=3\]"):
+        ox.run_kiln(model, {})
+    model = ox.node_model("Pad", {"x": x}, initializers={"p": i64(0, 1, 1)})
+    with pytest.raises(KilnError, match=r"\(Pad\): pads has 3 values for 2 axes"):
+        ox.run_kiln(model, {"x": x})
