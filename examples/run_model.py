@@ -93,7 +93,9 @@ def summary(name, value, count=5) -> str:
 
 def compare(what, got, want):
     """Stop with one line when ``got`` differs from ``want`` (lists of arrays)."""
-    for k, (g, w) in enumerate(zip(got, want)):
+    if len(got) != len(want):
+        sys.exit(f"run_model.py: error: {len(got)} outputs, {what} has {len(want)}")
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
         if g.shape != w.shape or not np.allclose(g, w, rtol=1e-4, atol=1e-5):
             diff = float(np.abs(g - w).max()) if g.shape == w.shape else f"shape {g.shape} vs {w.shape}"
             sys.exit(f"run_model.py: error: output {k} differs from {what} (max difference {diff})")
@@ -153,7 +155,7 @@ def run(args):
             [r.numpy() for r in (reference if isinstance(reference, tuple) else (reference,))])
     compare_with_onnxruntime(path, feeds, outputs)
     names = [o.name for o in onnx_model.graph.output]
-    for name, value in zip(names, outputs):
+    for name, value in zip(names, outputs, strict=True):
         print(summary(name, value))
 
 

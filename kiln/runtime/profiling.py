@@ -142,7 +142,7 @@ class Report:
 
         def render(values):
             return "  ".join(v.rjust(w) if c in numeric else v.ljust(w)
-                             for c, v, w in zip(columns, values, widths)).rstrip()
+                             for c, v, w in zip(columns, values, widths, strict=True)).rstrip()
 
         lines = [render(columns)]
         lines += [render(line) if line is not None else "-" * len(lines[0]) for line in cells]

@@ -69,7 +69,7 @@ def test_nothing_is_written_outside_a_private_directory(factory, tmp_path):
      "package member 'mod.so' is not a regular file"),
     ([("mod.json", b"{}", tarfile.REGTYPE), ("./mod.json", b"{}", tarfile.REGTYPE)], "'mod.json' appears twice"),
     ([("mod.so", b"not a library", tarfile.REGTYPE), ("mod.json", b"{}", tarfile.REGTYPE),
-      ("mod.params", b"", tarfile.REGTYPE)], "bad.tar: mod.so: load_module: cannot load the shared library mod.so"),
+      ("mod.params", b"", tarfile.REGTYPE)], "bad.tar: mod.so: load_module: mod.so "),  # not the temporary copy's path
 ])
 def test_bad_packages_are_named(tmp_path, members, message):
     write_tar(tmp_path / "bad.tar", members)

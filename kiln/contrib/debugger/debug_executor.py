@@ -58,7 +58,7 @@ class GraphExecutorDebug(GraphExecutor):
         runs = []
         clock = time.perf_counter
         for _ in range(repeat):
-            for call, times in zip(calls, spent):
+            for call, times in zip(calls, spent, strict=True):
                 start = clock()
                 call()
                 times.append(clock() - start)
@@ -91,7 +91,7 @@ class GraphExecutorDebug(GraphExecutor):
         per_call, runs = self.time_kernels(repeat)
         total = float(np.median(runs))
         calls = []
-        for nid, times in zip(self.op_node_ids, per_call):
+        for nid, times in zip(self.op_node_ids, per_call, strict=True):
             seconds = float(np.median(times))
             node = self.nodes[nid]
             attrs = node.get("attrs", {})
@@ -115,7 +115,10 @@ class GraphExecutorDebug(GraphExecutor):
                             f"{len(self.nodes)} nodes)")
         node_index = int(node_index)
         if self.nodes[node_index]["op"] != "null":
-            for nid, (_, _, call) in zip(self.op_node_ids, self.ops):
+            if self.unset:  # as run() refuses to
+                raise KilnError(f"debug_get_output: input(s) {', '.join(map(repr, sorted(self.unset)))} never set "
+                                f"(set_input first)")
+            for nid, (_, _, call) in zip(self.op_node_ids, self.ops, strict=True):
                 call()
                 if nid == node_index:
                     break

@@ -30,7 +30,7 @@ def _output_channels(weight_shape, kernel_layout) -> int:
     axes = re.findall(r"\d*[A-Za-z]", kernel_layout)
     if len(axes) != len(weight_shape):
         raise ValueError(f"kernel layout {kernel_layout!r} does not match the weight shape {weight_shape}")
-    return math.prod(d for d, axis in zip(weight_shape, axes) if axis[-1] in "Oo")
+    return math.prod(d for d, axis in zip(weight_shape, axes, strict=True) if axis[-1] in "Oo")
 
 
 def conv2d_flops(call) -> int:

@@ -72,7 +72,7 @@ def test_profile_reports_every_kernel_call(built):
 
 def test_profile_table_aggregates_kernels(built):
     _, lib = built
-    report = create(lib).profile(repeat=2)
+    report = create(lib).profile(repeat=2, data=np.zeros((1, 3, 8, 8), "float32"))
     table = str(report)
     lines = table.splitlines()
     dense = [line for line in lines if "dense" in line]
@@ -114,6 +114,11 @@ def test_debug_get_output_errors(built, node, message):
 
 def test_profile_errors(built):
     m = create(built[1])
+    with pytest.raises(KilnError, match="input 'data' was never set"):
+        m.profile()
+    with pytest.raises(KilnError, match=r"debug_get_output: input\(s\) 'data' never set"):
+        m.debug_get_output(len(m.nodes) - 1)
+    m.set_input("data", np.zeros((1, 3, 8, 8), "float32"))
     with pytest.raises(KilnError, match="repeat must be a positive int"):
         m.profile(repeat=0)
     with pytest.raises(KilnError, match="kiln has no metric collectors"):
@@ -121,7 +126,7 @@ def test_profile_errors(built):
 
 
 def test_report_exports(built):
-    report = create(built[1]).profile(repeat=1)
+    report = create(built[1]).profile(repeat=1, data=np.ones((1, 3, 8, 8), "float32"))
     assert Report.from_json(report.json()) == report
     csv = report.csv().splitlines()
     assert csv[0].startswith("Name,Node,Duration (us),Percent,Count,FLOPs,Relay Ops,Argument Shapes")
