@@ -140,8 +140,13 @@ def run_package(args) -> int:
         print(report)
         kernels = sum(call["Duration (us)"] for call in report.calls) / 1e3
         whole = report.total_us() / 1e3
-        print(f"{len(report.calls)} kernel calls: {kernels:.3f} ms, {100 * kernels / whole:.1f}% of the whole run "
-              f"({whole:.3f} ms; medians of {args.repeat} rounds timing each call, then the whole run)")
+        share = 100 * kernels / whole
+        print(f"{len(report.calls)} kernel calls: {kernels:.3f} ms, {share:.1f}% of the whole run ({whole:.3f} ms; "
+              f"the quicker half of {args.repeat} rounds timing each call, then the whole run)")
+        if not 90 <= share <= 110:
+            note("run", "the kernels and the whole run disagree by more than 10%: other processes are probably "
+                        "competing for the cores, so these times are unreliable; profile again on a quieter machine "
+                        "or with more --repeat rounds")
     if args.outputs:
         path = args.outputs if args.outputs.endswith(".npz") else f"{args.outputs}.npz"  # numpy.savez adds it
         np.savez(path, **outputs)

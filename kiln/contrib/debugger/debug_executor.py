@@ -6,10 +6,14 @@ GraphModule` does, plus
 
 * :meth:`GraphModuleDebug.profile`: one warm-up run, then ``repeat`` rounds, each running the kernels one by one
   under a timer and then the whole graph under one timer (interleaved, so both see the same machine load). The
-  :class:`~kiln.runtime.profiling.Report` has a row per kernel call: its median time over the rounds (a round the
-  OS preempted, common on a shared machine, would skew a mean), its share of the median whole run, the argument
-  shapes, the Relay operators fused into it and its floating-point operations where the graph records them
-  (convolutions and matrix products; graph codegen copies them from LowerTE), hence GFLOP/s;
+  :class:`~kiln.runtime.profiling.Report` has a row per kernel call: its time, its share of the whole run, the
+  argument shapes, the Relay operators fused into it and its floating-point operations where the graph records them
+  (convolutions and matrix products; graph codegen copies them from LowerTE), hence GFLOP/s. Times are means over
+  the quieter half of the rounds: the rounds whose calls add up to the least, and for the whole run its quicker
+  half of the runs. A round the OS preempted (common on a shared machine) is left out, and since every call is
+  averaged over the same rounds, the calls add up to the mean of those rounds' totals, which measure what the whole
+  runs measure: the calls account for the run, however busy the machine (a median per call would not: on a busy
+  machine most calls escape preemption, most runs of 50 calls do not);
 * :meth:`GraphModuleDebug.debug_get_output`: runs the kernels up to a node (by name or index) and copies its first
   output, before later kernels reuse the storage.
 
@@ -84,15 +88,18 @@ class GraphExecutorDebug(GraphExecutor):
         Returns
         -------
         Report
-            A row per kernel call; ``device_metrics["cpu0"]["Duration (us)"]`` is the median whole run.
+            A row per kernel call; ``device_metrics["cpu0"]["Duration (us)"]`` is the whole run.
         """
         if not isinstance(repeat, int) or repeat < 1:
             raise KilnError(f"profile: repeat must be a positive int, got {repeat!r}")
         per_call, runs = self.time_kernels(repeat)
-        total = float(np.median(runs))
+        spent = np.array(per_call).reshape(len(per_call), repeat)  # call x round
+        half = (repeat + 1) // 2
+        quiet = np.argsort(spent.sum(axis=0), kind="stable")[:half]  # rounds whose calls add up to the least
+        total = float(np.sort(runs)[:half].mean())
         calls = []
-        for nid, times in zip(self.op_node_ids, per_call, strict=True):
-            seconds = float(np.median(times))
+        for nid, times in zip(self.op_node_ids, spent, strict=True):
+            seconds = float(times[quiet].mean())
             node = self.nodes[nid]
             attrs = node.get("attrs", {})
             call = {"Name": attrs.get("func_name", node["name"]), "Node": nid, "Duration (us)": seconds * 1e6,
