@@ -26,6 +26,7 @@ from onnx import TensorProto, helper, numpy_helper
 import kiln as tvm
 from kiln import relay
 from kiln.cli import parse_input_shapes
+from kiln.cli.run import top_values
 from kiln.contrib import graph_executor
 from kiln.error import KilnError
 from kiln.relay.frontend.onnx import load_model, model_inputs
@@ -85,10 +86,9 @@ def summary(name, value, count=5) -> str:
     text = f"{name}: {value.dtype} {value.shape}"
     if value.size == 0 or value.dtype.kind not in "biuf":
         return text
-    row = value.reshape(value.shape[0], -1)[0] if value.ndim > 1 else value.reshape(-1)
-    best = np.argsort(row, kind="stable")[::-1][:count]
+    best = top_values(value, count)
     where = " of the first batch item" if value.ndim > 1 else ""
-    return f"{text}; top {len(best)}{where} (index: value): " + ", ".join(f"{i}: {row[i]:.4g}" for i in best)
+    return f"{text}; top {len(best)}{where} (index: value): " + ", ".join(f"{i}: {v:.4g}" for i, v in best)
 
 
 def compare(what, got, want):

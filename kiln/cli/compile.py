@@ -96,8 +96,8 @@ class BuildSteps:
             self.results[info.name] = mod
 
     def seconds(self, name) -> float:
-        start, end = self.times.get(name, (0.0, 0.0))
-        return (end or start) - start
+        start, end = self.times[name]
+        return end - start
 
 
 def _model_format(path, given):

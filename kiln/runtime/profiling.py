@@ -30,7 +30,7 @@ _FLOAT_KINDS = {DURATION: "microseconds", PERCENT: "percent"}  # other float col
 
 
 def _tag(column, value) -> dict:
-    if isinstance(value, bool) or isinstance(value, str):
+    if isinstance(value, bool | str):
         return {"string": str(value)}
     if isinstance(value, int):
         return {"count": value}
@@ -48,7 +48,7 @@ def _columns(rows) -> list:
     return ordered + sorted(present - set(ordered))
 
 
-def _format(column, value) -> str:
+def _format(value) -> str:
     if value is None or value == "":
         return ""
     if isinstance(value, float):
@@ -136,7 +136,7 @@ class Report:
             total = self.total_us()
             if total is not None:
                 rows.append({"Name": "Total", DURATION: total})
-        cells = [[_format(c, r.get(c)) for c in columns] if r is not None else None for r in rows]
+        cells = [[_format(r.get(c)) for c in columns] if r is not None else None for r in rows]
         widths = [max([len(c)] + [len(line[i]) for line in cells if line is not None]) for i, c in enumerate(columns)]
         numeric = {DURATION, PERCENT, COUNT, "GFLOP/s"}
 
@@ -147,7 +147,7 @@ class Report:
         lines = [render(columns)]
         lines += [render(line) if line is not None else "-" * len(lines[0]) for line in cells]
         for key, value in self.configuration.items():
-            lines.append(f"{key}: {_format(key, value)}")
+            lines.append(f"{key}: {_format(value)}")
         return "\n".join(lines)
 
     def __str__(self):

@@ -34,7 +34,7 @@ import numpy as np
 from ...error import KilnError
 from ...runtime.device import Device
 from ...runtime.device import device as make_device
-from ...runtime.graph_executor import FUNCTION_NAMES, GraphExecutor
+from ...runtime.graph_executor import FUNCTION_NAMES, GraphExecutor, _copy_into
 from ...runtime.ndarray import NDArray, _aligned_empty
 from ...runtime.packed_func import PackedFunc, register_func
 from ...runtime.profiling import Report
@@ -52,23 +52,24 @@ class GraphExecutorDebug(GraphExecutor):
     type_key = "GraphExecutorDebug"
 
     def time_kernels(self, repeat):
-        """Seconds of every prepared call in each of ``repeat`` rounds (a list per call), and of each whole run.
+        """``(spent, runs)``: the seconds of every prepared call in each of ``repeat`` rounds (an array, call x round),
+        and of the whole run in each round.
 
         Each round times the calls one by one, then one plain :meth:`run`; one untimed run comes first.
         """
         self.run()
         calls = [call for _, _, call in self.ops]
-        spent = [[] for _ in calls]
-        runs = []
+        spent = np.zeros((len(calls), repeat))
+        runs = np.zeros(repeat)
         clock = time.perf_counter
-        for _ in range(repeat):
-            for call, times in zip(calls, spent, strict=True):
+        for r in range(repeat):
+            for i, call in enumerate(calls):
                 start = clock()
                 call()
-                times.append(clock() - start)
+                spent[i, r] = clock() - start
             start = clock()
             self.run()
-            runs.append(clock() - start)
+            runs[r] = clock() - start
         return spent, runs
 
     def _argument_shapes(self, nid) -> str:
@@ -92,8 +93,7 @@ class GraphExecutorDebug(GraphExecutor):
         """
         if not isinstance(repeat, int) or repeat < 1:
             raise KilnError(f"profile: repeat must be a positive int, got {repeat!r}")
-        per_call, runs = self.time_kernels(repeat)
-        spent = np.array(per_call).reshape(len(per_call), repeat)  # call x round
+        spent, runs = self.time_kernels(repeat)
         half = (repeat + 1) // 2
         quiet = np.argsort(spent.sum(axis=0), kind="stable")[:half]  # rounds whose calls add up to the least
         total = float(np.sort(runs)[:half].mean())
@@ -134,12 +134,7 @@ class GraphExecutorDebug(GraphExecutor):
                                 f"kernel, so it has no output of its own")
         view = self.data[self._eid(node_index, 0)]
         if out is not None:
-            target = out.handle if isinstance(out, NDArray) else out
-            if not isinstance(target, np.ndarray) or target.shape != view.shape or target.dtype != view.dtype:
-                raise KilnError(f"debug_get_output: out must be an array of shape {view.shape} and dtype "
-                                f"{view.dtype}, got {getattr(target, 'shape', type(out).__name__)}")
-            np.copyto(target, view)
-            return out
+            return _copy_into(out, view, "debug_get_output")
         result = _aligned_empty(view.shape, view.dtype)
         np.copyto(result, view)
         return NDArray(result, self.device)

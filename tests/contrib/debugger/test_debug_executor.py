@@ -100,6 +100,8 @@ def test_debug_get_output(built):
     first_dense = next(i for i, n in enumerate(graph["nodes"]) if "dense" in n["name"])
     hidden = m.debug_get_output(first_dense).numpy()
     assert hidden.shape == (1, 4) and (hidden >= 0).all()
+    with pytest.raises(KilnError, match=r"debug_get_output: out has shape \(2, 4\)"):
+        m.debug_get_output(first_dense, kiln.nd.empty((2, 4)))
 
 
 @pytest.mark.parametrize("node,message", [
