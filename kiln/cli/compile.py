@@ -184,6 +184,9 @@ def run_compile(args) -> int:
         raise KilnError(f"no {'ONNX model' if fmt == 'onnx' else 'Relay text'} file at {args.model!r}")
     if fmt == "relay" and args.input_shapes:
         raise KilnError("--input-shapes applies to ONNX models; a Relay module's types fix its shapes")
+    folder = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(folder):
+        raise KilnError(f"--output {args.output}: the directory {folder} does not exist")
     target = Target(args.target)
     formats = _dump_formats(args.dump_code, target, args.target)
     disabled = parse_pass_names(args.disabled_pass)

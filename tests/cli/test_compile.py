@@ -162,6 +162,13 @@ def test_bad_input_is_one_line(capsys, monkeypatch, bad_files, tiny_model, argv,
     assert not (bad_files / "out.tar").exists()
 
 
+def test_output_directory_must_exist(capsys, tiny_model, tmp_path):
+    code = main(["compile", tiny_model, "-o", str(tmp_path / "missing" / "m.tar")])
+    err = capsys.readouterr().err
+    assert code == 1 and err == f"kiln compile: error: --output {tmp_path}/missing/m.tar: the directory " \
+                                f"{tmp_path}/missing does not exist\n"
+
+
 def test_verbose_shows_the_traceback(capsys, tmp_path):
     code = main(["compile", str(tmp_path / "missing.onnx"), "--verbose"])
     err = capsys.readouterr().err
