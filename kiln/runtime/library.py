@@ -261,6 +261,24 @@ def check_seal(path):
                         f"sealed at {size + _SEAL.size})")
 
 
+_POOL = []  # the process's thread pool: the pointer the first library loaded handed out
+
+
+def _share_thread_pool(cdll):
+    """Make every kiln library of the process run its parallel loops on one thread pool (the first library's), so
+    loading many libraries does not start as many sets of worker threads (:mod:`kiln.target.runtime_helper`)."""
+    try:
+        make, use = cdll.kiln_thread_pool, cdll.kiln_use_thread_pool
+    except AttributeError:  # a library built before the pool existed: it keeps its own parallel runtime
+        return
+    make.restype, make.argtypes = ctypes.c_void_p, []
+    use.restype, use.argtypes = None, [ctypes.c_void_p]
+    if _POOL:
+        use(_POOL[0])
+    else:
+        _POOL.append(make())
+
+
 class SharedLibrary:
     """A loaded kiln shared library: the ctypes handle, its metadata and its functions.
 
@@ -279,6 +297,7 @@ class SharedLibrary:
             raise KilnError(f"load_module: {self.path} is not a library built by kiln (no KilnGetLastError)") from None
         self._last_error.restype = ctypes.c_char_p
         self._last_error.argtypes = []
+        _share_thread_pool(self.cdll)
 
     def read_string(self, symbol):
         """The NUL-terminated string constant ``symbol``, or None when the library does not define it."""

@@ -10,7 +10,8 @@ each gets an unaligned, may-alias twin (``float32x16_u``) through which contiguo
 (``A[Ramp(base, 1, n)]``) read and write memory, so they compile to single vector moves whatever the alignment.
 Boolean vectors are ``int32xN`` masks (-1/0), what GCC's vector comparisons produce. Operations C has no vector
 syntax for (select, min/max, math functions, gathers) go through small ``static inline`` helpers emitted on first
-use (:mod:`kiln.target.codegen_c_helpers`). Parallel loops become ``#pragma omp parallel for``.
+use (:mod:`kiln.target.codegen_c_helpers`). Parallel loops become task functions run by the runtime helper's thread
+pool (:mod:`kiln.target.codegen_c_parallel`), as in the LLVM backend.
 
 Each function returns ``int32_t`` (0, or -1 after a failed ``AssertStmt``, whose message goes to
 ``KilnAPISetLastError``); see :mod:`kiln.target.codegen_common` for the calling conventions.
@@ -21,11 +22,11 @@ from ..error import CodegenError
 from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import stmt as S
-from ..tir.analysis import stmt_contains
 from ..tir.expr import PointerType
 from ..tir.functor import _EXPR_METHODS, _STMT_METHODS
 from .codegen_c_calls import CALLS, float_literal, int_literal, libm_name
 from .codegen_c_helpers import HelperSet, scalar_ctype
+from .codegen_c_parallel import ParallelOutliner, returns_a_value
 from .codegen_common import C_KEYWORDS, NameTable, alignment_of, flat_offset, is_packed, unit_ramp_base
 from .compiler import c_string
 
@@ -44,14 +45,15 @@ typedef struct {
 typedef union { int64_t v_int64; double v_float64; void* v_handle; } TVMValue;
 
 extern void KilnAPISetLastError(const char* msg);
+extern int32_t kiln_parallel_launch(int32_t (*task)(int32_t, int32_t, void*), void* closure, int32_t num_threads);
 extern void* kiln_alloc(int64_t nbytes);
 extern void kiln_free(void* ptr);
 """
 
-STACK_LIMIT = 64 * 1024  # bytes; larger allocations go to the heap (parallel worker threads have small stacks)
+STACK_LIMIT = 64 * 1024  # bytes; larger allocations go to the heap (worker threads have bounded stacks)
 
 
-class CSourceGenerator:
+class CSourceGenerator(ParallelOutliner):
     """Prints PrimFuncs as one C translation unit.
 
     Examples
@@ -79,7 +81,6 @@ class CSourceGenerator:
             "atan2", "fmod", "copysign", "hypot", "nextafter", "erf", "log1p", "expm1", "ldexp",
         )
     } | {"tir.round": "nearbyint"}  # half to even, as numpy (C's round() goes away from zero)
-    pragma_parallel = "#pragma omp parallel for schedule(static){threads}"
 
     def __init__(self, target=None):
         self.target = target
@@ -89,7 +90,8 @@ class CSourceGenerator:
         self.prototypes: dict = {}
         self.lines: list = []
         self.indent = 0
-        self.in_parallel = 0
+        self.task_functions: list = []  # outlined parallel loop bodies, printed before the functions
+        self._parallel_count = 0
 
     # ---- driver
     def add_function(self, symbol, func):
@@ -102,6 +104,7 @@ class CSourceGenerator:
         params = []
         for p in func.params:
             params.append(self._declare_handle_or_scalar(p))
+        self.symbol = f"kiln_fn_{symbol}" if symbol in C_KEYWORDS else symbol
         if symbol in C_KEYWORDS:  # a function named "double": a C identifier of its own, the symbol by asm label
             header = f"int32_t kiln_fn_{symbol}({', '.join(params) or 'void'})"
             self.prototypes[symbol] = f"{header} __asm__(\"{symbol}\");"
@@ -122,6 +125,7 @@ class CSourceGenerator:
     def finish(self) -> str:
         """The complete C source."""
         parts = [PREAMBLE, self.helpers.render(), *self.prototypes.values(), ""]
+        parts.extend(self.task_functions)
         parts.extend(self.functions)
         return "\n".join(p for p in parts if p is not None)
 
@@ -305,15 +309,8 @@ class CSourceGenerator:
         ctype = self.ctype(s.loop_var.dtype)
         lo, extent = self.visit_expr(s.min), self.visit_expr(s.extent)
         end = extent if lo == "0" else f"{lo} + {extent}"
-        if s.kind == S.ForKind.PARALLEL and not _returns(s.body):
-            threads = ""
-            if self.target is not None and any(k == "num-cores" for k, _ in self.target.options):
-                threads = f" num_threads({self.target.num_cores})"
-            self.emit(self.pragma_parallel.format(threads=threads))
-            self.emit(f"for ({ctype} {var} = {lo}; {var} < {end}; ++{var}) {{")
-            self.in_parallel += 1
-            self._body(s.body)
-            self.in_parallel -= 1
+        if s.kind == S.ForKind.PARALLEL and not returns_a_value(s.body):
+            self.outline_parallel_for(s, var, ctype, lo, extent)
             return
         if s.kind == S.ForKind.UNROLLED and isinstance(s.extent, E.IntImm):
             self.emit(f"#pragma GCC unroll {max(1, min(s.extent.value, 65534))}")
@@ -380,8 +377,7 @@ class CSourceGenerator:
             return
         size = " * ".join(f"(int64_t)({self.visit_expr(x)})" for x in s.extents) or "1"
         self.emit(f"{elem}* {name} = ({elem}*)kiln_alloc({size} * (int64_t)sizeof({elem}) * {_dt.lanes(s.dtype)});")
-        if not self.in_parallel:  # an OpenMP loop body cannot return; there a failed allocation faults
-            self.emit(f"if ({name} == NULL) {{ KilnAPISetLastError(\"out of memory allocating {name}\"); return -1; }}")
+        self.emit(f"if ({name} == NULL) {{ KilnAPISetLastError(\"out of memory allocating {name}\"); return -1; }}")
         self.visit_stmt(s.body)
         self.emit(f"kiln_free({name});")
 
@@ -415,12 +411,6 @@ def _pointee(var):
         if dtype and dtype not in ("void", "handle"):
             return scalar_ctype(dtype)
     return None
-
-
-def _returns(stmt) -> bool:
-    """Whether ``stmt`` may return from the function (an OpenMP loop body must not)."""
-    return stmt_contains(stmt, lambda n: isinstance(n, S.AssertStmt) or (
-        isinstance(n, E.Call) and n.op.name == "tir.ret"))
 
 
 _BINARY_KINDS = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max, E.EQ, E.NE, E.LT, E.LE,

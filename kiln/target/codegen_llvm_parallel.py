@@ -4,15 +4,15 @@
 ``for i in T.parallel(lo, lo + n): body`` becomes, in the enclosing function::
 
     closure = {lo, n, v1, v2, ...}                 // every variable body uses, stored in an entry-block alloca
-    status = kiln_parallel_launch(task_fn, &closure, num_tasks)
+    status = kiln_parallel_launch(task_fn, &closure, num_threads)
     if (status != 0) return status;
 
 and a new internal function ``task_fn(task, num_tasks, closure)`` loads the variables back and runs the static chunk
 ``[lo + task * c, min(lo + (task + 1) * c, lo + n))`` with ``c = ceil(n / num_tasks)``, returning 0 (or -1 from a
-failed assertion inside). ``kiln_parallel_launch`` (the runtime helper, :mod:`kiln.target.compiler`) starts
-``num_tasks`` OpenMP threads (``-num-cores`` of the target, or OpenMP's default when it is not given), so the LLVM
-and C backends share one thread pool. A parallel loop nested in another runs its inner launch on one thread, as
-OpenMP's default nesting rule says.
+failed assertion inside). ``kiln_parallel_launch`` (the runtime helper, :mod:`kiln.target.runtime_helper`) chooses
+the task count and runs the tasks on the process's thread pool, on at most ``num_threads`` threads (the target's
+``-num-cores``; 0 when it is not given: the whole pool). A parallel loop nested in another runs its inner launch
+inline, on the thread running the outer task.
 """
 
 import llvmlite.ir as ir
@@ -26,7 +26,7 @@ TASK_FN_TYPE = ir.FunctionType(T.I32, [T.I32, T.I32, T.I8P])
 class ParallelOutliner:
     """``outline_parallel_for``."""
 
-    def _num_tasks(self) -> int:
+    def _num_threads(self) -> int:
         target = self.target
         if target is not None and any(k == "num-cores" for k, _ in target.options):
             return int(target.num_cores)
@@ -50,7 +50,7 @@ class ParallelOutliner:
         self._emit_task(task_fn, loop, closure_ty, captured)
 
         launch = self.declare("kiln_parallel_launch", T.I32, [TASK_FN_TYPE.as_pointer(), T.I8P, T.I32])
-        status = b.call(launch, [task_fn, b.bitcast(closure, T.I8P), T.constant("int32", self._num_tasks())])
+        status = b.call(launch, [task_fn, b.bitcast(closure, T.I8P), T.constant("int32", self._num_threads())])
         fail = state.function.append_basic_block("parallel_fail")
         done = state.function.append_basic_block("parallel_done")
         b.cbranch(b.icmp_signed("!=", status, T.constant("int32", 0)), fail, done)

@@ -5,11 +5,10 @@ Compilation is separate from code generation (the generated source stays inspect
 the host's CPU and features) and the compiler's version; a linked library by its inputs' content and the link
 flags. ``$CC`` names the compiler (``cc`` by default).
 
-Every shared library kiln builds links one copy of :data:`RUNTIME_SOURCE`, the small runtime generated code calls:
-the last-error slot (``KilnAPISetLastError``, read back by ``KilnGetLastError``), the parallel launcher the LLVM
-backend's outlined parallel loops run through (``kiln_parallel_launch``, over OpenMP, so both backends share one thread
-pool), and aligned workspace allocation. Its internal symbols are hidden and libraries link with ``-Bsymbolic``, so
-several kiln libraries loaded in one process never bind to each other's copies.
+Every shared library kiln builds links one copy of the runtime helper (:mod:`kiln.target.runtime_helper`: the
+last-error slot, the thread pool behind the LLVM backend's parallel loops, aligned workspace allocation). Its internal
+symbols are hidden and libraries link with ``-Bsymbolic``, so several kiln libraries loaded in one process never bind
+to each other's copies. Every library is sealed after linking (:func:`kiln.runtime.library.seal_library`).
 """
 
 import functools
@@ -23,48 +22,7 @@ from ..error import CodegenError
 from ..runtime.host import host_cpu_features, host_cpu_name
 from ..runtime.library import seal_library
 from . import compile_cache
-
-RUNTIME_SOURCE = r"""
-#include <stdint.h>
-#include <stdlib.h>
-#include <omp.h>
-#define KILN_HIDDEN __attribute__((visibility("hidden")))
-
-static __thread const char* kiln_last_error = "";
-
-KILN_HIDDEN void KilnAPISetLastError(const char* msg) { kiln_last_error = msg; }
-
-/* read by the Python runtime after a function returned a non-zero code */
-const char* KilnGetLastError(void) { return kiln_last_error; }
-
-typedef int32_t (*kiln_task_fn)(int32_t task_id, int32_t num_tasks, void* closure);
-
-/* Run fn(i, n, closure) for i in [0, n) on n threads (n <= 0: OpenMP's default); the first non-zero code wins and
-   its message is moved to the calling thread's error slot. */
-KILN_HIDDEN int32_t kiln_parallel_launch(kiln_task_fn fn, void* closure, int32_t num_tasks) {
-  int32_t err = 0;
-  const char* msg = "";
-  if (num_tasks <= 0) num_tasks = omp_get_max_threads();
-  #pragma omp parallel num_threads(num_tasks)
-  {
-    int32_t code = fn(omp_get_thread_num(), omp_get_num_threads(), closure);
-    if (code != 0) {
-      #pragma omp critical
-      { if (err == 0) { err = code; msg = kiln_last_error; } }
-    }
-  }
-  if (err != 0) kiln_last_error = msg;
-  return err;
-}
-
-KILN_HIDDEN void* kiln_alloc(int64_t nbytes) {
-  size_t n = (size_t)(nbytes <= 0 ? 64 : nbytes);
-  n = (n + 63) & ~(size_t)63;
-  return aligned_alloc(64, n);
-}
-
-KILN_HIDDEN void kiln_free(void* ptr) { free(ptr); }
-"""
+from .runtime_helper import RUNTIME_SOURCE
 
 
 def cc_command() -> list:
@@ -96,9 +54,9 @@ def have_cc() -> bool:
 
 
 def c_flags(target=None) -> list:
-    """Flags for compiling generated C: ``-O3 -march=<cpu> -fopenmp -fPIC`` and the target's ``-mattr`` as ``-m``."""
+    """Flags for compiling generated C: ``-O3 -march=<cpu> -fPIC`` and the target's ``-mattr`` as ``-m``."""
     march = "native" if target is None or target.is_host_cpu else target.mcpu
-    flags = ["-O3", "-std=gnu99", "-fPIC", "-fopenmp", "-fno-math-errno", f"-march={march}"]
+    flags = ["-O3", "-std=gnu99", "-fPIC", "-fno-math-errno", f"-march={march}"]
     if target is not None:
         for attr in target.mattr:
             flags.append(f"-m{attr[1:]}" if attr[0] == "+" else f"-mno-{attr[1:]}")
@@ -179,10 +137,10 @@ def _keep_failed_source(source, key):
 
 def runtime_object() -> pathlib.Path:
     """The compiled runtime helper (:data:`RUNTIME_SOURCE`), built once per compiler into the cache."""
-    return compile_object(RUNTIME_SOURCE, ["-O2", "-std=gnu99", "-fPIC", "-fopenmp"], name="kiln runtime helper")
+    return compile_object(RUNTIME_SOURCE, ["-O2", "-std=gnu11", "-fPIC", "-pthread"], name="kiln runtime helper")
 
 
-LINK_FLAGS = ("-shared", "-fopenmp", "-Wl,-Bsymbolic")
+LINK_FLAGS = ("-shared", "-pthread", "-Wl,-Bsymbolic")
 
 
 def link_shared(objects, output) -> pathlib.Path:

@@ -57,30 +57,35 @@ def test_vectors_use_gcc_vector_types_and_helpers():
     src = _print(tir.PrimFunc([a, b], body, buffer_map={a: A, b: B}))
     assert "typedef float float32x16_t __attribute__((vector_size(64)));" in src
     assert "may_alias" in src and "float32x16_a" in src  # aligned: A and B are 64-byte aligned, base is i * 16
-    assert "#pragma omp parallel for schedule(static)" in src
+    assert "static int32_t f_parallel_1(int32_t kiln_task" in src  # the parallel loop, outlined for the pool
+    assert "kiln_parallel_launch(f_parallel_1, &kiln_closure_1, 0)" in src
     assert "static inline float32x16_t kiln_max_float32x16_t(" in src
     assert "expf(a0[i])" in src  # the lane-wise libm helper
     assert "float* A = (float*)a;" in src  # plain convention: typed data pointers
 
 
-def test_parallel_loop_with_an_assert_stays_serial():
+def test_parallel_loop_with_an_assert_returns_from_its_task():
+    """The outlined body's failed assertion returns -1 from the task, which the launcher hands back (it runs:
+    tests/target/test_codegen.py::test_assert_inside_parallel_loop)."""
     A = tir.decl_buffer((8,), "float32", "A")
     i = tir.Var("i", "int32")
     body = S.For(i, 0, 8, S.ForKind.PARALLEL, S.AssertStmt(E.GE(E.BufferLoad(A, [i]), E.FloatImm("float32", 0)),
                                                            "negative", S.Evaluate(E.IntImm("int32", 0))))
     a = tir.Var("a", "handle")
     src = _print(tir.PrimFunc([a], body, buffer_map={a: A}))
-    assert "#pragma omp" not in src and 'KilnAPISetLastError("negative");' in src
+    task = src[src.index("static int32_t f_parallel_1("):src.index("int32_t f(void* a) {")]
+    assert 'KilnAPISetLastError("negative");' in task and "return -1;" in task
+    assert "if (kiln_status != 0) return kiln_status;" in src
 
 
-def test_num_cores_sets_openmp_threads():
+def test_num_cores_caps_the_threads():
     A = tir.decl_buffer((8,), "float32", "A")
     i = tir.Var("i", "int32")
     body = S.For(i, 0, 8, S.ForKind.PARALLEL, S.BufferStore(A, E.FloatImm("float32", 1.0), [i]))
     a = tir.Var("a", "handle")
     gen = CSourceGenerator(Target("c -num-cores=3"))
     gen.add_function("f", tir.PrimFunc([a], body, buffer_map={a: A}))
-    assert "#pragma omp parallel for schedule(static) num_threads(3)" in gen.finish()
+    assert "kiln_parallel_launch(f_parallel_1, &kiln_closure_1, 3)" in gen.finish()
 
 
 @pytest.mark.needs_cc

@@ -14,6 +14,7 @@ Any other layout pair whose primal axes are NCHW/OIHW is computed by transformin
 (``layout_transform`` stages that schedules inline) and the result to ``out_layout``. The packed form
 ``conv2d_NCHWc`` reads ``data[n, c // bc, y, x, c % bc]``-style blocks directly: it is what a layout-altering pass
 would hand to the x86 schedule, and what :mod:`kiln.topi.x86.conv2d` builds internally for NCHW.
+``depthwise_conv2d_NCHWc`` is its depthwise sibling (one filter per channel, kernel OIHW1i[b]o).
 """
 
 from ...error import OpAttributeInvalid
@@ -28,7 +29,7 @@ from .pad import pad
 
 __all__ = [
     "conv2d", "conv2d_nchw", "conv2d_nhwc", "group_conv2d_nchw", "group_conv2d_nhwc", "depthwise_conv2d_nchw",
-    "conv2d_NCHWc", "conv_out_size", "pad_tuple",
+    "conv2d_NCHWc", "depthwise_conv2d_NCHWc", "conv_out_size", "pad_tuple",
 ]
 
 
@@ -204,6 +205,48 @@ def conv2d_NCHWc(data, kernel, strides, padding, dilation, layout=None, out_layo
     return _finish(out, out_dtype, "conv2d_NCHWc")
 
 
+def depthwise_conv2d_NCHWc(data, kernel, strides, padding, dilation, out_dtype=None):  # noqa: N802
+    """Depthwise convolution in the packed layouts: ``data`` NCHW[b]c ``(N, C/b, H, W, b)`` and ``kernel``
+    OIHW1i[b]o ``(C/b, 1, KH, KW, 1, b)`` (one filter per channel; TVM's ``depthwise_conv2d_NCHWc`` with a channel
+    multiplier of 1).
+
+    Returns
+    -------
+    out : te.Tensor
+        NCHW[b]c ``(N, C/b, OH, OW, b)``, tagged ``depthwise_conv2d_NCHWc``.
+    """
+    out_dtype = out_dtype or data.dtype
+    n, chunks, h, w, bc = get_const_tuple(data.shape)
+    k_chunks, k_in, kh, kw, k_in_bn, k_bn = get_const_tuple(kernel.shape)
+    if (k_chunks, k_in, k_in_bn, k_bn) != (chunks, 1, 1, bc):
+        raise OpAttributeInvalid(f"topi.depthwise_conv2d_NCHWc: kernel {get_const_tuple(kernel.shape)} is not one "
+                                 f"filter per channel of data {get_const_tuple(data.shape)}")
+    (sh, sw), (dh, dw), (top, left, bottom, right), oh, ow = _geometry(h, w, kh, kw, strides, padding, dilation,
+                                                                      "topi.depthwise_conv2d_NCHWc")
+    padded = pad(data, (0, 0, top, left, 0), (0, 0, bottom, right, 0), name="data_pad") if any(
+        (top, left, bottom, right)) else data
+    acc = _acc_dtype(out_dtype)
+    ry = reduce_axis((0, kh), name="kh")
+    rx = reduce_axis((0, kw), name="kw")
+
+    def fcompute(nn, cc, yy, xx, cb):
+        return _te_sum(_op.cast(padded[nn, cc, yy * sh + ry * dh, xx * sw + rx * dw, cb], acc)
+                       * _op.cast(kernel[cc, 0, ry, rx, 0, cb], acc), axis=[ry, rx])
+
+    out = compute((n, chunks, oh, ow, bc), fcompute, name="depthwise_conv2d_NCHWc", tag="depthwise_conv2d_NCHWc")
+    return _finish(out, out_dtype, "depthwise_conv2d_NCHWc")
+
+
+def _is_packed_depthwise(data, data_layout, kernel_layout, groups):
+    """Whether a grouped convolution is depthwise in the packed layouts (NCHW[b]c data, OIHW1i[b]o kernel)."""
+    d, k = parse_layout(data_layout), parse_layout(kernel_layout)
+    if not (d.primal == "NCHW" and [a for a, _ in d.axes] == list("NCHWc")
+            and k.primal == "OIHW" and [a for a, _ in k.axes] == list("OIHWio")):
+        return False
+    shape = get_const_tuple(data.shape)
+    return k.factor_of("I") == 1 and k.factor_of("O") == d.factor_of("C") and groups == shape[1] * shape[4]
+
+
 def _is_packed(data_layout, kernel_layout):
     d, k = parse_layout(data_layout), parse_layout(kernel_layout)
     return (d.primal == "NCHW" and [a for a, _ in d.axes] == list("NCHWc")
@@ -235,6 +278,9 @@ def conv2d(data, kernel, strides=(1, 1), padding=(0, 0), dilation=(1, 1), data_l
         natural = "NHWC"
     elif groups == 1 and _is_packed(data_layout, kernel_layout):
         out = conv2d_NCHWc(data, kernel, strides, padding, dilation, out_dtype=out_dtype)
+        natural = f"NCHW{get_const_tuple(kernel.shape)[-1]}c"
+    elif groups > 1 and _is_packed_depthwise(data, data_layout, kernel_layout, groups):
+        out = depthwise_conv2d_NCHWc(data, kernel, strides, padding, dilation, out_dtype)
         natural = f"NCHW{get_const_tuple(kernel.shape)[-1]}c"
     else:
         x = layout_transform(data, data_layout, "NCHW") if data_layout != "NCHW" else data

@@ -9,7 +9,10 @@ What the layouts change is which axes those are:
 * NHWC: the output channels are vectorized (the HWIO kernel is contiguous along them) and a block of output columns
   is unrolled, each column one broadcast input value;
 * NCHW (grouped, depthwise, or another layout transformed to NCHW): the output columns are vectorized (contiguous
-  input rows at stride 1) and a block of output channels is unrolled, each one broadcast kernel value.
+  input rows at stride 1) and a block of output channels is unrolled, each one broadcast kernel value;
+* packed depthwise (NCHW[b]c, :func:`kiln.topi.nn.depthwise_conv2d_NCHWc`): the channel block is vectorized (one
+  vector load of input and one of weights per tap, no broadcast) and a block of output columns unrolled, the taps
+  unrolled too.
 
 Padded and layout-transformed inputs are materialized once, in parallel, before the convolution, so its inner loops
 read memory without bound checks. Element-wise consumers are inlined into the tile's write-out when they keep the
@@ -31,7 +34,8 @@ from .micro_kernel import accumulator_budget, latency_accumulators
 
 __all__ = ["schedule_conv2d_direct", "DIRECT_TAGS"]
 
-DIRECT_TAGS = ("conv2d_nchw", "group_conv2d_nchw", "depthwise_conv2d_nchw", "conv2d_nhwc", "group_conv2d_nhwc")
+DIRECT_TAGS = ("conv2d_nchw", "group_conv2d_nchw", "depthwise_conv2d_nchw", "conv2d_nhwc", "group_conv2d_nhwc",
+               "depthwise_conv2d_NCHWc")
 
 
 def _materialize_inputs(s, op, target):
@@ -54,6 +58,8 @@ def _materialize_inputs(s, op, target):
 def _tiling(op, lanes, target):
     """``(reg_axis, reg, vec_axis, vec)``: output axes (indices) unrolled and vectorized, and their block sizes."""
     shape = get_const_tuple(op.output(0).shape)
+    if op.tag == "depthwise_conv2d_NCHWc":  # the channel block is contiguous on every side
+        return 3, largest_divisor(shape[3], latency_accumulators(target)), 4, shape[4]
     if op.tag.endswith("nhwc"):
         vec = vector_factor(shape[3], 2 * lanes) if shape[3] >= 2 * lanes else vector_factor(shape[3], lanes)
         vectors = max(1, vec // lanes)
@@ -89,6 +95,9 @@ def _schedule_direct(s, op, outs, target, lanes):
     a_axes = list(s[acc].op.axis)
     s[acc].reorder(*[iv for k, iv in enumerate(a_axes) if k not in (reg_axis, vec_axis)], *s[acc].op.reduce_axis,
                    a_axes[reg_axis], a_axes[vec_axis])
+    if op.tag == "depthwise_conv2d_NCHWc":  # a few taps per output: unrolled, the loop overhead would dominate
+        for r in s[acc].op.reduce_axis:
+            s[acc].unroll(r)
     s[acc].unroll(a_axes[reg_axis])
     (s[acc].vectorize if vec > 1 else s[acc].unroll)(a_axes[vec_axis])
     for o in output_ops(outs):

@@ -99,8 +99,8 @@ def test_hook_blocks_nchw_conv_for_cpu_targets():
 @pytest.mark.parametrize("case", ["groups", "nhwc", "float16", "out_dtype"])
 def test_hook_declines(case):
     shape, wshape, kwargs, dtype = (1, 16, 8, 8), (16, 16, 3, 3), {}, "float32"
-    if case == "groups":
-        wshape, kwargs = (16, 1, 3, 3), {"groups": 16}
+    if case == "groups":  # grouped, not depthwise (depthwise convolutions are blocked: test_mobile_block_*)
+        wshape, kwargs = (16, 4, 3, 3), {"groups": 4}
     elif case == "nhwc":
         shape, wshape, kwargs = (1, 8, 8, 16), (3, 3, 16, 16), {"data_layout": "NHWC", "kernel_layout": "HWIO"}
     elif case == "float16":
@@ -166,3 +166,29 @@ def test_resnet18_structure_and_results():
     # in at the first conv, out after the global pool; the convolutions exchange blocked tensors
     assert len(calls(after, "layout_transform")) == 2
     check_build(mod["main"], "llvm", params=params)
+
+
+def mobile_block():
+    """A MobileNet-style block: pointwise expansion, depthwise 3x3 with clip (ReLU6), pointwise projection."""
+    x = relay.var("data", shape=(1, 16, 14, 14))
+    y = relay.clip(relay.nn.conv2d(x, const(32, 16, 1, 1)), 0.0, 6.0)
+    y = relay.clip(relay.nn.bias_add(relay.nn.conv2d(y, const(32, 1, 3, 3), padding=(1, 1), groups=32), const(32)),
+                   0.0, 6.0)
+    y = relay.nn.conv2d(y, const(16, 32, 1, 1))
+    return relay.Function([x], relay.add(y, x))
+
+
+@pytest.mark.parametrize("target", ["llvm -mcpu=skylake-avx512", "llvm -mcpu=haswell"])
+def test_mobile_block_stays_blocked(target):
+    """The depthwise convolution is blocked like its neighbours: the layout changes only at the block's edges."""
+    after = optimized(mobile_block(), target)
+    block = Target(target).vector_lanes("float32")
+    convs = calls(after, "nn.conv2d")
+    assert [c.attrs.data_layout for c in convs] == [f"NCHW{block}c"] * 3
+    assert convs[1].attrs.groups == 32 and convs[1].attrs.kernel_layout == f"OIHW1i{block}o"
+    assert len(calls(after, "layout_transform")) == 2
+
+
+@pytest.mark.parametrize("target", HOST_TARGETS + ["c"])
+def test_mobile_block_builds_exactly(target):
+    check_build(mobile_block(), target)

@@ -112,3 +112,33 @@ def test_alter_layout_blocks_run_packed(harness, target):
                                                   convert_layout(weight, "OIHW", new["kernel_layout"])], blocked,
                                     label="blocked", rtol=1e-4, atol=1e-4,
                                     consumers=[("nn.relu", None, [])])], target)
+
+
+def test_packed_depthwise(harness, target):
+    """Depthwise convolutions in the packed layout (NCHW[b]c data, OIHW1i[b]o kernel), as the x86 layout hook makes
+    them, with fused consumers, strides, dilation and a block narrower than a vector."""
+    from kiln.relay.op.attrs import ClipAttrs
+
+    bias = harness.rand((2, 1, 1, 16), seed=7)
+
+    def packed(data_shape, weight_shape, label, consumers=(), **attrs):
+        block = data_shape[-1]
+        return _case(harness, data_shape, weight_shape, label, consumers, data_layout=f"NCHW{block}c",
+                     kernel_layout=f"OIHW1i{block}o", groups=data_shape[1] * block, **attrs)
+
+    cases = [
+        packed((1, 2, 9, 10, 16), (2, 1, 3, 3, 1, 16), "3x3 pad 1 + bias + clip", padding=(1, 1),
+               consumers=[("add", None, [bias]), ("clip", ClipAttrs(0.0, 6.0), [])]),
+        packed((1, 3, 12, 12, 8), (3, 1, 5, 5, 1, 8), "5x5 stride 2", padding=(2, 2), strides=(2, 2)),
+        packed((2, 1, 8, 8, 4), (1, 1, 3, 3, 1, 4), "dilation 2, 4-channel block", padding=(2, 2),
+               dilation=(2, 2)),
+    ]
+    harness.run_cases(cases, target)
+    for cpu_target, block in (("llvm -mcpu=skylake-avx512", 16), ("llvm -mcpu=haswell", 8)):
+        new = topi.x86.conv2d_alter_layout(Conv2DAttrs(groups=48, padding=(1, 1)), (1, 48, 14, 14), (48, 1, 3, 3),
+                                           cpu_target)
+        assert new == {"data_layout": f"NCHW{block}c", "kernel_layout": f"OIHW1i{block}o",
+                       "out_layout": f"NCHW{block}c"}
+    # a depthwise convolution with a channel multiplier, or a grouped one, keeps its layout
+    assert topi.x86.conv2d_alter_layout(Conv2DAttrs(groups=8), (1, 8, 8, 8), (16, 1, 3, 3), "llvm") is None
+    assert topi.x86.conv2d_alter_layout(Conv2DAttrs(groups=4), (1, 8, 8, 8), (8, 2, 3, 3), "llvm") is None

@@ -175,6 +175,10 @@ class _Pool(OnnxOpConverter):
         spatial = ctx.shape(x)[2:]
         kernel, strides, dilations = _spatial_attrs(attr, rank, attr["kernel_shape"], ctx)
         pads = get_pads(ctx, attr, spatial, kernel, strides, dilations)
+        if any(p >= k for k, pair in zip(kernel, pads, strict=True) for p in pair):
+            # a window wholly inside the padding has nothing to pool (ONNX Runtime and PyTorch refuse it too)
+            raise ctx.error(f"pads {[p for pair in zip(*pads, strict=True) for p in pair]} must each be smaller "
+                            f"than the kernel {list(kernel)}")
         ceil_mode = bool(attr.get("ceil_mode", 0))
         if rank == 1:
             x, spatial = _as_2d(x, ctx), (1,) + tuple(spatial)

@@ -62,6 +62,14 @@ def test_attribute_values_are_checked(attrs, fragment):
     assert "ONNX node 'conv' (Conv)" in message
 
 
+def test_pooling_pads_smaller_than_the_kernel():
+    node = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 3], name="pool")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 6, 6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    refused(helper.make_model(graph), "ONNX node 'pool' (AveragePool): pads [1, 1, 1, 3] must each be smaller than "
+                                      "the kernel [3, 3]")
+
+
 def test_attributes_of_the_wrong_type_or_unknown():
     model = conv_model()
     model.graph.node[0].attribute.append(helper.make_attribute("kernel_shape", "3x3"))
