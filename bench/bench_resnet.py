@@ -11,7 +11,7 @@ With ``--per-layer`` each kernel is then timed alone (random arguments of the gr
 listed slowest first, with its GFLOP/s when it is a convolution or a matrix product.
 
 Run: ``python bench/bench_resnet.py [--target llvm] [--rounds 5] [--number 3] [--image 224] [--threads 0]
-[--settle 0.2] [--per-layer]``
+[--settle 0.2] [--per-layer]``; ``--save-onnx resnet50.onnx`` only writes the model, for ``kiln compile``.
 """
 
 import argparse
@@ -56,7 +56,15 @@ def main():
                         help="idle seconds before each timed round (lets the other runtime's threads go to sleep)")
     parser.add_argument("--per-layer", action="store_true",
                         help="also time each kernel alone: milliseconds and convolution GFLOP/s per layer")
+    parser.add_argument("--save-onnx", metavar="FILE",
+                        help="only write the ONNX model to FILE (for kiln compile FILE; kiln run --profile)")
     args = parser.parse_args()
+    if args.save_onnx:
+        import onnx
+
+        onnx.save(resnet50_onnx(args.image), args.save_onnx)
+        print(f"wrote {args.save_onnx}")
+        return
     import onnxruntime as ort
 
     model = resnet50_onnx(args.image)

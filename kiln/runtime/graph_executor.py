@@ -126,6 +126,7 @@ class GraphExecutor(Module):
 
     def _prepare(self) -> list:
         ops = []
+        self.op_node_ids = []  # the graph node of each prepared call (the debug executor reports calls by node)
         for nid, node in enumerate(self.nodes):
             if node["op"] == "null":
                 continue
@@ -140,6 +141,7 @@ class GraphExecutor(Module):
             args = [self.data[self._eid(src, k)] for src, k, *_ in node["inputs"]]
             args += [self.data[self._eid(nid, k)] for k in range(self.row[nid + 1] - self.row[nid])]
             ops.append((func, tuple(args), _prepared_call(func, tuple(args))))
+            self.op_node_ids.append(nid)
         return ops
 
     # ---------------------------------------------------------------------------------------------- inputs

@@ -6,7 +6,10 @@ The graph is TVM's JSON format, so tools that read TVM graphs read it:
 * ``nodes``: each ``{"op": "null", "name", "inputs": []}`` (an input of ``@main``, or a constant, named ``p0``,
   ``p1`` ... in visiting order, skipping a name an input has, and returned as a parameter) or ``{"op": "tvm_op",
   "name", "attrs": {"func_name", "num_inputs", "num_outputs", "flatten_data"}, "inputs": [[node, index, 0], ...]}``
-  (one ``call_lowered``: the kernel ``func_name`` of the library, called with its inputs then its outputs);
+  (one ``call_lowered``: the kernel ``func_name`` of the library, called with its inputs then its outputs). Like
+  TVM's extra ``hash`` attribute, two string attributes describe the kernel for profilers (the debug executor),
+  copied from the PrimFunc LowerTE made: ``relay_ops``, the Relay operators fused into it joined by commas, and
+  ``flops``, its floating-point operations when it holds convolutions or matrix products;
 * ``arg_nodes`` (the ``null`` nodes), ``heads`` (the outputs of ``@main``, a tuple result flattened),
   ``node_row_ptr`` (where each node's outputs start in the list of *entries*, one entry per tensor);
 * ``attrs``: per entry ``shape`` (``list_shape``), ``dltype`` (``list_str``) and ``storage_id`` (``list_int``).
@@ -177,10 +180,13 @@ class _GraphBuilder:
         outputs = flatten_type(call.checked_type_)
         for t in outputs:
             self._check_static(t, f"the result of {gv.name_hint}")
-        node = {"op": "tvm_op", "name": gv.name_hint,
-                "attrs": {"func_name": gv.name_hint, "num_inputs": str(len(inputs)),
-                          "num_outputs": str(len(outputs)), "flatten_data": "0"},
-                "inputs": [[nid, k, 0] for nid, k in inputs]}
+        attrs = {"func_name": gv.name_hint, "num_inputs": str(len(inputs)), "num_outputs": str(len(outputs)),
+                 "flatten_data": "0"}
+        if "kiln.relay_ops" in func.attrs:
+            attrs["relay_ops"] = ",".join(func.attrs["kiln.relay_ops"])
+        if "kiln.flops" in func.attrs:
+            attrs["flops"] = str(func.attrs["kiln.flops"])
+        node = {"op": "tvm_op", "name": gv.name_hint, "attrs": attrs, "inputs": [[nid, k, 0] for nid, k in inputs]}
         return self._add_node(node, outputs)
 
 

@@ -9,7 +9,10 @@ group) and, for each call of a primitive function:
 2. lowers the function through the process-wide :class:`~kiln.relay.backend.te_compiler.TECompiler`, whose cache
    makes structurally equal functions share one lowering;
 3. gives each distinct lowered function one GlobalVar, named like TVM's ``tvmgen_default_fused_nn_conv2d_add``
-   (``_1``, ``_2`` ... for different functions with the same operators), and adds the PrimFunc to the module;
+   (``_1``, ``_2`` ... for different functions with the same operators), and adds the PrimFunc to the module with
+   the attributes ``kiln.relay_ops`` (the operators fused into it, in dataflow order) and, when it holds
+   convolutions or matrix products, ``kiln.flops`` (:func:`~kiln.relay.analysis.flops.estimate_flops`); graph
+   codegen copies both into the graph so profiles can show them;
 4. rewrites the call into ``call_lowered(@name, (args...))`` typed like the original call.
 
 A call of a bare operator (FuseOps disabled) is lowered as a one-operator primitive function; a primitive function
@@ -27,8 +30,9 @@ from ...ir.op import Op
 from ...ir.transform import ModulePass, PassInfo, register_pass
 from ...target.target import resolve_target
 from ..analysis import free_vars
+from ..analysis.flops import estimate_flops
 from ..expr import Call, Constant, Var
-from ..expr_functor import ExprMutator
+from ..expr_functor import ExprMutator, post_order_visit
 from ..function import Function
 from ..transform.infer_type import infer_type
 from . import te_compiler
@@ -167,8 +171,19 @@ class _LoweringState:
             self.keep.append(cached)  # ids stay unique while the cached objects are alive
             gv = GlobalVar(self._unique(cached.name))
             self.by_cached[id(cached)] = gv
-            self.prim_funcs[gv] = cached.prim_func.with_attr("global_symbol", gv.name_hint)
+            attrs = {"global_symbol": gv.name_hint, "kiln.relay_ops": relay_ops(cached.source_func)}
+            flops = estimate_flops(cached.source_func)
+            if flops is not None:
+                attrs["kiln.flops"] = flops
+            self.prim_funcs[gv] = cached.prim_func.with_attrs(attrs)
         return gv
+
+
+def relay_ops(func) -> tuple:
+    """The names of the operators ``func`` calls, in dataflow order."""
+    names: list = []
+    post_order_visit(func, lambda e: names.append(e.op.name) if isinstance(e, Call) and isinstance(e.op, Op) else None)
+    return tuple(names)
 
 
 def lower_te(mod, module_name="default", target=None) -> IRModule:

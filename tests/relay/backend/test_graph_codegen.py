@@ -36,7 +36,7 @@ def test_graph_json_format():
     assert list(result.params) == ["p0"] and np.array_equal(result.params["p0"].numpy(), np.ones((2, 3)))
     kernel = next(n for n in nodes if n["op"] == "tvm_op" and "exp" in n["name"])
     assert kernel["attrs"] == {"func_name": "tvmgen_default_fused_add_exp", "num_inputs": "2", "num_outputs": "1",
-                               "flatten_data": "0"}
+                               "flatten_data": "0", "relay_ops": "add,exp"}
     assert kernel["inputs"] == [[0, 0, 0], [2, 0, 0]]
     assert graph["heads"][2] == [0, 0, 0]  # an input returned as is
     assert graph["node_row_ptr"] == list(range(len(nodes) + 1))

@@ -6,16 +6,25 @@ The converters live in one module per operator family (``math``, ``nn``, ``norma
 :mod:`.functions`). The ``onnx`` package is imported only when a model is converted.
 """
 
+import datetime
 import os
 
 from ....error import KilnError
 from . import control, image, indexing, math, nn, normalization, quantize, reduce, rnn, tensor  # noqa: F401  (register the converters)
 from .common import CONVERTERS
 from .graph import DEFAULT_DOMAINS, GraphProto, node_names
+from .inputs import ModelInput, model_inputs
 from .validate import check_supported, validate_model
 
 
-def _load(model):
+def load_model(model):
+    """The ``onnx.ModelProto`` of ``model``: a ModelProto (returned as is) or the path of an ``.onnx`` file.
+
+    Raises
+    ------
+    KilnError
+        Naming the file when it does not exist, cannot be read, or is not an ONNX model.
+    """
     import onnx
 
     if isinstance(model, str | os.PathLike):
@@ -23,9 +32,12 @@ def _load(model):
         if not os.path.exists(path):
             raise KilnError(f"from_onnx: no ONNX model file at {path!r}")
         try:
-            return onnx.load(path)
+            loaded = onnx.load(path)
         except Exception as exc:  # protobuf decode errors: report the file
             raise KilnError(f"from_onnx: {path!r} is not a readable ONNX model: {exc}") from exc
+        if not loaded.HasField("graph"):  # an empty file parses as an empty ModelProto
+            raise KilnError(f"from_onnx: {path!r} is not an ONNX model (it holds no graph)")
+        return loaded
     if not isinstance(model, onnx.ModelProto):
         raise KilnError(f"from_onnx takes an onnx.ModelProto or a path, not {type(model).__name__}")
     return model
@@ -58,7 +70,8 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
         Bind initializers as constants in the module (``params`` is then empty); with False they become named
         parameters of ``@main`` after the graph inputs, and ``params`` maps their names to NDArrays.
     export_node_renamed_model_path : str, optional
-        Write the model here with every node named as kiln named it (``<OpType>_<k>`` for unnamed nodes).
+        A directory (created if missing) into which the model is written as ``kiln_exported_model_<time>.onnx``
+        with every node named as kiln named it (``<OpType>_<k>`` for unnamed nodes), as TVM does.
 
     Returns
     -------
@@ -77,7 +90,7 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
     --------
     >>> mod, params = relay.frontend.from_onnx("resnet.onnx", shape={"data": (1, 3, 224, 224)})  # doctest: +SKIP
     """
-    model = validate_model(_load(model), opset)
+    model = validate_model(load_model(model), opset)
     graph = model.graph
     opset = model_opset(model) if opset is None else int(opset)
     names = node_names(graph)
@@ -86,17 +99,23 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
     return GraphProto(shape, dtype, freeze_params).from_onnx(graph, opset, names)
 
 
-def _export_renamed(model, names, path):
+def _export_renamed(model, names, folder):
+    """Write ``model`` with its nodes named ``names`` into the directory ``folder`` (TVM's ``export_model``)."""
     import onnx
 
     renamed = onnx.ModelProto()
     renamed.CopyFrom(model)
     for node, name in zip(renamed.graph.node, names, strict=True):
         node.name = name
+    folder = os.fspath(folder)
+    path = os.path.join(folder, f"kiln_exported_model_{datetime.datetime.now():%m_%d_%Y_%H_%M_%S}.onnx")
     try:
-        onnx.save(renamed, os.fspath(path))
+        os.makedirs(folder, exist_ok=True)
+        onnx.save(renamed, path)
     except OSError as exc:
-        raise KilnError(f"from_onnx: cannot write the renamed model to {os.fspath(path)!r}: {exc}") from exc
+        raise KilnError(f"from_onnx: cannot write the renamed model into the directory {folder!r} "
+                        f"(export_node_renamed_model_path names a directory): {exc}") from exc
 
 
-__all__ = ["CONVERTERS", "GraphProto", "check_supported", "from_onnx", "model_opset", "node_names", "validate_model"]
+__all__ = ["CONVERTERS", "GraphProto", "ModelInput", "check_supported", "from_onnx", "load_model", "model_inputs",
+           "model_opset", "node_names", "validate_model"]

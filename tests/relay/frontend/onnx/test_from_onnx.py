@@ -128,8 +128,10 @@ def test_node_names_and_export(ox, tmp_path):
              helper.make_node("Relu", ["b"], ["c"]), helper.make_node("Add", ["c", "a"], ["y"])]
     model = ox.make_model(nodes, {"x": ((2,), "float32")}, ["y"])
     assert node_names(model.graph) == ["Relu_0", "custom", "Relu_1", "Add_0"]
-    path = tmp_path / "renamed.onnx"
-    relay.frontend.from_onnx(model, export_node_renamed_model_path=str(path))
+    folder = tmp_path / "exported" / "nested"  # a directory, created if missing, as TVM does
+    relay.frontend.from_onnx(model, export_node_renamed_model_path=f"{folder}/")
+    (path,) = folder.iterdir()
+    assert path.name.startswith("kiln_exported_model_") and path.suffix == ".onnx"
     renamed = onnx.load(path)
     assert [n.name for n in renamed.graph.node] == ["Relu_0", "custom", "Relu_1", "Add_0"]
     assert [n.name for n in model.graph.node] == ["", "custom", "", ""]  # the caller's model is left alone

@@ -1,4 +1,4 @@
-"""Tests of kiln/cli.py: ``kiln opt`` reads Relay text, runs a textual pipeline, prints the result; bad input is one
+"""Tests of kiln/cli/opt.py: ``kiln opt`` reads Relay text, runs a textual pipeline, prints the result; bad input is one
 line on stderr and a non-zero exit."""
 
 import io

@@ -1,4 +1,4 @@
-"""The ``kiln`` command line. ``kiln opt`` runs a textual pass pipeline over a module in the Relay text format.
+"""``kiln opt``: run a textual pass pipeline over a module in the Relay text format.
 
 ``kiln opt`` is LLVM's ``opt`` for kiln: it reads a module (a file, or stdin), runs a pipeline written as
 :func:`kiln.transform.parse_pipeline` reads it under the given opt_level and config, and prints the result. The
@@ -19,19 +19,15 @@ import contextlib
 import dataclasses
 import sys
 
-from .error import KilnError
+from .. import relay, transform
+from ..error import KilnError
+from ..ir import instrument
+from ..ir.transform import get_pass_factory
+from .common import add_verbose, parse_pass_config
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line too."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-def _build_parser():
-    parser = _Parser(prog="kiln", description="kiln: a deep-learning compiler built on TVM's Relay/TIR architecture.")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+def add_parser(commands):
+    """Add ``kiln opt`` to the ``kiln`` subcommands."""
     opt = commands.add_parser(
         "opt",
         help="run a pass pipeline over a module in the Relay text format",
@@ -66,12 +62,11 @@ def _build_parser():
     opt.add_argument("--print-passes", action="store_true", help="list the registered passes and their options")
     opt.add_argument("--print-configs", action="store_true", help="list the registered config options")
     opt.add_argument("-o", "--output", default="-", metavar="FILE", help="where to write the result (default stdout)")
-    return parser
+    add_verbose(opt)
+    opt.set_defaults(handler=run_opt)
 
 
 def _describe_pass(name):
-    from .ir.transform import get_pass_factory
-
     factory = get_pass_factory(name)
     if dataclasses.is_dataclass(factory):
         options = []
@@ -96,23 +91,7 @@ def _read_input(path):
         return f.read(), path
 
 
-def _config(pairs, bisect_limit):
-    from .ir.pass_context import parse_config_value
-
-    config = {}
-    for pair in pairs:
-        key, sep, text = pair.partition("=")
-        if not sep or not key:
-            raise KilnError(f"--pass-config expects KEY=VALUE, got {pair!r}")
-        config[key.strip()] = parse_config_value(key.strip(), text.strip())
-    if bisect_limit is not None:
-        config["transform.max_passes"] = bisect_limit
-    return config
-
-
 def _instruments(args):
-    from .ir import instrument
-
     chosen = []
     if args.verify_each:
         chosen.append(instrument.VerifyWellFormed())
@@ -132,8 +111,6 @@ def _instruments(args):
 
 def run_opt(args) -> int:
     """``kiln opt``: see the module docstring."""
-    from . import relay, transform
-
     if args.print_passes:
         for name in transform.list_passes():
             print(_describe_pass(name))
@@ -143,7 +120,7 @@ def run_opt(args) -> int:
             print(f"{name}: {spec['type']} (default {spec['default']!r})")
         return 0
     pipeline = transform.parse_pipeline(args.passes)
-    config = _config(args.pass_config, args.opt_bisect_limit)
+    config = parse_pass_config(args.pass_config, args.opt_bisect_limit)
     text, source = _read_input(args.input)
     try:
         mod = relay.parse(text, source_name=source)
@@ -165,27 +142,3 @@ def run_opt(args) -> int:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(result + "\n")
     return 0
-
-
-def _one_line(exc) -> str:
-    message = " ".join(str(exc).split()) or type(exc).__name__
-    notes = [n.removeprefix("kiln: ") for n in getattr(exc, "__notes__", ()) if n.startswith("kiln: ")]
-    return f"{message} ({'; '.join(notes)})" if notes else message
-
-
-def main(argv=None) -> int:
-    """Entry point of the ``kiln`` console script; returns the exit code."""
-    parser = _build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 2
-    try:
-        return run_opt(args)
-    except (KilnError, ValueError, TypeError, OSError) as exc:
-        print(f"kiln {args.command}: error: {_one_line(exc)}", file=sys.stderr)
-        return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,98 @@
+"""Floating-point operations of the convolutions and matrix products in an expression (for GFLOP/s in profiles).
+
+Each of these operators computes every output element as a sum of ``K`` products, so it costs ``2 * K`` operations
+per output element (a multiply and an add), as TVM and the usual GFLOP/s figures count them:
+
+* ``nn.conv2d``: ``K = in_channels / groups * kernel_h * kernel_w``, the weight's size over its output channels,
+  whatever the kernel layout (``OIHW``, ``HWIO`` or a blocked ``OIHW16i16o``: every ``O``/``o`` axis is an output
+  channel axis);
+* ``nn.dense``: ``K`` is the weight's second axis; ``nn.matmul`` and ``nn.batch_matmul``: the reduced axis of the
+  first operand.
+
+Other operators (element-wise, pooling, softmax ...) are not counted: their cost is memory traffic, not arithmetic,
+and a GFLOP/s figure for them would mislead.
+"""
+
+import math
+import re
+
+from ..expr import Call
+from ..expr_functor import post_order_visit
+
+__all__ = ["estimate_flops", "FLOP_COUNTERS"]
+
+
+def _shape(expr) -> tuple:
+    return tuple(int(d) for d in expr.checked_type.shape)
+
+
+def _output_channels(weight_shape, kernel_layout) -> int:
+    axes = re.findall(r"\d*[A-Za-z]", kernel_layout)
+    if len(axes) != len(weight_shape):
+        raise ValueError(f"kernel layout {kernel_layout!r} does not match the weight shape {weight_shape}")
+    return math.prod(d for d, axis in zip(weight_shape, axes, strict=True) if axis[-1] in "Oo")
+
+
+def conv2d_flops(call) -> int:
+    """``2 * output elements * in_channels / groups * kernel_h * kernel_w``."""
+    weight = _shape(call.args[1])
+    per_output = math.prod(weight) // _output_channels(weight, call.attrs.kernel_layout)
+    return 2 * math.prod(_shape(call)) * per_output
+
+
+def dense_flops(call) -> int:
+    """``2 * output elements * K`` with ``weight`` (units, K)."""
+    return 2 * math.prod(_shape(call)) * _shape(call.args[1])[1]
+
+
+def matmul_flops(call) -> int:
+    """``2 * output elements * K``, ``K`` the reduced axis of ``tensor_a``."""
+    a = _shape(call.args[0])
+    return 2 * math.prod(_shape(call)) * (a[-2] if call.attrs.transpose_a else a[-1])
+
+
+def batch_matmul_flops(call) -> int:
+    """``2 * output elements * K``, ``K`` the reduced axis of ``x``."""
+    x = _shape(call.args[0])
+    return 2 * math.prod(_shape(call)) * (x[1] if call.attrs.transpose_a else x[2])
+
+
+FLOP_COUNTERS = {
+    "nn.conv2d": conv2d_flops,
+    "nn.dense": dense_flops,
+    "nn.matmul": matmul_flops,
+    "nn.batch_matmul": batch_matmul_flops,
+}
+"""Operator name -> function of the typed call giving its floating-point operations."""
+
+
+def estimate_flops(expr):
+    """The floating-point operations of the operators of :data:`FLOP_COUNTERS` in ``expr`` (see the module
+    docstring).
+
+    Parameters
+    ----------
+    expr : relay.Expr
+        A typed expression, typically a fused primitive function; shapes must be static.
+
+    Returns
+    -------
+    flops : int or None
+        The sum over its convolutions and matrix products, None when it has none.
+
+    Examples
+    --------
+    >>> x, w = relay.var("x", shape=(1, 3, 8, 8)), relay.var("w", shape=(4, 3, 3, 3))
+    >>> estimate_flops(infer_type(relay.Function([x, w], relay.nn.conv2d(x, w))))
+    7776
+    """
+    counted = []
+
+    def visit(node):
+        if isinstance(node, Call):
+            counter = FLOP_COUNTERS.get(getattr(node.op, "name", None))
+            if counter is not None:
+                counted.append(counter(node))
+
+    post_order_visit(expr, visit)
+    return sum(counted) if counted else None
