@@ -49,6 +49,15 @@ def test_register_file_sets_the_tile_budgets():
     assert latency_accumulators("llvm -mcpu=x86-64") == 4
 
 
+@pytest.mark.parametrize("channels, avx512, avx2", [(64, 16, 8), (1000, 8, 8), (100, 10, 4), (24, 8, 8), (3, 3, 3),
+                                                    (36, 12, 4), (88, 8, 8), (96, 16, 8)])
+def test_channel_blocks_prefer_whole_vectors(channels, avx512, avx2):
+    from kiln.topi.x86.micro_kernel import channel_block
+
+    assert channel_block(channels, "llvm -mcpu=skylake-avx512") == avx512
+    assert channel_block(channels, "llvm -mcpu=haswell") == avx2
+
+
 def test_host_family_follows_features_over_name():
     spr = FAMILIES[-1]
     assert spr.name == "sapphirerapids"

@@ -39,7 +39,7 @@ from ..utils import (
     vector_lanes,
 )
 from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing
-from .micro_kernel import accumulator_budget, latency_accumulators
+from .micro_kernel import accumulator_budget, channel_block, latency_accumulators
 
 __all__ = ["conv2d_nchw", "schedule_conv2d_nchw", "schedule_conv2d_NCHWc", "conv_blocking", "register_tile",
            "conv2d_alter_layout", "pack_data", "pack_kernel"]
@@ -63,18 +63,17 @@ def register_tile(out_width, oc_bn, target=None, dtype="float32") -> int:
 
 def conv_blocking(in_channels, out_channels, out_width, target=None, dtype="float32"):
     """``(ic_bn, oc_bn, reg_n)`` for a convolution computing in ``dtype`` on ``target``: output channels in blocks of
-    one vector, input channels likewise (each the largest divisor up to the lanes), columns by
-    :func:`register_tile`.
+    at most one vector, input channels likewise (each by :func:`~kiln.topi.x86.micro_kernel.channel_block`), columns
+    by :func:`register_tile`.
 
     Both block sizes depend only on their own channel count, so a convolution reads its input in the block size its
-    producer wrote it in (``C`` channels in ``NCHW{largest_divisor(C, lanes)}c``) and chains of blocked convolutions
+    producer wrote it in (``C`` channels in ``NCHW{channel_block(C)}c``) and chains of blocked convolutions
     need no layout transform between them. (TVM's fallback caps ``ic_bn`` at ``oc_bn``, which makes a 32 -> 8 channel
     convolution read ``NCHW8c`` from a producer writing ``NCHW16c``.) ``ic_bn`` only splits the reduction, so the
     kernel is as fast either way."""
     target = resolve_target(target)
-    lanes = target.vector_lanes(dtype)
-    oc_bn = largest_divisor(out_channels, lanes)
-    ic_bn = largest_divisor(in_channels, lanes)
+    oc_bn = channel_block(out_channels, target, dtype)
+    ic_bn = channel_block(in_channels, target, dtype)
     return ic_bn, oc_bn, register_tile(out_width, oc_bn, target, dtype)
 
 
@@ -98,7 +97,7 @@ def conv2d_alter_layout(attrs, data_shape, kernel_shape, target=None):
         return None
     c, o, kw, w = int(data_shape[1]), int(kernel_shape[0]), int(kernel_shape[3]), int(data_shape[3])
     if attrs.groups == c == o and int(kernel_shape[1]) == 1:  # depthwise: the channels' blocks, one filter each
-        block = largest_divisor(c, resolve_target(target).vector_lanes("float32"))
+        block = channel_block(c, target)
         return {"data_layout": f"NCHW{block}c", "kernel_layout": f"OIHW1i{block}o", "out_layout": f"NCHW{block}c"}
     if attrs.groups != 1:
         return None
