@@ -12,7 +12,8 @@ group) and, for each call of a primitive function:
    (``_1``, ``_2`` ... for different functions with the same operators), and adds the PrimFunc to the module;
 4. rewrites the call into ``call_lowered(@name, (args...))`` typed like the original call.
 
-A call of a bare operator (FuseOps disabled) is lowered as a one-operator primitive function; a primitive function
+A call of a bare operator (FuseOps disabled) is lowered as a one-operator primitive function, except the
+non-computational ops of the memory and VM dialects (``TNonComputational``), which stay; a primitive function
 bound by a ``let`` or held as a global function is lowered where it is called. The current ``Target`` (``llvm`` when
 none) picks the strategies. The result holds the rewritten Relay functions and the PrimFuncs side by side, so
 instruments see both.
@@ -30,6 +31,7 @@ from ..analysis import free_vars
 from ..expr import Call, Constant, Var
 from ..expr_functor import ExprMutator
 from ..function import Function
+from ..op.vm import is_reshape_only
 from ..transform.infer_type import infer_type
 from . import te_compiler
 from .call_lowered import call_lowered
@@ -128,7 +130,7 @@ class _Lowerer(ExprMutator):
         func = self._primitive_callee(call)
         if func is not None:
             args = [self.visit(a) for a in call.args]
-        elif isinstance(call.op, Op) and call.op.name != "call_lowered":
+        elif isinstance(call.op, Op) and call.op.name != "call_lowered" and not call.op.get_attr("TNonComputational"):
             func, operands = _wrap_operator(call)
             args = [self.visit(a) for a in operands]
         else:
@@ -137,7 +139,8 @@ class _Lowerer(ExprMutator):
             func = infer_type(func)
         func, constants = lift_constants(func)
         gv = self.state.lower(func)
-        return call_lowered(gv, [*args, *constants], call.checked_type_, span=call.span)
+        return call_lowered(gv, [*args, *constants], call.checked_type_, span=call.span,
+                            reshape_only=is_reshape_only(func))
 
 
 class _LoweringState:

@@ -37,15 +37,21 @@ class _Lifter(ExprMutator):
         return self.let_bound.get(var, var)
 
     def visit_let(self, let):
-        chain, body = self.let_chain(let)
-        if len(chain) == 1 and isinstance(let.value, Function) and not let.value.is_primitive() \
-                and let.var in self.free_vars(let.value):
-            captured = [v for v in self.free_vars(let.value) if v is not let.var]
-            gv = GlobalVar(self._name())
-            self.let_bound[let.var] = Call(gv, tuple(captured)) if captured else gv
-            lifted = self._lift(let.value, captured, gv)
-            return let.with_fields(value=lifted, body=self.visit(let.body))
-        return super().visit_let(let)
+        chain, body = self.let_chain(let)  # a loop, not recursion: A-normal form makes long chains
+        values = []
+        for binding in chain:
+            value = binding.value
+            if isinstance(value, Function) and not value.is_primitive() and binding.var in self.free_vars(value):
+                captured = [v for v in self.free_vars(value) if v is not binding.var]
+                gv = GlobalVar(self._name())
+                self.let_bound[binding.var] = Call(gv, tuple(captured)) if captured else gv
+                values.append(self._lift(value, captured, gv))
+            else:
+                values.append(self.visit(value))
+        result = self.visit(body)
+        for binding, value in zip(reversed(chain), reversed(values), strict=True):
+            result = binding.with_fields(value=value, body=result)
+        return result
 
     def visit_function(self, fn):
         if fn.is_primitive():

@@ -1,0 +1,38 @@
+"""The VM's non-tensor values: ADTs (a tuple is the ADT of tag 0) and closures."""
+
+__all__ = ["ADT", "VMClosure"]
+
+
+class ADT:
+    """An algebraic data type value: a constructor ``tag`` and its ``fields`` (TVM's ``runtime.container.ADT``).
+
+    A Relay tuple is the ADT of tag 0; ``len(adt)`` and ``adt[i]`` read its fields.
+    """
+
+    __slots__ = ("tag", "fields")
+
+    def __init__(self, tag, fields):
+        self.tag = tag
+        self.fields = tuple(fields)
+
+    def __getitem__(self, index):
+        return self.fields[index]
+
+    def __len__(self):
+        return len(self.fields)
+
+    def __repr__(self):
+        return f"ADT(tag={self.tag}, {len(self.fields)} fields)"
+
+
+class VMClosure:
+    """A function value: the VM function ``func_index`` with the values it captured, passed before the arguments."""
+
+    __slots__ = ("func_index", "captured")
+
+    def __init__(self, func_index, captured):
+        self.func_index = func_index
+        self.captured = tuple(captured)
+
+    def __repr__(self):
+        return f"VMClosure(function #{self.func_index}, {len(self.captured)} captured)"
