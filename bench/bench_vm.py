@@ -1,0 +1,93 @@
+"""The Relay VM against the graph executor on ResNet-50 (batch 1, 224 x 224, float32; a static model).
+
+Both run kernels of the same library design (same passes, same FuseOps, same target), so the difference is what
+each runtime adds per kernel: the graph executor calls prepared kernels in a fixed order over storage planned once;
+the VM interprets bytecode (an ``AllocTensor``, ``LoadConst`` of the weights and an ``InvokePacked`` per kernel, its
+storage planned per run by MemoryPlan and recycled by the storage pool). The network is bench_resnet's ONNX model,
+imported with ``relay.frontend.from_onnx`` and compiled under ``PassContext(opt_level=3)`` by ``relay.build`` and by
+``relay.vm.compile``. Rounds alternate between the two so both see the same machine load; each figure is the best
+round's milliseconds per inference. The outputs are compared first, and the VM's per-instruction overhead is
+measured apart by running its bytecode with every kernel call replaced by a no-op.
+
+Run: ``python bench/bench_vm.py [--target llvm] [--rounds 5] [--number 3] [--image 224] [--settle 0.2]``
+"""
+
+import argparse
+import time
+
+import numpy as np
+from bench_resnet import best_ms, resnet50_onnx
+
+import kiln
+from kiln import relay
+from kiln.contrib import graph_executor
+from kiln.runtime.vm import VirtualMachine
+from kiln.runtime.vm import instruction as I
+
+
+def interpreter_overhead_ms(exe, x, number=20) -> float:
+    """Milliseconds per run of the VM's bytecode with every kernel call made a no-op: the interpreter's own cost."""
+    vm = VirtualMachine(exe, kiln.cpu(0))
+    vm.set_input("main", x)
+    for prepared in vm.prepared_functions():
+        for k, (kind, payload) in enumerate(prepared.code):
+            if type(prepared.function.instructions[k]) is I.InvokePacked:
+                prepared.code[k] = (kind, lambda regs: None)
+    vm.invoke("main")
+    start = time.perf_counter()
+    for _ in range(number):
+        vm.invoke("main")
+    return (time.perf_counter() - start) / number * 1e3
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--target", default="llvm")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--number", type=int, default=3, help="inferences per timed round")
+    parser.add_argument("--image", type=int, default=224)
+    parser.add_argument("--settle", type=float, default=0.2, help="idle seconds before each timed round")
+    args = parser.parse_args()
+
+    model = resnet50_onnx(args.image)
+    x = np.random.default_rng(1).standard_normal((1, 3, args.image, args.image)).astype("float32")
+    mod, params = relay.frontend.from_onnx(model, {"data": x.shape})
+    with kiln.transform.PassContext(opt_level=3):
+        start = time.perf_counter()
+        lib = relay.build(mod, target=args.target, params=params)
+        built = time.perf_counter() - start
+        start = time.perf_counter()
+        exe = relay.vm.compile(mod, target=args.target, params=params)
+        compiled = time.perf_counter() - start
+    graph = graph_executor.GraphModule(lib["default"](kiln.cpu(0)))
+    graph.set_input("data", x)
+    vm = VirtualMachine(exe, kiln.cpu(0))
+    vm.set_input("main", x)
+
+    graph.run()
+    want = graph.get_output(0).numpy()
+    got = vm.invoke("main").numpy()
+    error = float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30))
+    main_code = exe.function("main").instructions
+    counts: dict = {}
+    for instr in main_code:
+        counts[type(instr).__name__] = counts.get(type(instr).__name__, 0) + 1
+    print(f"ResNet-50, batch 1, {args.image}x{args.image}, target {args.target}: relay.build {built:.1f} s, "
+          f"relay.vm.compile {compiled:.1f} s; max relative difference VM vs graph executor {error:.2e}")
+    print(f"VM @main: {len(main_code)} instructions ({', '.join(f'{n} {k}' for k, n in sorted(counts.items()))}), "
+          f"{len(exe.primitive_ops)} kernels")
+    graph_ms, vm_ms = [], []
+    for _ in range(args.rounds):
+        best_ms(graph.run, args.number, graph_ms, args.settle)
+        best_ms(lambda: vm.invoke("main"), args.number, vm_ms, args.settle)
+    g, v = min(graph_ms), min(vm_ms)
+    print(f"graph executor {g:8.2f} ms per inference (median of rounds {sorted(graph_ms)[len(graph_ms) // 2]:.2f})")
+    print(f"VM             {v:8.2f} ms per inference (median of rounds {sorted(vm_ms)[len(vm_ms) // 2]:.2f})")
+    print(f"VM / graph executor = {v / g:.3f}x the time")
+    overhead = interpreter_overhead_ms(exe, x)
+    print(f"VM interpreter alone (kernel calls made no-ops): {overhead:.3f} ms per run, "
+          f"{overhead * 1e3 / len(main_code):.2f} us per instruction")
+
+
+if __name__ == "__main__":
+    main()
