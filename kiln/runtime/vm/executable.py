@@ -38,15 +38,14 @@ class Executable(Module):
 
     def __init__(self, functions, constants, primitives, lib=None):
         super().__init__()
-        self.functions = tuple(functions)
-        for func in self.functions:
+        for func in functions:
             if not isinstance(func, VMFunction):
                 raise KilnError(f"Executable: functions must be VMFunctions, got {type(func).__name__}")
         self.constants = tuple(c if isinstance(c, NDArray) else nd_array(c) for c in constants)
         self.primitive_ops = list(primitives)
+        # the checks a loaded executable gets: whatever the VM runs has every index in range
+        self.functions = serialize.check(functions, len(self.constants), self.primitive_ops)
         self.func_index = {f.name: i for i, f in enumerate(self.functions)}
-        if len(self.func_index) != len(self.functions):
-            raise KilnError("Executable: two functions have the same name")
         if lib is not None:
             self.import_module(lib)
 

@@ -32,7 +32,7 @@ from ..params import load_param_dict, save_param_dict
 from .function import OBJECT, TENSOR, TUPLE, VMFunction
 from .instruction import INSTRUCTIONS, AllocClosure, Fatal, Goto, If, InvokeFunc, Ret
 
-__all__ = ["MAGIC", "FORMAT_VERSION", "dump", "load", "pack"]
+__all__ = ["MAGIC", "FORMAT_VERSION", "check", "dump", "load", "pack"]
 
 MAGIC = b"KILNVMEX"
 FORMAT_VERSION = 1
@@ -59,9 +59,10 @@ def _encode_function(func: VMFunction) -> dict:
             "register_file_size": func.register_file_size, "instructions": code}
 
 
-def pack(header: dict, constants: bytes) -> bytes:
-    """The file holding ``header`` (JSON-able) and the serialized ``constants``, with its fixed part and digest."""
-    text = json.dumps(header, separators=(",", ":")).encode()
+def pack(header, constants: bytes) -> bytes:
+    """The file holding ``header`` (a JSON-able dict, or its text as bytes) and the serialized ``constants``, with
+    its fixed part and digest."""
+    text = header if isinstance(header, bytes) else json.dumps(header, separators=(",", ":")).encode()
     digest = hashlib.sha256(text + constants).digest()
     return _FIXED.pack(MAGIC, FORMAT_VERSION, 0, len(text), len(constants), digest) + text + constants
 
@@ -76,12 +77,12 @@ def dump(functions, constants, primitives) -> bytes:
 class _Checker:
     """Checks one decoded header (see the module docstring); ``fail`` raises with the location."""
 
-    def __init__(self, header):
+    def __init__(self, header, what):
         self.header = header
+        self.what = what
 
-    @staticmethod
-    def fail(where, message):
-        raise KilnError(f"load_exec: {where}: {message}")
+    def fail(self, where, message):
+        raise KilnError(f"{self.what}: {where}: {message}")
 
     def expect(self, condition, where, message):
         if not condition:
@@ -209,7 +210,25 @@ def load(data) -> tuple:
         header = json.loads(bytes(body[:header_size]).decode())
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise KilnError(f"load_exec: the executable's header is not valid JSON ({exc})") from None
-    checker = _Checker(header if isinstance(header, dict) else {})
+    functions, primitives, num_constants = _check_header(header if isinstance(header, dict) else {}, "load_exec")
+    constants = load_param_dict(bytes(body[header_size:])) if const_size else {}
+    if list(constants) != [str(i) for i in range(num_constants)]:
+        raise KilnError(f"load_exec: constants: expected {num_constants} constants named 0..{num_constants - 1}, "
+                        f"got {len(constants)}")
+    return functions, tuple(constants.values()), primitives
+
+
+def check(functions, num_constants, primitives) -> tuple:
+    """The functions (VMFunctions) after the checks a loaded executable gets (KilnError naming the first problem)."""
+    header = {"functions": [_encode_function(f) for f in functions], "primitives": list(primitives),
+              "num_constants": num_constants}
+    return _check_header(header, "Executable")[0]
+
+
+def _check_header(header, what) -> tuple:
+    """``(functions, primitives, num_constants)`` from a decoded header, every field checked (errors start with
+    ``what``)."""
+    checker = _Checker(header, what)
     raw_functions = checker.table("functions", list)
     primitives = checker.table("primitives", list)
     num_constants = header.get("num_constants")
@@ -232,7 +251,4 @@ def load(data) -> tuple:
                 checker.expect(len(instr.free_vars) <= len(callee.params), where,
                                f"AllocClosure captures {len(instr.free_vars)} values for {callee.name!r}, which takes "
                                f"{len(callee.params)} parameters")
-    constants = load_param_dict(bytes(body[header_size:])) if const_size else {}
-    checker.expect(list(constants) == [str(i) for i in range(num_constants)], "constants",
-                   f"expected {num_constants} constants named 0..{num_constants - 1}, got {len(constants)}")
-    return tuple(functions), tuple(constants.values()), tuple(primitives)
+    return tuple(functions), tuple(primitives), num_constants
