@@ -30,7 +30,7 @@ def interpreter_overhead_ms(exe, x, number=20) -> float:
     vm = VirtualMachine(exe, kiln.cpu(0))
     vm.set_input("main", x)
     for prepared in vm.prepared_functions():
-        for k, (kind, payload) in enumerate(prepared.code):
+        for k, (kind, _) in enumerate(prepared.code):
             if type(prepared.function.instructions[k]) is I.InvokePacked:
                 prepared.code[k] = (kind, lambda regs: None)
     vm.invoke("main")

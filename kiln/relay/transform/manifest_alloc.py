@@ -52,7 +52,9 @@ def _regroup(ttype, flat):
 
 def _operator_function(call):
     """A bare operator call as a one-operator primitive function and its arguments (scalar constants stay inside)."""
-    params, operands, args = [], [], []
+    params: list = []
+    operands: list = []
+    args: list = []
     for arg in call.args:
         if isinstance(arg, Constant) and arg.data.handle.ndim == 0:
             operands.append(arg)
@@ -62,7 +64,7 @@ def _operator_function(call):
         operands.append(var)
         args.append(arg)
     body = Call(call.op, tuple(operands), call.attrs)
-    return infer_type(Function(params, body, attrs=DictAttrs.make({"Primitive": 1}))), args
+    return infer_type(Function(tuple(params), body, attrs=DictAttrs.make({"Primitive": 1}))), args
 
 
 class _DialectRewriter(ExprMutator):

@@ -37,6 +37,7 @@ function, kernel and constant index in range) are driven by that table, so a new
 
 from dataclasses import dataclass, fields
 from enum import IntEnum
+from typing import ClassVar
 
 __all__ = ["Opcode", "Instruction", "OPERAND_KINDS", "INSTRUCTIONS", "Move", "Ret", "Fatal", "InvokePacked",
            "AllocStorage", "AllocTensor", "AllocTensorReg", "AllocADT", "AllocClosure", "InvokeFunc",
@@ -89,8 +90,8 @@ class Instruction:
     """Base of instructions: ``OPCODE`` and ``OPERANDS`` (``(field, kind)`` pairs, in field order)."""
 
     __slots__ = ()
-    OPCODE: Opcode
-    OPERANDS: tuple
+    OPCODE: ClassVar[Opcode]
+    OPERANDS: ClassVar[tuple]
 
     def operands(self) -> tuple:
         """The operand values in ``OPERANDS`` order."""
@@ -110,48 +111,44 @@ class Instruction:
         return f"{type(self).__name__} {' '.join(parts)}".rstrip()
 
 
-def _instruction(opcode, *operands):
-    """Class decorator: a frozen slotted dataclass with ``OPCODE`` and ``OPERANDS`` set."""
-
-    def wrap(cls):
-        cls.OPCODE = opcode
-        cls.OPERANDS = operands
-        cls = dataclass(frozen=True, slots=True)(cls)
-        if tuple(f.name for f in fields(cls)) != tuple(name for name, _ in operands):
-            raise TypeError(f"{cls.__name__}: OPERANDS must list the fields in order")
-        return cls
-
-    return wrap
-
-
-@_instruction(Opcode.Move, ("src", "reg"), ("dst", "reg"))
+@dataclass(frozen=True, slots=True)
 class Move(Instruction):
+    OPCODE: ClassVar[Opcode] = Opcode.Move
+    OPERANDS: ClassVar[tuple] = (("src", "reg"), ("dst", "reg"))
     src: int
     dst: int
 
 
-@_instruction(Opcode.Ret, ("result", "reg"))
+@dataclass(frozen=True, slots=True)
 class Ret(Instruction):
+    OPCODE: ClassVar[Opcode] = Opcode.Ret
+    OPERANDS: ClassVar[tuple] = (("result", "reg"),)
     result: int
 
 
-@_instruction(Opcode.Fatal, ("message", "text"))
+@dataclass(frozen=True, slots=True)
 class Fatal(Instruction):
+    OPCODE: ClassVar[Opcode] = Opcode.Fatal
+    OPERANDS: ClassVar[tuple] = (("message", "text"),)
     message: str
 
 
-@_instruction(Opcode.InvokePacked, ("packed_index", "packed"), ("arity", "count"), ("output_size", "count"),
-              ("args", "regs"))
+@dataclass(frozen=True, slots=True)
 class InvokePacked(Instruction):
+    OPCODE: ClassVar[Opcode] = Opcode.InvokePacked
+    OPERANDS: ClassVar[tuple] = (
+        ("packed_index", "packed"), ("arity", "count"), ("output_size", "count"), ("args", "regs"))
     packed_index: int
     arity: int
     output_size: int
     args: tuple
 
 
-@_instruction(Opcode.AllocStorage, ("size", "reg"), ("alignment", "count"), ("dtype_hint", "dtype"),
-              ("device_index", "count"), ("dst", "reg"))
+@dataclass(frozen=True, slots=True)
 class AllocStorage(Instruction):
+    OPCODE: ClassVar[Opcode] = Opcode.AllocStorage
+    OPERANDS: ClassVar[tuple] = (
+        ("size", "reg"), ("alignment", "count"), ("dtype_hint", "dtype"), ("device_index", "count"), ("dst", "reg"))
     size: int
     alignment: int
     dtype_hint: str
@@ -159,9 +156,11 @@ class AllocStorage(Instruction):
     dst: int
 
 
-@_instruction(Opcode.AllocTensor, ("storage", "reg"), ("offset", "count"), ("shape", "shape"), ("dtype", "dtype"),
-              ("dst", "reg"))
+@dataclass(frozen=True, slots=True)
 class AllocTensor(Instruction):
+    OPCODE: ClassVar[Opcode] = Opcode.AllocTensor
+    OPERANDS: ClassVar[tuple] = (
+        ("storage", "reg"), ("offset", "count"), ("shape", "shape"), ("dtype", "dtype"), ("dst", "reg"))
     storage: int
     offset: int
     shape: tuple
@@ -169,9 +168,11 @@ class AllocTensor(Instruction):
     dst: int
 
 
-@_instruction(Opcode.AllocTensorReg, ("storage", "reg"), ("offset", "count"), ("shape_register", "reg"),
-              ("dtype", "dtype"), ("dst", "reg"))
+@dataclass(frozen=True, slots=True)
 class AllocTensorReg(Instruction):
+    OPCODE: ClassVar[Opcode] = Opcode.AllocTensorReg
+    OPERANDS: ClassVar[tuple] = (
+        ("storage", "reg"), ("offset", "count"), ("shape_register", "reg"), ("dtype", "dtype"), ("dst", "reg"))
     storage: int
     offset: int
     shape_register: int
@@ -179,90 +180,120 @@ class AllocTensorReg(Instruction):
     dst: int
 
 
-@_instruction(Opcode.AllocADT, ("tag", "count"), ("fields", "regs"), ("dst", "reg"))
+@dataclass(frozen=True, slots=True)
 class AllocADT(Instruction):
+    OPCODE: ClassVar[Opcode] = Opcode.AllocADT
+    OPERANDS: ClassVar[tuple] = (("tag", "count"), ("fields", "regs"), ("dst", "reg"))
     tag: int
     fields: tuple
     dst: int
 
 
-@_instruction(Opcode.AllocClosure, ("func_index", "func"), ("free_vars", "regs"), ("dst", "reg"))
+@dataclass(frozen=True, slots=True)
 class AllocClosure(Instruction):
+    OPCODE: ClassVar[Opcode] = Opcode.AllocClosure
+    OPERANDS: ClassVar[tuple] = (("func_index", "func"), ("free_vars", "regs"), ("dst", "reg"))
     func_index: int
     free_vars: tuple
     dst: int
 
 
-@_instruction(Opcode.Invoke, ("func_index", "func"), ("args", "regs"), ("dst", "reg"))
+@dataclass(frozen=True, slots=True)
 class InvokeFunc(Instruction):
+    OPCODE: ClassVar[Opcode] = Opcode.Invoke
+    OPERANDS: ClassVar[tuple] = (("func_index", "func"), ("args", "regs"), ("dst", "reg"))
     func_index: int
     args: tuple
     dst: int
 
 
-@_instruction(Opcode.InvokeClosure, ("closure", "reg"), ("args", "regs"), ("dst", "reg"))
+@dataclass(frozen=True, slots=True)
 class InvokeClosure(Instruction):
+    OPCODE: ClassVar[Opcode] = Opcode.InvokeClosure
+    OPERANDS: ClassVar[tuple] = (("closure", "reg"), ("args", "regs"), ("dst", "reg"))
     closure: int
     args: tuple
     dst: int
 
 
-@_instruction(Opcode.If, ("cond", "reg"), ("true_offset", "jump"), ("false_offset", "jump"))
+@dataclass(frozen=True, slots=True)
 class If(Instruction):
+    OPCODE: ClassVar[Opcode] = Opcode.If
+    OPERANDS: ClassVar[tuple] = (("cond", "reg"), ("true_offset", "jump"), ("false_offset", "jump"))
     cond: int
     true_offset: int
     false_offset: int
 
 
-@_instruction(Opcode.Goto, ("pc_offset", "jump"))
+@dataclass(frozen=True, slots=True)
 class Goto(Instruction):
+    OPCODE: ClassVar[Opcode] = Opcode.Goto
+    OPERANDS: ClassVar[tuple] = (("pc_offset", "jump"),)
     pc_offset: int
 
 
-@_instruction(Opcode.LoadConst, ("const_index", "const"), ("dst", "reg"))
+@dataclass(frozen=True, slots=True)
 class LoadConst(Instruction):
+    OPCODE: ClassVar[Opcode] = Opcode.LoadConst
+    OPERANDS: ClassVar[tuple] = (("const_index", "const"), ("dst", "reg"))
     const_index: int
     dst: int
 
 
-@_instruction(Opcode.LoadConsti, ("value", "int"), ("dst", "reg"))
+@dataclass(frozen=True, slots=True)
 class LoadConsti(Instruction):
+    OPCODE: ClassVar[Opcode] = Opcode.LoadConsti
+    OPERANDS: ClassVar[tuple] = (("value", "int"), ("dst", "reg"))
     value: int
     dst: int
 
 
-@_instruction(Opcode.GetField, ("obj", "reg"), ("field_index", "count"), ("dst", "reg"))
+@dataclass(frozen=True, slots=True)
 class GetField(Instruction):
+    OPCODE: ClassVar[Opcode] = Opcode.GetField
+    OPERANDS: ClassVar[tuple] = (("obj", "reg"), ("field_index", "count"), ("dst", "reg"))
     obj: int
     field_index: int
     dst: int
 
 
-@_instruction(Opcode.GetTag, ("obj", "reg"), ("dst", "reg"))
+@dataclass(frozen=True, slots=True)
 class GetTag(Instruction):
+    OPCODE: ClassVar[Opcode] = Opcode.GetTag
+    OPERANDS: ClassVar[tuple] = (("obj", "reg"), ("dst", "reg"))
     obj: int
     dst: int
 
 
-@_instruction(Opcode.ShapeOf, ("tensor", "reg"), ("dst", "reg"))
+@dataclass(frozen=True, slots=True)
 class ShapeOf(Instruction):
+    OPCODE: ClassVar[Opcode] = Opcode.ShapeOf
+    OPERANDS: ClassVar[tuple] = (("tensor", "reg"), ("dst", "reg"))
     tensor: int
     dst: int
 
 
-@_instruction(Opcode.ReshapeTensor, ("tensor", "reg"), ("newshape", "reg"), ("dst", "reg"))
+@dataclass(frozen=True, slots=True)
 class ReshapeTensor(Instruction):
+    OPCODE: ClassVar[Opcode] = Opcode.ReshapeTensor
+    OPERANDS: ClassVar[tuple] = (("tensor", "reg"), ("newshape", "reg"), ("dst", "reg"))
     tensor: int
     newshape: int
     dst: int
 
 
-@_instruction(Opcode.KillRegister, ("dst", "reg"))
+@dataclass(frozen=True, slots=True)
 class KillRegister(Instruction):
+    OPCODE: ClassVar[Opcode] = Opcode.KillRegister
+    OPERANDS: ClassVar[tuple] = (("dst", "reg"),)
     dst: int
 
 
-INSTRUCTIONS = {cls.__name__: cls for cls in (
+INSTRUCTIONS: dict[str, type[Instruction]] = {cls.__name__: cls for cls in (
     Move, Ret, Fatal, InvokePacked, AllocStorage, AllocTensor, AllocTensorReg, AllocADT, AllocClosure, InvokeFunc,
     InvokeClosure, If, Goto, LoadConst, LoadConsti, GetField, GetTag, ShapeOf, ReshapeTensor, KillRegister)}
 """Instruction classes by name (the name is what the serialized form records)."""
+
+for _cls in INSTRUCTIONS.values():  # the serializer and the loader rely on OPERANDS naming the fields in order
+    if tuple(f.name for f in fields(_cls)) != tuple(name for name, _ in _cls.OPERANDS):  # type: ignore[arg-type]
+        raise TypeError(f"{_cls.__name__}: OPERANDS must list the fields in order")

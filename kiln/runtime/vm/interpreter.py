@@ -163,7 +163,7 @@ def _alloc_tensor_reg(instr):
 def prepare(function, vm) -> PreparedFunction:
     """``function`` (a VMFunction) prepared to run on ``vm`` (see the module docstring)."""
     instructions = function.instructions
-    code = []
+    code: list = []
     for pc, instr in enumerate(instructions):
         kind = type(instr)
         following = instructions[pc + 1] if pc + 1 < len(instructions) else None

@@ -64,7 +64,7 @@ def _new_block(nbytes, alignment) -> list:
     except MemoryError:
         raise KilnError(f"AllocStorage: out of memory allocating {nbytes:,} bytes") from None
     start = (-owner.ctypes.data) % alignment
-    block = [owner, owner[start:start + nbytes]]
+    block: list = [owner, owner[start:start + nbytes]]
     del owner
     # the counts when only the pool's list (and the view's base) refer to the arrays: the "idle" state
     block.append(sys.getrefcount(block[0]))

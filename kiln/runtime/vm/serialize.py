@@ -26,11 +26,12 @@ passes can still fail at run time only with an error naming the instruction (a w
 import hashlib
 import json
 import struct
+from typing import NoReturn
 
 from ...error import KilnError
 from ..params import load_param_dict, save_param_dict
 from .function import OBJECT, TENSOR, TUPLE, VMFunction
-from .instruction import INSTRUCTIONS, AllocClosure, Fatal, Goto, If, InvokeFunc, Ret
+from .instruction import INSTRUCTIONS, AllocClosure, AllocStorage, Fatal, Goto, If, InvokeFunc, InvokePacked, Ret
 
 __all__ = ["MAGIC", "FORMAT_VERSION", "check", "dump", "load", "pack"]
 
@@ -81,7 +82,7 @@ class _Checker:
         self.header = header
         self.what = what
 
-    def fail(self, where, message):
+    def fail(self, where, message) -> NoReturn:
         raise KilnError(f"{self.what}: {where}: {message}")
 
     def expect(self, condition, where, message):
@@ -148,17 +149,18 @@ class _Checker:
     def instruction(self, raw, where, limits):
         self.expect(isinstance(raw, list) and raw and isinstance(raw[0], str), where, "is not an instruction")
         cls = INSTRUCTIONS.get(raw[0])
-        self.expect(cls is not None, where, f"unknown instruction {raw[0]!r}")
+        if cls is None:
+            self.fail(where, f"unknown instruction {raw[0]!r}")
         self.expect(len(raw) == 1 + len(cls.OPERANDS), where,
                     f"{raw[0]} takes {len(cls.OPERANDS)} operands, got {len(raw) - 1}")
         values = [self.operand(kind, value, f"{where} ({raw[0]} operand {name!r})", limits)
                   for (name, kind), value in zip(cls.OPERANDS, raw[1:], strict=True)]
         instr = cls(*values)
-        if raw[0] == "InvokePacked":
+        if isinstance(instr, InvokePacked):
             self.expect(instr.arity == len(instr.args) and instr.output_size <= instr.arity, where,
                         f"InvokePacked: arity {instr.arity} and output_size {instr.output_size} do not match its "
                         f"{len(instr.args)} arguments")
-        if raw[0] == "AllocStorage":
+        if isinstance(instr, AllocStorage):
             self.expect(instr.alignment > 0 and instr.alignment & (instr.alignment - 1) == 0, where,
                         f"AllocStorage: alignment {instr.alignment} is not a power of two")
         return instr

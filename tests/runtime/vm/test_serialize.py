@@ -11,9 +11,8 @@ import kiln
 from kiln import te, tir
 from kiln.error import KilnError
 from kiln.runtime.params import save_param_dict
-from kiln.runtime.vm import Executable, VirtualMachine, VMFunction
+from kiln.runtime.vm import Executable, VirtualMachine, VMFunction, serialize
 from kiln.runtime.vm import instruction as I
-from kiln.runtime.vm import serialize
 
 F32 = ("tensor", (4,), "float32")
 
