@@ -5,10 +5,11 @@ The steps, all under the current PassContext with the target current:
 1. :func:`kiln.relay.optimize` binds ``params`` and runs the standard pipeline ending with FuseOps, on every function
    of the module (the same passes ``relay.build`` runs);
 2. the VM pipeline (:data:`VM_PIPELINE`), each a registered pass, so instruments see every step: ToANormalForm (an
-   evaluation order, and values shared by two branches computed once before them), LambdaLift (closures become
-   global functions), DeadCodeElimination (what lifting left unused), InferType, LowerTE (every fused function a
-   ``tir.PrimFunc`` called with ``call_lowered``), ManifestAlloc (explicit allocation of every kernel output) and
-   MemoryPlan (storage shared between tensors that are not alive together);
+   evaluation order, and values shared by two branches computed once before them), InferType (the new variables'
+   types, which closures that capture them need), LambdaLift (closures become global functions),
+   DeadCodeElimination (what lifting left unused), InferType, LowerTE (every fused function a ``tir.PrimFunc``
+   called with ``call_lowered``), ManifestAlloc (explicit allocation of every kernel output) and MemoryPlan (storage
+   shared between tensors that are not alive together);
 3. the PrimFuncs are compiled into one library, as ``relay.build`` does;
 4. each Relay function becomes a VM function (:mod:`.function_compiler`), with the constants, kernel names and
    function table shared module-wide (:class:`ModuleContext`).
@@ -29,8 +30,8 @@ from .function_compiler import FunctionCompiler, closure_body
 
 __all__ = ["compile", "VMCompiler", "ModuleContext", "VM_PIPELINE"]
 
-VM_PIPELINE = ("ToANormalForm", "LambdaLift", "DeadCodeElimination", "InferType", "LowerTE", "ManifestAlloc",
-               "MemoryPlan", "InferType")
+VM_PIPELINE = ("ToANormalForm", "InferType", "LambdaLift", "DeadCodeElimination", "InferType", "LowerTE",
+               "ManifestAlloc", "MemoryPlan", "InferType")
 """The passes run after the standard optimizations, in order (each is called directly, so each always runs)."""
 
 

@@ -287,3 +287,27 @@ def test_resnet18_against_the_graph_executor():
     graph.run(data=x)
     np.testing.assert_allclose(VirtualMachine(exe, kiln.cpu(0)).run(x).numpy(), graph.get_output(0).numpy(),
                                rtol=1e-5, atol=1e-6)
+
+
+def test_allocations_sized_at_run_time():
+    """What relay.Any will need, from the dialect: a size computed by kernels from vm.shape_of (AllocStorage of a
+    register), a tensor of a computed shape (AllocTensorReg) and a view of a computed shape (ReshapeTensor)."""
+    from kiln.relay.op import memory, vm
+
+    x = relay.var("x", shape=(2, 3))
+    shape = vm.shape_of(x)
+    size = relay.prod(shape) * relay.const(4, "int64")
+    tensor = memory.alloc_tensor(memory.alloc_storage(size), 0, shape, assert_shape=(2, 3))
+    flat = relay.reshape(shape, (1, 2))  # a kernel-computed shape for the view
+    func = relay.Function([x], relay.Tuple([vm.shape_of(tensor), vm.reshape_tensor(x, relay.prod(flat, axis=0),
+                                                                                     (2, 3))]))
+    exe = relay.vm.compile(func, "llvm")
+    kinds = {type(i) for i in exe.function("main").instructions}
+    assert {I.ShapeOf, I.AllocStorage, I.AllocTensorReg, I.ReshapeTensor} <= kinds
+    code = exe.function("main").instructions
+    constant_sizes = {i.dst for i in code if type(i) is I.LoadConsti}
+    assert any(type(i) is I.AllocStorage and i.size not in constant_sizes for i in code)  # a size a kernel computed
+    x0 = _uniform(2, 3)
+    tensor_shape, view = VirtualMachine(exe, kiln.cpu(0)).run(x0)
+    assert tensor_shape.numpy().tolist() == [2, 3]
+    np.testing.assert_array_equal(view.numpy(), x0)
