@@ -34,7 +34,7 @@ from ..target.build import build_passes
 from ..target.target import Target
 from .backend.graph_codegen import codegen
 from .backend.lower_te import LowerTE
-from .expr import Call, If, Var
+from .expr import Call, If, Let, Var
 from .expr_functor import post_order_visit
 from .function import Function
 from .interpreter import Executor, _convert_arg
@@ -135,25 +135,30 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None, wo
 def check_graph_executable(mod):
     """Raise KilnError when ``@main`` of the optimized ``mod`` needs the VM: an ``if``, a call of a global function
     (recursion among them), a closure or a call of a function value; the message says to use ``relay.vm.compile``."""
-    reasons: list = []
+    nodes: list = []
+    post_order_visit(mod["main"].body, nodes.append)
+    # let variables bound to primitive functions: LowerTE lowers their calls like any fused call
+    kernels = {n.var for n in nodes if isinstance(n, Let) and isinstance(n.value, Function) and n.value.is_primitive()}
+    for expr in nodes:
+        reason = _needs_vm(expr, mod, kernels)
+        if reason:
+            raise KilnError(f"relay.build: the graph executor cannot run {reason} in @main; compile the module with "
+                            f"relay.vm.compile(mod, target) and run it with kiln.runtime.vm.VirtualMachine")
 
-    def visit(expr):
-        if isinstance(expr, If):
-            reasons.append("a If (control flow on a condition known only at run time)")
-        elif isinstance(expr, Function) and not expr.is_primitive():
-            reasons.append("a closure (a function used as a value)")
-        elif isinstance(expr, Call) and isinstance(expr.op, GlobalVar):
-            callee = mod[expr.op] if expr.op in mod else None
-            if not (isinstance(callee, Function) and callee.is_primitive()):
-                reasons.append(f"a call of the global function {expr.op}")
-        elif isinstance(expr, Call) and isinstance(expr.op, Var):
-            reasons.append(f"a call of the function value %{expr.op.name_hint}")
 
-    main = mod["main"]
-    post_order_visit(main.body, visit)
-    if reasons:
-        raise KilnError(f"relay.build: the graph executor cannot run {reasons[0]} in @main; compile the module with "
-                        f"relay.vm.compile(mod, target) and run it with kiln.runtime.vm.VirtualMachine")
+def _needs_vm(expr, mod, kernels):
+    """Why the graph executor cannot run ``expr``, or None."""
+    if isinstance(expr, If):
+        return "a If (control flow on a condition known only at run time)"
+    if isinstance(expr, Function) and not expr.is_primitive():
+        return "a closure (a function used as a value)"
+    if isinstance(expr, Call) and isinstance(expr.op, GlobalVar):
+        callee = mod[expr.op] if expr.op in mod else None
+        if not (isinstance(callee, Function) and callee.is_primitive()):
+            return f"a call of the global function {expr.op}"
+    if isinstance(expr, Call) and isinstance(expr.op, Var) and expr.op not in kernels:
+        return f"a call of the function value %{expr.op.name_hint}"
+    return None
 
 
 @contextlib.contextmanager

@@ -31,66 +31,26 @@ Where kiln departs from TVM: ``If`` tests a boolean tensor itself (TVM compares 
 ``LoadConsti 1``); ``AllocTensor``'s offset is an immediate (the planner computes offsets statically; a dynamic shape
 gets a storage of its own, at offset 0); ``Fatal`` carries its message.
 
-Each class lists its operands in ``OPERANDS`` by kind; the serializer and the loader's checks (every register, jump,
-function, kernel and constant index in range) are driven by that table, so a new instruction is described once.
+Each class lists its operands in ``OPERANDS`` by kind, and the serializer and the loader's checks are driven by that
+table, so a new instruction is described once. The kinds: ``reg`` a register of the function, ``regs`` a list of
+them, ``jump`` a relative jump landing inside the function, ``func``/``packed``/``const`` an index into the function,
+kernel or constant table, ``count`` a non-negative int, ``int`` an int64, ``shape`` a list of non-negative ints,
+``dtype`` a dtype name, ``text`` a str.
 """
 
 from dataclasses import dataclass, fields
-from enum import IntEnum
 from typing import ClassVar
 
-__all__ = ["Opcode", "Instruction", "OPERAND_KINDS", "INSTRUCTIONS", "Move", "Ret", "Fatal", "InvokePacked",
+__all__ = ["Instruction", "INSTRUCTIONS", "Move", "Ret", "Fatal", "InvokePacked",
            "AllocStorage", "AllocTensor", "AllocTensorReg", "AllocADT", "AllocClosure", "InvokeFunc",
            "InvokeClosure", "If", "Goto", "LoadConst", "LoadConsti", "GetField", "GetTag", "ShapeOf",
            "ReshapeTensor", "KillRegister"]
 
 
-class Opcode(IntEnum):
-    """Instruction numbers, TVM's where TVM has the instruction."""
-
-    Move = 0
-    Ret = 1
-    Invoke = 2
-    InvokeClosure = 3
-    InvokePacked = 4
-    AllocTensor = 5
-    AllocTensorReg = 6
-    AllocADT = 7
-    AllocClosure = 8
-    GetField = 9
-    If = 10
-    LoadConst = 11
-    Goto = 12
-    GetTag = 13
-    LoadConsti = 14
-    Fatal = 15
-    AllocStorage = 16
-    ShapeOf = 17
-    ReshapeTensor = 18
-    KillRegister = 19
-
-
-OPERAND_KINDS = {
-    "reg": "a register index of the function",
-    "regs": "a list of register indices",
-    "jump": "a relative jump landing inside the function",
-    "func": "an index into the function table",
-    "packed": "an index into the kernel table",
-    "const": "an index into the constant table",
-    "count": "a non-negative int",
-    "int": "an int",
-    "shape": "a list of non-negative ints",
-    "dtype": "a dtype name",
-    "text": "a str",
-}
-"""What each operand kind must be (the loader checks each operand against its kind)."""
-
-
 class Instruction:
-    """Base of instructions: ``OPCODE`` and ``OPERANDS`` (``(field, kind)`` pairs, in field order)."""
+    """Base of instructions: ``OPERANDS`` lists ``(field, kind)`` pairs, in field order."""
 
     __slots__ = ()
-    OPCODE: ClassVar[Opcode]
     OPERANDS: ClassVar[tuple]
 
     def operands(self) -> tuple:
@@ -113,7 +73,6 @@ class Instruction:
 
 @dataclass(frozen=True, slots=True)
 class Move(Instruction):
-    OPCODE: ClassVar[Opcode] = Opcode.Move
     OPERANDS: ClassVar[tuple] = (("src", "reg"), ("dst", "reg"))
     src: int
     dst: int
@@ -121,21 +80,18 @@ class Move(Instruction):
 
 @dataclass(frozen=True, slots=True)
 class Ret(Instruction):
-    OPCODE: ClassVar[Opcode] = Opcode.Ret
     OPERANDS: ClassVar[tuple] = (("result", "reg"),)
     result: int
 
 
 @dataclass(frozen=True, slots=True)
 class Fatal(Instruction):
-    OPCODE: ClassVar[Opcode] = Opcode.Fatal
     OPERANDS: ClassVar[tuple] = (("message", "text"),)
     message: str
 
 
 @dataclass(frozen=True, slots=True)
 class InvokePacked(Instruction):
-    OPCODE: ClassVar[Opcode] = Opcode.InvokePacked
     OPERANDS: ClassVar[tuple] = (
         ("packed_index", "packed"), ("arity", "count"), ("output_size", "count"), ("args", "regs"))
     packed_index: int
@@ -146,7 +102,6 @@ class InvokePacked(Instruction):
 
 @dataclass(frozen=True, slots=True)
 class AllocStorage(Instruction):
-    OPCODE: ClassVar[Opcode] = Opcode.AllocStorage
     OPERANDS: ClassVar[tuple] = (
         ("size", "reg"), ("alignment", "count"), ("dtype_hint", "dtype"), ("device_index", "count"), ("dst", "reg"))
     size: int
@@ -158,7 +113,6 @@ class AllocStorage(Instruction):
 
 @dataclass(frozen=True, slots=True)
 class AllocTensor(Instruction):
-    OPCODE: ClassVar[Opcode] = Opcode.AllocTensor
     OPERANDS: ClassVar[tuple] = (
         ("storage", "reg"), ("offset", "count"), ("shape", "shape"), ("dtype", "dtype"), ("dst", "reg"))
     storage: int
@@ -170,7 +124,6 @@ class AllocTensor(Instruction):
 
 @dataclass(frozen=True, slots=True)
 class AllocTensorReg(Instruction):
-    OPCODE: ClassVar[Opcode] = Opcode.AllocTensorReg
     OPERANDS: ClassVar[tuple] = (
         ("storage", "reg"), ("offset", "count"), ("shape_register", "reg"), ("dtype", "dtype"), ("dst", "reg"))
     storage: int
@@ -182,7 +135,6 @@ class AllocTensorReg(Instruction):
 
 @dataclass(frozen=True, slots=True)
 class AllocADT(Instruction):
-    OPCODE: ClassVar[Opcode] = Opcode.AllocADT
     OPERANDS: ClassVar[tuple] = (("tag", "count"), ("fields", "regs"), ("dst", "reg"))
     tag: int
     fields: tuple
@@ -191,7 +143,6 @@ class AllocADT(Instruction):
 
 @dataclass(frozen=True, slots=True)
 class AllocClosure(Instruction):
-    OPCODE: ClassVar[Opcode] = Opcode.AllocClosure
     OPERANDS: ClassVar[tuple] = (("func_index", "func"), ("free_vars", "regs"), ("dst", "reg"))
     func_index: int
     free_vars: tuple
@@ -200,7 +151,6 @@ class AllocClosure(Instruction):
 
 @dataclass(frozen=True, slots=True)
 class InvokeFunc(Instruction):
-    OPCODE: ClassVar[Opcode] = Opcode.Invoke
     OPERANDS: ClassVar[tuple] = (("func_index", "func"), ("args", "regs"), ("dst", "reg"))
     func_index: int
     args: tuple
@@ -209,7 +159,6 @@ class InvokeFunc(Instruction):
 
 @dataclass(frozen=True, slots=True)
 class InvokeClosure(Instruction):
-    OPCODE: ClassVar[Opcode] = Opcode.InvokeClosure
     OPERANDS: ClassVar[tuple] = (("closure", "reg"), ("args", "regs"), ("dst", "reg"))
     closure: int
     args: tuple
@@ -218,7 +167,6 @@ class InvokeClosure(Instruction):
 
 @dataclass(frozen=True, slots=True)
 class If(Instruction):
-    OPCODE: ClassVar[Opcode] = Opcode.If
     OPERANDS: ClassVar[tuple] = (("cond", "reg"), ("true_offset", "jump"), ("false_offset", "jump"))
     cond: int
     true_offset: int
@@ -227,14 +175,12 @@ class If(Instruction):
 
 @dataclass(frozen=True, slots=True)
 class Goto(Instruction):
-    OPCODE: ClassVar[Opcode] = Opcode.Goto
     OPERANDS: ClassVar[tuple] = (("pc_offset", "jump"),)
     pc_offset: int
 
 
 @dataclass(frozen=True, slots=True)
 class LoadConst(Instruction):
-    OPCODE: ClassVar[Opcode] = Opcode.LoadConst
     OPERANDS: ClassVar[tuple] = (("const_index", "const"), ("dst", "reg"))
     const_index: int
     dst: int
@@ -242,7 +188,6 @@ class LoadConst(Instruction):
 
 @dataclass(frozen=True, slots=True)
 class LoadConsti(Instruction):
-    OPCODE: ClassVar[Opcode] = Opcode.LoadConsti
     OPERANDS: ClassVar[tuple] = (("value", "int"), ("dst", "reg"))
     value: int
     dst: int
@@ -250,7 +195,6 @@ class LoadConsti(Instruction):
 
 @dataclass(frozen=True, slots=True)
 class GetField(Instruction):
-    OPCODE: ClassVar[Opcode] = Opcode.GetField
     OPERANDS: ClassVar[tuple] = (("obj", "reg"), ("field_index", "count"), ("dst", "reg"))
     obj: int
     field_index: int
@@ -259,7 +203,6 @@ class GetField(Instruction):
 
 @dataclass(frozen=True, slots=True)
 class GetTag(Instruction):
-    OPCODE: ClassVar[Opcode] = Opcode.GetTag
     OPERANDS: ClassVar[tuple] = (("obj", "reg"), ("dst", "reg"))
     obj: int
     dst: int
@@ -267,7 +210,6 @@ class GetTag(Instruction):
 
 @dataclass(frozen=True, slots=True)
 class ShapeOf(Instruction):
-    OPCODE: ClassVar[Opcode] = Opcode.ShapeOf
     OPERANDS: ClassVar[tuple] = (("tensor", "reg"), ("dst", "reg"))
     tensor: int
     dst: int
@@ -275,7 +217,6 @@ class ShapeOf(Instruction):
 
 @dataclass(frozen=True, slots=True)
 class ReshapeTensor(Instruction):
-    OPCODE: ClassVar[Opcode] = Opcode.ReshapeTensor
     OPERANDS: ClassVar[tuple] = (("tensor", "reg"), ("newshape", "reg"), ("dst", "reg"))
     tensor: int
     newshape: int
@@ -284,7 +225,6 @@ class ReshapeTensor(Instruction):
 
 @dataclass(frozen=True, slots=True)
 class KillRegister(Instruction):
-    OPCODE: ClassVar[Opcode] = Opcode.KillRegister
     OPERANDS: ClassVar[tuple] = (("dst", "reg"),)
     dst: int
 

@@ -69,11 +69,12 @@ def _adt(value, what) -> ADT:
     return value
 
 
-def _step(instr, vm):
-    """The function of the register file that performs a straight-line instruction."""
+def _step(instr, vm, constants):
+    """The function of the register file that performs a straight-line instruction (``constants``: the registers
+    only ``LoadConst`` writes, and the array each always holds)."""
     kind = type(instr)
     if kind is I.InvokePacked:
-        return KernelCall(vm.kernel(instr.packed_index), vm.kernel_name(instr.packed_index), instr.args)
+        return KernelCall(vm.kernel(instr.packed_index), vm.kernel_name(instr.packed_index), instr.args, constants)
     if kind is I.AllocTensor:
         storage, offset, shape, dst = instr.storage, instr.offset, instr.shape, instr.dst
         dtype = np.dtype(instr.dtype)
@@ -160,9 +161,21 @@ def _alloc_tensor_reg(instr):
     return alloc_tensor_reg
 
 
+def _constant_registers(function, vm) -> dict:
+    """The registers whose only writer is one ``LoadConst`` (not a parameter), and the constant each holds."""
+    writers: dict = {}
+    for instr in function.instructions:
+        dst = getattr(instr, "dst", None)
+        if dst is not None:
+            writers.setdefault(dst, []).append(instr)
+    return {reg: vm.constant(w[0].const_index) for reg, w in writers.items()
+            if len(w) == 1 and type(w[0]) is I.LoadConst and reg >= len(function.params)}
+
+
 def prepare(function, vm) -> PreparedFunction:
     """``function`` (a VMFunction) prepared to run on ``vm`` (see the module docstring)."""
     instructions = function.instructions
+    constants = _constant_registers(function, vm)
     code: list = []
     for pc, instr in enumerate(instructions):
         kind = type(instr)
@@ -181,7 +194,7 @@ def prepare(function, vm) -> PreparedFunction:
             code.append((FATAL, instr.message))
         else:
             try:
-                code.append((STEP, _step(instr, vm)))
+                code.append((STEP, _step(instr, vm, constants)))
             except KilnError as exc:
                 raise type(exc)(f"VM function {function.name!r} instruction {pc} ({instr}): {exc}") from None
     return PreparedFunction(function, code)

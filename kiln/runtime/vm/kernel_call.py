@@ -4,7 +4,8 @@ A packed function of a compiled library takes arrays as ``DLTensor`` structures 
 Building them for every call costs about 15 us per call; the graph executor builds them once because its arrays
 never move. The VM's arrays are new objects on every run, so each ``InvokePacked`` site keeps its argument
 structures and, per call, only stores each array's data address, rewriting a slot's shape and dtype when they
-differ from the previous call's (a dynamic shape). Any other callable is called with the arrays as they are.
+differ from the previous call's (a dynamic shape); slots that always receive the same constant are filled once.
+Any other callable is called with the arrays as they are.
 """
 
 import ctypes
@@ -20,16 +21,20 @@ _CPU = (1, 0)
 
 
 class KernelCall:
-    """Calls kernel ``func`` (named ``name``) with the values of registers ``arg_registers``."""
+    """Calls kernel ``func`` (named ``name``) with the values of registers ``arg_registers``.
+
+    ``constants`` maps the registers that always hold the same array (loaded by ``LoadConst`` alone) to it: their
+    argument structures are filled once, here, and never touched again (most of a model's arguments are weights).
+    """
 
     __slots__ = ("name", "registers", "_call")
 
-    def __init__(self, func, name, arg_registers):
+    def __init__(self, func, name, arg_registers, constants=None):
         self.name = name
         self.registers = tuple(arg_registers)
         target = getattr(func, "_func", func)
         if isinstance(target, LibraryFunction) and target.packed:
-            self._call = self._packed(target)
+            self._call = self._packed(target, constants or {})
         else:
             registers = self.registers
             self._call = lambda regs: func(*[regs[r] for r in registers])
@@ -37,7 +42,7 @@ class KernelCall:
     def __call__(self, regs):
         self._call(regs)
 
-    def _packed(self, target):
+    def _packed(self, target, constants):
         count = len(self.registers)
         values = (TVMValue * max(count, 1))()
         codes = (ctypes.c_int32 * max(count, 1))(*([TYPE_CODE_DLTENSOR] * count))
@@ -50,7 +55,6 @@ class KernelCall:
         ret, ret_code = TVMValue(), ctypes.c_int32(0)
         ret_ref, code_ref = ctypes.byref(ret), ctypes.byref(ret_code)
         native, library, name = target._fn, target.library, self.name
-        slots = tuple(enumerate(self.registers))
 
         def describe(i, arr):
             if type(arr) is not np.ndarray:
@@ -64,11 +68,19 @@ class KernelCall:
             tensor.dtype = _dl_dtype(arr.dtype)
             seen[i] = (arr.shape, arr.dtype)
 
+        for i, r in enumerate(self.registers):
+            if r in constants:
+                describe(i, constants[r])
+                tensors[i].data = constants[r].ctypes.data
+        slots = tuple((i, r) for i, r in enumerate(self.registers) if r not in constants)
+
         def call(regs):
             for i, r in slots:
                 arr = regs[r]
                 key = seen[i]
-                if key is None or type(arr) is not np.ndarray or arr.shape != key[0] or arr.dtype != key[1]:
+                # dtypes of the built-in types are singletons: identity is the fast check, equality the exact one
+                if key is None or type(arr) is not np.ndarray or arr.shape != key[0] or (
+                        arr.dtype is not key[1] and arr.dtype != key[1]):
                     describe(i, arr)
                 tensors[i].data = arr.ctypes.data
             if native(values, codes, count, ret_ref, code_ref, None) != 0:

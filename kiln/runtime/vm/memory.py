@@ -54,7 +54,7 @@ def tensor_in(storage, offset, shape, dtype, nbytes) -> np.ndarray:
                         f"not fit its storage of {storage.nbytes} bytes")
     if nbytes == 0:
         return _aligned_empty(shape, dtype)  # an empty slice would not keep the storage's alignment
-    return storage.buffer[offset:offset + nbytes].view(dtype).reshape(shape)
+    return np.ndarray(shape, dtype, storage.buffer, offset)
 
 
 def _new_block(nbytes, alignment) -> list:
@@ -78,6 +78,7 @@ class StoragePool:
     def __init__(self):
         self._blocks: dict = {}
         self.allocated_bytes = 0
+        self.limit = physical_memory()
 
     def alloc(self, nbytes, alignment, dtype_hint="uint8") -> Storage:
         """A Storage of ``nbytes`` bytes: an idle block of that size, else a new one.
@@ -90,9 +91,9 @@ class StoragePool:
         nbytes = int(nbytes)
         if nbytes < 0:
             raise KilnError(f"AllocStorage: negative size {nbytes}")
-        if nbytes > physical_memory():
+        if nbytes > self.limit:
             raise KilnError(f"AllocStorage: {nbytes / 2**30:,.1f} GiB is more than this machine's memory "
-                            f"({physical_memory() / 2**30:,.1f} GiB)")
+                            f"({self.limit / 2**30:,.1f} GiB)")
         bucket = self._blocks.setdefault((nbytes, alignment), [])
         for block in bucket:
             if sys.getrefcount(block[0]) == block[2] and sys.getrefcount(block[1]) == block[3]:

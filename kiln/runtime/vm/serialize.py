@@ -18,8 +18,8 @@ A function is ``{"name", "params", "param_types", "register_file_size", "instruc
 Reading checks, in this order, and raises :class:`~kiln.error.KilnError` naming the first problem: the magic, the
 version, the sizes against the data's length, the digest (accidental damage), the JSON, then every function:
 unique names, parameters, a register file that holds them, every instruction's name and operand kinds, every
-register, kernel, constant and function index in range, every jump landing inside the function, a last
-instruction that cannot fall off the end, the arity of each ``InvokeFunc`` and the constants' names. A file that
+register, kernel, constant and function index in range, every jump landing ahead inside the function (the compiler
+only jumps forward: loops are recursion), a last instruction that cannot fall off the end, the arity of each ``InvokeFunc`` and the constants' names. A file that
 passes can still fail at run time only with an error naming the instruction (a wrong shape, say), never a crash.
 """
 
@@ -64,8 +64,9 @@ def pack(header, constants: bytes) -> bytes:
     """The file holding ``header`` (a JSON-able dict, or its text as bytes) and the serialized ``constants``, with
     its fixed part and digest."""
     text = header if isinstance(header, bytes) else json.dumps(header, separators=(",", ":")).encode()
-    digest = hashlib.sha256(text + constants).digest()
-    return _FIXED.pack(MAGIC, FORMAT_VERSION, 0, len(text), len(constants), digest) + text + constants
+    digest = hashlib.sha256(text)
+    digest.update(constants)
+    return _FIXED.pack(MAGIC, FORMAT_VERSION, 0, len(text), len(constants), digest.digest()) + text + constants
 
 
 def dump(functions, constants, primitives) -> bytes:
@@ -125,10 +126,10 @@ class _Checker:
             self.expect(is_int(value) and 0 <= value < limits[kind], where,
                         f"{what} index {value!r} is out of range (the executable has {limits[kind]})")
             return value
-        if kind == "jump":
+        if kind == "jump":  # forward only, as the compiler emits them: no loop hides inside a function
             target = limits["pc"] + value if is_int(value) else -1
-            self.expect(0 <= target < limits["length"], where,
-                        f"jump {value!r} lands outside the function ({limits['length']} instructions)")
+            self.expect(limits["pc"] < target < limits["length"], where,
+                        f"jump {value!r} does not land ahead inside the function ({limits['length']} instructions)")
             return value
         if kind == "count":
             self.expect(is_int(value) and value >= 0, where, f"expected a non-negative int, got {value!r}")

@@ -89,7 +89,8 @@ def test_damaged_files_are_refused(addone, name, mutate, message):
 
 MALFORMED = [
     ("register out of range", _set_instruction(0, 0, ["LoadConst", 0, 10]), r"register 10 is out of range"),
-    ("jump outside", _set_instruction(0, 1, ["If", 1, 1, 40]), r"jump 40 lands outside the function"),
+    ("jump outside", _set_instruction(0, 1, ["If", 1, 1, 40]), r"jump 40 does not land ahead inside the function"),
+    ("jump backward", _set_instruction(0, 1, ["If", 1, 0, 6]), r"jump 0 does not land ahead"),
     ("function index", _set_instruction(0, 10, ["AllocClosure", 7, [], 8]), r"function index 7 is out of range"),
     ("kernel index", _set_instruction(0, 5, ["InvokePacked", 3, 2, 1, [0, 4]]), r"kernel index 3 is out of range"),
     ("constant index", _set_instruction(0, 7, ["LoadConst", 2, 5]), r"constant index 2 is out of range"),

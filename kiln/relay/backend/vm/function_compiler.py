@@ -52,7 +52,8 @@ def closure_body(func):
 
 
 def param_type(ttype):
-    """The runtime description of a parameter type (see :mod:`kiln.runtime.vm.function`)."""
+    """The runtime description of a parameter type (see :mod:`kiln.runtime.vm.function`); a ``relay.Any``
+    dimension will be ``None`` there, which the VM's argument check already skips."""
     if isinstance(ttype, TensorType):
         return TENSOR, tuple(ttype.shape), ttype.dtype
     if isinstance(ttype, TupleType):

@@ -177,6 +177,9 @@ def test_tuples_in_and_out():
     np.testing.assert_allclose(doubled.numpy(), 2 * x0)
     assert three.numpy() == 3 and np.array_equal(same.numpy(), x0)
     run_vm(relay.Function([x], relay.Tuple([x, relay.const(np.ones(2, "float32"))])), x0)  # no kernel at all
+    # unfused (opt_level 0), concatenate's kernel takes a tuple value: the VM passes its fields
+    _, exe = run_vm(relay.Function([x], relay.concatenate([relay.exp(x), x], axis=1)), x0, opt_level=0)
+    assert any(type(i) is I.GetField for i in exe.function("main").instructions)
 
 
 def test_save_load_and_exported_library_round_trips(tmp_path):
