@@ -19,8 +19,9 @@ Reading checks, in this order, and raises :class:`~kiln.error.KilnError` naming 
 version, the sizes against the data's length, the digest (accidental damage), the JSON, then every function:
 unique names, parameters, a register file that holds them, every instruction's name and operand kinds, every
 register, kernel, constant and function index in range, every jump landing ahead inside the function (the compiler
-only jumps forward: loops are recursion), a last instruction that cannot fall off the end, the arity of each ``InvokeFunc`` and the constants' names. A file that
-passes can still fail at run time only with an error naming the instruction (a wrong shape, say), never a crash.
+only jumps forward: loops are recursion), a last instruction that cannot fall off the end, the arity of each
+``InvokeFunc`` and the constants' names. A file that passes can still fail at run time only with an error naming
+the instruction (a wrong shape, say), never a crash.
 """
 
 import hashlib

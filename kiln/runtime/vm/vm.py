@@ -184,8 +184,7 @@ class VirtualMachine(Module):
         """Run ``func_name`` and keep its outputs for :meth:`get_outputs`."""
         if args or kwargs:
             self.set_input(func_name, *args, **kwargs)
-        self._outputs = []
-        self._flatten(self._to_user(self._invoke(func_name)), self._outputs)
+        self._outputs = _flatten(self._to_user(self._invoke(func_name)))
 
     def get_outputs(self) -> list:
         """The outputs of the last :meth:`invoke_stateful`, a tuple result flattened, as NDArrays."""
@@ -207,13 +206,6 @@ class VirtualMachine(Module):
         if type(value) is VMClosure or value is None:
             return value
         raise KilnError(f"the VM produced a value of unknown kind {type(value).__name__}")
-
-    def _flatten(self, value, out):
-        if isinstance(value, tuple):
-            for v in value:
-                self._flatten(v, out)
-        else:
-            out.append(value)
 
     def benchmark(self, device, *args, func_name="main", repeat=5, number=5, min_repeat_ms=None, end_to_end=False,
                   **kwargs):
@@ -244,3 +236,10 @@ class VirtualMachine(Module):
 
     def __repr__(self):
         return f"VirtualMachine({self.exe!r}, {self.device})"
+
+
+def _flatten(value) -> list:
+    """The tensors of a result, a tuple taken apart depth first."""
+    if isinstance(value, tuple):
+        return [leaf for v in value for leaf in _flatten(v)]
+    return [value]
