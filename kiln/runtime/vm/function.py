@@ -5,7 +5,7 @@ Parameter types are plain nested tuples, so they serialize as JSON and need noth
 * ``("tensor", shape, dtype)``: a tensor; ``shape`` is a tuple of ints, ``None`` for a dimension known only at run
   time (Relay's ``Any``: the VM checks the rank and the static dimensions);
 * ``("tuple", (field_type, ...))``: a tuple (an ADT of tag 0);
-* ``("object",)``: anything else (a closure), not checked.
+* ``("object",)``: a function value: a closure the same executable made.
 """
 
 from dataclasses import dataclass

@@ -107,8 +107,8 @@ def _step(instr, vm, constants):
 
         return get_field
     if kind is I.AllocClosure:
-        func_index, free_vars, dst = instr.func_index, instr.free_vars, instr.dst
-        return lambda regs: regs.__setitem__(dst, VMClosure(func_index, [regs[r] for r in free_vars]))
+        func_index, free_vars, dst, exe = instr.func_index, instr.free_vars, instr.dst, vm.exe
+        return lambda regs: regs.__setitem__(dst, VMClosure(func_index, [regs[r] for r in free_vars], exe))
     if kind is I.KillRegister:
         dst = instr.dst
         return lambda regs: regs.__setitem__(dst, None)

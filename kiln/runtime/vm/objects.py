@@ -26,13 +26,15 @@ class ADT:
 
 
 class VMClosure:
-    """A function value: the VM function ``func_index`` with the values it captured, passed before the arguments."""
+    """A function value: the VM function ``func_index`` of ``executable`` with the values it captured, passed before
+    the arguments (a VM takes back only the closures its own executable made: an index means nothing elsewhere)."""
 
-    __slots__ = ("func_index", "captured")
+    __slots__ = ("func_index", "captured", "executable")
 
-    def __init__(self, func_index, captured):
+    def __init__(self, func_index, captured, executable):
         self.func_index = func_index
         self.captured = tuple(captured)
+        self.executable = executable
 
     def __repr__(self):
         return f"VMClosure(function #{self.func_index}, {len(self.captured)} captured)"

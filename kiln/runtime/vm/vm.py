@@ -98,7 +98,10 @@ class VirtualMachine(Module):
                 raise RuntimeArgumentError(f"{where}: expects a tuple of type {describe_type(ptype)}")
             return ADT(0, [self._convert(v, t, f"{where}[{i}]") for i, (v, t) in enumerate(zip(value, ptype[1],
                                                                                               strict=True))])
-        if kind == OBJECT:
+        if kind == OBJECT:  # a function value
+            if not (isinstance(value, VMClosure) and value.executable is self.exe):
+                raise RuntimeArgumentError(f"{where}: expects a closure this executable made (returned by one of its "
+                                           f"functions), got {type(value).__name__}")
             return value
         dtype = ptype[2]
         if isinstance(value, NDArray):

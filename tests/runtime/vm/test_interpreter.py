@@ -7,7 +7,7 @@ import pytest
 import kiln
 from kiln import te, tir
 from kiln.error import KilnError, RuntimeArgumentError
-from kiln.runtime.vm import ADT, Executable, VirtualMachine, VMClosure, VMFunction
+from kiln.runtime.vm import Executable, VirtualMachine, VMClosure, VMFunction
 from kiln.runtime.vm import instruction as I
 
 F32 = ("tensor", (4,), "float32")
@@ -77,11 +77,12 @@ def test_if_goto_and_kill():
 
 
 def test_if_refuses_a_condition_that_is_not_a_scalar():
-    main = _fn("main", ["t"], [I.If(0, 1, 2), I.Ret(0), I.Ret(0)], [("object",)])
+    main = _fn("main", ["t"], [I.If(0, 1, 2), I.Ret(0), I.Ret(0)], [("tuple", ())])
     with pytest.raises(KilnError, match=r"'main' instruction 0 \(If .*\): If: the condition must be a scalar"):
-        _run([main], ADT(0, []))
+        _run([main], ())
+    vector = _fn("main", ["t"], [I.If(0, 1, 2), I.Ret(0), I.Ret(0)], [F32])
     with pytest.raises(KilnError, match=r"the condition must be a scalar tensor, got \(4,\)"):
-        _run([main], np.ones(4, "float32"))
+        _run([vector], np.ones(4, "float32"))
 
 
 def test_recursion_deeper_than_the_limit_is_refused():
@@ -154,3 +155,6 @@ def test_closures_are_returned_and_passed_back():
     closure = vm.invoke("make")
     assert isinstance(closure, VMClosure)
     np.testing.assert_array_equal(vm.invoke("call", closure, np.full(4, 3, "float32")).numpy(), np.full(4, 3))
+    other = VirtualMachine(Executable([ident, make, call], [], []), kiln.cpu(0))
+    with pytest.raises(RuntimeArgumentError, match=r"call argument 0 \(%f\): expects a closure this executable made"):
+        other.invoke("call", closure, np.ones(4, "float32"))
