@@ -129,7 +129,7 @@ class _DialectRewriter(ExprMutator):
             nbytes = ttype.size * np.dtype(ttype.dtype).itemsize
             storage = self._bind("storage", alloc_storage(nbytes, ALIGNMENT, dtype_hint=ttype.dtype), StorageType())
             outputs.append(self._bind("tensor", alloc_tensor(storage, 0, ttype.shape, ttype.dtype), ttype))
-        # typed here: inferring a GlobalVar's type needs the module, which a function pass does not see
+        # typed here: the kernel's GlobalVar has a type only in its module, and the function may be typed alone
         inputs = Tuple(args, checked_type_=TupleType(tuple(a.checked_type_ for a in args)))
         results = Tuple(tuple(outputs), checked_type_=TupleType(tuple(o.checked_type_ for o in outputs)))
         invoke = invoke_tvm_op(kernel, inputs, results).with_fields(checked_type_=TupleType(()))

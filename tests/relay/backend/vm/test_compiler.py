@@ -262,17 +262,13 @@ def _closure_call(c, x):
 
 
 @pytest.mark.parametrize("name,body", [("if", lambda c, x: relay.If(c, x, relay.exp(x))), ("closure", _closure_call)])
-def test_relay_build_refuses_what_needs_the_vm(name, body):
+def test_what_relay_build_refuses_runs_on_the_vm(name, body):
     c, x = relay.var("c", shape=(), dtype="bool"), relay.var("x", shape=(2,))
     func = relay.Function([c, x], body(c, x))
-    with pytest.raises(KilnError, match=r"graph executor cannot run .* use|relay.vm.compile"):
+    with pytest.raises(KilnError, match=r"graph executor cannot run .* compile the module with relay.vm.compile"):
         relay.build(func, "llvm")
     run_vm(func, np.array(True), _uniform(2))
-
-
-def test_relay_build_refuses_recursion():
-    with pytest.raises(KilnError, match=r"cannot run a call of the global function @loop in @main; compile the "
-                                        r"module with relay.vm.compile"):
+    with pytest.raises(KilnError, match=r"cannot run a call of the global function @loop in @main"):
         relay.build(_counting_loop(), "llvm")
 
 
