@@ -44,9 +44,10 @@ class _CSE(ExprMutator):
 
     def visit_call(self, call):
         new = super().visit_call(call)
-        if not isinstance(new.op, Op) or new.op.get_attr("TOpIsStateful") or (self.fskip is not None
-                                                                              and self.fskip(new)):
+        if not isinstance(new.op, Op) or new.op.get_attr("TOpIsStateful"):
             return new  # two allocations (stateful calls) are two values even when their arguments agree
+        if self.fskip is not None and self.fskip(new):
+            return new
         key = ("call", new.op.name, new.attrs, tuple(_arg_key(a) for a in new.args))
         return self._dedupe(key, new)
 
