@@ -3,12 +3,14 @@
 Both run kernels of the same library design (same passes, same FuseOps, same target), so the difference is what
 each runtime adds per kernel: the graph executor calls prepared kernels in a fixed order over storage planned once;
 the VM interprets bytecode (an ``AllocTensor``, ``LoadConst`` of the weights and an ``InvokePacked`` per kernel, its
-storage planned per run by MemoryPlan and recycled by the storage pool). The network is bench_resnet's ONNX model,
-imported with ``relay.frontend.from_onnx`` and compiled under ``PassContext(opt_level=3)`` by ``relay.build`` and by
-``relay.vm.compile``. Rounds alternate between the two so both see the same machine load; each figure is the best
-round's milliseconds per inference (on a shared machine the best round is the one least disturbed). The outputs are
-compared first, and what the VM adds around the kernels is measured apart by running it with every kernel's native
-code replaced by a function that returns at once.
+storage planned by MemoryPlan at compile time and taken from the storage pool on every run). The network is
+bench_resnet's ONNX model, imported with ``relay.frontend.from_onnx`` and compiled under ``PassContext(opt_level=3)``
+by ``relay.build`` and by ``relay.vm.compile``. Rounds alternate between the two (each going first every other round)
+so both see the same machine load; the figures are the best round's milliseconds per inference and the median over
+rounds of the VM's time over the graph executor's in the same round. On a busy machine, ``--target "llvm
+-num-cores=1"`` keeps the kernels' thread pool from amplifying the noise (the comparison is of the runtimes, not of
+the kernels). The outputs are compared first, and what the VM adds around the kernels is measured apart by running
+it with every kernel's native code replaced by a function that returns at once.
 
 Run: ``python bench/bench_vm.py [--target llvm] [--rounds 9] [--number 2] [--image 224] [--settle 0.2]``
 """
@@ -75,14 +77,17 @@ def main():
           f"relay.vm.compile {compiled:.1f} s; max relative difference VM vs graph executor {error:.2e}")
     print(f"VM @main: {len(main_code)} instructions ({', '.join(f'{n} {k}' for k, n in sorted(counts.items()))}), "
           f"{len(exe.primitive_ops)} kernels")
-    graph_ms, vm_ms = [], []
-    for _ in range(args.rounds):
-        best_ms(graph.run, args.number, graph_ms, args.settle)
-        best_ms(lambda: vm.invoke("main"), args.number, vm_ms, args.settle)
+    graph_ms, vm_ms, ratios = [], [], []
+    contenders = [(graph.run, graph_ms), (lambda: vm.invoke("main"), vm_ms)]
+    for k in range(args.rounds):
+        for run, times in contenders if k % 2 == 0 else contenders[::-1]:  # each goes first every other round
+            best_ms(run, args.number, times, args.settle)
+        ratios.append(vm_ms[-1] / graph_ms[-1])
     g, v = min(graph_ms), min(vm_ms)
     print(f"graph executor {g:8.2f} ms per inference (median of rounds {sorted(graph_ms)[len(graph_ms) // 2]:.2f})")
     print(f"VM             {v:8.2f} ms per inference (median of rounds {sorted(vm_ms)[len(vm_ms) // 2]:.2f})")
-    print(f"VM / graph executor = {v / g:.3f}x the time")
+    print(f"VM / graph executor = {v / g:.3f}x the time (best rounds); median of the rounds' ratios "
+          f"{sorted(ratios)[len(ratios) // 2]:.3f}x")
     overhead = interpreter_overhead_ms(exe, x)
     print(f"VM without the kernels' work: {overhead:.3f} ms per run ({overhead * 1e3 / len(main_code):.2f} us per "
           f"instruction, {overhead / g * 100:.2f}% of the graph executor's time)")

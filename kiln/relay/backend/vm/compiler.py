@@ -31,7 +31,7 @@ from .function_compiler import FunctionCompiler, closure_body
 __all__ = ["compile", "VMCompiler", "ModuleContext", "VM_PIPELINE"]
 
 VM_PIPELINE = ("ToANormalForm", "InferType", "LambdaLift", "DeadCodeElimination", "InferType", "LowerTE",
-               "ManifestAlloc", "MemoryPlan", "InferType")
+               "ManifestAlloc", "MemoryPlan")
 """The passes run after the standard optimizations, in order (each is called directly, so each always runs)."""
 
 
