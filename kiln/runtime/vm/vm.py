@@ -109,8 +109,12 @@ class VirtualMachine(Module):
         elif isinstance(value, np.ndarray | np.generic):
             arr = np.asarray(value)
         elif isinstance(value, bool | int | float | list):
-            arr = np.asarray(value, dtype=dtype)
-            if not np.array_equal(arr, np.asarray(value)):
+            try:
+                arr = np.asarray(value, dtype=dtype)
+                fits = np.array_equal(arr, np.asarray(value))
+            except (ValueError, TypeError, OverflowError):  # a ragged list, a number out of the dtype's range
+                fits = False
+            if not fits:
                 raise RuntimeArgumentError(f"{where}: the Python value {value!r:.60} does not fit dtype {dtype}")
         else:
             raise RuntimeArgumentError(f"{where}: expects a tensor (NDArray, numpy array or Python number), got "

@@ -64,6 +64,9 @@ def test_arguments_are_checked_against_the_parameter_types(vm):
         vm.run(np.ones((3, 2), "float32"), (x, 1))
     with pytest.raises(RuntimeArgumentError, match=r"argument 1 \(%pair\)\[1\]: the Python value 1.5 does not fit"):
         vm.run(x, (x, 1.5))
+    for bad in ([[1], [2, 3]], 2**70):  # a ragged list, an int out of int32's range
+        with pytest.raises(RuntimeArgumentError, match=r"argument 1 \(%pair\)\[1\]: the Python value .* does not fit"):
+            vm.run(x, (x, bad))
     with pytest.raises(RuntimeArgumentError, match=r"argument 1 \(%pair\): expects a tuple of type"):
         vm.run(x, x)
     with pytest.raises(RuntimeArgumentError, match="expects a tensor"):
