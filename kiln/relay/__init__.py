@@ -7,6 +7,7 @@ from ..runtime.packed_func import register_func
 from . import analysis, backend, frontend, op, testing, transform
 from . import build as build_module  # noqa: E402  (TVM's relay.build_module; registers relay.executor.graph)
 from . import printer as _printer  # noqa: F401  (registers "relay.ir.astext": what str(mod) prints)
+from .backend import vm  # noqa: E402  (TVM's relay.vm; registers relay.executor.vm)
 from .build import build, load_param_dict, save_param_dict  # noqa: E402
 from .expr import Call, Constant, If, Let, Tuple, TupleGetItem, TupleWrapper, Var, bind, const, var
 from .expr_functor import ExprFunctor, ExprMutator, ExprVisitor, post_order_visit

@@ -22,6 +22,7 @@ import gc
 import numpy as np
 
 from ..error import KilnError
+from ..ir.expr import GlobalVar
 from ..ir.module import IRModule
 from ..ir.type import TensorType, TupleType
 from ..runtime.graph_executor_factory import GraphExecutorFactoryModule
@@ -33,40 +34,46 @@ from ..target.build import build_passes
 from ..target.target import Target
 from .backend.graph_codegen import codegen
 from .backend.lower_te import LowerTE
+from .expr import Call, If, Let, Var
+from .expr_functor import post_order_visit
 from .function import Function
 from .interpreter import Executor, _convert_arg
 from .optimize import optimize
 
-__all__ = ["build", "save_param_dict", "load_param_dict", "GraphExecutor"]
+__all__ = ["build", "save_param_dict", "load_param_dict", "GraphExecutor", "check_graph_executable",
+           "compile_kernels", "normalize_params", "resolve_build_target"]
 
 
-def _resolve_target(target, target_host=None) -> Target:
+def resolve_build_target(target, target_host=None, what="relay.build") -> Target:
+    """The Target to compile for: ``target`` (a str, Target or TVM's one-entry ``{device: target}`` dict), else the
+    current target, else ``llvm``; KilnError for kinds other than llvm and c."""
     if target is None:
         target = Target.current() or Target("llvm")
     if isinstance(target, dict):  # TVM's {device: target} form
         if len(target) != 1:
-            raise KilnError(f"relay.build: kiln builds for one target, got {len(target)}: {list(target)}")
+            raise KilnError(f"{what}: kiln builds for one target, got {len(target)}: {list(target)}")
         target = next(iter(target.values()))
     if not isinstance(target, Target):
         target = Target(target)
     if target.kind.name not in ("llvm", "c"):
-        raise KilnError(f"relay.build: target kind {target.kind.name!r} is not supported (use llvm or c)")
+        raise KilnError(f"{what}: target kind {target.kind.name!r} is not supported (use llvm or c)")
     if target_host is not None:
         target = target.with_host(target_host)
     return target
 
 
-def _normalize_params(params) -> dict:
+def normalize_params(params, what="relay.build") -> dict:
+    """``params`` as ``{name: NDArray}``; KilnError naming a parameter that is not an array."""
     out = {}
     for name, value in (params or {}).items():
         if not isinstance(name, str):
-            raise KilnError(f"relay.build: parameter names must be str, got {type(name).__name__}")
+            raise KilnError(f"{what}: parameter names must be str, got {type(name).__name__}")
         if isinstance(value, NDArray):
             out[name] = value
         elif isinstance(value, np.ndarray | np.generic):
             out[name] = nd_array(np.asarray(value))
         else:
-            raise KilnError(f"relay.build: parameter {name!r} must be an NDArray or numpy array, got "
+            raise KilnError(f"{what}: parameter {name!r} must be an NDArray or numpy array, got "
                             f"{type(value).__name__}")
     return out
 
@@ -114,18 +121,48 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None, wo
     if runtime is not None and str(getattr(runtime, "name", runtime)) != "cpp":
         raise KilnError(f"relay.build: runtime {runtime!s} is not supported; kiln has its Python runtime "
                         f"(Runtime('cpp'))")
-    target = _resolve_target(target, target_host)
-    params = _normalize_params(params)
-    with target, _gc_paused():
+    target = resolve_build_target(target, target_host)
+    params = normalize_params(params)
+    with target, gc_paused():
         optimized, _ = optimize(ir_mod, target, params)
+        check_graph_executable(optimized)
         lowered = LowerTE(module_name=mod_name)(optimized)
         result = codegen(lowered)
-        lib = _compile(result.lowered_funcs, target) if len(result.lowered_funcs) else None
+        lib = compile_kernels(result.lowered_funcs, target) if len(result.lowered_funcs) else None
     return GraphExecutorFactoryModule(result.graph_json, lib, result.params, mod_name, ir_mod=ir_mod, target=target)
 
 
+def check_graph_executable(mod):
+    """Raise KilnError when ``@main`` of the optimized ``mod`` needs the VM: an ``if``, a call of a global function
+    (recursion among them), a closure or a call of a function value; the message says to use ``relay.vm.compile``."""
+    nodes: list = []
+    post_order_visit(mod["main"].body, nodes.append)
+    # let variables bound to primitive functions: LowerTE lowers their calls like any fused call
+    kernels = {n.var for n in nodes if isinstance(n, Let) and isinstance(n.value, Function) and n.value.is_primitive()}
+    for expr in nodes:
+        reason = _needs_vm(expr, mod, kernels)
+        if reason:
+            raise KilnError(f"relay.build: the graph executor cannot run {reason} in @main; compile the module with "
+                            f"relay.vm.compile(mod, target) and run it with kiln.runtime.vm.VirtualMachine")
+
+
+def _needs_vm(expr, mod, kernels):
+    """Why the graph executor cannot run ``expr``, or None."""
+    if isinstance(expr, If):
+        return "a If (control flow on a condition known only at run time)"
+    if isinstance(expr, Function) and not expr.is_primitive():
+        return "a closure (a function used as a value)"
+    if isinstance(expr, Call) and isinstance(expr.op, GlobalVar):
+        callee = mod[expr.op] if expr.op in mod else None
+        if not (isinstance(callee, Function) and callee.is_primitive()):
+            return f"a call of the global function {expr.op}"
+    if isinstance(expr, Call) and isinstance(expr.op, Var) and expr.op not in kernels:
+        return f"a call of the function value %{expr.op.name_hint}"
+    return None
+
+
 @contextlib.contextmanager
-def _gc_paused():
+def gc_paused():
     """Pause Python's cyclic garbage collector while compiling. Compilation allocates hundreds of thousands of
     short-lived, acyclic IR nodes, each allocation burst triggering collections that walk every live object (the
     model's IR, its weights' wrappers...): ResNet-50 builds about 15% faster without them, for some 30 MB more at the
@@ -139,7 +176,7 @@ def _gc_paused():
             gc.enable()
 
 
-def _compile(funcs: IRModule, target):
+def compile_kernels(funcs: IRModule, target):
     """``kiln.build`` of the lowered kernels into one library, without lowering them again (LowerTE already ran
     ``kiln.lower``'s passes on each; ``kiln.build`` would repeat them on an IRModule it is given)."""
     with target:

@@ -1,6 +1,6 @@
 """kiln.runtime: tensors, devices, packed functions and (compiled) modules."""
 
-from . import graph_executor, graph_executor_factory, ndarray  # noqa: F401  (the factory registers its loader)
+from . import graph_executor, graph_executor_factory, ndarray, vm  # noqa: F401  (factory and vm register loaders)
 from .device import Device, cpu, device
 from .module import Module, load_module
 from .ndarray import NDArray

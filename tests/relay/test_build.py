@@ -223,6 +223,23 @@ def test_build_arguments_and_errors():
         relay.build(relay.Function([cond, x], relay.If(cond, x, relay.exp(x))))
 
 
+def test_modules_that_need_the_vm_are_refused():
+    x, c = v("x", (2,)), v("c", (), "bool")
+    vm_hint = "compile the module with relay.vm.compile"
+    with pytest.raises(KilnError, match=rf"cannot run a If \(control flow .*\) in @main; {vm_hint}"):
+        relay.build(relay.Function([c, x], relay.If(c, x, relay.exp(x))))
+    y, f = v("y", (2,)), relay.var("f")
+    closure = relay.Let(f, relay.Function([y], y * x), relay.Call(f, [x]))
+    with pytest.raises(KilnError, match=rf"cannot run a closure .* {vm_hint}"):
+        relay.build(relay.Function([x], closure))
+    mod = kiln.IRModule()
+    mod["helper"] = relay.Function([y], relay.exp(y))
+    mod["main"] = relay.Function([x], relay.Call(mod.get_global_var("helper"), [x]))
+    with pytest.raises(KilnError, match=rf"cannot run a call of the global function @helper in @main; {vm_hint}"):
+        relay.build(mod)
+    check_build(relay.Function([x], relay.If(relay.const(False), x, relay.exp(x))))  # FoldConstant takes the branch
+
+
 def test_factory_accessors_and_legacy_unpacking():
     x = v("x", (2, 3))
     func = relay.Function([x], relay.nn.relu(x + relay.const(np.ones((2, 3), "float32"))))

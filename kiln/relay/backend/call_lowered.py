@@ -23,9 +23,11 @@ __all__ = ["CallLoweredAttrs", "call_lowered", "is_call_lowered", "CALL_LOWERED"
 
 @dataclass(frozen=True, slots=True)
 class CallLoweredAttrs(Attrs):
-    """Attributes of ``call_lowered``: ``out_type``, the Relay type of the result (a tensor or tuple type)."""
+    """Attributes of ``call_lowered``: ``out_type``, the Relay type of the result (a tensor or tuple type), and
+    ``reshape_only``, set when the kernel only reshapes its input (the VM then runs it as a view, no copy)."""
 
     out_type: Type = None
+    reshape_only: bool = False
 
     def __post_init__(self):
         self._require(self.out_type is None or isinstance(self.out_type, TensorType | TupleType), "out_type",
@@ -51,7 +53,7 @@ register_relay_op("call_lowered", 2, _call_lowered_rel, OpPattern.OPAQUE, CallLo
 CALL_LOWERED = Op.get("call_lowered")
 
 
-def call_lowered(func: GlobalVar, args, out_type, span=None) -> Call:
+def call_lowered(func: GlobalVar, args, out_type, span=None, reshape_only=False) -> Call:
     """``call_lowered(func, Tuple(args))`` typed ``out_type`` (the arguments must be typed already).
 
     Parameters
@@ -62,10 +64,13 @@ def call_lowered(func: GlobalVar, args, out_type, span=None) -> Call:
         The Relay arguments.
     out_type : TensorType or TupleType
         The result type.
+    reshape_only : bool
+        Whether the kernel only reshapes its one input.
     """
     args = tuple(args)
     arg_tuple = Tuple(args, checked_type_=TupleType([a.checked_type_ for a in args]))
-    return Call(CALL_LOWERED, (func, arg_tuple), CallLoweredAttrs(out_type), span=span, checked_type_=out_type)
+    return Call(CALL_LOWERED, (func, arg_tuple), CallLoweredAttrs(out_type, bool(reshape_only)), span=span,
+                checked_type_=out_type)
 
 
 def is_call_lowered(expr) -> bool:

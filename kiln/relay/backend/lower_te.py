@@ -15,7 +15,8 @@ group) and, for each call of a primitive function:
    codegen copies both into the graph so profiles can show them;
 4. rewrites the call into ``call_lowered(@name, (args...))`` typed like the original call.
 
-A call of a bare operator (FuseOps disabled) is lowered as a one-operator primitive function; a primitive function
+A call of a bare operator (FuseOps disabled) is lowered as a one-operator primitive function, except the
+non-computational ops of the memory and VM dialects (``TNonComputational``), which stay; a primitive function
 bound by a ``let`` or held as a global function is lowered where it is called. The current ``Target`` (``llvm`` when
 none) picks the strategies. The result holds the rewritten Relay functions and the PrimFuncs side by side, so
 instruments see both.
@@ -34,6 +35,7 @@ from ..analysis.flops import estimate_flops
 from ..expr import Call, Constant, Var
 from ..expr_functor import ExprMutator, post_order_visit
 from ..function import Function
+from ..op.vm import is_reshape_only
 from ..transform.infer_type import infer_type
 from . import te_compiler
 from .call_lowered import call_lowered
@@ -132,7 +134,7 @@ class _Lowerer(ExprMutator):
         func = self._primitive_callee(call)
         if func is not None:
             args = [self.visit(a) for a in call.args]
-        elif isinstance(call.op, Op) and call.op.name != "call_lowered":
+        elif isinstance(call.op, Op) and call.op.name != "call_lowered" and not call.op.get_attr("TNonComputational"):
             func, operands = _wrap_operator(call)
             args = [self.visit(a) for a in operands]
         else:
@@ -141,7 +143,8 @@ class _Lowerer(ExprMutator):
             func = infer_type(func)
         func, constants = lift_constants(func)
         gv = self.state.lower(func)
-        return call_lowered(gv, [*args, *constants], call.checked_type_, span=call.span)
+        return call_lowered(gv, [*args, *constants], call.checked_type_, span=call.span,
+                            reshape_only=is_reshape_only(func))
 
 
 class _LoweringState:

@@ -1,7 +1,7 @@
 """Relay operators. Element-wise, shape and reduction builders live here (``relay.add``, ``relay.reshape``...);
 ``relay.nn`` and ``relay.image`` hold the rest. ``OpPattern`` is the fusion pattern enum."""
 
-from . import algorithm, attrs, image, nn, transform
+from . import algorithm, attrs, image, memory, nn, transform, vm
 from .algorithm import topk
 from .op import OpPattern, make_call, register_relay_op
 from .reduce import argmax, argmin, max, mean, min, prod, sum  # noqa: A004

@@ -5,7 +5,7 @@ this package registers them all. ``fn(attrs, *args)`` takes numpy arrays (a tupl
 and returns an array or a tuple of arrays of exactly the dtype the type relation gives.
 """
 
-from . import algorithm, conv, elemwise, image, nn, reduce, transform
+from . import algorithm, conv, elemwise, image, memory, nn, reduce, transform
 from .transform import convert_layout
 
-__all__ = ["algorithm", "conv", "convert_layout", "elemwise", "image", "nn", "reduce", "transform"]
+__all__ = ["algorithm", "conv", "convert_layout", "elemwise", "image", "memory", "nn", "reduce", "transform"]

@@ -14,6 +14,8 @@ from .fuse_ops import FuseOps
 from .infer_type import InferType, infer_type
 from .inline import DefuseOps, Inline
 from .lambda_lift import LambdaLift
+from .manifest_alloc import ManifestAlloc
+from .memory_plan import MemoryPlan
 from .normal_form import ToANormalForm, ToGraphNormalForm
 from .simplify_expr import SimplifyExpr
 from .simplify_inference import SimplifyInference

@@ -2,7 +2,8 @@
 
 Arguments match when they are the same node (after rewriting, so repeated subtrees collapse bottom-up) or equal scalar
 constants. A call inside an ``if`` branch or a function body may reuse a call from the enclosing scope, never the
-other way round. ``fskip(call)`` returning True leaves a call alone.
+other way round. ``fskip(call)`` returning True leaves a call alone, and so are stateful operators (``TOpIsStateful``:
+the memory dialect's allocations).
 """
 
 from collections.abc import Callable
@@ -43,7 +44,9 @@ class _CSE(ExprMutator):
 
     def visit_call(self, call):
         new = super().visit_call(call)
-        if not isinstance(new.op, Op) or (self.fskip is not None and self.fskip(new)):
+        if not isinstance(new.op, Op) or new.op.get_attr("TOpIsStateful"):
+            return new  # two allocations (stateful calls) are two values even when their arguments agree
+        if self.fskip is not None and self.fskip(new):
             return new
         key = ("call", new.op.name, new.attrs, tuple(_arg_key(a) for a in new.args))
         return self._dedupe(key, new)

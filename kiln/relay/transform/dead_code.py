@@ -1,18 +1,26 @@
 """DeadCodeElimination: drop let bindings nobody uses and, with ``inline_once``, inline those used exactly once.
 
 Uses are counted once over the whole expression; bindings are then visited from the innermost outwards, so dropping a
-binding releases the uses of its value and a whole chain of dead bindings disappears in one pass. Every Relay
-operator is pure here, so an unused value can always be dropped.
+binding releases the uses of its value and a whole chain of dead bindings disappears in one pass. An unused value is
+dropped unless it is a call of a stateful operator (``TOpIsStateful``, the memory and VM dialects), which runs for its
+effect.
 """
 
 from collections import Counter
 from dataclasses import dataclass
 
+from ...ir.op import Op
 from ...ir.transform import PassInfo, register_pass
 from ..analysis.use_counts import var_use_counts
-from ..expr import Var
+from ..expr import Call, Var
 from ..expr_functor import ExprMutator
 from .function_pass import FunctionPass
+
+
+def _is_stateful(value) -> bool:
+    """A call of a stateful operator (``TOpIsStateful``: the memory/VM dialect) runs even when nothing reads its
+    value: ``vm.invoke_tvm_op`` writes its outputs, ``memory.kill`` frees a register."""
+    return isinstance(value, Call) and isinstance(value.op, Op) and bool(value.op.get_attr("TOpIsStateful"))
 
 
 class _Eliminator(ExprMutator):
@@ -31,7 +39,7 @@ class _Eliminator(ExprMutator):
         kept = []
         for binding in reversed(chain):
             uses = self.counts[binding.var]
-            if uses == 0:
+            if uses == 0 and not _is_stateful(binding.value):
                 for v, n in var_use_counts(binding.value).items():
                     self.counts[v] -= n
                 if isinstance(binding.value, Var):

@@ -2,7 +2,8 @@
 
 Calls of operators on constant arguments are evaluated with the reference interpreter and replaced by the result
 (a ``Constant``, or a ``Tuple`` of them); ``shape_of`` is replaced by the static shape even when its input is not
-constant; a field of a literal tuple is replaced by the field; a let binding a constant is substituted into its body.
+constant; a field of a literal tuple is replaced by the field; an ``if`` on a constant condition by the branch it
+takes; a let binding a constant is substituted into its body.
 Stateful operators (op attribute ``TOpIsStateful``) are left alone, and so are primitive (fused) functions.
 """
 
@@ -50,6 +51,13 @@ class _ConstantFolder(ExprMutator):
         if all(_is_constant(a) for a in new.args):
             return _to_expr(evaluate_expr(new, mod=self.mod), call.checked_type)
         return new
+
+    def visit_if(self, node):
+        cond = self.visit(node.cond)
+        if isinstance(cond, Constant):  # the branch taken is known: the other one is never evaluated
+            return self.visit(node.true_branch if cond.data.handle.item() else node.false_branch)
+        return node.with_fields(cond=cond, true_branch=self.visit(node.true_branch),
+                                false_branch=self.visit(node.false_branch))
 
     def visit_tuple_getitem(self, item):
         new = super().visit_tuple_getitem(item)

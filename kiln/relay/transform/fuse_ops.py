@@ -84,8 +84,8 @@ class FuseMutator(ExprMutator):
         return super().visit_function(fn)
 
     def visit_call(self, call):
-        if not isinstance(call.op, Op) or call not in self.gmap:
-            return super().visit_call(call)
+        if not isinstance(call.op, Op) or call not in self.gmap or call.op.get_attr("TNonComputational"):
+            return super().visit_call(call)  # memory/VM dialect ops are instructions, never kernels
         group = self._root(call)
         new_call = call.with_fields(args=self._new_args(call.args, group))
         if group.root_ref is call:
@@ -110,7 +110,8 @@ class FuseMutator(ExprMutator):
         return new_item
 
 
-def fuse_function(func, fuse_opt_level=2, max_depth=256, max_function_args=0, link_params=False, analyses=None):
+def fuse_function(func, fuse_opt_level=2, max_depth=256, max_function_args=0, link_params=False, analyses=None,
+                  mod=None):
     """Fuse the operators of the Relay function ``func`` (typed or not); returns a typed function.
 
     Parameters
@@ -127,10 +128,12 @@ def fuse_function(func, fuse_opt_level=2, max_depth=256, max_function_args=0, li
         Keep constants inside primitive functions instead of passing them as arguments.
     analyses : AnalysisManager, optional
         Where to get the (cached) indexed graph and post-dominator tree from.
+    mod : IRModule, optional
+        The typed module ``func`` belongs to (the types of the global functions it calls).
     """
     if func.is_primitive():
         return func
-    func = infer_type(func)
+    func = infer_type(func, mod)
     if analyses is not None:
         graph, dom_tree = analyses.get("relay.PostDominatorTree", func)
     else:
@@ -138,7 +141,7 @@ def fuse_function(func, fuse_opt_level=2, max_depth=256, max_function_args=0, li
         dom_tree = None
     groups = GraphPartitioner(fuse_opt_level, max_depth, max_function_args).partition(graph, dom_tree)
     body = FuseMutator(graph, groups, link_params).visit(func.body)
-    return infer_type(func.with_fields(body=body, ret_type=None, checked_type_=None))
+    return infer_type(func.with_fields(body=body, ret_type=None, checked_type_=None), mod)
 
 
 register_config("relay.FuseOps.max_depth", int, 256)
@@ -171,5 +174,5 @@ class FuseOps(FunctionPass):
         level = ctx.opt_level if self.fuse_opt_level == -1 else self.fuse_opt_level
         return fuse_function(
             func, level, ctx.config.get("relay.FuseOps.max_depth", 256), _target_max_function_args(),
-            ctx.config.get("relay.FuseOps.link_params", False), ctx.analysis_manager,
+            ctx.config.get("relay.FuseOps.link_params", False), ctx.analysis_manager, mod,
         )

@@ -177,10 +177,18 @@ def _declared_type(func):
     return None
 
 
-def infer_type(mod_or_expr):
+def infer_type(mod_or_expr, mod=None):
     """Return a copy of an IRModule or expression in which every expression has ``checked_type``.
 
     Raises TypeInferenceError naming the operator, the expected and actual types and the source span.
+
+    Parameters
+    ----------
+    mod_or_expr : IRModule or RelayExpr
+        What to type.
+    mod : IRModule, optional
+        For an expression: the module its global functions live in (a function pass passes its module, so a
+        rewritten call of a global function can be typed). Their types are read from the module, which is typed.
 
     Examples
     --------
@@ -190,7 +198,15 @@ def infer_type(mod_or_expr):
     """
     if isinstance(mod_or_expr, IRModule):
         return _infer_module(mod_or_expr)
-    return TypeInferencer().visit(mod_or_expr)
+    if mod is None:
+        return TypeInferencer().visit(mod_or_expr)
+    return TypeInferencer(lambda gv: _typed_global(mod, gv)).visit(mod_or_expr)
+
+
+def _typed_global(mod, gv):
+    func = mod[gv.name_hint]
+    ftype = getattr(func, "checked_type_", None) or _declared_type(func)
+    return ftype if ftype is not None else _func_type(func)
 
 
 def _infer_module(mod):

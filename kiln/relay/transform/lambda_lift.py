@@ -3,7 +3,9 @@
 A nested function without free variables becomes a global function and its occurrence a reference to it. A closure
 over free variables ``v1..vk`` becomes a global function of those variables that returns the inner function (marked
 ``Closure=1``), and its occurrence the call ``@lifted(v1, ..., vk)``, which rebuilds the closure where it stood. A
-closure bound by a ``let`` that calls itself refers to itself through the lifted global.
+closure bound by a ``let`` that calls itself refers to itself through the lifted global (the let variable's type
+annotation, which recursion needs anyway, becomes the global's declared return type). Run it on a typed module: the
+captured variables become parameters and keep their types.
 """
 
 from dataclasses import dataclass
@@ -37,15 +39,23 @@ class _Lifter(ExprMutator):
         return self.let_bound.get(var, var)
 
     def visit_let(self, let):
-        chain, body = self.let_chain(let)
-        if len(chain) == 1 and isinstance(let.value, Function) and not let.value.is_primitive() \
-                and let.var in self.free_vars(let.value):
-            captured = [v for v in self.free_vars(let.value) if v is not let.var]
-            gv = GlobalVar(self._name())
-            self.let_bound[let.var] = Call(gv, tuple(captured)) if captured else gv
-            lifted = self._lift(let.value, captured, gv)
-            return let.with_fields(value=lifted, body=self.visit(let.body))
-        return super().visit_let(let)
+        chain, body = self.let_chain(let)  # a loop, not recursion: A-normal form makes long chains
+        values = []
+        for binding in chain:
+            value = binding.value
+            if isinstance(value, Function) and not value.is_primitive() and binding.var in self.free_vars(value):
+                captured = [v for v in self.free_vars(value) if v is not binding.var]
+                gv = GlobalVar(self._name())
+                self.let_bound[binding.var] = Call(gv, tuple(captured)) if captured else gv
+                # the global calls itself: inferring its type needs the closure's type declared, which the let
+                # variable's annotation gives
+                values.append(self._lift(value, captured, gv, binding.var.type_annotation))
+            else:
+                values.append(self.visit(value))
+        result = self.visit(body)
+        for binding, value in zip(reversed(chain), reversed(values), strict=True):
+            result = binding.with_fields(value=value, body=result)
+        return result
 
     def visit_function(self, fn):
         if fn.is_primitive():
@@ -53,10 +63,10 @@ class _Lifter(ExprMutator):
         captured = self.free_vars(fn)
         return self._lift(fn, captured, GlobalVar(self._name()))
 
-    def _lift(self, fn, captured, gv):
+    def _lift(self, fn, captured, gv, closure_type=None):
         inner = fn.with_fields(body=self.visit(fn.body))
         if captured:
-            self.module[gv] = Function(captured, inner.with_attr("Closure", 1))
+            self.module[gv] = Function(captured, inner.with_attr("Closure", 1), ret_type=closure_type)
             return Call(gv, tuple(captured))
         self.module[gv] = inner
         return gv

@@ -1,7 +1,8 @@
 """ToANormalForm and ToGraphNormalForm: between a dataflow graph and explicit let bindings.
 
 A-normal form binds every compound expression (call, tuple, field access, if, closure) to a fresh variable with a
-``let``, in evaluation order. Each expression is bound in the innermost scope that encloses all of its uses (a
+``let``, in evaluation order; a value a ``let`` already binds keeps its binding (so a recursive closure keeps the
+name it calls itself by). Each expression is bound in the innermost scope that encloses all of its uses (a
 function body or an ``if`` branch), so an expression used only inside one branch is computed only there, and one
 shared by both branches is computed once before the ``if``.
 
@@ -74,11 +75,16 @@ def to_a_normal_form(expr):
     order: list = []
     stack = [(expr, root, False)]
     expanded = set()
+    users: dict = {}  # node -> how many times a parent refers to it
+    let_values = set()  # values of lets: a let binds them already
     while stack:  # post-order; a node's scope is final once every user is expanded (users come first in DFS)
         node, scope, ready = stack.pop()
         if ready:
             order.append(node)
             continue
+        users[node] = users.get(node, 0) + 1
+        if isinstance(node, Let):
+            let_values.add(node.value)
         if node in placement:
             placement[node] = _lca(placement[node], scope)
             if node in expanded:
@@ -95,7 +101,8 @@ def to_a_normal_form(expr):
             placement[child] = _lca(placement[child], child_scope) if child in placement else child_scope
     for node in order:
         primitive = isinstance(node, Function) and node.is_primitive()
-        if isinstance(node, _COMPOUND) and node is not expr and not primitive:
+        bound_by_let = node in let_values and users[node] == 1  # binding it again would only make an alias
+        if isinstance(node, _COMPOUND) and node is not expr and not primitive and not bound_by_let:
             placement[node].bindings.append(node)
 
     class _Binder(ExprMutator):

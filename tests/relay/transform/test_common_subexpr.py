@@ -45,3 +45,14 @@ def test_transformer_block_results(check_pass):
     from kiln.relay.testing import transformer
 
     check_pass(transformer.get_net(seq=8, hidden=32, ffn=64), CSE(), rtol=1e-4, atol=1e-5)
+
+
+def test_stateful_calls_are_never_merged():
+    from kiln.relay.op import memory
+
+    first, second = memory.alloc_storage(16), memory.alloc_storage(16)
+    x = relay.var("x", shape=(2,))
+    before = relay.Function([x], relay.Tuple([first, second, relay.exp(x), relay.exp(x)]))
+    after = run_opt_pass(before, relay.transform.EliminateCommonSubexpr())
+    fields = after.body.fields
+    assert fields[0] is not fields[1] and fields[2] is fields[3]

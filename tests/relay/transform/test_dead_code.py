@@ -43,3 +43,17 @@ def test_keeps_multiply_used_bindings_and_graph_form():
 def test_pass_name_and_options():
     assert str(DCE(inline_once=True)) == "DeadCodeElimination(inline_once=True)"
     assert DCE().info.opt_level == 1
+
+
+def test_unused_stateful_calls_stay():
+    """An allocation or a kernel call of the memory dialect runs for its effect even when its value is unused."""
+    from kiln.relay.op import memory
+
+    x = relay.var("x", shape=(2,))
+    unused, used = relay.var("unused"), relay.var("used")
+    before = relay.Function([x], relay.Let(unused, memory.alloc_storage(8), relay.Let(used, relay.exp(x),
+                                                                                       relay.Let(relay.var("dead"),
+                                                                                                 relay.log(x), used))))
+    after = run_opt_pass(before, relay.transform.DeadCodeElimination())
+    assert after.body.var.name_hint == "unused" and after.body.body.var.name_hint == "used"
+    assert not isinstance(after.body.body.body, relay.Let)  # the pure, unused log is gone

@@ -76,3 +76,18 @@ def test_pass_info():
     p = Fold()
     assert p.info.name == "FoldConstant" and p.info.opt_level == 2
     assert str(kiln.transform.get_pass("FoldConstant")) == "FoldConstant"
+
+
+def test_if_on_a_constant_condition_becomes_its_branch(check_pass):
+    x = relay.var("x", shape=(3,))
+    flag = relay.var("flag")
+    before = relay.Function([x], relay.Let(flag, relay.greater(relay.const(2), relay.const(1)),
+                                           relay.If(flag, relay.exp(x), relay.log(x))))
+    check_pass(before, relay.transform.FoldConstant(), """
+        def @main(%x: Tensor[(3), float32]) {
+          exp(%x)
+        }
+    """)
+    runtime = relay.var("c", shape=(), dtype="bool")
+    kept = run_opt_pass(relay.Function([runtime, x], relay.If(runtime, x, x)), relay.transform.FoldConstant())
+    assert isinstance(kept.body, relay.If)

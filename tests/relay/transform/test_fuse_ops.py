@@ -276,3 +276,23 @@ def test_target_max_function_args_limits_groups():
     from kiln.relay.testing import assert_same_results
 
     assert_same_results(mod, fused)
+
+
+def test_functions_calling_global_functions_fuse_around_the_calls():
+    """A rewritten call of a global function is typed from the module (recursion included)."""
+    import kiln
+    from kiln.relay.testing import assert_same_results
+
+    mod = kiln.IRModule()
+    count = relay.GlobalVar("count")
+    n = relay.var("n", shape=(), dtype="int32")
+    body = relay.If(relay.cast(n, "bool"), relay.Call(count, [n - relay.const(1)]) + relay.const(2), n)
+    mod[count] = relay.Function([n], body, ret_type=relay.TensorType((), "int32"))
+    m = relay.var("m", shape=(), dtype="int32")
+    mod["main"] = relay.Function([m], relay.exp(relay.cast(relay.Call(count, [m * relay.const(2)]), "float32")))
+    fused = relay.transform.FuseOps(fuse_opt_level=2)(relay.transform.InferType()(mod))
+    calls = []
+    relay.post_order_visit(fused["count"], lambda e: calls.append(e) if isinstance(e, relay.Call)
+                           and isinstance(e.op, relay.Function) else None)
+    assert len(calls) == 3 and all(c.op.is_primitive() for c in calls)  # cast, n - 1 and the + 2
+    assert_same_results(mod, fused)

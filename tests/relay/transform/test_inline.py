@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 import kiln
@@ -109,3 +110,22 @@ def test_lambda_lift_expected_text():
     """)
     out = relay.transform.InferType()(relay.transform.LambdaLift()(mod))
     assert_structural_equal(out, relay.transform.InferType()(expected))
+
+
+def test_lambda_lift_recursive_closure_inside_a_let_chain():
+    """A-normal form puts a recursive closure in the middle of a let chain: it still refers to itself through the
+    lifted global, and the global captures what the closure uses."""
+    n = relay.var("n", shape=(), dtype="int32")
+    step = relay.var("step", shape=(), dtype="int32")
+    ftype = relay.FuncType([relay.TensorType((), "int32")], relay.TensorType((), "int32"))
+    loop, k = relay.var("loop", ftype), relay.var("k", shape=(), dtype="int32")
+    body = relay.If(relay.cast(k, "bool"), relay.Call(loop, [k - relay.const(1)]) + step, k)
+    closure = relay.Function([k], body, ret_type=relay.TensorType((), "int32"))
+    chain = relay.Let(step, n + relay.const(1), relay.Let(loop, closure, relay.Call(loop, [n])))
+    mod = IRModule.from_expr(relay.Function([n], chain))
+    anf = relay.transform.InferType()(relay.transform.ToANormalForm()(mod))
+    out = relay.transform.InferType()(relay.transform.LambdaLift()(anf))
+    lifted = [f for gv, f in out.functions.items() if gv.name_hint != "main"]
+    assert len(lifted) == 1 and [p.name_hint for p in lifted[0].params] == ["step"]
+    assert relay.create_executor("debug", out).evaluate()(np.array(3, "int32")).numpy() == 12
+    assert_same_results(mod, out)

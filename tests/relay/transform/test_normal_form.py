@@ -84,3 +84,17 @@ def test_graph_normal_form_expected_text(check_pass):
           log(%1)
         }
     """)
+
+
+def test_anf_keeps_let_bound_values_in_their_binding():
+    """A value a let binds is not bound a second time, so a recursive closure keeps the name it calls itself by."""
+    x = relay.var("x", shape=(), dtype="int32")
+    ftype = relay.FuncType([relay.TensorType((), "int32")], relay.TensorType((), "int32"))
+    f, n = relay.var("f", ftype), relay.var("n", shape=(), dtype="int32")
+    closure = relay.Function([n], relay.If(relay.cast(n, "bool"), relay.Call(f, [n - relay.const(1)]), n))
+    before = relay.Function([x], relay.Let(f, closure, relay.Call(f, [x])))
+    after = run_opt_pass(before, ANF())
+    binding = after.body
+    assert binding.var.name_hint == "f" and isinstance(binding.value, relay.Function)
+    assert binding.var in relay.analysis.free_vars(binding.value)  # the closure calls the variable binding it
+    assert _lets(after) == 6  # f, in the closure the condition, n - 1, the recursive call and the if, then f(x)

@@ -1,0 +1,40 @@
+"""The VM's non-tensor values: ADTs (a tuple is the ADT of tag 0) and closures."""
+
+__all__ = ["ADT", "VMClosure"]
+
+
+class ADT:
+    """An algebraic data type value: a constructor ``tag`` and its ``fields`` (TVM's ``runtime.container.ADT``).
+
+    A Relay tuple is the ADT of tag 0; ``len(adt)`` and ``adt[i]`` read its fields.
+    """
+
+    __slots__ = ("tag", "fields")
+
+    def __init__(self, tag, fields):
+        self.tag = tag
+        self.fields = tuple(fields)
+
+    def __getitem__(self, index):
+        return self.fields[index]
+
+    def __len__(self):
+        return len(self.fields)
+
+    def __repr__(self):
+        return f"ADT(tag={self.tag}, {len(self.fields)} fields)"
+
+
+class VMClosure:
+    """A function value: the VM function ``func_index`` of ``executable`` with the values it captured, passed before
+    the arguments (a VM takes back only the closures its own executable made: an index means nothing elsewhere)."""
+
+    __slots__ = ("func_index", "captured", "executable")
+
+    def __init__(self, func_index, captured, executable):
+        self.func_index = func_index
+        self.captured = tuple(captured)
+        self.executable = executable
+
+    def __repr__(self):
+        return f"VMClosure(function #{self.func_index}, {len(self.captured)} captured)"

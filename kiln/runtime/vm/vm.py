@@ -1,0 +1,252 @@
+"""``VirtualMachine``: runs a VM :class:`~kiln.runtime.vm.Executable` on a device (TVM's ``runtime.vm.VirtualMachine``).
+
+The VM checks each argument against the function's parameter type (count, dtype, rank and every static dimension),
+copies a numpy array that is not contiguous or not 64-byte aligned (the kernels require both), and returns tensors
+as NDArrays sharing the VM's storage (the storage pool never hands out a block a result still uses) and tuples as
+Python tuples, as the reference interpreter does. The VM is a runtime Module too: ``vm["invoke"]("main")`` runs
+``main`` on the inputs given to :meth:`set_input`, which is what :meth:`benchmark` times.
+"""
+
+import numpy as np
+
+from ...error import KilnError, RuntimeArgumentError
+from ..device import Device
+from ..device import device as make_device
+from ..module import Module
+from ..ndarray import ALIGNMENT, NDArray, _aligned_empty
+from ..packed_func import PackedFunc
+from .executable import Executable
+from .function import OBJECT, TUPLE, describe_type
+from .interpreter import DEFAULT_MAX_CALL_DEPTH, prepare, run
+from .kernel_call import check_kernel
+from .memory import StoragePool
+from .objects import ADT, VMClosure
+
+__all__ = ["VirtualMachine"]
+
+_MODULE_FUNCTIONS = ("invoke", "set_input", "invoke_stateful", "get_outputs", "get_output", "get_num_outputs",
+                     "get_input_index")
+
+
+class VirtualMachine(Module):
+    """Runs ``exe`` on ``device``.
+
+    Parameters
+    ----------
+    exe : Executable
+        From ``relay.vm.compile``, ``Executable.load_exec`` or ``kiln.runtime.load_module``.
+    device : Device or list of Device
+        The CPU (``kiln.cpu(0)``).
+    memory_cfg : str, optional
+        Accepted for TVM compatibility ("naive" or "pooled"); kiln always pools storage.
+
+    Examples
+    --------
+    >>> exe = relay.vm.compile(mod, target="llvm")              # doctest: +SKIP
+    >>> vm = VirtualMachine(exe, kiln.cpu(0))                   # doctest: +SKIP
+    >>> out = vm.invoke("main", x)                              # doctest: +SKIP
+    """
+
+    type_key = "VirtualMachine"
+
+    def __init__(self, exe, device, memory_cfg=None):
+        super().__init__()
+        if not isinstance(exe, Executable):
+            raise KilnError(f"VirtualMachine takes an Executable (relay.vm.compile, Executable.load_exec or "
+                            f"runtime.load_module of an exported one), not a {type(exe).__name__}")
+        devices = list(device) if isinstance(device, list | tuple) else [device]
+        if not devices:
+            raise KilnError("VirtualMachine: give the device to run on (kiln.cpu(0))")
+        devices = [d if isinstance(d, Device) else make_device(d) for d in devices]
+        if any(not d.exist for d in devices):
+            raise KilnError(f"VirtualMachine: kiln runs on the CPU only, got {', '.join(map(str, devices))}")
+        if memory_cfg not in (None, "naive", "pooled") and not isinstance(memory_cfg, dict):
+            raise KilnError(f"VirtualMachine: unknown memory_cfg {memory_cfg!r} (naive or pooled)")
+        self.exe = exe
+        self.device = devices[0]
+        self.pool = StoragePool()
+        self.max_call_depth = DEFAULT_MAX_CALL_DEPTH
+        self._kernels = [check_kernel(exe.lib, name) for name in exe.primitive_ops]
+        self._constants = [c.handle for c in exe.constants]
+        self._prepared: list | None = None
+        self._inputs: dict = {}
+        self._outputs: list = []
+        self.import_module(exe)
+
+    # ---- what the interpreter reads
+    def kernel(self, index):
+        return self._kernels[index]
+
+    def kernel_name(self, index) -> str:
+        return self.exe.primitive_ops[index]
+
+    def constant(self, index):
+        return self._constants[index]
+
+    def prepared_functions(self) -> list:
+        if self._prepared is None:
+            self._prepared = [prepare(f, self) for f in self.exe.functions]
+        return self._prepared
+
+    # ---- inputs
+    def _convert(self, value, ptype, where):
+        kind = ptype[0]
+        if kind == TUPLE:
+            if isinstance(value, ADT):
+                value = value.fields
+            if not isinstance(value, tuple | list) or len(value) != len(ptype[1]):
+                raise RuntimeArgumentError(f"{where}: expects a tuple of type {describe_type(ptype)}")
+            return ADT(0, [self._convert(v, t, f"{where}[{i}]") for i, (v, t) in enumerate(zip(value, ptype[1],
+                                                                                              strict=True))])
+        if kind == OBJECT:  # a function value
+            if not (isinstance(value, VMClosure) and value.executable is self.exe):
+                raise RuntimeArgumentError(f"{where}: expects a closure this executable made (returned by one of its "
+                                           f"functions), got {type(value).__name__}")
+            return value
+        dtype = ptype[2]
+        if isinstance(value, NDArray):
+            arr = value.handle
+        elif isinstance(value, np.ndarray | np.generic):
+            arr = np.asarray(value)
+        elif isinstance(value, bool | int | float | list):
+            try:
+                arr = np.asarray(value, dtype=dtype)
+                fits = np.array_equal(arr, np.asarray(value))
+            except (ValueError, TypeError, OverflowError):  # a ragged list, a number out of the dtype's range
+                fits = False
+            if not fits:
+                raise RuntimeArgumentError(f"{where}: the Python value {value!r:.60} does not fit dtype {dtype}")
+        else:
+            raise RuntimeArgumentError(f"{where}: expects a tensor (NDArray, numpy array or Python number), got "
+                                       f"{type(value).__name__}")
+        shape = ptype[1]
+        if arr.dtype.name != dtype:
+            raise RuntimeArgumentError(f"{where}: expects dtype {dtype}, got {arr.dtype.name} "
+                                       f"(type {describe_type(ptype)})")
+        if arr.ndim != len(shape) or any(want is not None and want != got for want, got in zip(shape, arr.shape,
+                                                                                              strict=True)):
+            raise RuntimeArgumentError(f"{where}: expects shape {describe_type(ptype)}, got {arr.shape}")
+        if not arr.flags.c_contiguous or arr.ctypes.data % ALIGNMENT:
+            aligned = _aligned_empty(arr.shape, arr.dtype)
+            np.copyto(aligned, arr)
+            arr = aligned
+        return arr
+
+    def _arguments(self, func_name, args, kwargs) -> list:
+        func = self.exe.function(func_name)
+        names = list(func.params)
+        if len(args) > len(names):
+            raise RuntimeArgumentError(f"{func_name} takes {len(names)} arguments ({', '.join(names)}), got "
+                                       f"{len(args)}")
+        values = list(args) + [None] * (len(names) - len(args))
+        for key, value in kwargs.items():
+            if key not in names:
+                raise RuntimeArgumentError(f"{func_name} has no parameter named {key!r}; parameters: {names}")
+            index = names.index(key)
+            if values[index] is not None:
+                raise RuntimeArgumentError(f"{func_name}: parameter {key!r} is given twice")
+            values[index] = value
+        missing = [n for n, v in zip(names, values, strict=True) if v is None]
+        if missing:
+            raise RuntimeArgumentError(f"{func_name}: missing arguments for parameters {', '.join(missing)}")
+        return [self._convert(v, t, f"{func_name} argument {i} (%{n})")
+                for i, (v, t, n) in enumerate(zip(values, func.param_types, names, strict=True))]
+
+    def set_input(self, func_name, *args, **kwargs):
+        """Set the arguments of ``func_name`` (positionally or by parameter name) for later runs.
+
+        Raises
+        ------
+        RuntimeArgumentError
+            A wrong number of arguments, an unknown name, or a value of the wrong dtype or shape.
+        """
+        self._inputs[func_name] = self._arguments(func_name, args, kwargs)
+
+    def get_input_index(self, input_name, func_name="main") -> int:
+        """The position of parameter ``input_name`` of ``func_name`` (-1 when there is none, as in TVM)."""
+        params = self.exe.function(func_name).params
+        return params.index(input_name) if input_name in params else -1
+
+    # ---- running
+    def _invoke(self, func_name):
+        if func_name not in self._inputs:
+            if self.exe.get_function_arity(func_name):
+                raise KilnError(f"invoke: the inputs of {func_name!r} were never set (set_input, or pass them)")
+            self._inputs[func_name] = []
+        with np.errstate(all="ignore"):
+            return run(self, self.exe.func_index[func_name], self._inputs[func_name])
+
+    def invoke(self, func_name="main", *args, **kwargs):
+        """Run ``func_name`` on ``args`` (or on the inputs given to :meth:`set_input`); returns an NDArray, a tuple
+        for a tuple result, or a closure."""
+        if args or kwargs:
+            self.set_input(func_name, *args, **kwargs)
+        return self._to_user(self._invoke(func_name))
+
+    def run(self, *args, **kwargs):
+        """``invoke("main", *args, **kwargs)``."""
+        return self.invoke("main", *args, **kwargs)
+
+    def invoke_stateful(self, func_name, *args, **kwargs):
+        """Run ``func_name`` and keep its outputs for :meth:`get_outputs`."""
+        if args or kwargs:
+            self.set_input(func_name, *args, **kwargs)
+        self._outputs = _flatten(self._to_user(self._invoke(func_name)))
+
+    def get_outputs(self) -> list:
+        """The outputs of the last :meth:`invoke_stateful`, a tuple result flattened, as NDArrays."""
+        return list(self._outputs)
+
+    def get_num_outputs(self) -> int:
+        return len(self._outputs)
+
+    def get_output(self, index):
+        if not 0 <= index < len(self._outputs):
+            raise KilnError(f"get_output: index {index} is out of range ({len(self._outputs)} outputs)")
+        return self._outputs[index]
+
+    def _to_user(self, value):
+        if type(value) is np.ndarray:
+            return NDArray(value, self.device)
+        if type(value) is ADT:
+            return tuple(self._to_user(v) for v in value.fields)
+        if type(value) is VMClosure or value is None:
+            return value
+        raise KilnError(f"the VM produced a value of unknown kind {type(value).__name__}")
+
+    def benchmark(self, device, *args, func_name="main", repeat=5, number=5, min_repeat_ms=None, end_to_end=False,
+                  **kwargs):
+        """Time ``func_name`` (TVM's ``VirtualMachine.benchmark``): seconds per run as a ProfileResult.
+
+        Parameters
+        ----------
+        device : Device
+            The device (the CPU).
+        args, kwargs
+            The inputs (else those given to :meth:`set_input`).
+        repeat, number, min_repeat_ms
+            ``repeat`` measurements of ``number`` runs each (more runs until one takes ``min_repeat_ms``).
+        end_to_end : bool
+            Accepted for TVM compatibility (inputs already live on the CPU).
+        """
+        if args or kwargs:
+            self.set_input(func_name, *args, **kwargs)
+        timer = self.time_evaluator("invoke", device, number=number, repeat=repeat, min_repeat_ms=min_repeat_ms or 0)
+        return timer(func_name)
+
+    # ---- runtime Module interface
+    def get_own_function(self, name):
+        return PackedFunc(getattr(self, name), name) if name in _MODULE_FUNCTIONS else None
+
+    def own_function_names(self) -> list:
+        return list(_MODULE_FUNCTIONS)
+
+    def __repr__(self):
+        return f"VirtualMachine({self.exe!r}, {self.device})"
+
+
+def _flatten(value) -> list:
+    """The tensors of a result, a tuple taken apart depth first."""
+    if isinstance(value, tuple):
+        return [leaf for v in value for leaf in _flatten(v)]
+    return [value]
