@@ -22,6 +22,7 @@ from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir.analysis import stmt_contains
+from ..tir.dtype_semantics import promoted_by_c
 from ..tir.expr import PointerType
 from ..tir.functor import _EXPR_METHODS, _STMT_METHODS
 from .codegen_c_calls import CALLS, float_literal, int_literal, libm_name
@@ -196,13 +197,19 @@ class CSourceGenerator:
         a, b = self.visit_expr(e.a), self.visit_expr(e.b)
         t = _dt.DataType.parse(e.a.dtype)
         kind = type(e)
-        if t.lanes > 1 and kind in (E.EQ, E.NE, E.LT, E.LE, E.GT, E.GE):
-            return self.helpers.vector_compare(t, self.binary_template[kind].format(a=a, b=b))
+        if kind in (E.EQ, E.NE, E.LT, E.LE, E.GT, E.GE):
+            text = self.binary_template[kind].format(a=a, b=b)
+            return self.helpers.vector_compare(t, text) if t.lanes > 1 else text
         if kind in (E.Min, E.Max, E.FloorDiv, E.FloorMod) or (kind is E.Mod and t.is_float()):
             return self.helpers.call_binary(kind.__name__.lower(), t, a, b)
         if kind is E.Mod:
-            return f"({a} % {b})"
-        return self.binary_template[kind].format(a=a, b=b)
+            return self.narrowed(e.dtype, f"({a} % {b})")
+        return self.narrowed(e.dtype, self.binary_template[kind].format(a=a, b=b))
+
+    def narrowed(self, dtype, text) -> str:
+        """``text``, an arithmetic result of ``dtype``, converted back to ``dtype`` where C computed it in ``int``
+        (8- and 16-bit integers wrap and bool saturates after every operation: :mod:`kiln.tir.dtype_semantics`)."""
+        return f"(({scalar_ctype(dtype)}){text})" if promoted_by_c(dtype) else text
 
     def visit_logic(self, e):
         scalar, vector = self.logic_template[type(e)]
@@ -262,7 +269,7 @@ class CSourceGenerator:
             return handler(self, e)
         args = [self.visit_expr(a) for a in e.args]
         if name in self.bitwise_template:
-            return self.bitwise_template[name].format(*args)
+            return self.narrowed(e.dtype, self.bitwise_template[name].format(*args))
         if name in self.math_functions:
             t = _dt.DataType.parse(e.dtype)
             fname = self.math_functions[name]
