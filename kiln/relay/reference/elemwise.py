@@ -148,8 +148,23 @@ def _floor_mod(lhs, rhs):
     return lhs - np.floor(lhs / rhs) * rhs
 
 
+def _trunc_divide(lhs, rhs):
+    """Division rounding toward zero (TVM's ``trunc_divide``: ``truncdiv`` of integers, ``trunc(a / b)`` of
+    floats)."""
+    if is_int(np.result_type(lhs, rhs)):
+        return trunc_divide(lhs, rhs)
+    return np.trunc(lhs / rhs)
+
+
+def _trunc_mod(lhs, rhs):
+    """The remainder of :func:`_trunc_divide`, with the sign of ``lhs`` (``a - trunc(a / b) * b`` of floats, as TVM
+    computes it, rounding after each operation)."""
+    return lhs - _trunc_divide(lhs, rhs) * rhs
+
+
 _MORE_BINARY = {
-    "floor_divide": _floor_divide, "floor_mod": _floor_mod, "mod": np.fmod,
+    "floor_divide": _floor_divide, "floor_mod": _floor_mod, "mod": np.fmod, "trunc_divide": _trunc_divide,
+    "trunc_mod": _trunc_mod,
     "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
     "left_shift": np.left_shift, "right_shift": np.right_shift,
 }
