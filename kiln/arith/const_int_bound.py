@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ..tir import dtype as _dt
 from ..tir import expr as E
+from ..tir.dtype_semantics import overflow_is_undefined
 
 POS_INF = (1 << 63) - 1
 NEG_INF = -POS_INF
@@ -127,8 +128,12 @@ class ConstIntBoundAnalyzer:
             return hit[1]
         result = self._compute(e, memo)
         base = dtype_bound(e.dtype) if _dt.DataType.parse(e.dtype).element_of().is_integer() else None
-        if base is not None:  # never wider than the type
-            result = ConstIntBound(max(result.min_value, base.min_value), min(result.max_value, base.max_value))
+        if base is not None and (result.min_value < base.min_value or result.max_value > base.max_value):
+            # never wider than the type; where the type wraps (uint8, int16...), a bound beyond it means anything
+            if overflow_is_undefined(e.dtype):
+                result = ConstIntBound(max(result.min_value, base.min_value), min(result.max_value, base.max_value))
+            else:
+                result = base
         memo[key] = (e, result)
         return result
 

@@ -198,8 +198,11 @@ class CSourceGenerator:
         t = _dt.DataType.parse(e.a.dtype)
         kind = type(e)
         if kind in (E.EQ, E.NE, E.LT, E.LE, E.GT, E.GE):
-            text = self.binary_template[kind].format(a=a, b=b)
-            return self.helpers.vector_compare(t, text) if t.lanes > 1 else text
+            if t.lanes == 1:
+                return self.binary_template[kind].format(a=a, b=b)
+            if t.is_bool():  # masks hold true as -1, below false: order them the other way round
+                a, b = b, a
+            return self.helpers.vector_compare(t, self.binary_template[kind].format(a=a, b=b))
         if kind in (E.Min, E.Max, E.FloorDiv, E.FloorMod) or (kind is E.Mod and t.is_float()):
             return self.helpers.call_binary(kind.__name__.lower(), t, a, b)
         if kind is E.Mod:

@@ -41,7 +41,7 @@ Conversions
 
 from . import dtype as _dt
 
-__all__ = ["BOOL_ARITHMETIC", "C_INT_BITS", "compute_dtype", "promoted_by_c", "wrap_int"]
+__all__ = ["BOOL_ARITHMETIC", "C_INT_BITS", "compute_dtype", "overflow_is_undefined", "promoted_by_c", "wrap_int"]
 
 BOOL_ARITHMETIC = {"add": "or", "multiply": "and", "maximum": "or", "minimum": "and"}
 """Arithmetic on bool operands and the logical operation it is (1-bit values saturate)."""
@@ -63,6 +63,14 @@ def compute_dtype(dtype) -> str:
     if t.code == "float" and t.bits == 16:
         return str(_dt.DataType("float", 32, t.lanes))
     return str(t)
+
+
+def overflow_is_undefined(dtype) -> bool:
+    """Whether arithmetic on scalar or vector ``dtype`` may assume it never overflows: int32 and int64, the index
+    types (as TVM and C assume). Every other integer type wraps, so the simplifier and the bound analysis must not
+    reason as if values stayed in an interval beyond the type's range."""
+    t = _dt.DataType.parse(dtype)
+    return t.is_int() and t.bits >= C_INT_BITS
 
 
 def promoted_by_c(dtype) -> bool:

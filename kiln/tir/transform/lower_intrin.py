@@ -16,7 +16,8 @@ Expansions (each a named rule in :data:`RULES`): ``sigmoid(x) = 1 / (1 + exp(-x)
 rational approximations on a clamped input (Eigen's, also used by TVM's ``fast_tanh``/``fast_erf``), accurate to a
 few float32 ulps; ``rsqrt(x) = 1 / sqrt(x)``; ``log1p(x) = log(1 + x)``; ``exp10(x) = exp(x * ln 10)``; ``tan = sin /
 cos``; ``sinh``, ``cosh`` through ``exp``; ``round`` becomes ``nearbyint`` (round half to even, as numpy);
-``isnan(x) = x != x``; ``isinf(x) = fabs(x) == inf``; ``isfinite`` the negation of both; ``likely(c) = c``.
+``isnan(x) = x != x``; ``isinf(x) = fabs(x) == inf``; ``isfinite`` the negation of both; ``likely(c) = c``. The
+``tanh`` and ``erf`` approximations are float32-accurate, so float64 calls libm's.
 An expansion of a float16 value computes in float32 and rounds once at the end.
 Other intrinsics (``atan``, ``asin`` ...) are left for the backend to call from libm.
 """
@@ -148,6 +149,9 @@ RULES = {
 }
 """Intrinsic name -> expansion of its single argument."""
 
+FLOAT32_APPROXIMATIONS = {"tir.tanh", "tir.erf"}
+"""Expansions accurate to float32 only: float64 calls libm instead."""
+
 
 def _expand(rule, x):
     """``rule(x)``; of a float16 ``x`` computed in float32 and rounded once, since the expansion is one operation
@@ -172,6 +176,8 @@ class IntrinLowerer(StmtExprMutator):
     def visit_call(self, op):
         op = super().visit_call(op)
         rule = RULES.get(op.op.name)
+        if op.op.name in FLOAT32_APPROXIMATIONS and _dt.DataType.parse(op.dtype).bits == 64:
+            return op  # libm's tanh and erf are exact to float64; the expansions only to float32
         if rule is not None and len(op.args) == 1:
             return self.visit_expr(_expand(rule, op.args[0]))
         return op
