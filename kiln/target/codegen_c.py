@@ -81,6 +81,7 @@ class CSourceGenerator:
         )
     } | {"tir.round": "nearbyint"}  # half to even, as numpy (C's round() goes away from zero)
     pragma_parallel = "#pragma omp parallel for schedule(static){threads}"
+    no_contraction = '__attribute__((optimize("fp-contract=off")))'
 
     def __init__(self, target=None):
         self.target = target
@@ -118,6 +119,10 @@ class CSourceGenerator:
                     self.emit(f"{elem}* {self._restrict()}{name} = ({elem}*){self.names.get(p)};")
         self.visit_stmt(func.body)
         self.emit("return 0;")
+        if _rounds_float16(func.body):
+            # GCC turns float arithmetic rounded to _Float16 back into float16 instructions (correctly) and then
+            # fuses a multiply and an add into one float16 FMA (a single rounding): not in these functions
+            header = f"{self.no_contraction} {header}"
         self.functions.append(f"{header} {{\n" + "\n".join(self.lines) + "\n}\n")
 
     def finish(self) -> str:
@@ -425,6 +430,12 @@ def _pointee(var):
         if dtype and dtype not in ("void", "handle"):
             return scalar_ctype(dtype)
     return None
+
+
+def _rounds_float16(stmt) -> bool:
+    """Whether ``stmt`` rounds float results to float16 (``tir.FP16ComputeLegalize``'s form of float16 math)."""
+    return stmt_contains(stmt, lambda n: isinstance(n, E.Cast) and _dt.element(n.dtype) == "float16"
+                         and _dt.element(n.value.dtype) == "float32")
 
 
 def _returns(stmt) -> bool:

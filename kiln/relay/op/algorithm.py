@@ -15,7 +15,7 @@ from .type_relations import ALL, INTEGER, check_dtype, normalize_axis, tensor_ar
 
 def _topk_rel(types, attrs):
     data = tensor_arg(types, 0, "data")
-    check_dtype(attrs.dtype, INTEGER, "the indices", "topk")
+    check_dtype(attrs.dtype, INTEGER, "the output", "topk")
     axis = normalize_axis(attrs.axis, data.ndim, "topk axis")
     shape = list(data.shape)
     if attrs.k >= 1:
@@ -39,7 +39,7 @@ def topk(data, k=1, axis=-1, ret_type="both", is_ascend=False, dtype="int32"):
 def _argsort_rel(types, attrs):
     data = tensor_arg(types, 0, "data")
     normalize_axis(attrs.axis, data.ndim, "argsort axis")
-    check_dtype(attrs.dtype, INTEGER, "the indices", "argsort")
+    check_dtype(attrs.dtype, INTEGER, "the output", "argsort")
     return TensorType(data.shape, attrs.dtype)
 
 
