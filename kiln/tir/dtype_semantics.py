@@ -37,11 +37,16 @@ float16
 Conversions
     Float to integer truncates toward zero; NaN and values outside the integer type's range are undefined (C, LLVM
     and numpy disagree there). Integer to float rounds to nearest; float64 to float32/float16 rounds to nearest even.
+    A float *attribute* meant for an integer tensor (``clip``'s bounds) saturates instead (:func:`saturate_int`), so
+    ``inf`` means no bound.
 """
+
+import math
 
 from . import dtype as _dt
 
-__all__ = ["BOOL_ARITHMETIC", "C_INT_BITS", "compute_dtype", "overflow_is_undefined", "promoted_by_c", "wrap_int"]
+__all__ = ["BOOL_ARITHMETIC", "C_INT_BITS", "compute_dtype", "overflow_is_undefined", "promoted_by_c", "saturate_int",
+           "wrap_int"]
 
 BOOL_ARITHMETIC = {"add": "or", "multiply": "and", "maximum": "or", "minimum": "and"}
 """Arithmetic on bool operands and the logical operation it is (1-bit values saturate)."""
@@ -95,3 +100,18 @@ def wrap_int(value: int, dtype) -> int:
     if t.is_int() and value >= 1 << (t.bits - 1):
         value -= 1 << t.bits
     return value
+
+
+def saturate_int(value: float, dtype) -> int:
+    """A float truncated toward zero and clamped into integer ``dtype``'s range (``inf`` gives its maximum),
+    computed on Python integers: ``float(2**63 - 1)`` is ``2**63``, outside int64.
+
+    Examples
+    --------
+    >>> saturate_int(-2.7, "int8"), saturate_int(float("inf"), "int64"), saturate_int(1e30, "uint8")
+    (-2, 9223372036854775807, 255)
+    """
+    t = _dt.DataType.parse(dtype).element_of()
+    if math.isinf(value):
+        return t.max_value() if value > 0 else t.min_value()
+    return min(max(math.trunc(value), t.min_value()), t.max_value())

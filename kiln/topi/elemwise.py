@@ -20,6 +20,7 @@ from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import intrin as _intrin
 from ..tir import op as _op
+from ..tir.dtype_semantics import saturate_int
 from . import tag as _tag
 
 __all__ = [
@@ -207,9 +208,7 @@ def _bound(value, dtype):
         return _op.const(float(np.asarray(value, dtype=t.numpy())), dtype)
     if t.is_bool():
         return _op.const(bool(value), dtype)
-    low, high = float(t.min_value()), float(t.max_value())
-    value = min(max(value, low), high)
-    return _op.const(math.trunc(value), dtype)
+    return _op.const(saturate_int(value, dtype), dtype)
 
 
 def clip(x, a_min, a_max):

@@ -153,3 +153,21 @@ def test_float16_computes_in_float_and_rounds_each_operation():
     b = kiln.nd.empty((16,), "float16")
     m(kiln.nd.array(a), b)
     np.testing.assert_array_equal(b.numpy(), np.exp(a * a + a))
+
+
+@pytest.mark.skipif(not HAVE_CC, reason="no C compiler")
+def test_selects_of_loads_in_unrolled_loops_stay_right():
+    """GCC 12 at -O3 miscompiled ``c ? x[i] : k[i]`` over a 9 x 3 loop nest (the mask of the first vector reused
+    for the next ones: element 16 came out 0); kiln compiles C without loop if-conversion."""
+    shape = (9, 3)
+    C, X, K = (te.placeholder(shape, "int32", name=n) for n in "CXK")
+    out = te.compute(shape, lambda i, j: tir.Select(C[i, j] != 0, X[i, j], K[i, j]), name="out")
+    pad = te.compute(shape, lambda i, j: te.if_then_else(C[i, j] != 0, X[i, j], 5), name="pad")
+    m = kiln.build(te.create_schedule([out.op, pad.op]), [C, X, K, out, pad], target="c", name="select")
+    c = np.ones(shape, "int32")
+    c.flat[[2, 16]] = 0
+    x, k = np.full(shape, 7, "int32"), np.arange(27, dtype="int32").reshape(shape)
+    results = [kiln.nd.empty(shape, "int32"), kiln.nd.empty(shape, "int32")]
+    m["select"](*[kiln.nd.array(a) for a in (c, x, k)], *results)
+    np.testing.assert_array_equal(results[0].numpy(), np.where(c != 0, x, k))
+    np.testing.assert_array_equal(results[1].numpy(), np.where(c != 0, x, 5))

@@ -10,7 +10,8 @@ import math
 
 import numpy as np
 
-from .common import as_dtype, highest, is_float, is_int, lowest, np_dtype, register, round_half_away, trunc_divide
+from ...tir.dtype_semantics import saturate_int
+from .common import as_dtype, is_float, is_int, np_dtype, register, round_half_away, trunc_divide
 
 
 def _binary(ufunc):
@@ -91,8 +92,7 @@ def _bound(value, dtype):
     """A clip bound converted to ``dtype`` as TVM's ``const(value, dtype)`` does (integers truncate), saturated to
     the range of the type so that ``a_max=inf`` means "no upper bound" for integers too."""
     if is_int(dtype):
-        value = min(max(value, float(lowest(dtype))), float(highest(dtype)))
-        return np.asarray(math.trunc(value)).astype(dtype)
+        return np.asarray(saturate_int(value, dtype), dtype)
     return np.asarray(value).astype(dtype)
 
 
