@@ -232,6 +232,11 @@ class ConstIntBoundAnalyzer:
         if src.is_float() or src.is_handle():
             return target
         a = sub(e.value)
+        dst = _dt.DataType.parse(e.dtype).element_of()
+        # an infinite end (a uint64 beyond 2**63 - 1 too) fits only if the source type's whole range does
+        unbounded = a.max_value >= POS_INF or a.min_value <= NEG_INF
+        if unbounded and not (dst.min_value() <= src.min_value() and src.max_value() <= dst.max_value()):
+            return target
         if target.min_value <= a.min_value and a.max_value <= target.max_value:
             return a
         return target

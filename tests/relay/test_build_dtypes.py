@@ -144,6 +144,21 @@ def test_7_int64_indices_after_other_operators(target, opt_level):
     np.testing.assert_array_equal(out, 9 * (1 + index))
 
 
+@pytest.mark.parametrize("mode", ["clip", "wrap"])
+def test_7_unsigned_indices_past_the_signed_range(target, opt_level, mode):
+    """A uint64 index past 2**63 (and a uint32 past 2**31) is large, not negative: ``clip`` takes the last element
+    and ``wrap`` the remainder of the unsigned value."""
+    x = var("x", (3,), "float32")
+    data = np.array([10, 20, 30], "float32")
+    for dtype, values in (("uint64", [1, 2**64 - 1, 2**64 - 2, 5]), ("uint32", [1, 2**32 - 1, 2**31 + 1, 5])):
+        i = var("i", (4,), dtype)
+        out = build_and_run(relay.take(x, i, mode=mode), {"x": data, "i": np.array(values, dtype)}, target,
+                            opt_level)
+        index = np.array(values, dtype)
+        expected = np.minimum(index, 2) if mode == "clip" else index % np.array(3, dtype)
+        np.testing.assert_array_equal(out, data[expected.astype("int64")])
+
+
 @pytest.mark.parametrize("op", ["abs", "exp", "ceil", "max", "min", "tanh", "erf"])
 def test_8_float16_math(target, opt_level, op):
     h = var("h", (3, 8), "float16")

@@ -68,7 +68,7 @@ class Report:
         return f"{self.graphs} graphs, {self.builds} builds in {self.seconds:.0f} s: {counts}"
 
 
-def random_graph(seed, max_ops=8):
+def random_graph(seed, max_ops=12):
     """``(IRModule, inputs, params, exact)`` of graph ``seed`` (see :meth:`GraphGenerator.generate`)."""
     func, inputs, params, exact = GraphGenerator(seed, max_ops).generate()
     return IRModule.from_expr(func), inputs, params, exact
@@ -97,7 +97,7 @@ def compare(got, want, exact) -> str:
     return f"at {list(where)} got {got[where]!r}, expected {want[where]!r} ({want.dtype}{list(want.shape)})"
 
 
-def check_graph(seed, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=8):
+def check_graph(seed, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=12):
     """Build graph ``seed`` for every target and opt_level; the findings and the number of builds."""
     mod, inputs, params, exact = random_graph(seed, max_ops)
     args = {**inputs, **params}
@@ -141,7 +141,7 @@ def _first_line(exc) -> str:
     return text.splitlines()[0][:300] if text else ""
 
 
-def fuzz(graphs, seed=0, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=8, log=None) -> Report:
+def fuzz(graphs, seed=0, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=12, log=None) -> Report:
     """Check graphs ``seed`` .. ``seed + graphs - 1``.
 
     Parameters
@@ -185,7 +185,7 @@ def main(argv=None) -> int:
     parser.add_argument("--replay", type=int, default=None, help="check only the graph of this seed")
     parser.add_argument("--targets", default="llvm,c", help="comma-separated targets (default llvm,c)")
     parser.add_argument("--opt-levels", default="0,3", help="comma-separated opt_levels (default 0,3)")
-    parser.add_argument("--max-ops", type=int, default=8, help="the most operators per graph (default 8)")
+    parser.add_argument("--max-ops", type=int, default=12, help="the most operators per graph (default 12)")
     parser.add_argument("--verbose", action="store_true", help="print each graph's IR with its findings")
     args = parser.parse_args(argv)
     targets = tuple(t for t in args.targets.split(",") if t)

@@ -15,12 +15,15 @@ import numpy as np
 from ...ir.op import Op
 from .. import op as _op
 from ..expr import Tuple, const, var
+from ..expr_functor import post_order_visit
 from ..function import Function
 from .fuzz_values import Value, converted, dtype_range, kind, random_values, result
 
 CORE_DTYPES = ("bool", "int8", "uint8", "int32", "int64", "float16", "float32", "float64")
 MORE_DTYPES = ("int16", "uint16", "uint32", "uint64")
 """The dtypes the issue's fuzzer mixed, then the other integer types Relay operators accept (drawn less often)."""
+WEIGHTS = {"bool": 4, "int8": 3, "uint8": 3, "int32": 2, "int64": 3, "float16": 3, "float32": 2, "float64": 2}
+"""How often each dtype is drawn (others: 1): float32 is what everything else is tested in already."""
 
 
 def accepted(op_name, argument=0):
@@ -32,7 +35,7 @@ def accepted(op_name, argument=0):
 class GraphGenerator:
     """Builds one random graph with :meth:`generate`."""
 
-    def __init__(self, seed, max_ops=8):
+    def __init__(self, seed, max_ops=12):
         self.rng = np.random.default_rng(seed)
         self.max_ops = max_ops
         self.pool: list = []
@@ -50,7 +53,7 @@ class GraphGenerator:
 
     def dtype(self, options) -> str:
         options = [d for d in options if d in CORE_DTYPES + MORE_DTYPES]
-        weights = np.array([3.0 if d in CORE_DTYPES else 1.0 for d in options])
+        weights = np.array([WEIGHTS.get(d, 1.0) for d in options])
         return options[int(self.rng.choice(len(options), p=weights / weights.sum()))]
 
     def shape(self, rank=None) -> tuple:
@@ -64,10 +67,10 @@ class GraphGenerator:
         grid = 0
         if lo is None:
             low, high = dtype_range(dtype)
-            if k == "f":
-                lo, hi, grid = (-4, 4, 2) if self.chance(0.8) else (-64, 64, 0)
+            if k == "f":  # quarters (sums and products exact), 8 fraction bits (float16 rounds), or integers
+                lo, hi, grid = self.choice([(-4, 4, 2), (-4, 4, 2), (-4, 4, 8), (-64, 64, 0)])
             elif k != "b":
-                wide = self.chance(0.3)
+                wide = self.chance(0.6 if high < 2**31 else 0.2)  # 8- and 16-bit values should wrap around
                 lo, hi = (low, high) if wide and not dtype.endswith("64") else (max(low, -40), min(high, 40))
                 if wide and dtype == "int64" and self.chance(0.5):
                     lo, hi = -(2**40), 2**40 + 1  # beyond float32 and int32
@@ -94,16 +97,20 @@ class GraphGenerator:
             return ((rank is None or len(v.shape) == rank) and (shape is None or v.shape == tuple(shape))
                     and (not exact or v.exact) and (not finite or (not v.nan and math.isfinite(v.magnitude))))
 
+        dtype = self.dtype(dtypes)  # drawn first, so every operator sees every dtype it takes
         candidates = [v for v in self.pool[-6:] if fits(v)]
         if candidates and self.chance(0.85):
-            v = self.choice(candidates)
-            if v.dtype in dtypes and self.chance(0.7):
-                return v
-            cast = converted(v, self.dtype(dtypes))  # a conversion on the way: dtypes mix
+            # the newest value half the time: long chains of operators fuse into one kernel
+            v = candidates[-1] if self.chance(0.5) else self.choice(candidates)
+            same = [u for u in candidates if u.dtype == dtype]
+            if v.dtype in dtypes and self.chance(0.5):
+                dtype = v.dtype
+            elif v.dtype != dtype and same and self.chance(0.5):
+                v = same[-1]
+            cast = converted(v, dtype)  # a conversion on the way: dtypes mix
             if cast is not None and fits(cast):
                 return cast
-        target_shape = tuple(shape) if shape is not None else self.shape(rank)
-        return self.fresh(target_shape, self.dtype(dtypes))
+        return self.fresh(tuple(shape) if shape is not None else self.shape(rank), dtype)
 
     def partner(self, v, dtypes=None, exact=False) -> Value:
         """A second operand for ``v``: broadcast-compatible, of ``v``'s dtype unless ``dtypes`` says otherwise."""
@@ -134,6 +141,16 @@ class GraphGenerator:
         return v.with_expr(_op.reshape(v.expr, shape), shape=shape)
 
     # ---- the graph
+    def _sinks(self) -> list:
+        """The newest value and every value no later one uses (at most 6 in all): nothing computed is dead."""
+        outputs = [self.pool[-1]]
+        used = _used([v.expr for v in self.pool[-1:]])
+        for v in reversed(self.pool[:-1]):
+            if v.expr not in used and len(outputs) < 6:
+                outputs.insert(0, v)
+                used |= _used([v.expr])
+        return outputs
+
     def generate(self):
         """``(relay.Function, inputs, params, exact)``: inputs and params map variable names to numpy values;
         ``exact`` says of each output whether it must match the reference exactly (else within rounding)."""
@@ -141,7 +158,7 @@ class GraphGenerator:
 
         names = list(RECIPES)
         weights = np.array([RECIPES[n][0] for n in names], dtype=float)
-        steps = int(self.rng.integers(1, self.max_ops + 1))
+        steps = int(self.rng.integers(self.max_ops // 3, self.max_ops + 1))
         attempts = 0
         while steps and attempts < 20 * self.max_ops:
             attempts += 1
@@ -152,10 +169,16 @@ class GraphGenerator:
                 steps -= 1
         if not self.pool:
             self.pool.append(self.fresh(self.shape(), self.dtype(CORE_DTYPES)))
-        count = min(len(self.pool), int(self.rng.integers(1, 4)))
-        outputs = self.pool[-count:]
-        body = outputs[0].expr if count == 1 and self.chance(0.5) else Tuple([v.expr for v in outputs])
+        outputs = self._sinks()
+        body = outputs[0].expr if len(outputs) == 1 and self.chance(0.5) else Tuple([v.expr for v in outputs])
         return Function(list(self.variables), body), self.inputs, self.params, [v.exact for v in outputs]
+
+
+def _used(exprs) -> set:
+    seen: set = set()
+    for expr in exprs:
+        post_order_visit(expr, lambda node: seen.add(node))
+    return seen
 
 
 def _broadcastable(a, b) -> bool:

@@ -135,7 +135,7 @@ def arithmetic(gen):
     grid = a.grid + b.grid if name == "multiply" else max(a.grid, b.grid)
     infinite = not math.isfinite(a.magnitude) or not math.isfinite(b.magnitude)
     return result(a.dtype, a.shape, getattr(_op, name)(a.expr, b.expr), lo, hi, a.nan or b.nan or infinite,
-                  a.exact and b.exact, grid)
+                  a.exact and b.exact, grid, rounded=True)
 
 
 def _safe_divisor(gen, d):
@@ -167,7 +167,8 @@ def division(gen):
     zero = b.lo <= 0 <= b.hi
     if name == "divide":
         top = math.inf if zero else a.magnitude / min(abs(b.lo), abs(b.hi))
-        return result(a.dtype, a.shape, _op.divide(a.expr, b.expr), -top, top, a.nan or b.nan or zero, False)
+        return result(a.dtype, a.shape, _op.divide(a.expr, b.expr), -top, top, a.nan or b.nan or zero,
+                      a.exact and b.exact and a.dtype == "float16", rounded=True)
     integral = name in ("floor_divide", "trunc_divide")
     top = (math.inf if zero else a.magnitude + 1) if integral else a.magnitude + b.magnitude
     return result(a.dtype, a.shape, getattr(_op, name)(a.expr, b.expr), -top, top, True, a.exact and b.exact,

@@ -84,9 +84,14 @@ def representable(dtype, lo, hi, grid) -> bool:
     return top * 2.0**grid < 2.0 ** MANTISSA[dtype]
 
 
-def result(dtype, shape, expr, lo, hi, nan=False, exact=True, grid=0) -> Value:
+def result(dtype, shape, expr, lo, hi, nan=False, exact=True, grid=0, rounded=False) -> Value:
     """A Value of an operation's result: an integer interval past a wrapping type's range becomes the whole range,
-    a float one past the finite range reaches infinity, and a float is exact only while representable."""
+    a float one past the finite range reaches infinity, and a float is exact only while representable.
+
+    ``rounded``: the result of one correctly rounded operation (``+ - * /``, a conversion). For float16 its bits are
+    then still determined, since float16 rounds after every operation and never contracts (kiln, numpy and the
+    hardware agree bit for bit); float32 and float64 ``a * b + c`` may become an FMA, so there only exact values
+    are."""
     k = kind(dtype)
     if k == "b":
         return Value(expr, tuple(shape), dtype, 0, 1)
@@ -99,7 +104,10 @@ def result(dtype, shape, expr, lo, hi, nan=False, exact=True, grid=0) -> Value:
         lo = -math.inf
     if hi > high:
         hi = math.inf
-    exact = exact and representable(dtype, lo, hi, grid)
+    if rounded and dtype == "float16" and not representable(dtype, lo, hi, grid):
+        grid = SMALLEST_EXPONENT[dtype]  # every float16 is a multiple of its smallest subnormal
+    else:
+        exact = exact and representable(dtype, lo, hi, grid)
     return Value(expr, tuple(shape), dtype, lo, hi, nan, exact, grid if exact else 0)
 
 
@@ -146,7 +154,7 @@ def converted(v: Value, dtype):
     if dst == "b":
         return result(dtype, v.shape, expr, 0, 1)
     if dst == "f":
-        return result(dtype, v.shape, expr, v.lo, v.hi, v.nan, v.exact, v.grid)
+        return result(dtype, v.shape, expr, v.lo, v.hi, v.nan, v.exact, v.grid, rounded=True)
     lo, hi = (0, 1) if src == "b" else (math.trunc(v.lo), math.trunc(v.hi))
     return result(dtype, v.shape, expr, lo, hi)
 
