@@ -1,16 +1,19 @@
 """What a value of each dtype means when kiln computes with it: the one statement of kiln's dtype semantics.
 
 Every layer that computes follows these rules and takes the shared ones from here: the TIR builders
-(:mod:`kiln.tir.op`), the mutators that rebuild index arithmetic (:mod:`kiln.tir.functor`), topi's computes, both
-code generators (C and LLVM), the TIR evaluator and the Relay reference interpreter (numpy, which agrees with each
-rule below where the rule is defined).
+(:mod:`kiln.tir.op`), the mutators that rebuild index arithmetic (:mod:`kiln.tir.functor`), the bound analysis,
+topi's computes, both code generators (C and LLVM), the TIR evaluator and the Relay reference interpreter (numpy,
+which agrees with each rule below where the rule is defined). Which dtypes each Relay operator computes on is
+registered with the operator (``register_relay_op``'s ``dtypes``), and its type relation refuses the others.
 
 Integers
-    Every integer type wraps around (two's complement) after every operation in the type of the operation: ``~x``
-    of a uint8 is a uint8, ``int8(100) + int8(100)`` is ``-56``. C computes integers narrower than ``int`` in
-    ``int``, so the C backend converts each such result back (:func:`promoted_by_c`); LLVM works at the type's width.
-    Signed overflow of int32/int64 arithmetic is left undefined, as in TVM and C (numpy wraps). ``Div``/``Mod``
-    truncate toward zero (C), ``FloorDiv``/``FloorMod`` floor; division by zero is undefined, as in TVM.
+    Unsigned types and signed types narrower than 32 bits wrap around (two's complement) after every operation, in
+    the type of the operation: ``~x`` of a uint8 is a uint8, ``int8(100) + int8(100)`` is ``-56``. C computes
+    integers narrower than ``int`` in ``int``, so the C backend converts each such result back
+    (:func:`promoted_by_c`); LLVM works at the type's width. Signed int32/int64 overflow is undefined, as in TVM and
+    C (numpy wraps), which lets the simplifier treat them as index types (:func:`overflow_is_undefined`).
+    ``Div``/``Mod`` truncate toward zero (C), ``FloorDiv``/``FloorMod`` floor; division by zero, ``MIN / -1`` and
+    shifts by a negative amount or by the type's width or more are undefined.
 
 Mixed-width index arithmetic
     When an index of one width meets one of another (an int64 ``take`` index inlined into a producer whose loop
@@ -33,6 +36,11 @@ float16
     rounded. Two float16 operations are never fused into one rounding (no FMA contraction of float16), while float32
     and float64 ``a * b + c`` may contract into an FMA (the GEMM and convolution kernels rely on it). Sums, means and
     products over float16 accumulate in float32 and round once at the end.
+
+NaN
+    Arithmetic, math functions and comparisons follow IEEE (a comparison with NaN is false, ``!=`` true). NaN
+    reaching ``min``/``max`` (element-wise, reductions, pooling), ``clip``, ``relu``, ``sign``, ``argmax``/``argmin``
+    or a sort is undefined: kiln's select-based forms, like TVM's, and numpy's propagating ones differ.
 
 Conversions
     Float to integer truncates toward zero; NaN and values outside the integer type's range are undefined (C, LLVM
