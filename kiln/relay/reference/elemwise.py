@@ -54,7 +54,7 @@ def _rsqrt(x):
 
 def _erf(x):
     # no vectorized erf in numpy: math.erf per element, in float64 (exact to a float64 ulp)
-    return np.frompyfunc(math.erf, 1, 1)(x.astype("float64")).astype("float64")
+    return np.asarray(np.frompyfunc(math.erf, 1, 1)(x.astype("float64")), dtype="float64")  # a 0-d x gives a float
 
 
 def _round(x):

@@ -143,9 +143,10 @@ def converted(v: Value, dtype):
     if src == "f" and dst in "biu":
         if not v.exact:
             return None
-        if dst != "b":
+        if dst != "b":  # inside the integer type, and finite in the float one (a float16 cannot hold 2**62)
             low, high = dtype_range(dtype)
-            v = clipped(v, max(low, -2.0**62), min(high, 2.0**62))
+            top = min(2.0**62, dtype_range(v.dtype)[1])
+            v = clipped(v, max(low, -top), min(high, top))
     if src in "iu" and dst == "f":
         top = dtype_range(dtype)[1]
         if v.magnitude > top:
