@@ -25,13 +25,17 @@ import numpy as np
 
 from ...ir.module import IRModule
 from ...ir.transform import PassContext
+from ...ir.type import TensorType, TupleType
 from ...runtime.device import cpu
 from ..build import build
+from ..expr_functor import post_order_visit
 from ..interpreter import create_executor
+from ..transform.infer_type import infer_type
 from .fuzz_graph import GraphGenerator
 
 TOLERANCE = {"float16": 3e-2, "float32": 1e-4, "float64": 1e-9}
-"""Relative (and, scaled by the output's magnitude, absolute) tolerance of outputs computed with rounding."""
+"""Relative (and, scaled by the output's magnitude, absolute) tolerance of outputs computed with rounding: that of
+the coarsest float type in the graph, whose rounding errors a wider output carries along."""
 KINDS = ("mismatch", "crash", "build error", "invalid graph")
 
 
@@ -78,15 +82,30 @@ def _outputs(value) -> list:
     return [v.numpy() for v in values]
 
 
-def compare(got, want, exact) -> str:
-    """Why ``got`` is not ``want`` (empty when it is): ``exact`` outputs must be equal element for element."""
+def coarsest_float(mod) -> str:
+    """The float dtype of ``mod`` with the least precision (float64 when it computes no float)."""
+    seen = set()
+    post_order_visit(infer_type(mod)["main"], lambda e: seen.update(
+        t.dtype for t in _tensor_types(getattr(e, "checked_type_", None))))
+    return next((d for d in ("float16", "float32") if d in seen), "float64")
+
+
+def _tensor_types(ttype):
+    if isinstance(ttype, TupleType):
+        return [t for f in ttype.fields for t in _tensor_types(f)]
+    return [ttype] if isinstance(ttype, TensorType) else []
+
+
+def compare(got, want, exact, coarsest="float64") -> str:
+    """Why ``got`` is not ``want`` (empty when it is): ``exact`` outputs must be equal element for element, others
+    within the tolerance of ``coarsest`` (or of their own dtype, if coarser)."""
     if got.dtype != want.dtype or got.shape != want.shape:
         return f"got {got.dtype}{list(got.shape)}, expected {want.dtype}{list(want.shape)}"
     if want.dtype.kind != "f" or exact:
         ok = np.array_equal(got, want, equal_nan=want.dtype.kind == "f")
     else:
         finite = np.abs(want[np.isfinite(want)].astype("float64"))
-        tol = TOLERANCE[want.dtype.name]
+        tol = max(TOLERANCE[want.dtype.name], TOLERANCE[coarsest])
         scale = max(1.0, float(finite.max())) if finite.size else 1.0
         ok = np.allclose(got.astype("float64"), want.astype("float64"), rtol=tol, atol=tol * scale, equal_nan=True)
     if ok:
@@ -102,19 +121,20 @@ def check_graph(seed, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=12):
         mod, inputs, params, exact = random_graph(seed, max_ops)
         args = {**inputs, **params}
         want = _outputs(create_executor("debug", mod=mod).evaluate()(*[args[p.name_hint] for p in mod["main"].params]))
+        coarsest = coarsest_float(mod)
     except Exception as exc:  # noqa: BLE001  (a failure of the generator or the reference is reported, not raised)
         return [Finding(seed, "reference", -1, "invalid graph", f"{type(exc).__name__}: {exc}")], 0
     findings, builds = [], 0
     for target in targets:
         for level in opt_levels:
             builds += 1
-            finding = _check_build(seed, mod, inputs, params, exact, want, target, level)
+            finding = _check_build(seed, mod, inputs, params, exact, want, target, level, coarsest)
             if finding is not None:
                 findings.append(finding)
     return findings, builds
 
 
-def _check_build(seed, mod, inputs, params, exact, want, target, level):
+def _check_build(seed, mod, inputs, params, exact, want, target, level, coarsest):
     try:
         with PassContext(opt_level=level):
             lib = build(mod, target=target, params=params)
@@ -131,7 +151,7 @@ def _check_build(seed, mod, inputs, params, exact, want, target, level):
     if len(got) != len(want):
         return Finding(seed, target, level, "mismatch", f"{len(got)} outputs, expected {len(want)}")
     for k, (g, w, e) in enumerate(zip(got, want, exact)):
-        problem = compare(g, w, e)
+        problem = compare(g, w, e, coarsest)
         if problem:
             return Finding(seed, target, level, "mismatch", f"output {k}: {problem}")
     return None
