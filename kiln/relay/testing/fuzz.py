@@ -28,6 +28,7 @@ from ...ir.transform import PassContext
 from ...ir.type import TensorType, TupleType
 from ...runtime.device import cpu
 from ..build import build
+from ..expr import Tuple
 from ..expr_functor import post_order_visit
 from ..interpreter import create_executor
 from ..transform.infer_type import infer_type
@@ -35,7 +36,7 @@ from .fuzz_graph import GraphGenerator
 
 TOLERANCE = {"float16": 3e-2, "float32": 1e-4, "float64": 1e-9}
 """Relative (and, scaled by the output's magnitude, absolute) tolerance of outputs computed with rounding: that of
-the coarsest float type in the graph, whose rounding errors a wider output carries along."""
+the coarsest float type an output is computed from, whose rounding errors a wider output carries along."""
 KINDS = ("mismatch", "crash", "build error", "invalid graph")
 
 
@@ -82,12 +83,17 @@ def _outputs(value) -> list:
     return [v.numpy() for v in values]
 
 
-def coarsest_float(mod) -> str:
-    """The float dtype of ``mod`` with the least precision (float64 when it computes no float)."""
-    seen = set()
-    post_order_visit(infer_type(mod)["main"], lambda e: seen.update(
-        t.dtype for t in _tensor_types(getattr(e, "checked_type_", None))))
-    return next((d for d in ("float16", "float32") if d in seen), "float64")
+def coarsest_floats(mod) -> list:
+    """For each output of ``mod``, the float dtype with the least precision among the values it is computed from
+    (float64 when none is float16 or float32)."""
+    body = infer_type(mod)["main"].body
+    coarsest = []
+    for output in body.fields if isinstance(body, Tuple) else (body,):
+        seen = set()
+        post_order_visit(output, lambda e, seen=seen: seen.update(
+            t.dtype for t in _tensor_types(getattr(e, "checked_type_", None))))
+        coarsest.append(next((d for d in ("float16", "float32") if d in seen), "float64"))
+    return coarsest
 
 
 def _tensor_types(ttype):
@@ -121,7 +127,7 @@ def check_graph(seed, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=12):
         mod, inputs, params, exact = random_graph(seed, max_ops)
         args = {**inputs, **params}
         want = _outputs(create_executor("debug", mod=mod).evaluate()(*[args[p.name_hint] for p in mod["main"].params]))
-        coarsest = coarsest_float(mod)
+        coarsest = coarsest_floats(mod)
     except Exception as exc:  # noqa: BLE001  (a failure of the generator or the reference is reported, not raised)
         return [Finding(seed, "reference", -1, "invalid graph", f"{type(exc).__name__}: {exc}")], 0
     findings, builds = [], 0
@@ -150,8 +156,8 @@ def _check_build(seed, mod, inputs, params, exact, want, target, level, coarsest
         return Finding(seed, target, level, "crash", f"{type(exc).__name__}: {_first_line(exc)}")
     if len(got) != len(want):
         return Finding(seed, target, level, "mismatch", f"{len(got)} outputs, expected {len(want)}")
-    for k, (g, w, e) in enumerate(zip(got, want, exact)):
-        problem = compare(g, w, e, coarsest)
+    for k, (g, w, e, c) in enumerate(zip(got, want, exact, coarsest)):
+        problem = compare(g, w, e, c)
         if problem:
             return Finding(seed, target, level, "mismatch", f"output {k}: {problem}")
     return None

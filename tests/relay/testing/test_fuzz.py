@@ -55,7 +55,7 @@ def test_compare_is_exact_where_it_must_be():
     got, want = np.array([0.9993468331172223]), np.array([0.999346867988403])
     assert fuzz.compare(got, want, exact=False) != ""
     assert fuzz.compare(got, want, exact=False, coarsest="float32") == ""
-    assert fuzz.coarsest_float(fuzz.random_graph(969)[0]) == "float32"
+    assert fuzz.coarsest_floats(fuzz.random_graph(969)[0]) == ["float32", "float16", "float64"]
 
 
 def test_guards_keep_results_defined():
