@@ -61,21 +61,18 @@ class GraphGenerator:
         return tuple(int(d) for d in self.rng.integers(1, 5, rank))
 
     # ---- leaves
-    def fresh(self, shape, dtype, lo=None, hi=None) -> Value:
-        """A new input, parameter or constant of ``shape``/``dtype`` with random elements in ``[lo, hi]``."""
+    def fresh(self, shape, dtype) -> Value:
+        """A new input, parameter or constant of ``shape``/``dtype`` with random elements."""
         k = kind(dtype)
-        grid = 0
-        if lo is None:
-            low, high = dtype_range(dtype)
-            if k == "f":  # quarters (sums and products exact), 8 fraction bits (float16 rounds), or integers
-                lo, hi, grid = self.choice([(-4, 4, 2), (-4, 4, 2), (-4, 4, 8), (-64, 64, 0)])
-            elif k != "b":
-                wide = self.chance(0.6 if high < 2**31 else 0.2)  # 8- and 16-bit values should wrap around
-                lo, hi = (low, high) if wide and not dtype.endswith("64") else (max(low, -40), min(high, 40))
-                if wide and dtype == "int64" and self.chance(0.5):
-                    lo, hi = -(2**40), 2**40 + 1  # beyond float32 and int32
-            else:
-                lo, hi = 0, 1
+        low, high = dtype_range(dtype)
+        lo, hi, grid = 0, 1, 0
+        if k == "f":  # quarters (sums and products exact), 8 fraction bits (float16 rounds), or integers
+            lo, hi, grid = self.choice([(-4, 4, 2), (-4, 4, 2), (-4, 4, 8), (-64, 64, 0)])
+        elif k != "b":
+            wide = self.chance(0.6 if high < 2**31 else 0.2)  # 8- and 16-bit values should wrap around
+            lo, hi = (low, high) if wide and not dtype.endswith("64") else (max(low, -40), min(high, 40))
+            if wide and dtype == "int64" and self.chance(0.5):
+                lo, hi = -(2**40), 2**40 + 1  # beyond float32 and int32
         values = random_values(self.rng, shape, dtype, lo, hi, grid)
         name = f"v{len(self.variables)}"
         role = self.choice(["input", "input", "param", "const"])

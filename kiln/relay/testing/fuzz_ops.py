@@ -26,7 +26,7 @@ _MATH = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / n
          "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh}
 
 
-def typed(call, operands, dtype=None):
+def typed(call, operands):
     """The result type of ``call`` (its relation applied to the operands' types)."""
     types = [TensorType(v.shape, v.dtype) for v in operands]
     return call.op.get_attr("FTypeRelation")(types, call.attrs)
@@ -138,7 +138,7 @@ def arithmetic(gen):
                   a.exact and b.exact, grid, rounded=True)
 
 
-def _safe_divisor(gen, d):
+def _safe_divisor(d):
     """An integer divisor other than 0 (undefined) and -1 (``MIN / -1`` overflows): those become 2."""
     bad = _op.equal(d.expr, const(np.zeros((), d.dtype), d.dtype))
     if kind(d.dtype) == "i":
@@ -153,7 +153,7 @@ def division(gen):
     a = gen.operand(accepted(name), exact=name != "divide")
     b = gen.partner(a, exact=name != "divide")
     if kind(a.dtype) in "iu":
-        a, b = _no_undefined_overflow(a, dtype_range(a.dtype)[1]), _safe_divisor(gen, b)
+        a, b = _no_undefined_overflow(a, dtype_range(a.dtype)[1]), _safe_divisor(b)
         if name in ("floor_mod", "mod", "trunc_mod"):
             bound = min(a.magnitude, b.magnitude)
             lo, hi = (0, bound) if kind(a.dtype) == "u" else (-bound, bound)

@@ -164,7 +164,7 @@ def test_div_and_mod_of_integers_truncate(ox, dtype):
         ox.check_node(op, {"a": a, "b": b}, attrs, out_dtype=dtype)
         mod, _ = relay.frontend.from_onnx(ox.node_model(op, {"a": a, "b": b}, attrs, out_dtype=dtype))
         names = []
-        relay.analysis.post_order_visit(mod["main"], lambda e: names.append(e.op.name) if isinstance(e, relay.Call)
-                                        else None)
+        relay.analysis.post_order_visit(mod["main"], lambda e, names=names: names.append(e.op.name)
+                                        if isinstance(e, relay.Call) else None)
         float_op = "divide" if op == "Div" else "mod"
         assert names == [float_op if dtype == "float32" else relay_op]
