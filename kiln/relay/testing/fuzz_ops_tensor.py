@@ -294,7 +294,8 @@ def pooling_or_norm(gen):
         call = fn(v.expr, size, padding=pad, ceil_mode=gen.chance(0.3), count_include_pad=gen.chance(0.5))
         return _as_result(call, [v], min(v.lo, 0), max(v.hi, 0), exact=False)
     call = fn(v.expr, size, padding=pad, ceil_mode=gen.chance(0.3))
-    return _as_result(call, [v], v.lo, v.hi, exact=v.exact, grid=v.grid)
+    lo = dtype_range(v.dtype)[0] if pad else v.lo  # a window entirely in the padding gives the lowest value
+    return _as_result(call, [v], lo, v.hi, exact=v.exact, grid=v.grid)
 
 
 RECIPES = {
