@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ..tir import dtype as _dt
 from ..tir import expr as E
+from ..tir.dtype_semantics import overflow_is_undefined
 
 POS_INF = (1 << 63) - 1
 NEG_INF = -POS_INF
@@ -127,8 +128,12 @@ class ConstIntBoundAnalyzer:
             return hit[1]
         result = self._compute(e, memo)
         base = dtype_bound(e.dtype) if _dt.DataType.parse(e.dtype).element_of().is_integer() else None
-        if base is not None:  # never wider than the type
-            result = ConstIntBound(max(result.min_value, base.min_value), min(result.max_value, base.max_value))
+        if base is not None and (result.min_value < base.min_value or result.max_value > base.max_value):
+            # never wider than the type; where the type wraps (uint8, int16...), a bound beyond it means anything
+            if overflow_is_undefined(e.dtype):
+                result = ConstIntBound(max(result.min_value, base.min_value), min(result.max_value, base.max_value))
+            else:
+                result = base
         memo[key] = (e, result)
         return result
 
@@ -228,6 +233,11 @@ class ConstIntBoundAnalyzer:
         if src.is_float() or src.is_handle():
             return target
         a = sub(e.value)
+        dst = _dt.DataType.parse(e.dtype).element_of()
+        # an infinite end (a uint64 beyond 2**63 - 1 too) fits only if the source type's whole range does
+        unbounded = a.max_value >= POS_INF or a.min_value <= NEG_INF
+        if unbounded and not (dst.min_value() <= src.min_value() and src.max_value() <= dst.max_value()):
+            return target
         if target.min_value <= a.min_value and a.max_value <= target.max_value:
             return a
         return target

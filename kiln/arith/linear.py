@@ -13,6 +13,7 @@ appearance (``x * 4``, not ``4 * x``), then subtracted negative terms, then the 
 from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import op as _op
+from ..tir.dtype_semantics import overflow_is_undefined
 
 
 def expr_key(e, memo=None):
@@ -99,9 +100,9 @@ class LinearForm:
 
 
 def is_index_dtype(dtype) -> bool:
-    """Scalar integer dtypes, where linear-form reasoning is valid."""
-    t = _dt.DataType.parse(dtype)
-    return t.lanes == 1 and t.is_integer()
+    """Scalar int32/int64, where linear-form reasoning is valid: their arithmetic never overflows (wrapping types,
+    uint32 or int8, are data, and ``x - x * 2`` has no negative coefficient in uint32: dtype_semantics)."""
+    return _dt.lanes(dtype) == 1 and overflow_is_undefined(dtype)
 
 
 def linear_form(e, memo=None) -> LinearForm:

@@ -259,10 +259,12 @@ def var(name_hint, type_annotation=None, shape=None, dtype="float32", span=None)
 def const(value, dtype=None, span=None) -> Constant:
     """Make a constant from a Python scalar, numpy array or NDArray.
 
-    Python floats default to float32 and Python ints to int32 (TVM's rule).
+    Python floats default to float32 and Python ints to int32, and so do numpy float64/int64 arrays (TVM's rule);
+    an NDArray keeps its dtype.
     """
     if isinstance(value, NDArray):
         value = value.numpy()
+        dtype = value.dtype if dtype is None else dtype
     if isinstance(value, bool | np.bool_) and dtype is None:
         dtype = "bool"
     elif isinstance(value, float) and dtype is None:

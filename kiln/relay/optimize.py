@@ -5,6 +5,8 @@ Passes run in TVM's order inside one ``Sequential``, so the current PassContext 
 as constants first, so FoldConstant and FoldScaleAxis can fold them into the graph.
 """
 
+import numpy as np
+
 from ..error import KilnError
 from ..ir.module import IRModule
 from ..ir.transform import PassContext, Sequential, get_pass
@@ -35,8 +37,11 @@ def bind_params_by_name(func: Function, params: dict) -> Function:
         if p.name_hint in by_name:
             raise KilnError(f"bind_params_by_name: several parameters are named {p.name_hint!r}")
         by_name[p.name_hint] = p
-    binds = {by_name[name]: const(value.numpy() if hasattr(value, "numpy") else value)
-             for name, value in params.items() if name in by_name}
+    binds = {}
+    for name, value in params.items():
+        if name in by_name:
+            array = np.asarray(value.numpy() if hasattr(value, "numpy") else value)
+            binds[by_name[name]] = const(array, dtype=array.dtype)  # int64/float64 params keep their dtype
     return bind(func, binds) if binds else func
 
 

@@ -25,6 +25,7 @@ from ..ir.module import IRModule
 from ..runtime.module import LibraryModule
 from ..runtime.packed_func import get_global_func, register_func
 from ..tir.function import PrimFunc
+from ..tir.transform.fp16_compute_legalize import fp16_compute_legalize
 from . import compile_cache, compiler
 from .codegen_c import CSourceGenerator
 from .codegen_common import function_info, function_symbol, is_packed, param_specs
@@ -232,7 +233,8 @@ def build_c(mod, target) -> LibraryModule:
     gen = CSourceGenerator(target)
     infos = []
     for symbol, func in funcs:
-        gen.add_function(symbol, legalize_vector_width(func, target.vector_width))
+        # C compilers keep _Float16 expressions in float or fuse them: float16 rounding is spelled out first
+        gen.add_function(symbol, legalize_vector_width(fp16_compute_legalize(func), target.vector_width))
         infos.append(function_info(symbol, func))
     source = gen.finish()
     flags = compiler.c_flags(target)

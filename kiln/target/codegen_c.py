@@ -22,6 +22,8 @@ from ..error import CodegenError
 from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import stmt as S
+from ..tir.analysis import stmt_contains
+from ..tir.dtype_semantics import promoted_by_c
 from ..tir.expr import PointerType
 from ..tir.functor import _EXPR_METHODS, _STMT_METHODS
 from .codegen_c_calls import CALLS, float_literal, int_literal, libm_name
@@ -81,6 +83,7 @@ class CSourceGenerator(ParallelOutliner):
             "atan2", "fmod", "copysign", "hypot", "nextafter", "erf", "log1p", "expm1", "ldexp",
         )
     } | {"tir.round": "nearbyint"}  # half to even, as numpy (C's round() goes away from zero)
+    no_contraction = '__attribute__((optimize("fp-contract=off")))'
 
     def __init__(self, target=None):
         self.target = target
@@ -120,7 +123,15 @@ class CSourceGenerator(ParallelOutliner):
                     self.emit(f"{elem}* {self._restrict()}{name} = ({elem}*){self.names.get(p)};")
         self.visit_stmt(func.body)
         self.emit("return 0;")
-        self.functions.append(f"{header} {{\n" + "\n".join(self.lines) + "\n}\n")
+        self.functions.append(f"{self.function_attributes(func.body)}{header} {{\n" + "\n".join(self.lines) + "\n}\n")
+
+    def function_attributes(self, body) -> str:
+        """What a function printing ``body`` is declared with ("" or attributes followed by a space)."""
+        if _rounds_float16(body):
+            # GCC turns float arithmetic rounded to _Float16 back into float16 instructions (correctly) and then
+            # fuses a multiply and an add into one float16 FMA (a single rounding): not in these functions
+            return f"{self.no_contraction} "
+        return ""
 
     def finish(self) -> str:
         """The complete C source."""
@@ -200,13 +211,22 @@ class CSourceGenerator(ParallelOutliner):
         a, b = self.visit_expr(e.a), self.visit_expr(e.b)
         t = _dt.DataType.parse(e.a.dtype)
         kind = type(e)
-        if t.lanes > 1 and kind in (E.EQ, E.NE, E.LT, E.LE, E.GT, E.GE):
+        if kind in (E.EQ, E.NE, E.LT, E.LE, E.GT, E.GE):
+            if t.lanes == 1:
+                return self.binary_template[kind].format(a=a, b=b)
+            if t.is_bool():  # masks hold true as -1, below false: order them the other way round
+                a, b = b, a
             return self.helpers.vector_compare(t, self.binary_template[kind].format(a=a, b=b))
         if kind in (E.Min, E.Max, E.FloorDiv, E.FloorMod) or (kind is E.Mod and t.is_float()):
             return self.helpers.call_binary(kind.__name__.lower(), t, a, b)
         if kind is E.Mod:
-            return f"({a} % {b})"
-        return self.binary_template[kind].format(a=a, b=b)
+            return self.narrowed(e.dtype, f"({a} % {b})")
+        return self.narrowed(e.dtype, self.binary_template[kind].format(a=a, b=b))
+
+    def narrowed(self, dtype, text) -> str:
+        """``text``, an arithmetic result of ``dtype``, converted back to ``dtype`` where C computed it in ``int``
+        (8- and 16-bit integers wrap and bool saturates after every operation: :mod:`kiln.tir.dtype_semantics`)."""
+        return f"(({scalar_ctype(dtype)}){text})" if promoted_by_c(dtype) else text
 
     def visit_logic(self, e):
         scalar, vector = self.logic_template[type(e)]
@@ -266,7 +286,7 @@ class CSourceGenerator(ParallelOutliner):
             return handler(self, e)
         args = [self.visit_expr(a) for a in e.args]
         if name in self.bitwise_template:
-            return self.bitwise_template[name].format(*args)
+            return self.narrowed(e.dtype, self.bitwise_template[name].format(*args))
         if name in self.math_functions:
             t = _dt.DataType.parse(e.dtype)
             fname = self.math_functions[name]
@@ -411,6 +431,12 @@ def _pointee(var):
         if dtype and dtype not in ("void", "handle"):
             return scalar_ctype(dtype)
     return None
+
+
+def _rounds_float16(stmt) -> bool:
+    """Whether ``stmt`` rounds float results to float16 (``tir.FP16ComputeLegalize``'s form of float16 math)."""
+    return stmt_contains(stmt, lambda n: isinstance(n, E.Cast) and _dt.element(n.dtype) == "float16"
+                         and _dt.element(n.value.dtype) == "float32")
 
 
 _BINARY_KINDS = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max, E.EQ, E.NE, E.LT, E.LE,

@@ -99,11 +99,13 @@ class HelperSet:
     def broadcast(self, dtype, value) -> str:
         t = _dt.DataType.parse(dtype)
         vt = self.vector_type(t)
-        # an initializer list (not a loop): GCC recognizes it as one broadcast instruction
+        # an initializer list (not a loop): GCC recognizes it as one broadcast instruction. A bool vector shares
+        # its C type with int32 vectors, so its helper is named after the dtype (kiln_bcast_boolx4), not the C type:
+        # one module may broadcast both an int32 and a bool, with different meanings
         if t.is_bool():
             lanes = ", ".join(["m"] * t.lanes)
-            name = self._define(f"kiln_bcast_{vt}", (
-                f"static inline {vt} kiln_bcast_{vt}(bool x) {{ int32_t m = x ? -1 : 0; {vt} r = {{{lanes}}}; "
+            name = self._define(f"kiln_bcast_{t}", (
+                f"static inline {vt} kiln_bcast_{t}(bool x) {{ int32_t m = x ? -1 : 0; {vt} r = {{{lanes}}}; "
                 f"return r; }}"))
             return f"{name}({value})"
         elem = scalar_ctype(t)

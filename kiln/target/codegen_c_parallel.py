@@ -74,7 +74,8 @@ class ParallelOutliner:
         field_lines = "".join(f"  {f}\n" for f in fields)
         self.task_functions.append(
             f"struct {struct} {{\n  int64_t kiln_lo;\n  int64_t kiln_n;\n{field_lines}}};\n"
-            f"static int32_t {task}(int32_t kiln_task, int32_t kiln_num_tasks, void* kiln_closure_raw) {{\n"
+            f"{self.function_attributes(loop.body)}static int32_t {task}(int32_t kiln_task, int32_t kiln_num_tasks, "
+            f"void* kiln_closure_raw) {{\n"
             + "\n".join(body) + "\n}\n")
         values = ", ".join([f"(int64_t)({lo})", f"(int64_t)({extent})", *(self.names.get(v) for v in captured)])
         self.emit("{")

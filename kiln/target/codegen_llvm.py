@@ -3,8 +3,9 @@
 Expressions map through tables (``int_ops``/``float_ops``: TIR node -> builder method; intrinsics ->
 :data:`kiln.target.llvm_types.LLVM_INTRINSICS`); vector dtypes are LLVM vector types, so ``Ramp``/``Broadcast`` code
 from ``VectorizeLoop`` becomes ``<16 x float>`` arithmetic, and a load or store at ``Ramp(base, 1, n)`` is one vector
-memory access whose alignment is derived from the modular set of ``base``. Float ``+ - *`` carry the ``contract``
-flag so LLVM fuses multiply-adds into FMA instructions (what GCC does by default for C).
+memory access whose alignment is derived from the modular set of ``base``. Float32 and float64 ``+ - *`` carry the
+``contract`` flag so LLVM fuses multiply-adds into FMA instructions (what GCC does by default for C); float16 ones do
+not, since float16 rounds after every operation (:mod:`kiln.tir.dtype_semantics`).
 
 Statements become basic blocks: a loop is preheader -> header (a phi for the loop variable) -> body -> latch; an
 ``AssertStmt`` branches to a block that records its message (``KilnAPISetLastError``) and returns -1. Local
@@ -212,7 +213,11 @@ class LLVMGenerator(CallLowering, ParallelOutliner):
                 q = self.call_intrinsic("llvm.floor", bld.fdiv(a, b))
                 return q if kind is E.FloorDiv else bld.fsub(a, bld.fmul(q, b))
             method = getattr(bld, self.float_ops[kind])
-            return method(a, b, flags=self.float_flags) if kind in (E.Add, E.Sub, E.Mul) else method(a, b)
+            # float16 rounds after every operation (kiln.tir.dtype_semantics): no contraction into an FMA
+            flags = self.float_flags if t.bits > 16 and kind in (E.Add, E.Sub, E.Mul) else ()
+            return method(a, b, flags=flags)
+        if t.is_bool() and kind in (E.Add, E.Mul):  # 1-bit values saturate (kiln.tir.dtype_semantics), i1 wraps
+            return bld.or_(a, b) if kind is E.Add else bld.and_(a, b)
         if kind in self.int_ops:
             return getattr(bld, self.int_ops[kind])(a, b)
         signed = t.is_int()

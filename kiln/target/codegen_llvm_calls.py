@@ -12,6 +12,7 @@ import llvmlite.ir as ir
 from ..error import CodegenError
 from ..tir import dtype as _dt
 from ..tir import expr as E
+from ..tir.dtype_semantics import compute_dtype
 from . import llvm_types as T
 from .codegen_common import flat_offset
 
@@ -45,8 +46,13 @@ class CallLowering:
         raise CodegenError(f"LLVM codegen: no LLVM form for the intrinsic {name} (dtype {e.dtype})")
 
     def call_libm(self, fname, dtype, args):
-        """Call the libm function ``fname`` (``f`` suffix for float32), per lane on vectors."""
+        """Call the libm function ``fname`` (``f`` suffix for float32), per lane on vectors; float16 calls the
+        float32 function and rounds its result (:mod:`kiln.tir.dtype_semantics`)."""
         t = _dt.DataType.parse(dtype)
+        wide = compute_dtype(dtype)
+        if wide != dtype:
+            widened = [self.cast(a, dtype, wide) if a.type == T.llvm_type(dtype) else a for a in args]
+            return self.cast(self.call_libm(fname, wide, widened), wide, dtype)
         if t.bits not in (32, 64) or not t.is_float():
             raise CodegenError(f"LLVM codegen: {fname} is not available for {dtype}")
         elem = T.scalar_type(str(t.element_of()))

@@ -54,9 +54,14 @@ def have_cc() -> bool:
 
 
 def c_flags(target=None) -> list:
-    """Flags for compiling generated C: ``-O3 -march=<cpu> -fPIC`` and the target's ``-mattr`` as ``-m``."""
+    """Flags for compiling generated C: ``-O3 -march=<cpu> -fPIC`` and the target's ``-mattr`` as ``-m`` (and
+    ``-fno-tree-loop-if-convert``, around a GCC 12 miscompilation)."""
     march = "native" if target is None or target.is_host_cpu else target.mcpu
     flags = ["-O3", "-std=gnu99", "-fPIC", "-fno-math-errno", f"-march={march}"]
+    # GCC 12 vectorizes an if-converted select of two loads in a fully unrolled nested loop with the first
+    # vector's mask reused for the later ones (wrong values; tests/target/test_codegen_c.py has the kernel).
+    # kiln vectorizes its loops itself, so GCC's if-conversion is not needed for speed
+    flags.append("-fno-tree-loop-if-convert")
     if target is not None:
         for attr in target.mattr:
             flags.append(f"-m{attr[1:]}" if attr[0] == "+" else f"-mno-{attr[1:]}")

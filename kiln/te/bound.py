@@ -280,6 +280,9 @@ class _BoundInference:
                 amount = rel.factor if rel.factor is not None else rel.nparts
                 if not self.ana.can_prove(_op.equal(_op.floormod(ext[rel.parent], amount), 0)):
                     self._check(info, rel.parent, val[rel.parent], 0, ext[rel.parent])
+            elif isinstance(rel, Fuse) and isinstance(ext[rel.inner], E.IntImm) and ext[rel.inner].value == 0:
+                # an empty tensor (split's zero-length part): the fused loop never runs, its values are moot
+                val[rel.outer] = val[rel.inner] = E.IntImm(rel.fused.var.dtype, 0)
             elif isinstance(rel, Fuse):
                 val[rel.outer] = self.ana.simplify(_op.floordiv(val[rel.fused], ext[rel.inner]))
                 val[rel.inner] = self.ana.simplify(_op.floormod(val[rel.fused], ext[rel.inner]))

@@ -16,7 +16,9 @@ does not override ``visit_let_stmt``.
 from typing import ClassVar
 
 from ..error import TIRError
+from . import dtype as _dt
 from . import expr as E
+from . import op as _op
 from . import stmt as S
 
 _EXPR_METHODS = {
@@ -277,7 +279,19 @@ def _binary_mutate(self, op):
     b = self.visit_expr(op.b)
     if a is op.a and b is op.b:
         return op
+    a, b = match_index_dtypes(a, b)
     return type(op)(a, b, span=op.span)
+
+
+def match_index_dtypes(a, b):
+    """``a`` and ``b`` with one dtype when a rewrite gave them integer dtypes of different widths: both in the wider
+    one (TVM's promotion; see :mod:`kiln.tir.dtype_semantics`). Other operands are returned as they are."""
+    if a.dtype == b.dtype or not (_dt.is_integer(a.dtype) and _dt.is_integer(b.dtype)):
+        return a, b
+    if _dt.lanes(a.dtype) != _dt.lanes(b.dtype):
+        return a, b
+    wide = _dt.binary_result(a.dtype, b.dtype)
+    return _op.cast(a, wide), _op.cast(b, wide)
 
 
 def _changed(new, old) -> bool:
@@ -317,8 +331,9 @@ class StmtExprMutator(_Functor):
         return op.with_fields(value=self.visit_expr(op.value))
 
     def visit_select(self, op):
-        return op.with_fields(condition=self.visit_expr(op.condition), true_value=self.visit_expr(op.true_value),
-                              false_value=self.visit_expr(op.false_value))
+        condition = self.visit_expr(op.condition)
+        true_value, false_value = match_index_dtypes(self.visit_expr(op.true_value), self.visit_expr(op.false_value))
+        return op.with_fields(condition=condition, true_value=true_value, false_value=false_value)
 
     def visit_ramp(self, op):
         return op.with_fields(base=self.visit_expr(op.base), stride=self.visit_expr(op.stride))

@@ -16,9 +16,21 @@ import numpy as np
 from ..error import TIRError
 from ..ir.op import Op, register_op, register_op_attr
 from . import dtype as _dt
+from .dtype_semantics import wrap_int
 from .expr import Call, CallEffectKind, CommReducer, FloatImm, IntImm, IterVar, PrimExpr, Reduce, StringImm, Var
 from .expr_op import convert
-from .op import _operand_pair, add, cast, const, const_value, max_value, maximum, min_value, minimum
+from .op import (
+    _operand_pair,
+    add,
+    cast,
+    const,
+    const_value,
+    logical_not,
+    max_value,
+    maximum,
+    min_value,
+    minimum,
+)
 
 # name -> numpy implementation used for constant folding (and by the evaluator)
 UNARY_MATH = {
@@ -179,8 +191,10 @@ def _bitwise(name):
     def build(a, b=None, span=None):
         if name == "bitwise_not":
             a = convert(a)
+            if _dt.is_bool(a.dtype):  # the complement of a 1-bit value (C's ~ would turn true into -2)
+                return logical_not(a, span=span)
             if isinstance(a, IntImm):
-                return const(~a.value, a.dtype)
+                return const(wrap_int(~a.value, a.dtype), a.dtype)
             return Call(a.dtype, Op.get("tir.bitwise_not"), (a,), span=span)
         a, b = _operand_pair(a, b)
         if not (_dt.is_integer(a.dtype) or _dt.is_bool(a.dtype)):

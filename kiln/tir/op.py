@@ -15,6 +15,7 @@ import numpy as np
 
 from ..error import TIRError
 from . import dtype as _dt
+from .dtype_semantics import BOOL_ARITHMETIC, wrap_int
 from .expr import (
     EQ,
     GE,
@@ -100,23 +101,11 @@ def is_const_int(expr, value=None) -> bool:
     return isinstance(expr, IntImm) and (value is None or expr.value == value)
 
 
-def _wrap_int(value: int, dtype: str) -> int:
-    """Wrap an integer to the two's-complement range of ``dtype`` (what the hardware does)."""
-    t = _dt.DataType.parse(dtype).element_of()
-    if t.is_bool():
-        return int(bool(value))
-    bits = t.bits
-    value &= (1 << bits) - 1
-    if t.is_int() and value >= 1 << (bits - 1):
-        value -= 1 << bits
-    return value
-
-
 def _make_const(value, dtype):
     if _dt.is_float(dtype):
         value = float(np.array(value, dtype=_dt.DataType.parse(dtype).element_of().numpy()))
     else:
-        value = _wrap_int(int(value), dtype)
+        value = wrap_int(int(value), dtype)
     return const(value, dtype)
 
 
@@ -139,7 +128,7 @@ def cast(value, dtype, span=None) -> PrimExpr:
         if t.is_integer():
             if isinstance(v, float) and not math.isfinite(v):
                 return Cast(dtype, value, span=span)
-            return const(_wrap_int(int(v), dtype), dtype)
+            return const(wrap_int(int(v), dtype), dtype)
         if t.is_float():
             return _make_const(float(v), dtype)
     if _dt.lanes(value.dtype) == 1 and _dt.lanes(dtype) > 1:
@@ -191,9 +180,19 @@ def _result(value, like):
     return _make_const(value, like.dtype)
 
 
+def _bool_arithmetic(name, a, b, span):
+    """``name`` on bool operands: the logical operation :data:`BOOL_ARITHMETIC` gives it (1-bit values saturate, so
+    ``sum`` over bool is ``any``), or None for other dtypes."""
+    if not _dt.DataType.parse(a.dtype).is_bool():
+        return None
+    return (logical_or if BOOL_ARITHMETIC[name] == "or" else logical_and)(a, b, span=span)
+
+
 def add(a, b, span=None) -> PrimExpr:
     """``a + b`` with type matching and constant folding."""
     a, b = _operand_pair(a, b)
+    if (logical := _bool_arithmetic("add", a, b, span)) is not None:
+        return logical
     if (c := _both_const(a, b)) is not None:
         return _result(c[0] + c[1], a)
     if is_const_int(a, 0):
@@ -216,6 +215,8 @@ def subtract(a, b, span=None) -> PrimExpr:
 def multiply(a, b, span=None) -> PrimExpr:
     """``a * b``."""
     a, b = _operand_pair(a, b)
+    if (logical := _bool_arithmetic("multiply", a, b, span)) is not None:
+        return logical
     if (c := _both_const(a, b)) is not None:
         return _result(c[0] * c[1], a)
     for x, y in ((a, b), (b, a)):
@@ -306,6 +307,8 @@ def indexmod(a, b, span=None) -> PrimExpr:
 def minimum(a, b, span=None) -> PrimExpr:
     """``min(a, b)`` of two expressions."""
     a, b = _operand_pair(a, b)
+    if (logical := _bool_arithmetic("minimum", a, b, span)) is not None:
+        return logical
     if (c := _both_const(a, b)) is not None:
         return _result(builtins.min(c[0], c[1]), a)
     if a is b:
@@ -316,6 +319,8 @@ def minimum(a, b, span=None) -> PrimExpr:
 def maximum(a, b, span=None) -> PrimExpr:
     """``max(a, b)`` of two expressions."""
     a, b = _operand_pair(a, b)
+    if (logical := _bool_arithmetic("maximum", a, b, span)) is not None:
+        return logical
     if (c := _both_const(a, b)) is not None:
         return _result(builtins.max(c[0], c[1]), a)
     if a is b:

@@ -15,7 +15,7 @@ from . import tag, utils
 from .broadcast import (
     add, bitwise_and, bitwise_or, bitwise_xor, broadcast_shape, broadcast_to, divide, equal, floor_divide, floor_mod,
     greater, greater_equal, left_shift, less, less_equal, logical_and, logical_or, logical_xor, maximum, minimum, mod,
-    multiply, not_equal, power, right_shift, subtract, where,
+    multiply, not_equal, power, right_shift, subtract, trunc_divide, trunc_mod, where,
 )
 from .elemwise import (
     abs, acos, acosh, asin, asinh, atan, atanh, bitwise_not, cast, ceil, clip, cos, cosh, erf, exp, exp2, fast_exp,

@@ -21,6 +21,7 @@ from .utils import get_const_tuple
 
 __all__ = [
     "broadcast_shape", "broadcast_to", "add", "subtract", "multiply", "divide", "floor_divide", "floor_mod", "mod",
+    "trunc_divide", "trunc_mod",
     "power", "maximum", "minimum", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift",
     "right_shift", "where",
@@ -126,6 +127,18 @@ def _floor_mod(a, b):
     return _op.floormod(a, b)
 
 
+def _trunc_divide(a, b):
+    if _dt.is_float(a.dtype):
+        return _intrin.trunc(_op.div(a, b))
+    return _op.truncdiv(a, b)
+
+
+def _trunc_mod(a, b):
+    if _dt.is_float(a.dtype):
+        return _op.subtract(a, _op.multiply(_trunc_divide(a, b), b))
+    return _op.truncmod(a, b)
+
+
 def _truth(x):
     return x if _dt.is_bool(x.dtype) else _op.not_equal(x, _op.const(0, x.dtype))
 
@@ -137,6 +150,8 @@ divide = _binary("divide", _divide, "Element-wise ``lhs / rhs`` (integers trunca
 floor_divide = _binary("floor_divide", _floor_divide, "Element-wise ``floor(lhs / rhs)``.")
 floor_mod = _binary("floor_mod", _floor_mod, "Element-wise ``lhs - floor(lhs / rhs) * rhs``.")
 mod = _binary("mod", _mod, "Element-wise remainder with the sign of ``lhs`` (C's ``%`` / ``fmod``).")
+trunc_divide = _binary("trunc_divide", _trunc_divide, "Element-wise ``trunc(lhs / rhs)`` (C's ``/`` on integers).")
+trunc_mod = _binary("trunc_mod", _trunc_mod, "Element-wise ``lhs - trunc(lhs / rhs) * rhs`` (C's ``%`` on integers).")
 power = _binary("power", _power, "Element-wise ``lhs ** rhs``.")
 maximum = _binary("maximum", _op.maximum, "Element-wise maximum.")
 minimum = _binary("minimum", _op.minimum, "Element-wise minimum.")

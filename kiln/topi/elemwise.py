@@ -6,8 +6,7 @@ Semantics follow the numpy reference implementation (``kiln.relay.reference.elem
 * math on floats calls the TIR intrinsic (``tir.exp`` ...); ``round`` rounds ties away from zero, built from
   ``trunc`` (TIR's ``round`` lowers to round-half-even);
 * on integers ``negative``, ``abs`` and ``sign`` are exact, ``floor``, ``ceil`` and ``round`` are the identity, and
-  transcendental math computes in float64 and truncates back, as a cast would; float64 ``erf`` calls libm's ``erf``
-  (TIR's expansion is a float32-accurate approximation, which truncation would expose);
+  transcendental math computes in float64 and truncates back, as a cast would;
 * ``clip`` converts its bounds to the data's dtype first (integer bounds are truncated and saturated to the dtype's
   range, so ``inf`` means no bound); a cast to ``bool`` is ``x != 0``.
 """
@@ -21,6 +20,7 @@ from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import intrin as _intrin
 from ..tir import op as _op
+from ..tir.dtype_semantics import saturate_int
 from . import tag as _tag
 
 __all__ = [
@@ -143,8 +143,7 @@ _UNARY = {
     "tanh": _via_float64(_intrin.tanh),
     "sigmoid": _via_float64(_sigmoid),
     "abs": _op.abs,
-    "erf": _via_float64(lambda v: _intrin.call_pure_extern("float64", "erf", v) if v.dtype == "float64"
-                        else _intrin.erf(v)),
+    "erf": _via_float64(_intrin.erf),
     "floor": _int_identity(_intrin.floor),
     "ceil": _int_identity(_intrin.ceil),
     "round": _int_identity(round_half_away),
@@ -213,9 +212,7 @@ def _bound(value, dtype):
         return _op.const(float(np.asarray(value, dtype=t.numpy())), dtype)
     if t.is_bool():
         return _op.const(bool(value), dtype)
-    low, high = float(t.min_value()), float(t.max_value())
-    value = min(max(value, low), high)
-    return _op.const(math.trunc(value), dtype)
+    return _op.const(saturate_int(value, dtype), dtype)
 
 
 def clip(x, a_min, a_max):

@@ -198,9 +198,15 @@ def _in_range(idx, size, mode):
     raise OpAttributeInvalid(f"topi.take: mode must be clip, wrap or fast, got {mode!r}")
 
 
-def _as_index(v):
-    """An index read from a tensor as int32 or int64 (narrower integer types widen to int32)."""
-    return v if v.dtype in ("int32", "int64") else _op.cast(v, "int64" if v.dtype == "uint64" else "int32")
+def _index(v, size, mode):
+    """An index read from a tensor, brought into ``[0, size)`` as ``mode`` says, as an int32 or int64 expression:
+    narrower integers widen first (every value of theirs fits), uint32 to int64; a uint64 is brought into range in
+    its own type first, so an index past 2**63 is not taken for a negative one."""
+    if v.dtype == "uint64":
+        return _op.cast(_in_range(v, size, mode), "int64")
+    if v.dtype not in ("int32", "int64"):
+        v = _op.cast(v, "int64" if v.dtype == "uint32" else "int32")
+    return _in_range(v, size, mode)
 
 
 def take(data, indices, axis=None, batch_dims=0, mode="clip"):
@@ -225,7 +231,7 @@ def take(data, indices, axis=None, batch_dims=0, mode="clip"):
         total = math.prod(dshape)
 
         def flat(*i):
-            idx = _in_range(_as_index(indices(*i)), total, mode)
+            idx = _index(indices(*i), total, mode)
             return data(*unravel_index(idx, dshape))
 
         return _injective(ishape, flat, "T_take")
@@ -236,7 +242,7 @@ def take(data, indices, axis=None, batch_dims=0, mode="clip"):
 
     def fcompute(*i):
         idx_pos = i[:bd] + i[axis:axis + n_idx]
-        idx = _in_range(_as_index(indices(*idx_pos)), dshape[axis], mode)
+        idx = _index(indices(*idx_pos), dshape[axis], mode)
         return data(*(i[:axis] + (idx,) + i[axis + n_idx:]))
 
     return _injective(out_shape, fcompute, "T_take")

@@ -63,3 +63,23 @@ def test_update_intersects():
     ana.update(x, ConstIntBound(-1, 1), override=True)
     assert ana.const_int_bound(x) == ConstIntBound(-1, 1)
     assert ana.const_int_bound_is_bound(x) and not ana.const_int_bound_is_bound(y)
+
+
+def test_types_that_wrap_have_no_narrower_bound_past_their_range():
+    """uint8 and int8 arithmetic wraps (kiln.tir.dtype_semantics): a sum that may pass 255 may be anything, while
+    int32, whose overflow is undefined, keeps its clamped bound (issue #10)."""
+    ana = arith.Analyzer()
+    u = tir.Var("u", "uint8")
+    ana.bind(u, tir.Range.from_min_extent(tir.const(0, "uint8"), tir.const(101, "uint8")))
+    assert (ana.const_int_bound(u + tir.const(200, "uint8")).min_value,
+            ana.const_int_bound(u + tir.const(200, "uint8")).max_value) == (0, 255)
+    assert (ana.const_int_bound(u + tir.const(100, "uint8")).min_value,
+            ana.const_int_bound(u + tir.const(100, "uint8")).max_value) == (100, 200)
+    assert _bound(x + tir.const(2**31 - 1), x=(0, 8)) == (2**31 - 1, 2**31 - 1)
+
+
+def test_a_cast_that_may_wrap_has_the_whole_target_range():
+    """uint64 -> int64 wraps past 2**63 - 1 (so floormod of it cannot become C's %): issue #10's take(mode=wrap)."""
+    u = tir.Var("u", "uint64")
+    assert _bound(tir.Cast("int64", u)) == (ConstIntBound.NEG_INF, ConstIntBound.POS_INF)
+    assert _bound(tir.Cast("int64", tir.Var("w", "uint32"))) == (0, 2**32 - 1)

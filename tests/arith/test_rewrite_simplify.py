@@ -211,3 +211,13 @@ def test_random_expressions_unbounded_vars(seed):
 def test_exact_trunc_division():
     check(tir.truncdiv(x * 8 - y * 8 + 8, 4), x * 2 - y * 2 + 2)
     check(tir.truncmod(x * 8 + 4, 4), 0)
+
+
+@pytest.mark.parametrize("dtype", ["uint16", "uint32", "int8"])
+def test_wrapping_types_are_not_canonicalized(dtype):
+    """``0 - u`` in uint16 has no form ``u * -1`` (-1 is no uint16); wrapping types are data, not indices."""
+    u = tir.Var("u", dtype)
+    before = tir.Sub(tir.const(0, dtype), u)
+    after = arith.Analyzer().simplify(before)
+    for value in (0, 1, 7):
+        assert evaluate_expr(after, {u: value}) == evaluate_expr(before, {u: value})

@@ -296,3 +296,16 @@ def test_executor_and_runtime_descriptions():
         relay.build(func, "llvm", runtime=Runtime("crt"))
     with pytest.raises(KilnError, match="options must be a dict"):
         Executor("graph", ["link-params"])
+
+
+@pytest.mark.parametrize("target", ["llvm", "c"])
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_empty_split_parts_build_and_run(target, opt_level):
+    """``split`` at indices that leave a part empty (found by the fuzzer of issue #10: the fused loop over the empty
+    part divided by its zero extent)."""
+    x = relay.var("x", shape=(2, 1, 3), dtype="int32")
+    parts = relay.split(relay.add(x, x), [0, 1], axis=1)
+    lib = check_build(relay.Function([x], parts.astuple()), target=target, opt_level=opt_level)
+    m = graph_executor.GraphModule(lib["default"](kiln.cpu(0)))
+    m.run(x=np.ones((2, 1, 3), "int32"))
+    assert [m.get_output(i).numpy().shape for i in range(3)] == [(2, 0, 3), (2, 1, 3), (2, 0, 3)]

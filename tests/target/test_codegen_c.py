@@ -119,3 +119,65 @@ def test_function_named_like_a_c_keyword():
     b = np.zeros(4, "float32")
     m["double"](np.ones(4, "float32"), b)
     assert (b == 2).all()
+
+
+def _elementwise(dtype, build, lanes=1, out_dtype=None):
+    A = tir.decl_buffer((16,), dtype, "A")
+    B = tir.decl_buffer((16,), out_dtype or dtype, "B")
+    i = tir.Var("i", "int32")
+    idx = E.Ramp(E.Mul(i, E.IntImm("int32", lanes)), E.IntImm("int32", 1), lanes) if lanes > 1 else i
+    body = S.For(i, 0, 16 // lanes, S.ForKind.SERIAL, S.BufferStore(B, build(E.BufferLoad(A, [idx])), [idx]))
+    a, b = tir.Var("a", "handle"), tir.Var("b", "handle")
+    return tir.PrimFunc([a, b], body, buffer_map={a: A, b: B})
+
+
+def test_narrow_integer_results_are_converted_back():
+    """C computes int8/uint16/bool operands in int: each result is converted back, so it wraps (issue #10.6)."""
+    src = _print(_elementwise("uint8", lambda v: tir.bitwise_xor(tir.bitwise_not(v), tir.const(3, "uint8"))))
+    assert "B[i] = ((uint8_t)(((uint8_t)(~A[i])) ^ ((uint8_t)3U)));" in src
+    src = _print(_elementwise("int8", lambda v: E.Div(E.Add(v, v), E.IntImm("int8", 2))))
+    assert "B[i] = ((int8_t)(((int8_t)(A[i] + A[i])) / ((int8_t)2)));" in src
+    src = _print(_elementwise("int32", lambda v: E.Add(v, v)))
+    assert "(int32_t)(" not in src.split("{", 1)[1]  # int is not promoted: no conversions
+
+
+def test_bool_vector_order_comparisons_account_for_masks():
+    """A bool vector is a -1/0 mask, so ``a < b`` compares the masks the other way round (issue #10.5)."""
+    src = _print(_elementwise("bool", lambda v: E.LT(v, E.Broadcast(E.IntImm("bool", 1), 8)), lanes=8))
+    assert "kiln_bcast_boolx8(true) < (-__builtin_convertvector(" in src
+    assert "kiln_bcast_boolx8" in src and "kiln_bcast_int32x8_t" not in src  # named by dtype, not by C type
+
+
+@pytest.mark.skipif(not HAVE_CC, reason="no C compiler")
+def test_float16_computes_in_float_and_rounds_each_operation():
+    A = te.placeholder((16,), "float16", name="A")
+    B = te.compute((16,), lambda i: tir.exp(A[i] * A[i] + A[i]), name="B")
+    m = kiln.build(te.create_schedule(B.op), [A, B], target="c")
+    src = m.get_source()
+    product = "((_Float16)((((float)(A_1[i])) * ((float)(A_1[i])))))"  # rounded before the addition: no FMA
+    assert f"((_Float16)((((float)({product})) + ((float)(A_1[i])))))" in src
+    assert "((_Float16)(expf(" in src
+    assert '__attribute__((optimize("fp-contract=off"))) int32_t default_function(' in src  # GCC would refuse
+    assert "fp-contract" not in _print(_elementwise("float32", lambda v: v * v + v))  # float32 keeps its FMAs
+    a = np.random.default_rng(0).uniform(-1, 1, 16).astype("float16")
+    b = kiln.nd.empty((16,), "float16")
+    m(kiln.nd.array(a), b)
+    np.testing.assert_array_equal(b.numpy(), np.exp(a * a + a))
+
+
+@pytest.mark.skipif(not HAVE_CC, reason="no C compiler")
+def test_selects_of_loads_in_unrolled_loops_stay_right():
+    """GCC 12 at -O3 miscompiled ``c ? x[i] : k[i]`` over a 9 x 3 loop nest (the mask of the first vector reused
+    for the next ones: element 16 came out 0); kiln compiles C without loop if-conversion."""
+    shape = (9, 3)
+    C, X, K = (te.placeholder(shape, "int32", name=n) for n in "CXK")
+    out = te.compute(shape, lambda i, j: tir.Select(C[i, j] != 0, X[i, j], K[i, j]), name="out")
+    pad = te.compute(shape, lambda i, j: te.if_then_else(C[i, j] != 0, X[i, j], 5), name="pad")
+    m = kiln.build(te.create_schedule([out.op, pad.op]), [C, X, K, out, pad], target="c", name="select")
+    c = np.ones(shape, "int32")
+    c.flat[[2, 16]] = 0
+    x, k = np.full(shape, 7, "int32"), np.arange(27, dtype="int32").reshape(shape)
+    results = [kiln.nd.empty(shape, "int32"), kiln.nd.empty(shape, "int32")]
+    m["select"](*[kiln.nd.array(a) for a in (c, x, k)], *results)
+    np.testing.assert_array_equal(results[0].numpy(), np.where(c != 0, x, k))
+    np.testing.assert_array_equal(results[1].numpy(), np.where(c != 0, x, 5))

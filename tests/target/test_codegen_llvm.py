@@ -98,3 +98,19 @@ def test_named_cpu_target_compiles():
 
 def test_have_cc_flag_is_consistent():
     assert HAVE_LLVM <= HAVE_CC
+
+
+@pytest.mark.skipif(not HAVE_LLVM, reason="needs llvmlite")
+@pytest.mark.parametrize("cpu", ["haswell", "sapphirerapids"])
+def test_float16_arithmetic_is_never_contracted(cpu):
+    """float16 rounds after every operation: no ``contract`` flag on half arithmetic (an AVX512-FP16 CPU would fuse
+    ``a * b + a`` into one half FMA), while float32 keeps it for the GEMM and convolution kernels."""
+    for dtype, flag in (("float16", ""), ("float32", "contract ")):
+        A = tir.decl_buffer((16,), dtype, "A")
+        i = tir.Var("i", "int32")
+        a = tir.Var("a", "handle")
+        value = E.Add(E.Mul(A[i], A[i]), A[i])
+        func = tir.PrimFunc([a], S.For(i, 0, 16, S.ForKind.SERIAL, S.BufferStore(A, value, [i])), buffer_map={a: A})
+        ir = _generate(func, f"llvm -mcpu={cpu}")
+        ty = "half" if dtype == "float16" else "float"
+        assert f"fmul {flag}{ty} " in ir and f"fadd {flag}{ty} " in ir

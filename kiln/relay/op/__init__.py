@@ -2,9 +2,9 @@
 ``relay.nn`` and ``relay.image`` hold the rest. ``OpPattern`` is the fusion pattern enum."""
 
 from . import algorithm, attrs, image, memory, nn, transform, vm
-from .algorithm import topk
+from .algorithm import argsort, topk
 from .op import OpPattern, make_call, register_relay_op
-from .reduce import argmax, argmin, max, mean, min, prod, sum  # noqa: A004
+from .reduce import all, any, argmax, argmin, max, mean, min, prod, sum  # noqa: A004
 from .tensor import (  # noqa: A004
     abs,
     acos,
@@ -74,6 +74,8 @@ from .tensor import (  # noqa: A004
     tanh,
     transpose,
     trunc,
+    trunc_divide,
+    trunc_mod,
     where,
     zeros,
 )
@@ -101,7 +103,7 @@ __all__ = [
     "left_shift", "less", "less_equal", "logical_and", "logical_not", "logical_or", "logical_xor", "mod",
     "not_equal", "right_shift", "sin", "sinh", "tan", "trunc",
     "broadcast_to", "cumprod", "cumsum", "gather", "gather_nd", "one_hot", "repeat", "reverse", "tile", "topk",
-    "scatter_elements", "scatter_nd",
+    "scatter_elements", "scatter_nd", "all", "any", "argsort", "trunc_divide", "trunc_mod",
 ]
 
 from . import strategy  # noqa: E402  (registers target-specific hooks such as the x86 FTVMAlterOpLayout of nn.conv2d)

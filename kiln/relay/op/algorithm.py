@@ -1,18 +1,21 @@
-"""Sorting-based operators (TVM's ``relay/op/algorithm.py``): ``topk``.
+"""Sorting-based operators (TVM's ``relay/op/algorithm.py``): ``topk`` and ``argsort``.
 
 ``topk`` returns ``(values, indices)`` of the ``k`` largest (or smallest, ``is_ascend``) elements along ``axis``,
-or one of them (``ret_type``); ``k < 1`` means every element, as in TVM.
+or one of them (``ret_type``); ``k < 1`` means every element, as in TVM. ``argsort`` gives the indices that sort
+``data`` along ``axis``. Both are stable: equal elements keep their index order, in either direction. The order of
+NaNs is left undefined.
 """
 
 from ...ir.type import TensorType, TupleType
 from ..expr import TupleWrapper
 from . import attrs as A
 from .op import OpPattern, make_call, register_relay_op
-from .type_relations import normalize_axis, tensor_arg
+from .type_relations import ALL, INTEGER, check_dtype, normalize_axis, tensor_arg
 
 
 def _topk_rel(types, attrs):
     data = tensor_arg(types, 0, "data")
+    check_dtype(attrs.dtype, INTEGER, "the output", "topk")
     axis = normalize_axis(attrs.axis, data.ndim, "topk axis")
     shape = list(data.shape)
     if attrs.k >= 1:
@@ -23,7 +26,7 @@ def _topk_rel(types, attrs):
     return values if attrs.ret_type == "values" else indices
 
 
-register_relay_op("topk", 1, _topk_rel, OpPattern.OPAQUE, A.TopKAttrs)
+register_relay_op("topk", 1, _topk_rel, OpPattern.OPAQUE, A.TopKAttrs, dtypes=ALL)
 
 
 def topk(data, k=1, axis=-1, ret_type="both", is_ascend=False, dtype="int32"):
@@ -31,3 +34,19 @@ def topk(data, k=1, axis=-1, ret_type="both", is_ascend=False, dtype="int32"):
     lower index first. With ``ret_type="both"`` index the result (``[0]`` values, ``[1]`` indices)."""
     call = make_call("topk", [data], A.TopKAttrs(int(k), int(axis), ret_type, is_ascend, dtype))
     return TupleWrapper(call, 2) if ret_type == "both" else call
+
+
+def _argsort_rel(types, attrs):
+    data = tensor_arg(types, 0, "data")
+    normalize_axis(attrs.axis, data.ndim, "argsort axis")
+    check_dtype(attrs.dtype, INTEGER, "the output", "argsort")
+    return TensorType(data.shape, attrs.dtype)
+
+
+register_relay_op("argsort", 1, _argsort_rel, OpPattern.OPAQUE, A.ArgsortAttrs, dtypes=ALL)
+
+
+def argsort(data, axis=-1, is_ascend=1, dtype="int32"):
+    """The indices that sort ``data`` along ``axis`` (ascending unless ``is_ascend`` is false; equal elements keep
+    their index order)."""
+    return make_call("argsort", [data], A.ArgsortAttrs(int(axis), bool(is_ascend), dtype))

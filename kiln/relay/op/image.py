@@ -5,7 +5,7 @@ from ...ir.type import TensorType
 from ...tir.layout import layout as parse_layout
 from . import attrs as A
 from .op import OpPattern, make_call, register_relay_op
-from .type_relations import tensor_arg
+from .type_relations import NUMERIC, check_dtype, tensor_arg
 
 
 def _resize2d_rel(types, attrs):
@@ -16,10 +16,11 @@ def _resize2d_rel(types, attrs):
         raise TypeInferenceError(f"resize2d: data {data} does not fit layout {attrs.layout}")
     shape = list(data.shape)
     shape[h], shape[w] = attrs.size
+    check_dtype(attrs.out_dtype or data.dtype, NUMERIC, "the result", "image.resize2d")
     return TensorType(tuple(shape), attrs.out_dtype or data.dtype)
 
 
-register_relay_op("image.resize2d", 1, _resize2d_rel, OpPattern.INJECTIVE, A.Resize2DAttrs)
+register_relay_op("image.resize2d", 1, _resize2d_rel, OpPattern.INJECTIVE, A.Resize2DAttrs, dtypes=NUMERIC)
 
 
 def resize2d(data, size, roi=None, layout="NCHW", method="linear", coordinate_transformation_mode="half_pixel",

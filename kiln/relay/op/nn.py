@@ -10,7 +10,7 @@ from ...tir.layout import layout as parse_layout
 from ..expr import TupleWrapper, const
 from . import attrs as A
 from .op import OpPattern, make_call, register_relay_op
-from .type_relations import identity_rel, normalize_axis, same_dtype, tensor_arg
+from .type_relations import ALL, FLOAT, NUMERIC, check_dtype, identity_rel, normalize_axis, same_dtype, tensor_arg
 
 
 def _primal(ttype, layout_name, what):
@@ -50,7 +50,9 @@ def _conv2d_rel(types, attrs):
         raise TypeInferenceError(
             f"conv2d: kernel_size={list(attrs.kernel_size)} but weight {weight} has a {w['H']}x{w['W']} kernel"
         )
-    if not attrs.out_dtype:
+    if attrs.out_dtype:
+        check_dtype(attrs.out_dtype, NUMERIC, "out_dtype", "conv2d")
+    else:
         same_dtype([data, weight], "conv2d data and weight")
     top, left, bottom, right = attrs.padding
     oh = conv_output_size(d["H"], w["H"], attrs.strides[0], attrs.dilation[0], top, bottom)
@@ -61,7 +63,7 @@ def _conv2d_rel(types, attrs):
     return _from_primal(out, attrs.out_layout or attrs.data_layout, attrs.out_dtype or data.dtype)
 
 
-register_relay_op("nn.conv2d", 2, _conv2d_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.Conv2DAttrs)
+register_relay_op("nn.conv2d", 2, _conv2d_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.Conv2DAttrs, dtypes=NUMERIC)
 
 
 def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1, channels=None,
@@ -81,7 +83,7 @@ def _bias_add_rel(types, attrs):
     return data
 
 
-register_relay_op("nn.bias_add", 2, _bias_add_rel, OpPattern.BROADCAST, A.BiasAddAttrs)
+register_relay_op("nn.bias_add", 2, _bias_add_rel, OpPattern.BROADCAST, A.BiasAddAttrs, dtypes=NUMERIC)
 
 
 def bias_add(data, bias, axis=1):
@@ -89,8 +91,8 @@ def bias_add(data, bias, axis=1):
     return make_call("nn.bias_add", [data, bias], A.BiasAddAttrs(int(axis)))
 
 
-register_relay_op("nn.relu", 1, identity_rel, OpPattern.ELEMWISE)
-register_relay_op("nn.leaky_relu", 1, identity_rel, OpPattern.ELEMWISE, A.LeakyReluAttrs)
+register_relay_op("nn.relu", 1, identity_rel, OpPattern.ELEMWISE, dtypes=NUMERIC)
+register_relay_op("nn.leaky_relu", 1, identity_rel, OpPattern.ELEMWISE, A.LeakyReluAttrs, dtypes=FLOAT)
 
 
 def relu(data):
@@ -127,8 +129,8 @@ def _pool2d_rel(types, attrs):
     return _from_primal(out, attrs.out_layout or attrs.layout, data.dtype)
 
 
-register_relay_op("nn.max_pool2d", 1, _pool2d_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.MaxPool2DAttrs)
-register_relay_op("nn.avg_pool2d", 1, _pool2d_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.AvgPool2DAttrs)
+register_relay_op("nn.max_pool2d", 1, _pool2d_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.MaxPool2DAttrs, dtypes=NUMERIC)
+register_relay_op("nn.avg_pool2d", 1, _pool2d_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.AvgPool2DAttrs, dtypes=NUMERIC)
 
 
 def max_pool2d(data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=(0, 0), layout="NCHW",
@@ -153,8 +155,10 @@ def _global_pool2d_rel(types, attrs):
     return _from_primal({**d, "H": 1, "W": 1}, attrs.out_layout or attrs.layout, data.dtype)
 
 
-register_relay_op("nn.global_avg_pool2d", 1, _global_pool2d_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.GlobalPool2DAttrs)
-register_relay_op("nn.global_max_pool2d", 1, _global_pool2d_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.GlobalPool2DAttrs)
+register_relay_op("nn.global_avg_pool2d", 1, _global_pool2d_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.GlobalPool2DAttrs,
+                  dtypes=NUMERIC)
+register_relay_op("nn.global_max_pool2d", 1, _global_pool2d_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.GlobalPool2DAttrs,
+                  dtypes=NUMERIC)
 
 
 def global_avg_pool2d(data, layout="NCHW", out_layout=""):
@@ -173,12 +177,14 @@ def _dense_rel(types, attrs):
         raise TypeInferenceError(f"dense: data {data} and weight {weight} must be (..., K) and (units, K)")
     if attrs.units is not None and attrs.units != weight.shape[0]:
         raise TypeInferenceError(f"dense: units={attrs.units} but weight {weight} has {weight.shape[0]} rows")
-    if not attrs.out_dtype:
+    if attrs.out_dtype:
+        check_dtype(attrs.out_dtype, NUMERIC, "out_dtype", "dense")
+    else:
         same_dtype([data, weight], "dense data and weight")
     return TensorType(data.shape[:-1] + (weight.shape[0],), attrs.out_dtype or data.dtype)
 
 
-register_relay_op("nn.dense", 2, _dense_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.DenseAttrs)
+register_relay_op("nn.dense", 2, _dense_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.DenseAttrs, dtypes=NUMERIC)
 
 
 def dense(data, weight, units=None, out_dtype=""):
@@ -194,13 +200,15 @@ def _matmul_rel(types, attrs):
     k_b, n = (b.shape[1], b.shape[0]) if attrs.transpose_b else b.shape
     if k_a != k_b:
         raise TypeInferenceError(f"matmul: reduction sizes differ, {a} gives {k_a} and {b} gives {k_b}")
-    if not attrs.out_dtype:
+    if attrs.out_dtype:
+        check_dtype(attrs.out_dtype, NUMERIC, "out_dtype", "matmul")
+    else:
         same_dtype([a, b], "matmul operands")
     rows = a.shape[:-2] + (a.shape[-1],) if attrs.transpose_a else a.shape[:-1]
     return TensorType(rows + (n,), attrs.out_dtype or a.dtype)
 
 
-register_relay_op("nn.matmul", 2, _matmul_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.MatmulAttrs)
+register_relay_op("nn.matmul", 2, _matmul_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.MatmulAttrs, dtypes=NUMERIC)
 
 
 def matmul(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False, transpose_b=False):
@@ -218,12 +226,15 @@ def _batch_matmul_rel(types, attrs):
         raise TypeInferenceError(f"batch_matmul: reduction sizes differ, {x} gives {kx} and {y} gives {ky}")
     if bx != by and 1 not in (bx, by):
         raise TypeInferenceError(f"batch_matmul: batch sizes {bx} and {by} cannot be broadcast")
-    if not attrs.out_dtype:
+    if attrs.out_dtype:
+        check_dtype(attrs.out_dtype, NUMERIC, "out_dtype", "batch_matmul")
+    else:
         same_dtype([x, y], "batch_matmul operands")
     return TensorType((max(bx, by), m, n), attrs.out_dtype or x.dtype)
 
 
-register_relay_op("nn.batch_matmul", 2, _batch_matmul_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.BatchMatmulAttrs)
+register_relay_op("nn.batch_matmul", 2, _batch_matmul_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.BatchMatmulAttrs,
+                  dtypes=NUMERIC)
 
 
 def batch_matmul(x, y, out_dtype="", transpose_a=False, transpose_b=True):
@@ -247,7 +258,7 @@ def _batch_norm_rel(types, attrs):
     return TupleType([data, vec, vec])
 
 
-register_relay_op("nn.batch_norm", 5, _batch_norm_rel, OpPattern.OPAQUE, A.BatchNormAttrs)
+register_relay_op("nn.batch_norm", 5, _batch_norm_rel, OpPattern.OPAQUE, A.BatchNormAttrs, dtypes=FLOAT)
 
 
 def batch_norm(data, gamma, beta, moving_mean, moving_var, axis=1, epsilon=1e-5, center=True, scale=True):
@@ -264,7 +275,7 @@ def _layer_norm_rel(types, attrs):
     return data
 
 
-register_relay_op("nn.layer_norm", 3, _layer_norm_rel, OpPattern.OPAQUE, A.LayerNormAttrs)
+register_relay_op("nn.layer_norm", 3, _layer_norm_rel, OpPattern.OPAQUE, A.LayerNormAttrs, dtypes=FLOAT)
 
 
 def layer_norm(data, gamma, beta, axis=-1, epsilon=1e-5, center=True, scale=True):
@@ -278,8 +289,8 @@ def _softmax_rel(types, attrs):
     return data
 
 
-register_relay_op("nn.softmax", 1, _softmax_rel, OpPattern.OPAQUE, A.SoftmaxAttrs)
-register_relay_op("nn.log_softmax", 1, _softmax_rel, OpPattern.OPAQUE, A.SoftmaxAttrs)
+register_relay_op("nn.softmax", 1, _softmax_rel, OpPattern.OPAQUE, A.SoftmaxAttrs, dtypes=FLOAT)
+register_relay_op("nn.log_softmax", 1, _softmax_rel, OpPattern.OPAQUE, A.SoftmaxAttrs, dtypes=FLOAT)
 
 
 def softmax(data, axis=-1):
@@ -302,7 +313,7 @@ def _batch_flatten_rel(types, attrs):
     return TensorType((data.shape[0], rest), data.dtype)
 
 
-register_relay_op("nn.batch_flatten", 1, _batch_flatten_rel, OpPattern.INJECTIVE)
+register_relay_op("nn.batch_flatten", 1, _batch_flatten_rel, OpPattern.INJECTIVE, dtypes=ALL)
 
 
 def batch_flatten(data):
@@ -315,7 +326,7 @@ def _dropout_rel(types, attrs):
     return TupleType([data, data])
 
 
-register_relay_op("nn.dropout", 1, _dropout_rel, OpPattern.OPAQUE, A.DropoutAttrs)
+register_relay_op("nn.dropout", 1, _dropout_rel, OpPattern.OPAQUE, A.DropoutAttrs, dtypes=FLOAT)
 
 
 def dropout_raw(data, rate=0.5):
@@ -340,7 +351,7 @@ def _pad_rel(types, attrs):
     return TensorType(shape, data.dtype)
 
 
-register_relay_op("nn.pad", 2, _pad_rel, OpPattern.INJECTIVE, A.PadAttrs)
+register_relay_op("nn.pad", 2, _pad_rel, OpPattern.INJECTIVE, A.PadAttrs, dtypes=ALL)
 
 
 def pad(data, pad_width, pad_value=0, pad_mode="constant"):
@@ -352,7 +363,7 @@ def pad(data, pad_width, pad_value=0, pad_mode="constant"):
     return make_call("nn.pad", [data, pad_value], A.PadAttrs(tuple(tuple(p) for p in pad_width), pad_mode))
 
 
-register_relay_op("nn.lrn", 1, identity_rel, OpPattern.OPAQUE, A.LRNAttrs)
+register_relay_op("nn.lrn", 1, identity_rel, OpPattern.OPAQUE, A.LRNAttrs, dtypes=FLOAT)
 
 
 def lrn(data, size=5, axis=1, bias=2, alpha=0.00001, beta=0.75):

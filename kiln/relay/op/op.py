@@ -1,15 +1,19 @@
 """Relay operator registration: each operator's type relation, fusion pattern and attribute record.
 
 An operator is registered once with :func:`register_relay_op`; its attributes live in the ``kiln.ir`` op registry:
-``FTypeRelation`` (``(arg_types, attrs) -> Type``), ``TOpPattern`` (:class:`OpPattern`), ``attrs_type`` and
+``FTypeRelation`` (``(arg_types, attrs) -> Type``, which also rejects dtypes the operator does not compute on),
+``dtypes`` (the dtypes each argument accepts), ``TOpPattern`` (:class:`OpPattern`), ``attrs_type`` and
 ``num_inputs``. Lower layers attach more (the interpreter's ``FEvaluate``, topi's ``FTVMCompute``).
 """
 
+import functools
 from enum import IntEnum
 
 from ...error import KilnError, OpAttributeInvalid
 from ...ir.op import Op, register_op, register_op_attr
+from ...ir.type import TensorType, TupleType
 from ..expr import Call
+from .type_relations import ALL, check_dtype
 
 
 class OpPattern(IntEnum):
@@ -24,7 +28,7 @@ class OpPattern(IntEnum):
     OPAQUE = 8
 
 
-def register_relay_op(name, num_inputs, type_rel, pattern, attrs_type=None, description=""):
+def register_relay_op(name, num_inputs, type_rel, pattern, attrs_type=None, description="", dtypes=ALL):
     """Register the Relay operator ``name``.
 
     Parameters
@@ -39,14 +43,36 @@ def register_relay_op(name, num_inputs, type_rel, pattern, attrs_type=None, desc
         The fusion pattern.
     attrs_type : type, optional
         The attribute record class (such as ``Conv2DAttrs``).
+    dtypes : tuple
+        The dtypes the operator computes on: a tuple of dtype names for every argument (the fields of a tuple
+        argument included), or one such tuple per argument (the last one for any further arguments). The registered
+        ``FTypeRelation`` rejects other dtypes, naming the operator, the argument and what it takes; the op
+        attribute ``dtypes`` holds them per argument, for tests that run every operator in every dtype.
     """
+    per_argument = (dtypes,) if isinstance(dtypes[0], str) else tuple(dtypes)
     op = register_op(name)
     register_op_attr(name, "num_inputs", num_inputs)
-    register_op_attr(name, "FTypeRelation", type_rel)
+    register_op_attr(name, "dtypes", per_argument)
+    register_op_attr(name, "FTypeRelation", _dtype_checked(name, type_rel, per_argument))
     register_op_attr(name, "TOpPattern", OpPattern(pattern))
     register_op_attr(name, "attrs_type", attrs_type)
     register_op_attr(name, "description", description)
     return op
+
+
+def _dtype_checked(name, type_rel, per_argument):
+    """``type_rel`` after checking every tensor argument's dtype against ``per_argument``."""
+
+    @functools.wraps(type_rel)  # __wrapped__ keeps the shared relation recognizable (layout rules look for it)
+    def relation(types, attrs):
+        for index, ttype in enumerate(types):
+            accepted = per_argument[min(index, len(per_argument) - 1)]
+            for field in ttype.fields if isinstance(ttype, TupleType) else (ttype,):
+                if isinstance(field, TensorType):
+                    check_dtype(field.dtype, accepted, f"argument {index}", name)
+        return type_rel(types, attrs)
+
+    return relation
 
 
 def make_call(name, args, attrs=None, span=None) -> Call:

@@ -1,15 +1,19 @@
-"""Reductions: ``sum mean max min prod`` and ``argmax argmin`` (axis, keepdims, exclude as in TVM)."""
+"""Reductions: ``sum mean max min prod all any`` and ``argmax argmin`` (axis, keepdims, exclude as in TVM).
+
+``sum`` and ``prod`` over bool are ``any`` and ``all`` (bool arithmetic saturates: :mod:`kiln.tir.dtype_semantics`);
+``all`` and ``any`` take bool tensors, as in TVM.
+"""
 
 from . import attrs as A
 from .op import OpPattern, make_call, register_relay_op
-from .type_relations import arg_reduce_rel, reduce_rel
+from .type_relations import ALL, BOOL, NUMERIC, arg_reduce_rel, reduce_rel
 
-_REDUCE = ["sum", "mean", "max", "min", "prod"]
+_REDUCE = {"sum": ALL, "mean": NUMERIC, "max": ALL, "min": ALL, "prod": ALL, "all": BOOL, "any": BOOL}
 _ARG_REDUCE = ["argmax", "argmin"]
-for _name in _REDUCE:
-    register_relay_op(_name, 1, reduce_rel, OpPattern.COMM_REDUCE, A.ReduceAttrs)
+for _name, _dtypes in _REDUCE.items():
+    register_relay_op(_name, 1, reduce_rel, OpPattern.COMM_REDUCE, A.ReduceAttrs, dtypes=_dtypes)
 for _name in _ARG_REDUCE:
-    register_relay_op(_name, 1, arg_reduce_rel, OpPattern.COMM_REDUCE, A.ArgReduceAttrs)
+    register_relay_op(_name, 1, arg_reduce_rel, OpPattern.COMM_REDUCE, A.ArgReduceAttrs, dtypes=ALL)
 
 
 def _axis_tuple(axis):
@@ -39,5 +43,5 @@ def _arg_reduce(name):
     return build
 
 
-sum, mean, max, min, prod = map(_reduce, _REDUCE)  # noqa: A001
+sum, mean, max, min, prod, all, any = map(_reduce, _REDUCE)  # noqa: A001
 argmax, argmin = map(_arg_reduce, _ARG_REDUCE)

@@ -15,9 +15,15 @@ from ..expr import Tuple, TupleWrapper
 from . import attrs as A
 from .op import OpPattern, make_call, register_relay_op
 from .type_relations import (
+    ALL,
+    BOOL,
+    FLOAT,
+    INTEGER,
+    NUMERIC,
     broadcast_bool_rel,
     broadcast_rel,
     broadcast_shapes,
+    check_dtype,
     identity_rel,
     normalize_axis,
     same_dtype,
@@ -25,11 +31,14 @@ from .type_relations import (
 )
 
 _UNARY = ["negative", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "abs", "erf", "floor", "ceil", "round", "sign"]
-_BINARY = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum"]
+# bool arithmetic saturates (add is or, multiply and, maximum or, minimum and: kiln.tir.dtype_semantics), so those
+# four take bool; subtracting, dividing or raising bools means nothing (numpy refuses it)
+_BINARY = {"add": ALL, "subtract": NUMERIC, "multiply": ALL, "divide": NUMERIC, "power": NUMERIC, "maximum": ALL,
+           "minimum": ALL}
 for _name in _UNARY:
-    register_relay_op(_name, 1, identity_rel, OpPattern.ELEMWISE)
-for _name in _BINARY:
-    register_relay_op(_name, 2, broadcast_rel, OpPattern.BROADCAST)
+    register_relay_op(_name, 1, identity_rel, OpPattern.ELEMWISE, dtypes=NUMERIC)
+for _name, _dtypes in _BINARY.items():
+    register_relay_op(_name, 2, broadcast_rel, OpPattern.BROADCAST, dtypes=_dtypes)
 
 
 def _unary(name):
@@ -58,7 +67,7 @@ def _clip_rel(types, attrs):
     return tensor_arg(types, 0)
 
 
-register_relay_op("clip", 1, _clip_rel, OpPattern.ELEMWISE, A.ClipAttrs)
+register_relay_op("clip", 1, _clip_rel, OpPattern.ELEMWISE, A.ClipAttrs, dtypes=NUMERIC)
 
 
 def clip(a, a_min, a_max):
@@ -67,6 +76,7 @@ def clip(a, a_min, a_max):
 
 
 def _cast_rel(types, attrs):
+    check_dtype(attrs.dtype, ALL, "the target", "cast")
     return TensorType(tensor_arg(types, 0).shape, attrs.dtype)
 
 
@@ -296,8 +306,6 @@ def split(data, indices_or_sections, axis=0):
 
 def _take_rel(types, attrs):
     data, indices = tensor_arg(types, 0), tensor_arg(types, 1)
-    if not indices.dtype.startswith(("int", "uint")):
-        raise TypeInferenceError(f"take: indices must have an integer dtype, got {indices.dtype}")
     if attrs.axis is None:
         return TensorType(indices.shape, data.dtype)
     axis = normalize_axis(attrs.axis, data.ndim)
@@ -306,7 +314,7 @@ def _take_rel(types, attrs):
     return TensorType(shape, data.dtype)
 
 
-register_relay_op("take", 2, _take_rel, OpPattern.INJECTIVE, A.TakeAttrs)
+register_relay_op("take", 2, _take_rel, OpPattern.INJECTIVE, A.TakeAttrs, dtypes=(ALL, INTEGER))
 
 
 def take(data, indices, axis=None, batch_dims=0, mode="clip"):
@@ -347,13 +355,11 @@ def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
 
 def _where_rel(types, attrs):
     cond, x, y = (tensor_arg(types, i) for i in range(3))
-    if cond.dtype != "bool" and not cond.dtype.startswith(("int", "uint")):
-        raise TypeInferenceError(f"where: condition must be bool, got {cond.dtype}")
     dtype = same_dtype([x, y], "where branches")
     return TensorType(broadcast_shapes(cond.shape, x.shape, y.shape), dtype)
 
 
-register_relay_op("where", 3, _where_rel, OpPattern.BROADCAST)
+register_relay_op("where", 3, _where_rel, OpPattern.BROADCAST, dtypes=(BOOL + INTEGER, ALL))
 
 
 def where(condition, x, y):
@@ -362,10 +368,12 @@ def where(condition, x, y):
 
 
 def _init_rel(types, attrs):
+    check_dtype(attrs.dtype, ALL, "the result", "the initializer")
     return TensorType(attrs.shape, attrs.dtype)
 
 
 def _full_rel(types, attrs):
+    check_dtype(attrs.dtype, ALL, "the result", "full")
     fill = tensor_arg(types, 0)
     if fill.shape:
         raise TypeInferenceError(f"full: fill_value must be a scalar, got {fill}")
@@ -415,6 +423,7 @@ def layout_transform(data, src_layout, dst_layout):
 
 
 def _shape_of_rel(types, attrs):
+    check_dtype(attrs.dtype, INTEGER, "the result", "shape_of")
     return TensorType((tensor_arg(types, 0).ndim,), attrs.dtype)
 
 
@@ -431,8 +440,8 @@ def shape_of(data, dtype="int32"):
 _UNARY_MATH = ["trunc", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
                "logical_not", "bitwise_not"]
 _UNARY_PREDICATE = ["isnan", "isinf", "isfinite"]
-_BINARY_MORE = ["floor_divide", "floor_mod", "mod", "logical_and", "logical_or", "logical_xor", "bitwise_and",
-                "bitwise_or", "bitwise_xor", "left_shift", "right_shift"]
+_BINARY_MORE = ["floor_divide", "floor_mod", "mod", "trunc_divide", "trunc_mod", "logical_and", "logical_or",
+                "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"]
 _COMPARE = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
 
 
@@ -440,20 +449,35 @@ def _predicate_rel(types, attrs):
     return TensorType(tensor_arg(types, 0).shape, "bool")
 
 
+_LOGICAL = ("logical_and", "logical_or", "logical_xor", "logical_not")  # the truth of any value
+_BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")
+_SHIFTS = ("left_shift", "right_shift")
+
+
+def _dtypes_of(name):
+    if name in _LOGICAL:
+        return ALL
+    if name in _BITWISE:
+        return BOOL + INTEGER
+    return INTEGER if name in _SHIFTS else NUMERIC
+
+
 for _name in _UNARY_MATH:
-    register_relay_op(_name, 1, identity_rel, OpPattern.ELEMWISE)
+    register_relay_op(_name, 1, identity_rel, OpPattern.ELEMWISE, dtypes=_dtypes_of(_name))
 for _name in _UNARY_PREDICATE:
-    register_relay_op(_name, 1, _predicate_rel, OpPattern.ELEMWISE)
+    register_relay_op(_name, 1, _predicate_rel, OpPattern.ELEMWISE, dtypes=FLOAT)
 for _name in _BINARY_MORE:
-    register_relay_op(_name, 2, broadcast_rel, OpPattern.BROADCAST)
+    register_relay_op(_name, 2, broadcast_rel, OpPattern.BROADCAST, dtypes=_dtypes_of(_name))
 for _name in _COMPARE:
-    register_relay_op(_name, 2, broadcast_bool_rel, OpPattern.BROADCAST)
+    register_relay_op(_name, 2, broadcast_bool_rel, OpPattern.BROADCAST, dtypes=ALL)
 
 (trunc, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, logical_not,
  bitwise_not) = map(_unary, _UNARY_MATH)
 isnan, isinf, isfinite = map(_unary, _UNARY_PREDICATE)
-(floor_divide, floor_mod, mod, logical_and, logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor,
- left_shift, right_shift) = map(_binary, _BINARY_MORE)
+(floor_divide, floor_mod, mod, trunc_divide, trunc_mod, logical_and, logical_or, logical_xor, bitwise_and,
+ bitwise_or, bitwise_xor, left_shift, right_shift) = map(_binary, _BINARY_MORE)
+trunc_divide.__doc__ = "Broadcasting division rounding toward zero: ``trunc(lhs / rhs)`` (C's ``/`` on integers)."
+trunc_mod.__doc__ = "Broadcasting remainder of :func:`trunc_divide`, with the sign of ``lhs`` (C's ``%`` on integers)."
 equal, not_equal, less, less_equal, greater, greater_equal = map(_binary, _COMPARE)
 for _build in (equal, not_equal, less, less_equal, greater, greater_equal):
     _build.__doc__ = f"Broadcasting comparison ``{_build.__name__}`` of two tensors of one dtype; the result is bool."

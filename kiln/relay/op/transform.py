@@ -12,12 +12,7 @@ from ...ir.type import TensorType
 from ..expr import const
 from . import attrs as A
 from .op import OpPattern, make_call, register_relay_op
-from .type_relations import broadcast_shapes, normalize_axis, same_dtype, tensor_arg
-
-
-def _int_indices(ttype, what):
-    if not ttype.dtype.startswith(("int", "uint")):
-        raise TypeInferenceError(f"{what}: indices must have an integer dtype, got {ttype.dtype}")
+from .type_relations import ALL, INTEGER, broadcast_shapes, check_dtype, normalize_axis, same_dtype, tensor_arg
 
 
 def _broadcast_to_rel(types, attrs):
@@ -89,7 +84,6 @@ def reverse(data, axis):
 
 def _gather_rel(types, attrs):
     data, indices = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "indices")
-    _int_indices(indices, "gather")
     axis = normalize_axis(attrs.axis, data.ndim, "gather axis")
     if indices.ndim != data.ndim or any(i != d for k, (i, d) in enumerate(zip(indices.shape, data.shape, strict=True))
                                         if k != axis and i > d):
@@ -98,7 +92,7 @@ def _gather_rel(types, attrs):
     return TensorType(indices.shape, data.dtype)
 
 
-register_relay_op("gather", 2, _gather_rel, OpPattern.INJECTIVE, A.GatherAttrs)
+register_relay_op("gather", 2, _gather_rel, OpPattern.INJECTIVE, A.GatherAttrs, dtypes=(ALL, INTEGER))
 
 
 def gather(data, axis, indices):
@@ -109,7 +103,6 @@ def gather(data, axis, indices):
 
 def _gather_nd_rel(types, attrs):
     data, indices = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "indices")
-    _int_indices(indices, "gather_nd")
     if indices.ndim < 1:
         raise TypeInferenceError(f"gather_nd: indices {indices} must have rank >= 1")
     m, b = indices.shape[0], attrs.batch_dims
@@ -120,7 +113,7 @@ def _gather_nd_rel(types, attrs):
     return TensorType(indices.shape[1:] + data.shape[m + b :], data.dtype)
 
 
-register_relay_op("gather_nd", 2, _gather_nd_rel, OpPattern.INJECTIVE, A.GatherNDAttrs)
+register_relay_op("gather_nd", 2, _gather_nd_rel, OpPattern.INJECTIVE, A.GatherNDAttrs, dtypes=(ALL, INTEGER))
 
 
 def gather_nd(data, indices, batch_dims=0, index_rank=None):
@@ -131,17 +124,17 @@ def gather_nd(data, indices, batch_dims=0, index_rank=None):
 
 def _one_hot_rel(types, attrs):
     indices, on, off = (tensor_arg(types, i, name) for i, name in enumerate(["indices", "on_value", "off_value"]))
-    _int_indices(indices, "one_hot")
     if on.shape or off.shape:
         raise TypeInferenceError(f"one_hot: on_value {on} and off_value {off} must be scalars")
     same_dtype([on, off], "one_hot on_value and off_value")
+    check_dtype(attrs.dtype, ALL, "the result", "one_hot")
     axis = attrs.axis if attrs.axis >= 0 else attrs.axis + indices.ndim + 1
     if not 0 <= axis <= indices.ndim:
         raise TypeInferenceError(f"one_hot: axis {attrs.axis} is out of range for indices {indices}")
     return TensorType(indices.shape[:axis] + (attrs.depth,) + indices.shape[axis:], attrs.dtype)
 
 
-register_relay_op("one_hot", 3, _one_hot_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.OneHotAttrs)
+register_relay_op("one_hot", 3, _one_hot_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.OneHotAttrs, dtypes=(INTEGER, ALL))
 
 
 def one_hot(indices, on_value, off_value, depth, axis, dtype):
@@ -156,6 +149,7 @@ def one_hot(indices, on_value, off_value, depth, axis, dtype):
 def _scan_rel(types, attrs):
     data = tensor_arg(types, 0, "data")
     dtype = attrs.dtype or data.dtype
+    check_dtype(dtype, ALL, "the result", "the scan")
     if attrs.axis is None:
         size = 1
         for d in data.shape:
@@ -184,7 +178,6 @@ def cumprod(data, axis=None, dtype=None, exclusive=None):
 
 def _scatter_elements_rel(types, attrs):
     data, indices, updates = (tensor_arg(types, i, n) for i, n in enumerate(["data", "indices", "updates"]))
-    _int_indices(indices, "scatter_elements")
     normalize_axis(attrs.axis, data.ndim, "scatter_elements axis")
     if indices.shape != updates.shape or indices.ndim != data.ndim:
         raise TypeInferenceError(f"scatter_elements: indices {indices} and updates {updates} must have one shape "
@@ -193,7 +186,8 @@ def _scatter_elements_rel(types, attrs):
     return data
 
 
-register_relay_op("scatter_elements", 3, _scatter_elements_rel, OpPattern.OPAQUE, A.ScatterElementsAttrs)
+register_relay_op("scatter_elements", 3, _scatter_elements_rel, OpPattern.OPAQUE, A.ScatterElementsAttrs,
+                  dtypes=(ALL, INTEGER, ALL))
 
 
 def scatter_elements(data, indices, updates, axis=0, reduction="update"):
@@ -204,7 +198,6 @@ def scatter_elements(data, indices, updates, axis=0, reduction="update"):
 
 def _scatter_nd_rel(types, attrs):
     data, indices, updates = (tensor_arg(types, i, n) for i, n in enumerate(["data", "indices", "updates"]))
-    _int_indices(indices, "scatter_nd")
     m = indices.shape[0] if indices.ndim else 0
     if indices.ndim < 1 or m > data.ndim or tuple(updates.shape) != indices.shape[1:] + data.shape[m:]:
         raise TypeInferenceError(f"scatter_nd: updates {updates} must have shape indices.shape[1:] + "
@@ -213,7 +206,7 @@ def _scatter_nd_rel(types, attrs):
     return data
 
 
-register_relay_op("scatter_nd", 3, _scatter_nd_rel, OpPattern.OPAQUE, A.ScatterNDAttrs)
+register_relay_op("scatter_nd", 3, _scatter_nd_rel, OpPattern.OPAQUE, A.ScatterNDAttrs, dtypes=(ALL, INTEGER, ALL))
 
 
 def scatter_nd(data, indices, updates, mode="update"):

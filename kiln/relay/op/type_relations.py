@@ -7,6 +7,36 @@ TypeInferenceError saying what was expected and what it got (InferType adds the 
 from ...error import TypeInferenceError
 from ...ir.type import TensorType, TupleType
 
+# the dtypes Relay operators compute on (kiln.tir.dtype_semantics says what each means); an operator registers the
+# ones each of its arguments accepts (register_relay_op's ``dtypes``), and its relation rejects any other
+BOOL = ("bool",)
+SIGNED = ("int8", "int16", "int32", "int64")
+UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
+INTEGER = SIGNED + UNSIGNED
+FLOAT = ("float16", "float32", "float64")
+NUMERIC = INTEGER + FLOAT
+ALL = BOOL + NUMERIC
+_CLASS_NAMES = {BOOL: "bool", INTEGER: "an integer dtype", FLOAT: "a float dtype",
+                NUMERIC: "a numeric dtype (integer or float)", ALL: "a supported dtype",
+                BOOL + INTEGER: "bool or an integer dtype"}
+
+
+def describe_dtypes(dtypes) -> str:
+    """``dtypes`` in words (``a float dtype (float16, float32, float64)``)."""
+    dtypes = tuple(dtypes)
+    name = _CLASS_NAMES.get(dtypes)
+    listed = ", ".join(dtypes)
+    if name is None:
+        return f"one of {listed}"
+    return name if len(dtypes) == 1 else f"{name} ({listed})"
+
+
+def check_dtype(dtype, accepted, what, op_name):
+    """Raise TypeInferenceError unless ``dtype`` is one of ``accepted``: ``"{what} has dtype {dtype}, but {op_name}
+    needs {accepted}"``."""
+    if dtype not in accepted:
+        raise TypeInferenceError(f"{what} has dtype {dtype}, but {op_name} needs {describe_dtypes(accepted)}")
+
 
 def tensor_arg(types, index, what="argument") -> TensorType:
     """Argument ``index`` as a TensorType, or a TypeInferenceError."""

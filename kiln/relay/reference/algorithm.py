@@ -1,4 +1,4 @@
-"""Sorting-based operators in numpy: ``topk``.
+"""Sorting-based operators in numpy: ``topk`` and ``argsort``.
 
 Ties keep the lower index first in both directions. For the descending order a stable ascending sort of the
 reversed axis, read backwards, gives exactly that (a stable sort of ``-x`` would overflow for the lowest integer).
@@ -31,3 +31,10 @@ def topk(attrs, data):
     if attrs.ret_type == "both":
         return values, indices
     return values if attrs.ret_type == "values" else indices
+
+
+@register("argsort")
+def argsort(attrs, data):
+    """The indices sorting ``data`` along ``axis`` (stable in both directions)."""
+    order = stable_order(data, normalize_axis(attrs.axis, data.ndim), attrs.is_ascend)
+    return order.astype(attrs.dtype)

@@ -10,7 +10,8 @@ import math
 
 import numpy as np
 
-from .common import as_dtype, highest, is_float, is_int, lowest, np_dtype, register, round_half_away, trunc_divide
+from ...tir.dtype_semantics import saturate_int
+from .common import as_dtype, is_float, is_int, np_dtype, register, round_half_away, trunc_divide
 
 
 def _binary(ufunc):
@@ -53,7 +54,7 @@ def _rsqrt(x):
 
 def _erf(x):
     # no vectorized erf in numpy: math.erf per element, in float64 (exact to a float64 ulp)
-    return np.frompyfunc(math.erf, 1, 1)(x.astype("float64")).astype("float64")
+    return np.asarray(np.frompyfunc(math.erf, 1, 1)(x.astype("float64")), dtype="float64")  # a 0-d x gives a float
 
 
 def _round(x):
@@ -91,8 +92,7 @@ def _bound(value, dtype):
     """A clip bound converted to ``dtype`` as TVM's ``const(value, dtype)`` does (integers truncate), saturated to
     the range of the type so that ``a_max=inf`` means "no upper bound" for integers too."""
     if is_int(dtype):
-        value = min(max(value, float(lowest(dtype))), float(highest(dtype)))
-        return np.asarray(math.trunc(value)).astype(dtype)
+        return np.asarray(saturate_int(value, dtype), dtype)
     return np.asarray(value).astype(dtype)
 
 
@@ -148,8 +148,23 @@ def _floor_mod(lhs, rhs):
     return lhs - np.floor(lhs / rhs) * rhs
 
 
+def _trunc_divide(lhs, rhs):
+    """Division rounding toward zero (TVM's ``trunc_divide``: ``truncdiv`` of integers, ``trunc(a / b)`` of
+    floats)."""
+    if is_int(np.result_type(lhs, rhs)):
+        return trunc_divide(lhs, rhs)
+    return np.trunc(lhs / rhs)
+
+
+def _trunc_mod(lhs, rhs):
+    """The remainder of :func:`_trunc_divide`, with the sign of ``lhs`` (``a - trunc(a / b) * b`` of floats, as TVM
+    computes it, rounding after each operation)."""
+    return lhs - _trunc_divide(lhs, rhs) * rhs
+
+
 _MORE_BINARY = {
-    "floor_divide": _floor_divide, "floor_mod": _floor_mod, "mod": np.fmod,
+    "floor_divide": _floor_divide, "floor_mod": _floor_mod, "mod": np.fmod, "trunc_divide": _trunc_divide,
+    "trunc_mod": _trunc_mod,
     "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
     "left_shift": np.left_shift, "right_shift": np.right_shift,
 }

@@ -1,7 +1,8 @@
-"""Reductions in numpy: ``sum mean max min prod`` and ``argmax argmin``.
+"""Reductions in numpy: ``sum mean max min prod all any`` and ``argmax argmin``.
 
 The reduced axes come from ``reduce_axes`` (the type relation's helper: ``axis``, ``exclude``). Sums and products
-accumulate in the data's dtype (numpy would widen int32 to int64; float16 uses float32); integer ``mean``
+accumulate in the data's dtype (numpy would widen int32 to int64; float16 uses float32; over bool they are numpy's
+``any`` and ``all``, kiln's saturating bool arithmetic: :mod:`kiln.tir.dtype_semantics`); integer ``mean``
 truncates like TVM's ``sum / count``. ``max``/``min`` start from TVM's ``min_value``/``max_value`` so empty
 reductions match.
 ``argmax``/``argmin`` over several axes return the index into those axes flattened in order, as TVM's
@@ -42,6 +43,18 @@ def reduce_mean(attrs, data):
         return as_dtype(trunc_divide(total, np.asarray(max(count, 1), data.dtype)), data.dtype)
     mean = np.mean(data, axis=axes, keepdims=attrs.keepdims, dtype=accumulator(data.dtype))
     return as_dtype(mean, data.dtype)
+
+
+@register("all")
+def reduce_all(attrs, data):
+    """Logical and over the reduced axes (of a bool tensor)."""
+    return np.asarray(np.all(data, axis=_axes(data, attrs), keepdims=attrs.keepdims))
+
+
+@register("any")
+def reduce_any(attrs, data):
+    """Logical or over the reduced axes (of a bool tensor)."""
+    return np.asarray(np.any(data, axis=_axes(data, attrs), keepdims=attrs.keepdims))
 
 
 @register("max")

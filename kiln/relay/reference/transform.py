@@ -75,6 +75,8 @@ def split(attrs, data):
 def _take_indices(indices, size, mode):
     """Bring ``indices`` into ``[0, size)`` as TVM's ``take`` does: ``clip`` clamps (negative -> 0), ``wrap`` takes
     the index modulo ``size``, ``fast`` assumes they are in range (checked here, since numpy would wrap negatives)."""
+    if mode in ("clip", "wrap") and indices.dtype == np.uint64:  # beyond int64: bring into range first
+        indices = np.minimum(indices, max(size - 1, 0)) if mode == "clip" else indices % np.uint64(max(size, 1))
     indices = indices.astype("int64")
     if mode == "clip":
         return np.clip(indices, 0, max(size - 1, 0))

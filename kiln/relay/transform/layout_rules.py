@@ -13,6 +13,7 @@ an input arrives in a new layout; they never change a layout on their own.
 """
 
 import dataclasses
+import inspect
 from collections.abc import Callable
 
 from ...tir.layout import layout as parse_layout
@@ -282,7 +283,7 @@ def rule_for(op):
     if rule is not None:
         return rule
     op_name = op.name
-    relation = op.get_attr("FTypeRelation")
+    relation = inspect.unwrap(op.get_attr("FTypeRelation"))  # without the dtype check register_relay_op adds
     if relation in (broadcast_rel, broadcast_bool_rel) or op_name == "where":
         return broadcast_rule
     if op.get_attr("TOpPattern") == OpPattern.ELEMWISE and op.get_attr("num_inputs") == 1:

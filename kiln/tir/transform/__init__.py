@@ -1,13 +1,15 @@
 """kiln.tir.transform: passes over PrimFuncs (TVM's ``tvm.tir.transform``), each a registered ``PrimFuncPass``.
 
 Registered names: ``tir.Simplify``, ``tir.FlattenBuffer``, ``tir.UnrollLoop`` (config ``tir.UnrollLoop``),
-``tir.VectorizeLoop``, ``tir.RemoveNoOp``, ``tir.LowerIntrin``, ``tir.StorageRewrite``, ``tir.MakePackedAPI``. Each
-module also exposes the plain function over a PrimFunc (``simplify_prim_func``, ``flatten_buffer`` ...).
+``tir.VectorizeLoop``, ``tir.RemoveNoOp``, ``tir.LowerIntrin``, ``tir.StorageRewrite``, ``tir.MakePackedAPI``,
+``tir.FP16ComputeLegalize``. Each module also exposes the plain function over a PrimFunc (``simplify_prim_func``,
+``flatten_buffer`` ...).
 """
 
 # ruff: noqa: F401  (re-exports)
 
 from .flatten_buffer import FlattenBuffer, flatten_buffer
+from .fp16_compute_legalize import FP16ComputeLegalize, fp16_compute_legalize
 from .function_pass import PrimFuncPass, prim_func_pass
 from .lower_intrin import LowerIntrin, lower_intrin
 from .make_packed_api import MakePackedAPI, make_packed_api

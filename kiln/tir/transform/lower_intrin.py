@@ -16,7 +16,9 @@ Expansions (each a named rule in :data:`RULES`): ``sigmoid(x) = 1 / (1 + exp(-x)
 rational approximations on a clamped input (Eigen's, also used by TVM's ``fast_tanh``/``fast_erf``), accurate to a
 few float32 ulps; ``rsqrt(x) = 1 / sqrt(x)``; ``log1p(x) = log(1 + x)``; ``exp10(x) = exp(x * ln 10)``; ``tan = sin /
 cos``; ``sinh``, ``cosh`` through ``exp``; ``round`` becomes ``nearbyint`` (round half to even, as numpy);
-``isnan(x) = x != x``; ``isinf(x) = fabs(x) == inf``; ``isfinite`` the negation of both; ``likely(c) = c``.
+``isnan(x) = x != x``; ``isinf(x) = fabs(x) == inf``; ``isfinite`` the negation of both; ``likely(c) = c``. The
+``tanh`` and ``erf`` approximations are float32-accurate, so float64 calls libm's.
+An expansion of a float16 value computes in float32 and rounds once at the end.
 Other intrinsics (``atan``, ``asin`` ...) are left for the backend to call from libm.
 """
 
@@ -28,6 +30,7 @@ from ...ir.transform import PassInfo, register_pass
 from .. import dtype as _dt
 from .. import expr as E
 from .. import op as _op
+from ..dtype_semantics import compute_dtype
 from ..functor import StmtExprMutator
 from ..intrin import call_intrin
 from .function_pass import PrimFuncPass
@@ -147,6 +150,19 @@ RULES = {
 }
 """Intrinsic name -> expansion of its single argument."""
 
+FLOAT32_APPROXIMATIONS = {"tir.tanh", "tir.erf"}
+"""Expansions accurate to float32 only: float64 calls libm instead."""
+
+
+def _expand(rule, x):
+    """``rule(x)``; of a float16 ``x`` computed in float32 and rounded once, since the expansion is one operation
+    and its constants and intermediate values need float32 (:mod:`kiln.tir.dtype_semantics`)."""
+    wide = compute_dtype(x.dtype)
+    if wide == x.dtype:
+        return rule(x)
+    out = rule(_op.cast(x, wide))
+    return _op.cast(out, x.dtype) if out.dtype == wide else out
+
 
 class IntrinLowerer(StmtExprMutator):
     """Applies :data:`RULES` and lowers floor division; tracks loop ranges to prove dividends non-negative."""
@@ -161,8 +177,10 @@ class IntrinLowerer(StmtExprMutator):
     def visit_call(self, op):
         op = super().visit_call(op)
         rule = RULES.get(op.op.name)
+        if op.op.name in FLOAT32_APPROXIMATIONS and _dt.DataType.parse(op.dtype).bits == 64:
+            return op  # libm's tanh and erf are exact to float64; the expansions only to float32
         if rule is not None and len(op.args) == 1:
-            return self.visit_expr(rule(op.args[0]))
+            return self.visit_expr(_expand(rule, op.args[0]))
         return op
 
     def visit_floor_div(self, op):

@@ -134,8 +134,8 @@ UNARY = (
 
 BINARY = (
     "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "floor_divide", "floor_mod", "mod",
-    "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift",
-    "right_shift", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "trunc_divide", "trunc_mod", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "left_shift", "right_shift", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
 )
 """Broadcasting binary operators computed by the topi function of the same name."""
 
@@ -166,6 +166,8 @@ COMPUTES = {
     "max": _reduce(R.max),
     "min": _reduce(R.min),
     "prod": _reduce(R.prod_reduce),
+    "all": _reduce(R.all),
+    "any": _reduce(R.any),
     "argmax": _arg_reduce(R.argmax),
     "argmin": _arg_reduce(R.argmin),
     "nn.conv2d": _conv2d,
@@ -199,6 +201,8 @@ COMPUTES = {
     "cumsum": _scan(SC.cumsum),
     "cumprod": _scan(SC.cumprod),
     "topk": _topk,
+    "argsort": lambda attrs, inputs, out_type: [SO.argsort(inputs[0], axis=attrs.axis, is_ascend=attrs.is_ascend,
+                                                           dtype=attrs.dtype)],
     "scatter_elements": lambda attrs, inputs, out_type: [SCT.scatter_elements(*inputs[:3], attrs.axis,
                                                                               attrs.reduction)],
     "scatter_nd": lambda attrs, inputs, out_type: [SCT.scatter_nd(*inputs[:3], attrs.mode)],

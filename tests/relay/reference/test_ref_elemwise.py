@@ -120,3 +120,16 @@ def test_float32_stays_float32_with_python_scalars():
     out = run(x * 0.1 + 1e-3, x=np.ones(3, "f4"))
     assert out.dtype == np.float32
     np.testing.assert_allclose(out, np.float32(0.1) + np.float32(1e-3), rtol=1e-7)
+
+
+def test_erf_of_a_scalar_tensor():
+    """numpy's frompyfunc gives a Python float for a 0-d array (found by the fuzzer of issue #10)."""
+    out = run(relay.erf(v("x", (), "float16")), x=np.array(0.5, "float16"))
+    assert out.dtype == np.float16 and out.shape == ()
+    assert out == np.float16(math.erf(0.5))
+
+
+def test_clip_bounds_saturate_exactly_in_int64():
+    """``inf`` means no bound, and ``float(2**63 - 1)`` must not wrap to the lowest int64."""
+    x = np.array([-(2**62), 2**62], "int64")
+    np.testing.assert_array_equal(run(relay.clip(v("x", (2,), "int64"), -np.inf, np.inf), x=x), x)

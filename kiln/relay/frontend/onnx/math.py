@@ -17,6 +17,8 @@ from .common import OnnxOpConverter, const, register
 
 
 def _binary(build):
+    """A converter calling ``build(lhs, rhs, ctx)``."""
+
     class Binary(OnnxOpConverter):
         """Broadcasting binary operator (opset < 7: ``broadcast``/``axis`` attributes align the right operand)."""
 
@@ -28,22 +30,28 @@ def _binary(build):
                 trailing = ctx.ndim(lhs) - axis - ctx.ndim(rhs)
                 if trailing > 0:
                     rhs = _op.reshape(rhs, ctx.shape(rhs) + (1,) * trailing)
-            return build(lhs, rhs)
+            return build(lhs, rhs, ctx)
 
         @classmethod
         def _impl_v7(cls, inputs, attr, ctx):
-            return build(*inputs)
+            return build(*inputs, ctx)
 
     return Binary
 
 
-for _name, _build in [("Add", _op.add), ("Sub", _op.subtract), ("Mul", _op.multiply), ("Div", _op.divide),
+def _divide(lhs, rhs, ctx):
+    """ONNX ``Div``: true division of floats; of integers, division truncating toward zero (``trunc_divide``)."""
+    return (_op.divide if ctx.dtype(lhs).startswith("float") else _op.trunc_divide)(lhs, rhs)
+
+
+register("Div")(_binary(_divide))
+for _name, _build in [("Add", _op.add), ("Sub", _op.subtract), ("Mul", _op.multiply),
                       ("Equal", _op.equal), ("Less", _op.less), ("Greater", _op.greater),
                       ("LessOrEqual", _op.less_equal), ("GreaterOrEqual", _op.greater_equal),
                       ("And", _op.logical_and), ("Or", _op.logical_or), ("Xor", _op.logical_xor),
                       ("BitwiseAnd", _op.bitwise_and), ("BitwiseOr", _op.bitwise_or),
                       ("BitwiseXor", _op.bitwise_xor)]:
-    register(_name)(_binary(_build))
+    register(_name)(_binary(lambda lhs, rhs, ctx, build=_build: build(lhs, rhs)))
 
 
 @register("Pow")
@@ -68,7 +76,10 @@ class Mod(OnnxOpConverter):
 
     @classmethod
     def _impl_v10(cls, inputs, attr, ctx):
-        return (_op.mod if attr.get("fmod", 0) else _op.floor_mod)(*inputs)
+        if not attr.get("fmod", 0):
+            return _op.floor_mod(*inputs)
+        # C's fmod on floats (exact); on integers that is the truncating remainder, TVM's trunc_mod
+        return (_op.mod if ctx.dtype(inputs[0]).startswith("float") else _op.trunc_mod)(*inputs)
 
 
 @register("BitShift")

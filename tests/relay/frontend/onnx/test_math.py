@@ -150,3 +150,21 @@ def test_isnan_isinf(ox):
     ox.check_node("IsInf", {"x": x}, out_dtype="bool")
     ox.check_node("IsInf", {"x": x}, {"detect_negative": 0}, out_dtype="bool")
     ox.check_node("IsInf", {"x": x}, {"detect_positive": 0}, out_dtype="bool")
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int8", "float32"])
+def test_div_and_mod_of_integers_truncate(ox, dtype):
+    """ONNX Div of integers and Mod with fmod=1 truncate toward zero: Relay's trunc_divide and trunc_mod (issue #10);
+    of floats they are divide and mod (C's exact fmod)."""
+    from kiln import relay
+
+    a = np.array([[7, -7, 7, -7], [5, -3, 0, 9]], dtype)
+    b = np.array([2, 2, -2, -3], dtype)
+    for op, attrs, relay_op in (("Div", {}, "trunc_divide"), ("Mod", {"fmod": 1}, "trunc_mod")):
+        ox.check_node(op, {"a": a, "b": b}, attrs, out_dtype=dtype)
+        mod, _ = relay.frontend.from_onnx(ox.node_model(op, {"a": a, "b": b}, attrs, out_dtype=dtype))
+        names = []
+        relay.analysis.post_order_visit(mod["main"], lambda e, names=names: names.append(e.op.name)
+                                        if isinstance(e, relay.Call) else None)
+        float_op = "divide" if op == "Div" else "mod"
+        assert names == [float_op if dtype == "float32" else relay_op]

@@ -1,0 +1,235 @@
+"""The mixed-dtype differential fuzzer: random well-typed Relay graphs (:mod:`.fuzz_graph`) over bool, 8/16/32/64-bit
+integers and float16/32/64, built with ``relay.build`` for every target and opt_level asked for and compared with the
+reference interpreter (numpy).
+
+Each graph is replayed by its seed. A run reports three kinds of findings, which should all be zero:
+
+* ``build error``: ``relay.build`` raised;
+* ``crash``: the built module raised while running;
+* ``mismatch``: an output differs from the reference: in dtype or shape, in any element of an integer or bool
+  output or of a float computed exactly (:mod:`.fuzz_values`), or beyond a float16/32/64 tolerance otherwise.
+
+The generator only builds graphs whose every result kiln defines, so the reference raising is a fault of the fuzzer
+(reported as ``invalid graph``). Usage::
+
+    python -m kiln.relay.testing.fuzz --graphs 2000              # seeds 0..1999, llvm and c, opt_level 0 and 3
+    python -m kiln.relay.testing.fuzz --replay 1234 --verbose    # one graph: its IR and what went wrong
+"""
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...ir.module import IRModule
+from ...ir.transform import PassContext
+from ...ir.type import TensorType, TupleType
+from ...runtime.device import cpu
+from ..build import build
+from ..expr import Tuple
+from ..expr_functor import post_order_visit
+from ..interpreter import create_executor
+from ..transform.infer_type import infer_type
+from .fuzz_graph import GraphGenerator
+
+TOLERANCE = {"float16": 3e-2, "float32": 1e-4, "float64": 1e-9}
+"""Relative (and, scaled by the output's magnitude, absolute) tolerance of outputs computed with rounding: that of
+the coarsest float type an output is computed from, whose rounding errors a wider output carries along."""
+KINDS = ("mismatch", "crash", "build error", "invalid graph")
+
+
+@dataclass
+class Finding:
+    """One failure: the graph's seed, where it happened, what kind and the message."""
+
+    seed: int
+    target: str
+    opt_level: int
+    kind: str
+    message: str
+
+    def __str__(self):
+        return (f"seed {self.seed} ({self.target}, opt_level {self.opt_level}): {self.kind}: {self.message}\n"
+                f"  replay: python -m kiln.relay.testing.fuzz --replay {self.seed} --verbose")
+
+
+@dataclass
+class Report:
+    """The outcome of a fuzzing run."""
+
+    graphs: int = 0
+    builds: int = 0
+    findings: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    def count(self, kind) -> int:
+        return sum(f.kind == kind for f in self.findings)
+
+    def summary(self) -> str:
+        counts = ", ".join(f"{self.count(k)} {k}{'es' if k in ('mismatch', 'crash') else 's'}" for k in KINDS)
+        return f"{self.graphs} graphs, {self.builds} builds in {self.seconds:.0f} s: {counts}"
+
+
+def random_graph(seed, max_ops=12):
+    """``(IRModule, inputs, params, exact)`` of graph ``seed`` (see :meth:`GraphGenerator.generate`)."""
+    func, inputs, params, exact = GraphGenerator(seed, max_ops).generate()
+    return IRModule.from_expr(func), inputs, params, exact
+
+
+def _outputs(value) -> list:
+    values = value if isinstance(value, tuple) else (value,)
+    return [v.numpy() for v in values]
+
+
+def coarsest_floats(mod) -> list:
+    """For each output of ``mod``, the float dtype with the least precision among the values it is computed from
+    (float64 when none is float16 or float32)."""
+    body = infer_type(mod)["main"].body
+    coarsest = []
+    for output in body.fields if isinstance(body, Tuple) else (body,):
+        seen = set()
+        post_order_visit(output, lambda e, seen=seen: seen.update(
+            t.dtype for t in _tensor_types(getattr(e, "checked_type_", None))))
+        coarsest.append(next((d for d in ("float16", "float32") if d in seen), "float64"))
+    return coarsest
+
+
+def _tensor_types(ttype):
+    if isinstance(ttype, TupleType):
+        return [t for f in ttype.fields for t in _tensor_types(f)]
+    return [ttype] if isinstance(ttype, TensorType) else []
+
+
+def compare(got, want, exact, coarsest="float64") -> str:
+    """Why ``got`` is not ``want`` (empty when it is): ``exact`` outputs must be equal element for element, others
+    within the tolerance of ``coarsest`` (or of their own dtype, if coarser)."""
+    if got.dtype != want.dtype or got.shape != want.shape:
+        return f"got {got.dtype}{list(got.shape)}, expected {want.dtype}{list(want.shape)}"
+    if want.dtype.kind != "f" or exact:
+        ok = np.array_equal(got, want, equal_nan=want.dtype.kind == "f")
+    else:
+        finite = np.abs(want[np.isfinite(want)].astype("float64"))
+        tol = max(TOLERANCE[want.dtype.name], TOLERANCE[coarsest])
+        scale = max(1.0, float(finite.max())) if finite.size else 1.0
+        ok = np.allclose(got.astype("float64"), want.astype("float64"), rtol=tol, atol=tol * scale, equal_nan=True)
+    if ok:
+        return ""
+    bad = np.argwhere(got != want)[:1] if got.shape else [()]
+    where = tuple(int(i) for i in bad[0]) if len(bad) else ()
+    return f"at {list(where)} got {got[where]!r}, expected {want[where]!r} ({want.dtype}{list(want.shape)})"
+
+
+def check_graph(seed, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=12):
+    """Build graph ``seed`` for every target and opt_level; the findings and the number of builds."""
+    try:
+        mod, inputs, params, exact = random_graph(seed, max_ops)
+        args = {**inputs, **params}
+        want = _outputs(create_executor("debug", mod=mod).evaluate()(*[args[p.name_hint] for p in mod["main"].params]))
+        coarsest = coarsest_floats(mod)
+    except Exception as exc:  # noqa: BLE001  (a failure of the generator or the reference is reported, not raised)
+        return [Finding(seed, "reference", -1, "invalid graph", f"{type(exc).__name__}: {exc}")], 0
+    findings, builds = [], 0
+    for target in targets:
+        for level in opt_levels:
+            builds += 1
+            finding = _check_build(seed, mod, inputs, params, exact, want, target, level, coarsest)
+            if finding is not None:
+                findings.append(finding)
+    return findings, builds
+
+
+def _check_build(seed, mod, inputs, params, exact, want, target, level, coarsest):
+    try:
+        with PassContext(opt_level=level):
+            lib = build(mod, target=target, params=params)
+    except Exception as exc:  # noqa: BLE001
+        return Finding(seed, target, level, "build error", f"{type(exc).__name__}: {_first_line(exc)}")
+    try:
+        executor = lib["default"](cpu(0))  # a runtime GraphExecutor (contrib's GraphModule sits above relay)
+        for name, value in inputs.items():
+            executor.set_input(name, value)
+        executor.run()
+        got = [executor.get_output(i).numpy() for i in range(executor.get_num_outputs())]
+    except Exception as exc:  # noqa: BLE001
+        return Finding(seed, target, level, "crash", f"{type(exc).__name__}: {_first_line(exc)}")
+    if len(got) != len(want):
+        return Finding(seed, target, level, "mismatch", f"{len(got)} outputs, expected {len(want)}")
+    for k, (g, w, e, c) in enumerate(zip(got, want, exact, coarsest)):
+        problem = compare(g, w, e, c)
+        if problem:
+            return Finding(seed, target, level, "mismatch", f"output {k}: {problem}")
+    return None
+
+
+def _first_line(exc) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else ""
+
+
+def fuzz(graphs, seed=0, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=12, log=None) -> Report:
+    """Check graphs ``seed`` .. ``seed + graphs - 1``.
+
+    Parameters
+    ----------
+    graphs : int
+        How many graphs.
+    seed : int
+        The first graph's seed.
+    targets, opt_levels : sequence
+        What each graph is built for.
+    max_ops : int
+        The most operators a graph applies.
+    log : callable, optional
+        Called with each finding's text, and with a progress line every 100 graphs.
+
+    Returns
+    -------
+    report : Report
+    """
+    report = Report()
+    start = time.time()
+    for s in range(seed, seed + graphs):
+        findings, builds = check_graph(s, targets, opt_levels, max_ops)
+        report.graphs += 1
+        report.builds += builds
+        report.findings += findings
+        if log is not None:
+            for f in findings:
+                log(str(f))
+            if report.graphs % 100 == 0:
+                log(f"... {report.graphs} graphs, {len(report.findings)} findings, {time.time() - start:.0f} s")
+    report.seconds = time.time() - start
+    return report
+
+
+def main(argv=None) -> int:
+    """The command line (see the module docstring); exit status 1 when anything was found."""
+    parser = argparse.ArgumentParser(prog="python -m kiln.relay.testing.fuzz", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--graphs", type=int, default=200, help="how many graphs (default 200)")
+    parser.add_argument("--seed", type=int, default=0, help="the first graph's seed (default 0)")
+    parser.add_argument("--replay", type=int, default=None, help="check only the graph of this seed")
+    parser.add_argument("--targets", default="llvm,c", help="comma-separated targets (default llvm,c)")
+    parser.add_argument("--opt-levels", default="0,3", help="comma-separated opt_levels (default 0,3)")
+    parser.add_argument("--max-ops", type=int, default=12, help="the most operators per graph (default 12)")
+    parser.add_argument("--verbose", action="store_true", help="print each graph's IR with its findings")
+    args = parser.parse_args(argv)
+    targets = tuple(t for t in args.targets.split(",") if t)
+    levels = tuple(int(x) for x in args.opt_levels.split(",") if x)
+    first, count = (args.replay, 1) if args.replay is not None else (args.seed, args.graphs)
+
+    def log(text):
+        print(text, flush=True)
+        if args.verbose and text.startswith("seed "):
+            print(random_graph(int(text.split()[1]), args.max_ops)[0], flush=True)
+
+    report = fuzz(count, first, targets, levels, args.max_ops, log)
+    if args.verbose and args.replay is not None and not report.findings:
+        print(random_graph(args.replay, args.max_ops)[0])
+    print(report.summary())
+    return 1 if report.findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,290 @@
+"""The property of issue #10: every registered Relay operator, in every dtype its type relation accepts, compiled
+for both targets, gives what the reference interpreter gives.
+
+Each operator has a sample call in :data:`SAMPLES`, built from variables whose dtypes the test chooses: arguments
+that accept the same dtypes (``add``'s two operands) share one dtype, and each such group runs through every dtype it
+accepts (the op attribute ``dtypes``, the same table the type relation checks) while the others keep a default. A
+sample that also takes a result dtype (``cast``, ``zeros``, ``argsort``...) runs through those as well. All calls of
+all operators go into one Relay function per target, built once at opt_level 0 (each call its own kernel); when that
+build fails, each operator is built alone so the failure names every operator and dtype at fault. Inputs stay inside
+the domain where kiln defines the result (:mod:`kiln.tir.dtype_semantics`): positive for ``log``, divisors other than
+0 and -1, in-range indices.
+"""
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln import relay
+from kiln.contrib import graph_executor
+from kiln.ir import Op
+from kiln.ir.op import list_op_names
+from kiln.relay.op.type_relations import ALL, INTEGER, NUMERIC
+
+from ...target.conftest import TARGETS
+
+
+@dataclass(frozen=True)
+class Sample:
+    """``build(v, out_dtype)`` makes the call; ``v(index, shape)`` a variable of argument ``index``'s dtype.
+    ``out_dtypes`` are the result dtypes to run through (``product``: with every input dtype, as for ``cast``)."""
+
+    build: object
+    out_dtypes: tuple = ()
+    product: bool = False
+
+
+def s(build, out_dtypes=(), product=False):
+    return Sample(build, tuple(out_dtypes), product)
+
+
+def c(value, dtype):
+    return relay.const(np.array(value, dtype))
+
+
+def _unary(name, shape=(2, 5)):
+    return s(lambda v, o: getattr(relay, name)(v(0, shape)))
+
+
+def _binary(name):
+    return s(lambda v, o: getattr(relay, name)(v(0, (2, 3)), v(1, (3,))))
+
+
+_UNARY = ["abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "bitwise_not", "ceil", "cos", "cosh", "erf", "exp",
+          "floor", "isfinite", "isinf", "isnan", "log", "logical_not", "negative", "round", "rsqrt", "sigmoid", "sign",
+          "sin", "sinh", "sqrt", "tan", "tanh", "trunc"]
+_BINARY = ["add", "bitwise_and", "bitwise_or", "bitwise_xor", "divide", "equal", "floor_divide", "floor_mod", "greater",
+           "greater_equal", "left_shift", "less", "less_equal", "logical_and", "logical_or", "logical_xor", "maximum",
+           "minimum", "mod", "multiply", "not_equal", "power", "right_shift", "subtract", "trunc_divide", "trunc_mod"]
+_REDUCE = {"sum": (1,), "mean": (0, 2), "max": None, "min": (-1,), "prod": (1,), "all": (0,), "any": (2,)}
+
+SAMPLES = {
+    **{name: _unary(name) for name in _UNARY},
+    **{name: _binary(name) for name in _BINARY},
+    **{name: s(lambda v, o, n=name, a=axis: getattr(relay, n)(v(0, (2, 3, 2)), axis=a, keepdims=a == (0, 2)))
+       for name, axis in _REDUCE.items()},
+    "argmax": s(lambda v, o: relay.argmax(v(0, (3, 4)), axis=1)),
+    "argmin": s(lambda v, o: relay.argmin(v(0, (3, 4)), axis=0, keepdims=True)),
+    "clip": s(lambda v, o: relay.clip(v(0, (2, 5)), 1.5, 3.0)),
+    "cast": s(lambda v, o: relay.cast(v(0, (2, 3)), o), ALL, product=True),
+    "where": s(lambda v, o: relay.where(v(0, (2, 1)), v(1, (2, 3)), v(2, (3,)))),
+    "zeros": s(lambda v, o: relay.zeros((2, 2), o), ALL),
+    "ones": s(lambda v, o: relay.ones((3,), o), ALL),
+    "full": s(lambda v, o: relay.full(v(0, ()), (2, 3), o), ALL),
+    "reshape": s(lambda v, o: relay.reshape(v(0, (2, 3, 2)), (3, -1))),
+    "transpose": s(lambda v, o: relay.transpose(v(0, (2, 3, 4)), (1, 2, 0))),
+    "squeeze": s(lambda v, o: relay.squeeze(v(0, (2, 1, 3)), (1,))),
+    "expand_dims": s(lambda v, o: relay.expand_dims(v(0, (2, 3)), 1, 2)),
+    "concatenate": s(lambda v, o: relay.concatenate([v(0, (2, 3)), v(0, (1, 3))], 0)),
+    "split": s(lambda v, o: relay.split(v(0, (4, 3)), [1, 3], 0)[2]),
+    "take": s(lambda v, o: relay.take(v(0, (3, 4)), v(1, (2, 2), "index3"), axis=0)),
+    "strided_slice": s(lambda v, o: relay.strided_slice(v(0, (5, 4)), [4, 1], [0, 4], [-2, 2])),
+    "layout_transform": s(lambda v, o: relay.layout_transform(v(0, (1, 4, 2, 2)), "NCHW", "NCHW2c")),
+    "shape_of": s(lambda v, o: relay.shape_of(v(0, (2, 3)), o), INTEGER),
+    "broadcast_to": s(lambda v, o: relay.broadcast_to(v(0, (3, 1)), (2, 3, 4))),
+    "tile": s(lambda v, o: relay.tile(v(0, (2, 3)), (2, 1))),
+    "repeat": s(lambda v, o: relay.repeat(v(0, (2, 3)), 2, 1)),
+    "reverse": s(lambda v, o: relay.reverse(v(0, (2, 3)), 1)),
+    "gather": s(lambda v, o: relay.gather(v(0, (3, 4)), 1, v(1, (3, 2), "index4"))),
+    "gather_nd": s(lambda v, o: relay.gather_nd(v(0, (3, 4)), v(1, (2, 3), "index3"))),
+    "one_hot": s(lambda v, o: relay.one_hot(v(0, (3,), "index4"), v(1, ()), v(1, ()), 4, -1, o), ALL),
+    "cumsum": s(lambda v, o: relay.cumsum(v(0, (2, 3)), axis=1)),
+    "cumprod": s(lambda v, o: relay.cumprod(v(0, (2, 3)), axis=0, exclusive=True)),
+    "scatter_elements": s(lambda v, o: relay.scatter_elements(v(0, (3, 3)), v(1, (1, 3), "index3"), v(2, (1, 3)), 0)),
+    "scatter_nd": s(lambda v, o: relay.scatter_nd(v(0, (3, 2)), v(1, (1, 2), "index3"), v(2, (2, 2)), "add")),
+    "topk": s(lambda v, o: relay.topk(v(0, (2, 5)), 3, axis=1, ret_type="indices", dtype=o), INTEGER),
+    "argsort": s(lambda v, o: relay.argsort(v(0, (2, 5)), axis=1, is_ascend=False, dtype=o), INTEGER),
+    "nn.conv2d": s(lambda v, o: relay.nn.conv2d(v(0, (1, 2, 4, 4)), v(1, (3, 2, 3, 3)), padding=1)),
+    "nn.bias_add": s(lambda v, o: relay.nn.bias_add(v(0, (2, 3, 2)), v(1, (3,)))),
+    "nn.relu": s(lambda v, o: relay.nn.relu(v(0, (2, 5)))),
+    "nn.leaky_relu": s(lambda v, o: relay.nn.leaky_relu(v(0, (2, 5)), 0.25)),
+    "nn.max_pool2d": s(lambda v, o: relay.nn.max_pool2d(v(0, (1, 2, 4, 4)), (2, 2), (2, 2), padding=1)),
+    "nn.avg_pool2d": s(lambda v, o: relay.nn.avg_pool2d(v(0, (1, 1, 4, 4)), (3, 3), padding=1, ceil_mode=True)),
+    "nn.global_avg_pool2d": s(lambda v, o: relay.nn.global_avg_pool2d(v(0, (1, 2, 3, 3)))),
+    "nn.global_max_pool2d": s(lambda v, o: relay.nn.global_max_pool2d(v(0, (1, 2, 3, 3)))),
+    "nn.dense": s(lambda v, o: relay.nn.dense(v(0, (2, 3)), v(1, (4, 3)))),
+    "nn.matmul": s(lambda v, o: relay.nn.matmul(v(0, (2, 3)), v(1, (3, 4)))),
+    "nn.batch_matmul": s(lambda v, o: relay.nn.batch_matmul(v(0, (1, 2, 3)), v(1, (2, 4, 3)))),
+    "nn.batch_norm": s(lambda v, o: relay.nn.batch_norm(v(0, (1, 2, 3)), *(v(1, (2,), "positive") for _ in range(4)))[0]),
+    "nn.layer_norm": s(lambda v, o: relay.nn.layer_norm(v(0, (2, 4)), v(1, (4,)), v(1, (4,)))),
+    "nn.softmax": s(lambda v, o: relay.nn.softmax(v(0, (2, 5)))),
+    "nn.log_softmax": s(lambda v, o: relay.nn.log_softmax(v(0, (2, 5)), axis=0)),
+    "nn.batch_flatten": s(lambda v, o: relay.nn.batch_flatten(v(0, (2, 2, 3)))),
+    "nn.dropout": s(lambda v, o: relay.nn.dropout(v(0, (2, 3)))),
+    "nn.pad": s(lambda v, o: relay.nn.pad(v(0, (2, 2)), ((1, 0), (0, 2)), v(1, ()))),
+    "nn.lrn": s(lambda v, o: relay.nn.lrn(v(0, (1, 3, 2, 2)), size=3)),
+    "image.resize2d": s(lambda v, o: relay.image.resize2d(v(0, (1, 1, 2, 3)), (4, 5), method="nearest_neighbor")),
+}
+EXCLUDED = {"call_lowered": "LowerTE's internal call of a lowered PrimFunc, never written in a program"}
+
+# inputs inside the domain where each result is defined; (low, high) per kind, the default being DEFAULT_DOMAIN
+POSITIVE = {"i": (1, 6), "u": (1, 6), "f": (0.25, 4.0)}
+DOMAINS = {
+    "log": POSITIVE, "sqrt": POSITIVE, "rsqrt": POSITIVE, "acosh": {"i": (1, 4), "u": (1, 4), "f": (1.0, 3.0)},
+    "asin": {"i": (-1, 2), "u": (0, 2), "f": (-0.75, 0.75)}, "acos": {"i": (-1, 2), "u": (0, 2), "f": (-0.75, 0.75)},
+    "atanh": {"i": (0, 1), "u": (0, 1), "f": (-0.75, 0.75)}, "power": {"i": (0, 3), "u": (0, 3), "f": (0.25, 2.0)},
+    "left_shift": {"i": (0, 4), "u": (0, 4)}, "right_shift": {"i": (-8, 8), "u": (0, 16)},
+    "tan": {"i": (-3, 4), "u": (0, 2), "f": (-1.0, 1.0)},  # tan(2) < 0 is outside an unsigned type
+}
+DIVISORS = {"divide", "floor_divide", "floor_mod", "mod", "trunc_divide", "trunc_mod"}
+DEFAULT_DOMAIN = {"i": (-3, 4), "u": (0, 7), "f": (-2.0, 2.0)}
+TOLERANCE = {"float16": 2e-2, "float32": 2e-5, "float64": 1e-12}
+
+
+def _groups(per_argument):
+    """The distinct accepted-dtype tuples, in argument order: arguments accepting the same dtypes share one."""
+    return list(dict.fromkeys(per_argument))
+
+
+def _default(accepted):
+    return next((d for d in ("float32", "int32", "bool") if d in accepted), accepted[0])
+
+
+def dtype_cases(name):
+    """``(group -> dtype, out_dtype)`` assignments covering every accepted dtype of every argument group of ``name``
+    (and every result dtype of its sample)."""
+    sample, groups = SAMPLES[name], _groups(Op.get(name).get_attr("dtypes"))
+    defaults = {g: _default(g) for g in groups}
+    out_default = _default(sample.out_dtypes) if sample.out_dtypes else None
+    cases = {(tuple(defaults.items()), out_default)}
+    for g in groups:
+        for dtype in g:
+            outs = sample.out_dtypes if sample.product else (out_default,)
+            cases.update((tuple({**defaults, g: dtype}.items()), out) for out in outs)
+    cases.update((tuple(defaults.items()), out) for out in sample.out_dtypes)
+    return sorted(cases, key=str)
+
+
+class Inputs:
+    """Makes the variables of every sample call and random values for them inside each operator's domain."""
+
+    def __init__(self, seed=0):
+        self.rng = np.random.default_rng(seed)
+        self.values: dict = {}
+
+    def variable(self, name, dtype, shape, role, index, out_dtype):
+        var = relay.var(f"a{len(self.values)}", shape=shape, dtype=dtype)
+        self.values[var] = self.random(name, dtype, shape, role, index, out_dtype)
+        return var
+
+    def random(self, name, dtype, shape, role, index, out_dtype):
+        kind = np.dtype(dtype).kind
+        if role and role.startswith("index"):
+            return self.rng.integers(0, int(role[5:]), shape).astype(dtype)
+        if kind == "b":
+            return self.rng.random(shape) < 0.5
+        low, high = (POSITIVE if role == "positive" else DOMAINS.get(name, DEFAULT_DOMAIN)).get(kind, (0, 2))
+        if out_dtype and out_dtype.startswith("uint"):  # a negative float converted to it is undefined
+            low = max(low, 0)
+        if name in DIVISORS and index == 1:
+            low, high = POSITIVE[kind]
+            signs = self.rng.choice([-1, 1] if kind != "u" else [1], shape)
+            return (signs * self.rng.integers(2 if kind != "f" else 1, 5, shape) / (1 if kind != "f" else 2)).astype(dtype)
+        if kind == "f":  # quarters: sums and products of them are exact, so only the operation itself can differ
+            return (self.rng.integers(int(low * 4), int(high * 4) + 1, shape) / 4).astype(dtype)
+        return self.rng.integers(low, high, shape).astype(dtype)
+
+
+def build_calls(names, inputs):
+    """The outputs of every case of ``names``: ``[(name, dtypes, out_dtype, expr)]``."""
+    calls = []
+    for name in names:
+        per_argument = Op.get(name).get_attr("dtypes")
+        for assignment, out_dtype in dtype_cases(name):
+            dtypes = dict(assignment)
+
+            def v(index, shape, role=None, name=name, dtypes=dtypes, groups=per_argument, out_dtype=out_dtype):
+                dtype = dtypes[groups[min(index, len(groups) - 1)]]
+                return inputs.variable(name, dtype, shape, role, index, out_dtype)
+
+            expr = SAMPLES[name].build(v, out_dtype)
+            calls.append((name, sorted(set(dtypes.values())), out_dtype, expr))
+    return calls
+
+
+def _run(calls, inputs, target):
+    """Build the calls into one function for ``target``, run it and the reference; the list of mismatches."""
+    outputs = [expr for _, _, _, expr in calls]
+    func = relay.Function(list(inputs.values), relay.Tuple(outputs))
+    mod = kiln.IRModule.from_expr(func)
+    args = list(inputs.values.values())
+    want = relay.create_executor("debug", mod=mod).evaluate()(*args)
+    with kiln.transform.PassContext(opt_level=0):
+        lib = relay.build(mod, target=target)
+    module = graph_executor.GraphModule(lib["default"](kiln.cpu(0)))
+    module.run(**{var.name_hint: value for var, value in inputs.values.items()})
+    failures = []
+    for k, (name, dtypes, out_dtype, _) in enumerate(calls):
+        expected, got = want[k].numpy(), module.get_output(k).numpy()
+        problem = _compare(got, expected)
+        if problem:
+            failures.append(f"{name} {'/'.join(dtypes)}{' -> ' + out_dtype if out_dtype else ''} on {target}: "
+                            f"{problem}")
+    return failures
+
+
+def _compare(got, want):
+    if got.dtype != want.dtype or got.shape != want.shape:
+        return f"got {got.dtype}{got.shape}, expected {want.dtype}{want.shape}"
+    if want.dtype.kind == "f":
+        tol = TOLERANCE[want.dtype.name]
+        ok = np.isclose(got.astype("float64"), want.astype("float64"), rtol=tol, atol=tol, equal_nan=True)
+    else:
+        ok = got == want
+    if not np.all(ok):
+        return f"got {got.ravel()[:8]}, expected {want.ravel()[:8]}"
+    return ""
+
+
+def operators():
+    return [name for name in list_op_names() if Op.get(name).get_attr("FTypeRelation") is not None
+            and name not in EXCLUDED]
+
+
+def test_every_operator_has_a_sample():
+    missing = sorted(set(operators()) - set(SAMPLES))
+    assert not missing, f"operators without a sample call in {__name__}.SAMPLES: {missing}"
+    assert not set(SAMPLES) - set(operators()), "samples of operators that are not registered"
+
+
+def test_cases_cover_every_accepted_dtype():
+    for name in operators():
+        per_argument = Op.get(name).get_attr("dtypes")
+        seen = {g: set() for g in _groups(per_argument)}
+        for assignment, _ in dtype_cases(name):
+            for g, dtype in assignment:
+                seen[g].add(dtype)
+        assert all(seen[g] == set(g) for g in seen), name
+    assert len(dtype_cases("cast")) == len(ALL) ** 2
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_every_operator_in_every_dtype(target):
+    names = operators()
+    inputs = Inputs()
+    calls = build_calls(names, inputs)
+    assert len(calls) > 10 * len(names)
+    try:
+        failures = _run(calls, inputs, target)
+    except kiln.error.KilnError:  # one operator's build failed: build each alone to name every one at fault
+        failures = []
+        for name in names:
+            alone = Inputs()
+            try:
+                failures += _run(build_calls([name], alone), alone, target)
+            except kiln.error.KilnError as exc:
+                failures.append(f"{name} on {target}: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}")
+    assert not failures, f"{len(failures)} failures:\n" + "\n".join(failures)
+
+
+def test_numeric_dtypes_are_what_relations_check():
+    """The dtype tables the fuzzer and this test read are the relations' own: an undeclared dtype is refused."""
+    x = relay.var("x", shape=(2,), dtype="bool")
+    with pytest.raises(kiln.error.TypeInferenceError, match="subtract: argument 0 has dtype bool, but subtract "
+                                                           "needs a numeric dtype"):
+        relay.infer_type(relay.Function([x], relay.subtract(x, x)))
+    assert Op.get("subtract").get_attr("dtypes") == (NUMERIC,)
+    assert list(itertools.chain(*Op.get("take").get_attr("dtypes"))) == [*ALL, *INTEGER]

@@ -1,0 +1,77 @@
+"""The mixed-dtype differential fuzzer (kiln/relay/testing/fuzz*.py): a small budget of graphs on both targets at
+opt_level 0 and 3 (the 2,000-graph run is ``python -m kiln.relay.testing.fuzz --graphs 2000``), replay by seed,
+and the checks that make a finding trustworthy."""
+
+import numpy as np
+import pytest
+
+from kiln import relay
+from kiln.ir import structural_equal
+from kiln.relay.testing import fuzz
+from kiln.relay.testing.fuzz_graph import CORE_DTYPES, GraphGenerator
+from kiln.relay.testing.fuzz_values import clipped, converted, result
+
+from ...target.conftest import HAVE_LLVM
+
+BUDGET = 12  # graphs: about 5 s on two cores, a quarter of a second per build
+
+
+@pytest.mark.skipif(not HAVE_LLVM, reason="needs llvmlite and a C compiler")
+def test_a_small_budget_finds_nothing():
+    report = fuzz.fuzz(BUDGET, seed=10_000)
+    assert report.builds == 4 * BUDGET
+    assert not report.findings, "\n".join(str(f) for f in report.findings)
+
+
+def test_a_seed_replays_its_graph_and_inputs():
+    first, second = fuzz.random_graph(1234), fuzz.random_graph(1234)
+    assert structural_equal(first[0], second[0])
+    for a, b in zip(first[1:3], second[1:3]):
+        assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    assert not structural_equal(first[0], fuzz.random_graph(1235)[0])
+
+
+def test_generated_graphs_mix_dtypes_and_stay_defined():
+    """Every graph type-checks and the reference computes it (a generator fault would show as an invalid graph);
+    together they use every core dtype."""
+    seen = set()
+    for seed in range(60):
+        mod, inputs, params, _ = fuzz.random_graph(seed)
+        func = relay.infer_type(mod)["main"]
+        seen.update(p.checked_type.dtype for p in func.params)
+        args = {**inputs, **params}
+        relay.create_executor("debug", mod=mod).evaluate()(*[args[p.name_hint] for p in func.params])
+    assert set(CORE_DTYPES) <= seen
+
+
+def test_compare_is_exact_where_it_must_be():
+    a = np.array([1.0, 2.0, np.nan], "float32")
+    assert fuzz.compare(a, a.copy(), exact=True) == ""
+    assert "got np.float32(2.0001)" in fuzz.compare(np.array([1.0, 2.0001, np.nan], "float32"), a, exact=True)
+    assert fuzz.compare(np.array([1.0, 2.0001, np.nan], "float32"), a, exact=False) == ""
+    assert "expected uint8" in fuzz.compare(np.zeros(3, "int8"), np.zeros(3, "uint8"), exact=True)
+    assert fuzz.compare(np.array([2], "int64"), np.array([3], "int64"), exact=False) != ""
+    # a float64 output computed from a rounded float32 carries float32's error (seed 969: atan of a float32 atan)
+    got, want = np.array([0.9993468331172223]), np.array([0.999346867988403])
+    assert fuzz.compare(got, want, exact=False) != ""
+    assert fuzz.compare(got, want, exact=False, coarsest="float32") == ""
+    assert fuzz.coarsest_floats(fuzz.random_graph(969)[0]) == ["float32", "float16", "float64"]
+
+
+def test_guards_keep_results_defined():
+    gen = GraphGenerator(0)
+    x = relay.var("x", shape=(4,), dtype="float32")
+    v = result("float32", (4,), x, -100.0, 100.0, nan=True)
+    as_int8 = converted(v, "int8")
+    assert (as_int8.lo, as_int8.hi) == (-100, 100) and not as_int8.nan
+    as_uint8 = converted(v, "uint8")
+    assert as_uint8.lo == 0  # a negative float in an unsigned type is undefined: clamped first
+    rounded = result("float32", (4,), x, -1.0, 1.0, exact=False)
+    assert converted(rounded, "bool") is None  # would branch on a rounding difference
+    assert clipped(v, 200, 300).lo == 200  # entirely below the range: everything becomes its lower end
+    assert gen.dtype(["int8", "bfloat16"]) == "int8"
+
+
+def test_command_line(capsys):
+    assert fuzz.main(["--graphs", "1", "--seed", "7", "--targets", "llvm", "--opt-levels", "0"]) == 0
+    assert "1 graphs, 1 builds" in capsys.readouterr().out
