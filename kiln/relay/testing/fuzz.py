@@ -156,7 +156,7 @@ def _check_build(seed, mod, inputs, params, exact, want, target, level, coarsest
         return Finding(seed, target, level, "crash", f"{type(exc).__name__}: {_first_line(exc)}")
     if len(got) != len(want):
         return Finding(seed, target, level, "mismatch", f"{len(got)} outputs, expected {len(want)}")
-    for k, (g, w, e, c) in enumerate(zip(got, want, exact, coarsest)):
+    for k, (g, w, e, c) in enumerate(zip(got, want, exact, coarsest, strict=True)):
         problem = compare(g, w, e, c)
         if problem:
             return Finding(seed, target, level, "mismatch", f"output {k}: {problem}")

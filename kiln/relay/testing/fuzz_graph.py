@@ -182,4 +182,4 @@ def _broadcastable(a, b) -> bool:
     """Whether ``a`` broadcasts against ``b`` without growing ``b`` (the result has ``b``'s shape)."""
     if len(a) > len(b):
         return False
-    return all(x in (1, y) for x, y in zip(a[::-1], b[::-1]))
+    return all(x in (1, y) for x, y in zip(a[::-1], b[::-1], strict=False))  # the shorter shape broadcasts

@@ -169,7 +169,7 @@ def join_or_slice(gen):
     if name == "nn.pad":
         width = [(int(gen.rng.integers(0, 2)), int(gen.rng.integers(0, 2))) for _ in v.shape]
         fill = gen.fresh((), v.dtype)
-        shape = tuple(d + b + a for d, (b, a) in zip(v.shape, width))
+        shape = tuple(d + b + a for d, (b, a) in zip(v.shape, width, strict=True))
         return result(v.dtype, shape, _op.nn.pad(v.expr, width, fill.expr), min(v.lo, fill.lo), max(v.hi, fill.hi),
                       v.nan, v.exact and fill.exact, max(v.grid, fill.grid))
     begin = [int(gen.rng.integers(-d, d)) for d in v.shape]

@@ -26,7 +26,7 @@ def test_a_small_budget_finds_nothing():
 def test_a_seed_replays_its_graph_and_inputs():
     first, second = fuzz.random_graph(1234), fuzz.random_graph(1234)
     assert structural_equal(first[0], second[0])
-    for a, b in zip(first[1:3], second[1:3]):
+    for a, b in zip(first[1:3], second[1:3], strict=True):
         assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
     assert not structural_equal(first[0], fuzz.random_graph(1235)[0])
 

@@ -20,7 +20,7 @@ def _func(helpers, lanes):
     body = tir.For(i, 0, 64 // lanes, tir.ForKind.SERIAL, tir.SeqStmt([
         tir.BufferStore(C, value, [idx]), tir.BufferStore(D, a < b, [idx])]))
     params = [tir.Var(n, "handle") for n in "abcd"]
-    return helpers.make_func(params, body, dict(zip(params, (A, B, C, D))))
+    return helpers.make_func(params, body, dict(zip(params, (A, B, C, D), strict=True)))
 
 
 def _half_arithmetic(node):
