@@ -1,8 +1,9 @@
-"""ResNet-50 convolution layers compiled by kiln (topi's x86 strategy, lowered as LowerTE lowers a fused group) against
+"""ResNet-50 convolution layers compiled by kiln (the x86 strategy, lowered as LowerTE lowers a fused group) against
 numpy (im2col + sgemm) and ONNX Runtime, printing GFLOP/s and ratios.
 
 Each layer is ``nn.conv2d`` (NCHW/OIHW, float32, batch 1) followed by ``nn.bias_add`` and ``nn.relu`` fused into
-it, built through ``topi.strategy.ScheduleBuilder``: the x86 strategy packs data and weights into channel blocks,
+it, built through ``ScheduleBuilder`` (kiln/relay/backend/schedule_builder.py): the x86 strategy packs data and
+weights into channel blocks,
 computes register tiles (vector accumulators over output channels, unrolled output columns) in parallel, and writes
 bias + relu as part of each tile. The baselines compute the same function: numpy builds the im2col matrix from a
 strided view of the padded input and multiplies it with the weights (BLAS), ONNX Runtime runs a one-node Conv model
@@ -26,8 +27,8 @@ from numpy.lib.stride_tricks import as_strided
 import kiln
 from kiln import te
 from kiln.ir import TensorType
+from kiln.relay.backend.schedule_builder import ScheduleBuilder
 from kiln.relay.op.attrs import BiasAddAttrs, Conv2DAttrs
-from kiln.topi.strategy import ScheduleBuilder
 
 # (name, C, H, O, kernel, stride, pad): ResNet-50 layers at batch 1
 RESNET50 = [

@@ -67,3 +67,15 @@ def test_no_upward_imports(path, parts):
         other = _component(target)
         if other is not None and other > own:
             pytest.fail(f"{path.relative_to(ROOT.parent)}:{lineno} imports kiln.{'.'.join(target)} from a lower layer")
+
+
+def test_topi_knows_nothing_of_relay():
+    """Operator strategies live in Relay (kiln/relay/op/strategy); topi's computes and schedules take tensors and
+    plain values, never Relay expressions or attribute records."""
+    offenders = []
+    for path, parts in _modules():
+        if parts[0] != "topi":
+            continue
+        offenders += [f"{path.relative_to(ROOT.parent)}:{line}" for line, target in _imports(path, parts)
+                      if target and target[0] == "relay"]
+    assert not offenders, offenders

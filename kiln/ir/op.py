@@ -90,6 +90,11 @@ def register_op_attr(op_name: str, attr_key: str, value=None, level: int = 10):
     return register if value is None else register(value)
 
 
+def has_op(op_name: str) -> bool:
+    """Whether the operator ``op_name`` is registered."""
+    return op_name in _OPS
+
+
 def list_op_names() -> list[str]:
     """Return the names of every registered operator."""
     return sorted(_OPS)

@@ -1,12 +1,12 @@
-"""kiln.topi: the operator library (TVM's ``topi``): tensor-expression computes of every Relay operator,
-schedules for x86 CPUs, and the strategies that pair them per operator for lowering.
+"""kiln.topi: the operator library (TVM's ``topi``): tensor-expression computes and schedules for x86 CPUs.
 
 * computes: ``topi.add``, ``topi.reshape``, ``topi.sum``, ``topi.nn.conv2d``, ``topi.image.resize2d`` ... build
   ``te`` tensors from ``te`` tensors, tagged (:mod:`kiln.topi.tag`) so schedules recognize them;
-* schedules: ``topi.x86.schedule_injective(outs, target)``, ``schedule_reduce``, ``schedule_conv2d_nchw``,
-  ``schedule_gemm``, ``schedule_softmax`` ..., and ``topi.x86.schedule_auto`` which picks one by the anchor's tag;
-* strategies: importing ``kiln.topi`` registers ``FTVMCompute``/``FTVMSchedule``/``FTVMStrategy`` for every Relay
-  operator; ``topi.strategy.ScheduleBuilder`` builds and schedules a fused group, as LowerTE needs.
+* schedules: ``topi.x86.schedule_injective(outs, target)``, ``schedule_reduce``, ``schedule_conv2d_NCHWc``,
+  ``schedule_gemm``, ``schedule_softmax`` ..., and ``topi.x86.schedule_auto`` which picks one by the anchor's tag.
+
+topi knows nothing of Relay: which compute and schedule a Relay operator gets is its strategy, in
+:mod:`kiln.relay.op.strategy`.
 """
 
 # ruff: noqa: F401, I001, A004  (re-exports with TVM's names)
@@ -32,5 +32,5 @@ from .indexing import gather, gather_nd, one_hot
 from .scan import cumprod, cumsum
 from .scatter import scatter_elements, scatter_nd
 from .sort import argsort, topk
-from . import nn, image, generic, x86, strategy
+from . import nn, image, generic, x86
 from .utils import traverse_inline

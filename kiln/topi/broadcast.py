@@ -24,8 +24,12 @@ __all__ = [
     "trunc_divide", "trunc_mod",
     "power", "maximum", "minimum", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift",
-    "right_shift", "where",
+    "right_shift", "where", "BINARY",
 ]
+
+BINARY: dict = {}
+"""Operator name -> the broadcasting binary compute of that name (the strategies of Relay's binary operators use
+it)."""
 
 
 def broadcast_shape(*shapes, what="topi") -> tuple:
@@ -81,6 +85,7 @@ def _binary(name, fcombine, doc):
     def build(lhs, rhs):
         return _broadcast_compute(fcombine, [lhs, rhs], name=f"T_{name}")
 
+    BINARY[name] = build
     build.__name__ = name
     build.__doc__ = f"""{doc}
 

@@ -28,7 +28,7 @@ __all__ = [
     "trunc", "sin", "cos", "tan", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "log2", "log10",
     "exp2", "isnan", "isinf", "isfinite", "logical_not", "bitwise_not", "reciprocal", "softplus", "softsign",
     "clip", "cast", "identity", "full", "zeros", "ones", "full_like", "round_half_away", "sign_expr", "elemwise",
-    "fast_exp", "fast_exp_expr",
+    "fast_exp", "fast_exp_expr", "UNARY",
 ]
 
 
@@ -201,6 +201,9 @@ def _unary(name):
     cosh, asin, acos, atan, asinh, acosh, atanh, log2, log10, exp2, reciprocal, softplus, softsign, isnan, isinf,
     isfinite, logical_not, bitwise_not,
 ) = (_unary(_n) for _n in _UNARY)  # noqa: A001  (TVM's names shadow builtins here)
+
+UNARY = {name: globals()[name] for name in _UNARY}
+"""Operator name -> the element-wise compute of that name (the strategies of Relay's unary operators use it)."""
 
 
 def _bound(value, dtype):

@@ -2,7 +2,7 @@
 
 A :class:`Case` is one call: an operator name, numpy arguments (a tuple of arrays for a tuple argument) and the
 attrs record. :func:`run_cases` types each call with the operator's ``FTypeRelation``, makes one placeholder per
-tensor, builds the outputs with ``topi.strategy.ScheduleBuilder`` (the operator's strategy and the schedule of its
+tensor, builds the outputs with ``ScheduleBuilder`` (kiln/relay/backend/schedule_builder.py) (the operator's strategy and the schedule of its
 anchor), lowers every case into one IRModule, compiles that module once (so a test of many variants costs one
 compiler run), runs each function and compares every output with the numpy reference (``FEvaluate``).
 A ``consumers`` function adds element-wise calls after the operator, testing the schedule with a fused chain.
@@ -17,8 +17,8 @@ import pytest
 import kiln
 from kiln import te
 from kiln.ir import IRModule, Op, TensorType, TupleType
+from kiln.relay.backend.schedule_builder import ScheduleBuilder
 from kiln.runtime.host import host_cpu_features
-from kiln.topi.strategy import ScheduleBuilder
 
 
 @dataclass

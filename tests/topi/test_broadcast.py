@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from kiln import te, topi
-from kiln.topi.strategy.compute import BINARY
+from kiln.topi.broadcast import BINARY
 
 _INT_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"}
 

@@ -1,6 +1,6 @@
 """Fused groups of real networks lowered the way LowerTE lowers a ``Primitive`` function with topi, each checked
 against the reference interpreter: placeholders for the parameters, each call through
-``topi.strategy.ScheduleBuilder`` in dataflow order (tuples flattened, ``TupleGetItem`` picking an output, scalar
+``ScheduleBuilder`` (kiln/relay/backend/schedule_builder.py) in dataflow order (tuples flattened, ``TupleGetItem`` picking an output, scalar
 constants as 0-d computes, other constants as extra parameters), the anchor's schedule for the group's outputs."""
 
 import numpy as np
@@ -9,11 +9,11 @@ import pytest
 import kiln
 from kiln import relay, te
 from kiln.ir import Op, TensorType
+from kiln.relay.backend.schedule_builder import ScheduleBuilder
 from kiln.relay.testing import resnet, transformer
 from kiln.relay.testing.utils import evaluate, random_inputs, run_opt_pass
 from kiln.target.build import build_passes
 from kiln.tir import op as tir_op
-from kiln.topi.strategy import ScheduleBuilder
 
 
 def _constant(value):

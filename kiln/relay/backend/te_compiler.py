@@ -4,8 +4,8 @@ How a fused group is lowered (:func:`lower_primitive`):
 
 1. every parameter becomes a ``te.placeholder`` (a tuple-typed parameter one placeholder per field, flattened in
    order, so the PrimFunc only ever takes tensors);
-2. the body is walked in dataflow order; each operator call goes through topi's
-   :class:`~kiln.topi.strategy.ScheduleBuilder`, which calls the operator's ``FTVMStrategy`` (its ``FTVMCompute``)
+2. the body is walked in dataflow order; each operator call goes through the
+   :class:`~kiln.relay.backend.schedule_builder.ScheduleBuilder`, which calls the operator's ``FTVMStrategy``
    on the tensors of the arguments and remembers the *anchor*, the call with the most complex fusion pattern;
    a scalar constant becomes a 0-d compute, tuples and projections just regroup tensors;
 3. the result (a tuple result flattened into its fields) is scheduled by the anchor's schedule, which inlines the
@@ -35,9 +35,9 @@ from ...ir.type import TensorType, TupleType
 from ...te import compute, lower, placeholder
 from ...te.tensor import PlaceholderOp
 from ...tir.op import const as tir_const
-from ...topi.strategy import ScheduleBuilder
 from ..expr import Call, Constant, Tuple, TupleGetItem, Var
 from ..expr_functor import post_order_visit
+from .schedule_builder import ScheduleBuilder
 
 __all__ = ["CachedFunc", "TECompiler", "get", "lower_primitive", "flatten_type", "fused_name", "MAX_NAME_LENGTH"]
 

@@ -106,4 +106,4 @@ __all__ = [
     "scatter_elements", "scatter_nd", "all", "any", "argsort", "trunc_divide", "trunc_mod",
 ]
 
-from . import strategy  # noqa: E402  (registers target-specific hooks such as the x86 FTVMAlterOpLayout of nn.conv2d)
+from . import strategy  # noqa: E402  (registers every operator's compute, schedule and strategy, and the x86 layout hook)

@@ -10,8 +10,11 @@ from .conv2d import (
     conv2d_nhwc,
     conv_out_size,
     depthwise_conv2d_nchw,
+    depthwise_conv2d_NCHWc,
     group_conv2d_nchw,
     group_conv2d_nhwc,
+    is_packed,
+    is_packed_depthwise,
     pad_tuple,
 )
 from .dense import batch_matmul, dense, matmul

@@ -29,7 +29,7 @@ from .pad import pad
 
 __all__ = [
     "conv2d", "conv2d_nchw", "conv2d_nhwc", "group_conv2d_nchw", "group_conv2d_nhwc", "depthwise_conv2d_nchw",
-    "conv2d_NCHWc", "depthwise_conv2d_NCHWc", "conv_out_size", "pad_tuple",
+    "conv2d_NCHWc", "depthwise_conv2d_NCHWc", "conv_out_size", "pad_tuple", "is_packed", "is_packed_depthwise",
 ]
 
 
@@ -237,7 +237,7 @@ def depthwise_conv2d_NCHWc(data, kernel, strides, padding, dilation, out_dtype=N
     return _finish(out, out_dtype, "depthwise_conv2d_NCHWc")
 
 
-def _is_packed_depthwise(data, data_layout, kernel_layout, groups):
+def is_packed_depthwise(data, data_layout, kernel_layout, groups):
     """Whether a grouped convolution is depthwise in the packed layouts (NCHW[b]c data, OIHW1i[b]o kernel)."""
     d, k = parse_layout(data_layout), parse_layout(kernel_layout)
     if not (d.primal == "NCHW" and [a for a, _ in d.axes] == list("NCHWc")
@@ -247,7 +247,8 @@ def _is_packed_depthwise(data, data_layout, kernel_layout, groups):
     return k.factor_of("I") == 1 and k.factor_of("O") == d.factor_of("C") and groups == shape[1] * shape[4]
 
 
-def _is_packed(data_layout, kernel_layout):
+def is_packed(data_layout, kernel_layout):
+    """Whether the layouts are the packed NCHW[x]c / OIHW[x]i[y]o pair ``conv2d_NCHWc`` computes in."""
     d, k = parse_layout(data_layout), parse_layout(kernel_layout)
     return (d.primal == "NCHW" and [a for a, _ in d.axes] == list("NCHWc")
             and k.primal == "OIHW" and [a for a, _ in k.axes] == list("OIHWio")
@@ -276,10 +277,10 @@ def conv2d(data, kernel, strides=(1, 1), padding=(0, 0), dilation=(1, 1), data_l
     if data_layout == "NHWC" and kernel_layout == "HWIO":
         out = group_conv2d_nhwc(data, kernel, strides, padding, dilation, groups, out_dtype)
         natural = "NHWC"
-    elif groups == 1 and _is_packed(data_layout, kernel_layout):
+    elif groups == 1 and is_packed(data_layout, kernel_layout):
         out = conv2d_NCHWc(data, kernel, strides, padding, dilation, out_dtype=out_dtype)
         natural = f"NCHW{get_const_tuple(kernel.shape)[-1]}c"
-    elif groups > 1 and _is_packed_depthwise(data, data_layout, kernel_layout, groups):
+    elif groups > 1 and is_packed_depthwise(data, data_layout, kernel_layout, groups):
         out = depthwise_conv2d_NCHWc(data, kernel, strides, padding, dilation, out_dtype)
         natural = f"NCHW{get_const_tuple(kernel.shape)[-1]}c"
     else:

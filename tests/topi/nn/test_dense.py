@@ -4,7 +4,7 @@ with fused consumers, against the numpy reference."""
 from kiln import te, topi
 from kiln.ir import TensorType
 from kiln.relay.op.attrs import BatchMatmulAttrs, BiasAddAttrs, DenseAttrs, MatmulAttrs
-from kiln.topi.strategy import select_implementation
+from kiln.relay.op.strategy import select_implementation
 
 
 def test_dense_forms(harness, target):

@@ -7,9 +7,9 @@ import pytest
 import kiln
 from kiln import te, tir, topi
 from kiln.ir import Op, TensorType
+from kiln.relay.backend.schedule_builder import ScheduleBuilder
 from kiln.relay.op.attrs import BiasAddAttrs, Conv2DAttrs, DenseAttrs, SoftmaxAttrs
 from kiln.tir.stmt_functor import pre_order_visit
-from kiln.topi.strategy import ScheduleBuilder
 
 
 def _ref(name, attrs, *args):

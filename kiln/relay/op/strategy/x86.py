@@ -1,34 +1,155 @@
-"""The x86 layout alteration of ``nn.conv2d`` (TVM's ``topi/x86/conv2d_alter_op.py`` ``_alter_conv2d_layout``).
+"""x86 strategies (TVM's ``relay/op/strategy/x86.py``): which compute and schedule each call gets on a CPU, and the
+x86 layout alteration of ``nn.conv2d``.
 
-Registered as the ``FTVMAlterOpLayout`` of ``nn.conv2d``, so AlterOpLayout (opt_level 3, run by ``relay.build``
-under ``PassContext(opt_level=3)``) calls it for every convolution while a CPU target (``llvm`` or ``c``) is current.
-For a float32 NCHW/OIHW convolution without groups it returns the same convolution in the blocked layouts
-:func:`kiln.topi.x86.conv2d_alter_layout` picks for the target's vector width::
+Every implementation names the topi compute and the topi schedule it pairs (``conv2d_NCHWc.x86`` is
+``topi.nn.conv2d_NCHWc`` with ``topi.x86.schedule_conv2d_NCHWc``); an operator without an x86 form of its own keeps
+its generic compute with the schedule of its group's anchor tag (:func:`.generic.fschedule_by_tag`), the fallback.
+The forms, at a higher plevel (15) than the generic one (10) when the call fits:
+
+* ``nn.conv2d``: NCHW/OIHW without groups -> ``topi.x86.conv2d_nchw`` (packed at run time); the packed layouts
+  themselves -> ``conv2d_NCHWc``; packed depthwise -> ``depthwise_conv2d_NCHWc``; every other layout -> the direct
+  computes, all with their x86 schedules;
+* ``nn.dense``/``nn.matmul`` with a ``(N, K)`` weight on 2-D data -> ``dense_nopack`` for at most
+  :data:`NOPACK_MAX_ROWS` rows, else ``dense_pack``; ``nn.matmul`` with a ``(K, N)`` operand -> ``matmul_tile``;
+  ``nn.batch_matmul`` -> ``batch_matmul_pack``;
+* pooling, softmax, reductions and injective operators -> their generic computes with their x86 schedules.
+
+The layout hook (``FTVMAlterOpLayout`` of ``nn.conv2d``, run by AlterOpLayout at opt_level 3 while a CPU target is
+current) turns a float32 NCHW/OIHW convolution into the same convolution in the blocked layouts
+:func:`kiln.topi.x86.conv2d_alter_layout` picks for the target::
 
     nn.conv2d(data, weight, data_layout="NCHW{ic_bn}c", kernel_layout="OIHW{ic_bn}i{oc_bn}o", out_layout="NCHW{oc_bn}c")
 
-The layout rewriter then transforms the inputs (a weight ``layout_transform`` of a constant, which the FoldConstant
-after AlterOpLayout folds: the weights are packed once, at compile time) and carries the blocked result through the
-layout-agnostic operators that follow (bias adds, batch-norm arithmetic, relu, pooling, residual adds,
-concatenation), so consecutive convolutions exchange blocked tensors and layouts change only at the boundaries of
-the blocked region. topi computes such a call with ``conv2d_NCHWc`` directly, without packing at run time.
-
-Why here: the decision (block sizes) is topi's and needs no Relay; building the replacement call needs Relay, which
-topi may not import. This module joins the two, as TVM's generic ``conv2d_alter_layout`` does per target.
+(depthwise convolutions: ``OIHW1i{b}o``). The layout rewriter transforms the inputs (the weight's
+``layout_transform`` of a constant folds: weights are packed once, at compile time) and carries the blocked result
+through the layout-agnostic operators that follow, so consecutive convolutions exchange blocked tensors and layouts
+change only at the boundaries of the blocked region.
 """
 
 from ....ir.op import register_op_attr
 from ....target.target import Target
-from ....topi.x86 import conv2d_alter_layout
+from ....topi import nn as topi_nn
+from ....topi import x86
+from ....topi.utils import get_const_tuple, vector_lanes
+from ....topi.x86.injective import vector_factor
 from .. import nn as _nn
+from . import generic
+from .base import OpStrategy
 
-__all__ = ["alter_conv2d_layout", "CPU_TARGET_KINDS", "BLOCKED_DTYPES"]
+__all__ = ["STRATEGIES", "alter_conv2d_layout", "CPU_TARGET_KINDS", "BLOCKED_DTYPES", "NOPACK_MAX_ROWS"]
 
 CPU_TARGET_KINDS = ("llvm", "c")
 """Target kinds whose conv2d is altered to the blocked layouts."""
 
 BLOCKED_DTYPES = ("float32",)
 """Data/weight dtypes the blocked x86 convolution is used for (others keep their layout, as in TVM's float path)."""
+
+NOPACK_MAX_ROWS = 16
+"""Dense products with at most this many rows skip packing the weight (repacking would dominate)."""
+
+
+def _schedule(fschedule):
+    """``FTVMSchedule``-style ``(attrs, outs, target)`` of a topi schedule ``(outs, target)``."""
+    return lambda attrs, outs, target: fschedule(outs, target)
+
+
+def _out_dtype(attrs, out_type):
+    return getattr(attrs, "out_dtype", "") or out_type.dtype
+
+
+def _generic_with(name, fschedule, impl_name):
+    """The generic compute of ``name`` with the topi schedule ``fschedule``."""
+    def fstrategy(attrs, inputs, out_type, target):
+        return OpStrategy().add_implementation(generic.COMPUTES[name], _schedule(fschedule), impl_name, 15)
+
+    return fstrategy
+
+
+def _conv2d_strategy(attrs, inputs, out_type, target):
+    strategy = OpStrategy()
+    data_layout, kernel_layout = attrs.data_layout, attrs.kernel_layout
+    out_layout = attrs.out_layout or data_layout
+    if attrs.groups == 1 and (data_layout, kernel_layout, out_layout) == ("NCHW", "OIHW", "NCHW"):
+        def fcompute(attrs, inputs, out_type):
+            return [x86.conv2d_nchw(inputs[0], inputs[1], attrs.strides, attrs.padding, attrs.dilation,
+                                    _out_dtype(attrs, out_type), target)]
+
+        return strategy.add_implementation(fcompute, _schedule(x86.schedule_conv2d_NCHWc), "conv2d_nchw.x86", 15)
+    conv = generic.COMPUTES["nn.conv2d"]  # dispatches on the layouts to the topi computes named below
+    if attrs.groups == 1 and topi_nn.is_packed(data_layout, kernel_layout):
+        name, fschedule = "conv2d_NCHWc.x86", x86.schedule_conv2d_NCHWc
+    elif topi_nn.is_packed_depthwise(inputs[0], data_layout, kernel_layout, attrs.groups):
+        name, fschedule = "depthwise_conv2d_NCHWc.x86", x86.schedule_conv2d_direct
+    elif (data_layout, kernel_layout) in (("NCHW", "OIHW"), ("NHWC", "HWIO")):
+        name, fschedule = f"conv2d_{data_layout.lower()}_direct.x86", x86.schedule_conv2d_direct
+    else:  # another layout pair: computed through NCHW, scheduled by the anchor's tag
+        return generic.default_strategy("nn.conv2d")(attrs, inputs, out_type, target)
+    return strategy.add_implementation(conv, _schedule(fschedule), name, 15)
+
+
+def _dense_like(data, weight, out_dtype, target):
+    """The x86 dense compute and schedule for 2-D ``data`` and a ``(N, K)`` weight, or None when the generic one is
+    better."""
+    rows = get_const_tuple(data.shape)[0]
+    k = get_const_tuple(weight.shape)[1]
+    if rows <= NOPACK_MAX_ROWS and vector_factor(k, vector_lanes(target, out_dtype)) >= 4:
+        return x86.dense_nopack(data, weight, out_dtype, target), x86.schedule_dense_nopack
+    if vector_factor(get_const_tuple(weight.shape)[0], vector_lanes(target, out_dtype)) >= 4:
+        return x86.dense_pack(data, weight, out_dtype, target), x86.schedule_gemm
+    return None
+
+
+def _dense_strategy(attrs, inputs, out_type, target):
+    strategy = generic.default_strategy("nn.dense")(attrs, inputs, out_type, target)
+    if len(inputs[0].shape) != 2:
+        return strategy
+    found = _dense_like(inputs[0], inputs[1], _out_dtype(attrs, out_type), target)
+    if found is not None:
+        out, fschedule = found
+        strategy.add_implementation(lambda attrs, inputs, out_type: [out], _schedule(fschedule), "dense.x86", 15)
+    return strategy
+
+
+def _matmul_strategy(attrs, inputs, out_type, target):
+    strategy = generic.default_strategy("nn.matmul")(attrs, inputs, out_type, target)
+    if len(inputs[0].shape) != 2:
+        return strategy
+    a, b = inputs[0], inputs[1]
+    dtype = _out_dtype(attrs, out_type)
+    if not attrs.transpose_b:
+        out = x86.matmul_tile(a, b, attrs.transpose_a, dtype)
+        return strategy.add_implementation(lambda attrs, inputs, out_type: [out], _schedule(x86.schedule_gemm),
+                                           "matmul_tile.x86", 15)
+    found = None if attrs.transpose_a else _dense_like(a, b, dtype, target)
+    if found is not None:
+        out, fschedule = found
+        strategy.add_implementation(lambda attrs, inputs, out_type: [out], _schedule(fschedule), "matmul.x86", 15)
+    return strategy
+
+
+def _batch_matmul_strategy(attrs, inputs, out_type, target):
+    def fcompute(attrs, inputs, out_type):
+        return [x86.batch_matmul_pack(inputs[0], inputs[1], attrs.transpose_a, attrs.transpose_b,
+                                      _out_dtype(attrs, out_type), target)]
+
+    return OpStrategy().add_implementation(fcompute, _schedule(x86.schedule_gemm), "batch_matmul_pack.x86", 15)
+
+
+_POOLS = ("nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d", "nn.global_max_pool2d")
+_REDUCTIONS = ("sum", "mean", "max", "min", "prod", "all", "any", "argmax", "argmin")
+
+STRATEGIES = {
+    **{name: generic.default_strategy(name) for name in generic.COMPUTES},
+    **{name: _generic_with(name, x86.schedule_pool, f"{name}.x86") for name in _POOLS},
+    **{name: _generic_with(name, x86.schedule_reduce, f"{name}.x86") for name in _REDUCTIONS},
+    "nn.softmax": _generic_with("nn.softmax", x86.schedule_softmax, "softmax.x86"),
+    "nn.log_softmax": _generic_with("nn.log_softmax", x86.schedule_softmax, "log_softmax.x86"),
+    "nn.conv2d": _conv2d_strategy,
+    "nn.dense": _dense_strategy,
+    "nn.matmul": _matmul_strategy,
+    "nn.batch_matmul": _batch_matmul_strategy,
+}
+"""Relay operator name -> ``FTVMStrategy`` on CPU targets."""
 
 
 def alter_conv2d_layout(attrs, inputs, tinfos, out_type):
@@ -48,8 +169,8 @@ def alter_conv2d_layout(attrs, inputs, tinfos, out_type):
     Returns
     -------
     new : relay.Call or None
-        The blocked convolution, or None to keep the call (no CPU target is current, another dtype, groups, or a
-        layout other than NCHW/OIHW).
+        The blocked convolution, or None to keep the call (no CPU target is current, another dtype, groups other
+        than depthwise, or a layout other than NCHW/OIHW).
     """
     target = Target.current()
     if target is None or target.kind.name not in CPU_TARGET_KINDS:
@@ -58,7 +179,7 @@ def alter_conv2d_layout(attrs, inputs, tinfos, out_type):
     out_dtype = attrs.out_dtype or out_type.dtype
     if data_type.dtype not in BLOCKED_DTYPES or weight_type.dtype != data_type.dtype or out_dtype != data_type.dtype:
         return None
-    new = conv2d_alter_layout(attrs, data_type.shape, weight_type.shape, target)
+    new = x86.conv2d_alter_layout(attrs, data_type.shape, weight_type.shape, target)
     if new is None:
         return None
     data, weight = inputs

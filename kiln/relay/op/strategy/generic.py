@@ -1,22 +1,28 @@
-"""``FTVMCompute`` of every Relay operator: adapters from a call's ``(attrs, inputs, out_type)`` to topi computes.
+"""Generic strategies (TVM's ``relay/op/strategy/generic.py``): the ``FTVMCompute`` of every Relay operator, an
+adapter from a call's ``(attrs, inputs, out_type)`` to a topi compute, and the default strategy that pairs it with
+the schedule of the group's anchor tag.
 
-Attributes are read duck-typed (``attrs.axis`` ...), since topi does not import Relay; ``out_type`` gives what the
-type relation already resolved (``reshape``'s target shape). Each adapter returns a list of tensors: one per output,
-so ``split``, ``nn.batch_norm`` and ``nn.dropout`` return several. A 0-d tensor argument holding a scalar
-(``full``'s fill value, ``nn.pad``'s pad value) is read as ``t()``.
+An adapter reads the call's attribute record (the classes of :mod:`kiln.relay.op.attrs`) and passes topi plain
+values; ``out_type`` gives what the type relation already resolved (``reshape``'s target shape). Each adapter
+returns a list of tensors: one per output, so ``split``, ``nn.batch_norm`` and ``nn.dropout`` return several. A 0-d
+tensor argument holding a scalar (``full``'s fill value, ``nn.pad``'s pad value) is read as ``t()``. The element-wise
+and broadcasting operators need no adapter of their own: topi's tables (``topi.elemwise.UNARY``,
+``topi.broadcast.BINARY``) list their computes by operator name.
 """
 
-from .. import broadcast as B
-from .. import elemwise as EW
-from .. import image, nn
-from .. import indexing as G
-from .. import reduction as R
-from .. import scan as SC
-from .. import scatter as SCT
-from .. import sort as SO
-from .. import transform as T
+from ....ir.op import has_op
+from ....topi import broadcast as B
+from ....topi import elemwise as EW
+from ....topi import image, nn, x86
+from ....topi import indexing as G
+from ....topi import reduction as R
+from ....topi import scan as SC
+from ....topi import scatter as SCT
+from ....topi import sort as SO
+from ....topi import transform as T
+from .base import OpStrategy
 
-__all__ = ["COMPUTES", "UNARY", "BINARY", "tensors_of"]
+__all__ = ["COMPUTES", "tensors_of", "default_strategy", "fschedule_by_tag"]
 
 
 def tensors_of(inputs) -> list:
@@ -93,11 +99,13 @@ def _batch_matmul(attrs, inputs, out_type):
 
 
 def _batch_norm(attrs, inputs, out_type):
-    return nn.batch_norm(*inputs[:5], attrs.axis, attrs.epsilon, attrs.center, attrs.scale)
+    data, gamma, beta, mean, var = inputs[:5]
+    return nn.batch_norm(data, gamma, beta, mean, var, attrs.axis, attrs.epsilon, attrs.center, attrs.scale)
 
 
 def _layer_norm(attrs, inputs, out_type):
-    return [nn.layer_norm(*inputs[:3], attrs.axis, attrs.epsilon, attrs.center, attrs.scale)]
+    data, gamma, beta = inputs[:3]
+    return [nn.layer_norm(data, gamma, beta, attrs.axis, attrs.epsilon, attrs.center, attrs.scale)]
 
 
 def _pad(attrs, inputs, out_type):
@@ -125,23 +133,9 @@ def _topk(attrs, inputs, out_type):
     return list(out) if isinstance(out, list | tuple) else [out]
 
 
-UNARY = (
-    "negative", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "abs", "erf", "floor", "ceil", "round", "sign",
-    "trunc", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "logical_not",
-    "bitwise_not", "isnan", "isinf", "isfinite",
-)
-"""Element-wise operators computed by the topi function of the same name."""
-
-BINARY = (
-    "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "floor_divide", "floor_mod", "mod",
-    "trunc_divide", "trunc_mod", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "left_shift", "right_shift", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-)
-"""Broadcasting binary operators computed by the topi function of the same name."""
-
 COMPUTES = {
-    **{name: _unary(getattr(EW, name)) for name in UNARY},
-    **{name: _binary(getattr(B, name)) for name in BINARY},
+    **{name: _unary(fn) for name, fn in EW.UNARY.items() if has_op(name)},
+    **{name: _binary(fn) for name, fn in B.BINARY.items() if has_op(name)},
     "clip": lambda attrs, inputs, out_type: [EW.clip(inputs[0], attrs.a_min, attrs.a_max)],
     "cast": lambda attrs, inputs, out_type: [EW.cast(inputs[0], attrs.dtype)],
     "where": lambda attrs, inputs, out_type: [B.where(inputs[0], inputs[1], inputs[2])],
@@ -203,8 +197,24 @@ COMPUTES = {
     "topk": _topk,
     "argsort": lambda attrs, inputs, out_type: [SO.argsort(inputs[0], axis=attrs.axis, is_ascend=attrs.is_ascend,
                                                            dtype=attrs.dtype)],
-    "scatter_elements": lambda attrs, inputs, out_type: [SCT.scatter_elements(*inputs[:3], attrs.axis,
-                                                                              attrs.reduction)],
-    "scatter_nd": lambda attrs, inputs, out_type: [SCT.scatter_nd(*inputs[:3], attrs.mode)],
+    "scatter_elements": lambda attrs, inputs, out_type: [SCT.scatter_elements(inputs[0], inputs[1], inputs[2],
+                                                                              attrs.axis, attrs.reduction)],
+    "scatter_nd": lambda attrs, inputs, out_type: [SCT.scatter_nd(inputs[0], inputs[1], inputs[2], attrs.mode)],
 }
 """Relay operator name -> ``FTVMCompute``."""
+
+
+def fschedule_by_tag(attrs, outs, target):
+    """The generic fallback schedule: the x86 schedule of the group's anchor tag (:func:`kiln.topi.x86.schedule_auto`),
+    for operators whose strategy names no schedule of its own."""
+    return x86.schedule_auto(outs, target)
+
+
+def default_strategy(name):
+    """The strategy of operator ``name`` with only its generic compute and the tag-dispatched schedule."""
+    fcompute = COMPUTES[name]
+
+    def fstrategy(attrs, inputs, out_type, target):
+        return OpStrategy().add_implementation(fcompute, fschedule_by_tag, f"{name}.generic", 10)
+
+    return fstrategy

@@ -17,14 +17,13 @@ injective schedule.
 """
 
 from ...ir.op import Op
+from ...target.target import resolve_target
 from ...te.tensor import Tensor
-from ..utils import resolve_target
-from ..x86 import schedule_injective
-from .base import op_name, select_implementation
+from ...topi.x86 import schedule_injective
+from ..op.op import OpPattern
+from ..op.strategy.base import op_name, select_implementation
 
 __all__ = ["ScheduleBuilder"]
-
-OPAQUE = 8
 
 
 class ScheduleBuilder:
@@ -61,7 +60,7 @@ class ScheduleBuilder:
         name = op_name(op)
         impl, outputs = select_implementation(name, attrs, inputs, out_type, self.target)
         pattern = Op.get(name).get_attr("TOpPattern")
-        pattern = OPAQUE if pattern is None else int(pattern)
+        pattern = OpPattern.OPAQUE if pattern is None else int(pattern)
         if pattern >= self.anchor_pattern:
             self.anchor_op, self.anchor_pattern = name, pattern
             self.anchor_implementation, self.anchor_attrs = impl, attrs

@@ -9,20 +9,22 @@ An operator's lowering is a pair of functions, an :class:`OpImplementation`:
   operator anchors (its own outputs followed by any element-wise consumers).
 
 An :class:`OpStrategy` lists the implementations that apply to one call; the one with the highest ``plevel`` is
-used. Three op attributes are registered per Relay operator, by name (``kiln.ir.register_op_attr``; topi does not
-import Relay):
+used, and its name says which compute and schedule it pairs (``conv2d_NCHWc.x86``). Three op attributes are
+registered per Relay operator (``kiln.ir.register_op_attr``), here in Relay, which knows the operators' attribute
+classes; topi, below, knows nothing of Relay:
 
 * ``FTVMStrategy``: ``(attrs, inputs, out_type, target) -> OpStrategy`` -- what :func:`select_implementation`
-  consults; the x86 strategies pick computes and schedules by layout and shape;
-* ``FTVMCompute``: ``(attrs, inputs, out_type) -> list of te.Tensor`` -- the target-independent compute;
+  consults (:mod:`.x86`: computes and schedules chosen by layout and shape);
+* ``FTVMCompute``: ``(attrs, inputs, out_type) -> list of te.Tensor`` -- the target-independent compute
+  (:mod:`.generic`);
 * ``FTVMSchedule``: ``(attrs, outs, target) -> te.Schedule`` -- the schedule matching ``FTVMCompute``.
 """
 
 from dataclasses import dataclass, field
 
-from ...error import OpNotImplemented
-from ...ir.op import Op, register_op_attr
-from ..utils import resolve_target
+from ....error import OpNotImplemented
+from ....ir.op import Op, register_op_attr
+from ....target.target import resolve_target
 
 __all__ = ["OpImplementation", "OpStrategy", "select_implementation", "register_compute", "register_schedule",
            "register_strategy", "op_name", "as_list"]
