@@ -1,109 +1,14 @@
 """Relay operators. Element-wise, shape and reduction builders live here (``relay.add``, ``relay.reshape``...);
 ``relay.nn`` and ``relay.image`` hold the rest. ``OpPattern`` is the fusion pattern enum."""
 
-from . import algorithm, attrs, image, memory, nn, transform, vm
-from .algorithm import argsort, topk
-from .op import OpPattern, make_call, register_relay_op
-from .reduce import all, any, argmax, argmin, max, mean, min, prod, sum  # noqa: A004
-from .tensor import (  # noqa: A004
-    abs,
-    acos,
-    acosh,
-    add,
-    asin,
-    asinh,
-    atan,
-    atanh,
-    bitwise_and,
-    bitwise_not,
-    bitwise_or,
-    bitwise_xor,
-    cast,
-    ceil,
-    clip,
-    concatenate,
-    cos,
-    cosh,
-    divide,
-    equal,
-    erf,
-    exp,
-    expand_dims,
-    floor,
-    floor_divide,
-    floor_mod,
-    full,
-    greater,
-    greater_equal,
-    isfinite,
-    isinf,
-    isnan,
-    layout_transform,
-    left_shift,
-    less,
-    less_equal,
-    log,
-    logical_and,
-    logical_not,
-    logical_or,
-    logical_xor,
-    maximum,
-    minimum,
-    mod,
-    multiply,
-    negative,
-    not_equal,
-    ones,
-    power,
-    reshape,
-    right_shift,
-    round,
-    rsqrt,
-    shape_of,
-    sigmoid,
-    sign,
-    sin,
-    sinh,
-    split,
-    sqrt,
-    squeeze,
-    strided_slice,
-    subtract,
-    take,
-    tan,
-    tanh,
-    transpose,
-    trunc,
-    trunc_divide,
-    trunc_mod,
-    where,
-    zeros,
-)
-from .transform import (
-    broadcast_to,
-    cumprod,
-    cumsum,
-    gather,
-    gather_nd,
-    one_hot,
-    repeat,
-    reverse,
-    scatter_elements,
-    scatter_nd,
-    tile,
-)
+from . import algorithm, attrs, image, memory, nn, reduce, tensor, transform, vm
+from .algorithm import *  # noqa: F403
+from .op import OpPattern, builders, make_call, register_relay_op
+from .reduce import *  # noqa: F403
+from .tensor import *  # noqa: F403
+from .transform import *  # noqa: F403
 
-__all__ = [
-    "abs", "add", "argmax", "argmin", "cast", "ceil", "clip", "concatenate", "divide", "erf", "exp", "expand_dims",
-    "floor", "full", "layout_transform", "log", "max", "maximum", "mean", "min", "minimum", "multiply", "negative",
-    "ones", "power", "prod", "reshape", "round", "rsqrt", "shape_of", "sigmoid", "sign", "split", "sqrt", "squeeze",
-    "strided_slice", "subtract", "sum", "take", "tanh", "transpose", "where", "zeros",
-    "acos", "acosh", "asin", "asinh", "atan", "atanh", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
-    "cos", "cosh", "equal", "floor_divide", "floor_mod", "greater", "greater_equal", "isfinite", "isinf", "isnan",
-    "left_shift", "less", "less_equal", "logical_and", "logical_not", "logical_or", "logical_xor", "mod",
-    "not_equal", "right_shift", "sin", "sinh", "tan", "trunc",
-    "broadcast_to", "cumprod", "cumsum", "gather", "gather_nd", "one_hot", "repeat", "reverse", "tile", "topk",
-    "scatter_elements", "scatter_nd", "all", "any", "argsort", "trunc_divide", "trunc_mod",
-]
+# the operator builders each family module defines (kiln.relay.op.op.builders): nothing to list by hand
+__all__ = [name for module in (tensor, reduce, transform, algorithm) for name in builders(vars(module))]
 
 from . import strategy  # noqa: E402  (registers every operator's compute, schedule and strategy, and the x86 layout hook)

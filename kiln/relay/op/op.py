@@ -10,7 +10,7 @@ import functools
 from enum import IntEnum
 
 from ...error import KilnError, OpAttributeInvalid
-from ...ir.op import Op, register_op, register_op_attr
+from ...ir.op import Op, has_op, register_op, register_op_attr
 from ...ir.type import TensorType, TupleType
 from ..expr import Call
 from .type_relations import ALL, check_dtype
@@ -73,6 +73,16 @@ def _dtype_checked(name, type_rel, per_argument):
         return type_rel(types, attrs)
 
     return relation
+
+
+def builders(namespace, prefix="") -> list:
+    """The names of the operator builders a module defines: its functions named like a registered operator
+    (``prefix`` + name: ``"nn."`` for ``relay.nn``). A module's ``__all__``, so a new operator is exported where
+    it is defined and nowhere else."""
+    module = namespace["__name__"]
+    return sorted(name for name, value in namespace.items()
+                  if callable(value) and getattr(value, "__module__", None) == module and not name.startswith("_")
+                  and has_op(prefix + name))
 
 
 def make_call(name, args, attrs=None, span=None) -> Call:

@@ -8,8 +8,8 @@ copying them; results may alias arguments (``reshape`` returns a view).
 
 import numpy as np
 
-from ...error import OpNotImplemented
-from ...ir.op import register_op_attr
+from ...error import KilnError, OpNotImplemented
+from ...ir.op import has_op, register_op_attr
 
 
 def register(*op_names):
@@ -17,6 +17,8 @@ def register(*op_names):
 
     def decorate(fn):
         for name in op_names:
+            if not has_op(name):  # register_op_attr would create it: a misspelt name fails here instead
+                raise KilnError(f"a reference implementation registered for {name!r}, which is no operator")
             register_op_attr(name, "FEvaluate", fn)
         return fn
 

@@ -21,6 +21,7 @@ they are two loops, so long chains need no recursion):
 
 from ...ir.expr import RelayExpr
 from ...ir.op import Op
+from ...ir.registry import op_table
 from .. import op as _op
 from ..expr import Call
 from ..expr_functor import ExprMutator, expr_children, post_order_visit
@@ -35,16 +36,8 @@ from .fold_scale_util import (
     reshape_or_expand_to_match_axis,
 )
 
-PREP: dict = {}
-
-
-def _register(*names):
-    def wrap(f):
-        for name in names:
-            PREP[name] = f
-        return f
-
-    return wrap
+PREP = op_table("BackwardFoldScaleAxis preparation")
+_register = PREP.register
 
 
 @_register("nn.conv2d")

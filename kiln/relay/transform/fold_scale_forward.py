@@ -19,6 +19,7 @@ Two phases, as TVM's ``fold_scale_axis.cc``:
 
 from ...ir.expr import RelayExpr
 from ...ir.op import Op
+from ...ir.registry import op_table
 from .. import op as _op
 from ..expr import Call
 from ..expr_functor import ExprMutator, expr_children, post_order_visit
@@ -34,17 +35,12 @@ from .fold_scale_util import (
 )
 
 # ---- phase 1: which axes may carry a scale ------------------------------------------------------------------------
-PREP: dict = {}
-REWRITE: dict = {}
+PREP = op_table("ForwardFoldScaleAxis preparation")
+REWRITE = op_table("ForwardFoldScaleAxis rewrite")
 
 
 def _register(table, *names):
-    def wrap(f):
-        for name in names:
-            table[name] = f
-        return f
-
-    return wrap
+    return table.register(*names)
 
 
 @_register(PREP, "nn.relu", "nn.leaky_relu")

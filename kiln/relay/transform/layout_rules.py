@@ -16,6 +16,7 @@ import dataclasses
 import inspect
 from collections.abc import Callable
 
+from ...ir.registry import op_table
 from ...tir.layout import layout as parse_layout
 from .. import op as _op
 from ..expr import Call
@@ -66,18 +67,9 @@ def _pool_output(call):
 POOLS = ("nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d", "nn.global_max_pool2d")
 LAYOUT_OPS = {"nn.conv2d": LayoutSpec(_conv_inputs, _conv_output)}
 LAYOUT_OPS.update({name: LayoutSpec(_pool_inputs, _pool_output) for name in POOLS})
-RULES: dict = {}
-
-
-def register_rule(*names):
-    """Register the decorated layout rule for the operators ``names``."""
-
-    def wrap(rule):
-        for name in names:
-            RULES[name] = rule
-        return rule
-
-    return wrap
+RULES = op_table("layout rule")
+register_rule = RULES.register
+"""Register the decorated layout rule for the operators ``names`` (``@register_rule("nn.bias_add")``)."""
 
 
 # ---- layout helpers ---------------------------------------------------------------------------------------------

@@ -8,13 +8,15 @@ fixpoint. Replacements are typed on the spot (only their new nodes are inferred)
 """
 
 from ...ir.op import Op
+from ...ir.registry import Registry, op_table
 from ..expr import Call, TupleGetItem
 from ..expr_functor import ExprMutator
 from .infer_type import KeepTyped, TypeInferencer
 
 
-class RuleTable:
-    """Rules by operator name, in registration order.
+def RuleTable():  # noqa: N802  (reads as the table type it makes)
+    """Rewrite rules by operator name (``"TupleGetItem"`` for field accesses), several per name, in registration
+    order: an :func:`~kiln.ir.registry.op_table` refusing names that are no operator.
 
     Examples
     --------
@@ -23,23 +25,7 @@ class RuleTable:
     ... def simplify_mul_one(call):
     ...     '''x * 1 -> x when the shapes agree.'''
     """
-
-    def __init__(self):
-        self.by_op: dict[str, list] = {}
-        self.tuple_getitem: list = []
-
-    def register(self, *op_names):
-        """Register the decorated rule for each operator in ``op_names`` (``"TupleGetItem"`` for field accesses)."""
-
-        def wrap(rule):
-            for name in op_names:
-                if name == "TupleGetItem":
-                    self.tuple_getitem.append(rule)
-                else:
-                    self.by_op.setdefault(name, []).append(rule)
-            return rule
-
-        return wrap
+    return op_table("rewrite rule", multiple=True, extra_keys=("TupleGetItem",))
 
 
 class _Rewriter(ExprMutator):
@@ -55,9 +41,9 @@ class _Rewriter(ExprMutator):
     def _apply(self, expr):
         for _ in range(self.max_steps):
             if isinstance(expr, Call) and isinstance(expr.op, Op):
-                rules = self.table.by_op.get(expr.op.name, ())
+                rules = self.table.get(expr.op.name, ())
             elif isinstance(expr, TupleGetItem):
-                rules = self.table.tuple_getitem
+                rules = self.table.get("TupleGetItem", ())
             else:
                 return expr
             for rule in rules:
@@ -96,7 +82,7 @@ class _SubRewriter(KeepTyped):
         return self.outer._apply(self.outer._typed(new))
 
 
-def rewrite(expr, table: RuleTable, max_steps: int = 64):
+def rewrite(expr, table: Registry, max_steps: int = 64):
     """Apply the rules of ``table`` to every call of ``expr`` (typed) until no rule matches; returns a typed expr."""
     typed = TypeInferencer().visit(expr)
     return _Rewriter(table, max_steps).visit(typed)

@@ -16,6 +16,7 @@ constants, and :meth:`ConvertContext.value` folds what a converter needs as a nu
 import numpy as np
 
 from ....error import KilnError, OpNotImplemented
+from ....ir.registry import Registry
 from ....ir.type import TensorType
 from ....runtime.ndarray import array as nd_array
 from ...analysis import free_vars
@@ -23,19 +24,13 @@ from ...expr import Constant
 from ...transform.fold_constant import fold_constant
 from ...transform.infer_type import infer_type
 
-#: op type -> converter class (filled by :func:`register`)
-CONVERTERS: dict = {}
+CONVERTERS = Registry("ONNX converter")
+"""ONNX op type -> converter class (filled by :func:`register`; a second converter for one op type is an error)."""
 
 
 def register(*op_types):
     """Class decorator registering an :class:`OnnxOpConverter` subclass for ``op_types``."""
-
-    def decorate(cls):
-        for op_type in op_types:
-            CONVERTERS[op_type] = cls
-        return cls
-
-    return decorate
+    return CONVERTERS.register(*op_types)
 
 
 class OnnxOpConverter:
