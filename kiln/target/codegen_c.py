@@ -26,6 +26,7 @@ from ..tir.analysis import stmt_contains
 from ..tir.dtype_semantics import promoted_by_c
 from ..tir.expr import PointerType
 from ..tir.functor import _EXPR_METHODS, _STMT_METHODS
+from ..tir.intrin import MATH_INTRINSICS
 from .codegen_c_calls import CALLS, float_literal, int_literal, libm_name
 from .codegen_c_helpers import HelperSet, scalar_ctype
 from .codegen_c_parallel import ParallelOutliner, returns_a_value
@@ -75,14 +76,8 @@ class CSourceGenerator(ParallelOutliner):
         "tir.bitwise_and": "({0} & {1})", "tir.bitwise_or": "({0} | {1})", "tir.bitwise_xor": "({0} ^ {1})",
         "tir.bitwise_not": "(~{0})", "tir.shift_left": "({0} << {1})", "tir.shift_right": "({0} >> {1})",
     }
-    # intrinsic -> libm function (float64 name; float32 adds "f")
-    math_functions = {
-        f"tir.{n}": n for n in (
-            "exp", "exp2", "log", "log2", "log10", "sqrt", "fabs", "floor", "ceil", "trunc", "nearbyint", "pow",
-            "fma", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
-            "atan2", "fmod", "copysign", "hypot", "nextafter", "erf", "log1p", "expm1", "ldexp",
-        )
-    } | {"tir.round": "nearbyint"}  # half to even, as numpy (C's round() goes away from zero)
+    # intrinsic -> libm function (float64 name; float32 adds "f"), from the intrinsics' records
+    math_functions = {op: r.libm for op, r in MATH_INTRINSICS.items() if r.libm}
     no_contraction = '__attribute__((optimize("fp-contract=off")))'
 
     def __init__(self, target=None):

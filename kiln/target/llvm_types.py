@@ -10,6 +10,7 @@ import llvmlite.ir as ir
 
 from ..error import CodegenError
 from ..tir import dtype as _dt
+from ..tir.intrin import MATH_INTRINSICS
 from .codegen_common import alignment_of, elem_bytes  # noqa: F401  (re-exported for the generator)
 
 I1, I8, I16, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
@@ -21,20 +22,12 @@ DLTENSOR = ir.LiteralStructType([I8P, DLDEVICE, I32, DLDATATYPE, I64.as_pointer(
 ARRAY_FIELDS = {1: (0,), 2: (4,), 3: (5,), 4: (2,), 5: (3, 0), 6: (3, 1), 7: (3, 2), 8: (6,), 9: (1, 1), 10: (1, 0)}
 TVM_VALUE_CONTENT = 12
 
-LLVM_INTRINSICS = {
-    "tir.exp": "llvm.exp", "tir.exp2": "llvm.exp2", "tir.log": "llvm.log", "tir.log2": "llvm.log2",
-    "tir.log10": "llvm.log10", "tir.sqrt": "llvm.sqrt", "tir.fabs": "llvm.fabs", "tir.floor": "llvm.floor",
-    "tir.ceil": "llvm.ceil", "tir.trunc": "llvm.trunc", "tir.nearbyint": "llvm.nearbyint", "tir.pow": "llvm.pow",
-    "tir.fma": "llvm.fma", "tir.sin": "llvm.sin", "tir.cos": "llvm.cos", "tir.copysign": "llvm.copysign",
-    "tir.round": "llvm.roundeven",
-}
-"""TIR intrinsic -> LLVM intrinsic (overloaded on the operand type)."""
+LLVM_INTRINSICS = {op: r.llvm for op, r in MATH_INTRINSICS.items() if r.llvm}
+"""TIR intrinsic -> LLVM intrinsic (overloaded on the operand type), from the intrinsics' records."""
 
-LIBM_FUNCTIONS = {
-    f"tir.{n}": n for n in ("tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
-                            "atan2", "fmod", "hypot", "nextafter", "erf", "log1p", "expm1")
-}
-"""TIR intrinsic -> libm function (float64 name; float32 adds "f")."""
+LIBM_FUNCTIONS = {op: r.libm for op, r in MATH_INTRINSICS.items() if r.libm and not r.llvm and r.name != "ldexp"}
+"""TIR intrinsic -> libm function (float64 name; float32 adds "f") where LLVM has no intrinsic (not ``ldexp``:
+these calls pass float operands only, and its exponent is an integer)."""
 
 FLOAT_CMP = {"EQ": "==", "NE": "!=", "LT": "<", "LE": "<=", "GT": ">", "GE": ">="}
 

@@ -10,6 +10,8 @@ is the binary minimum, as in TVM).
 """
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -32,20 +34,68 @@ from .op import (
     minimum,
 )
 
-# name -> numpy implementation used for constant folding (and by the evaluator)
-UNARY_MATH = {
-    "exp": np.exp, "exp2": np.exp2, "exp10": lambda x: np.power(10.0, x), "log": np.log, "log2": np.log2,
-    "log10": np.log10, "log1p": np.log1p, "sqrt": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x), "sin": np.sin,
-    "cos": np.cos, "tan": np.tan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asin": np.arcsin,
-    "acos": np.arccos, "atan": np.arctan, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
-    "erf": np.vectorize(math.erf, otypes=[np.float64]), "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
-    "fabs": np.abs, "floor": np.floor, "ceil": np.ceil, "round": np.rint, "nearbyint": np.rint, "trunc": np.trunc,
-}
-BINARY_MATH = {
-    "pow": np.power, "atan2": np.arctan2, "fmod": np.fmod, "copysign": np.copysign, "hypot": np.hypot,
-    "nextafter": np.nextafter, "ldexp": lambda x, e: np.ldexp(x, np.asarray(e, dtype=np.int32)),
-}
-TERNARY_MATH = {"fma": lambda a, b, c: a * b + c}
+
+@dataclass(frozen=True)
+class MathIntrinsic:
+    """A math intrinsic ``tir.<name>``: its numpy implementation (constant folding, the TIR evaluator), the C math
+    library function that computes it (the float64 name; float32 adds ``f``), and the LLVM intrinsic overloaded on
+    the operand type (None: the LLVM backend calls the C function too). Neither is given for intrinsics
+    ``tir.LowerIntrin`` rewrites into others before code generation (``sigmoid``, ``rsqrt``...)."""
+
+    name: str
+    arity: int
+    numpy: Callable
+    libm: str | None = None
+    llvm: str | None = None
+
+
+MATH_INTRINSICS = {f"tir.{r.name}": r for r in (
+    MathIntrinsic("exp", 1, np.exp, "exp", "llvm.exp"),
+    MathIntrinsic("exp2", 1, np.exp2, "exp2", "llvm.exp2"),
+    MathIntrinsic("exp10", 1, lambda x: np.power(10.0, x)),
+    MathIntrinsic("expm1", 1, np.expm1, "expm1"),
+    MathIntrinsic("log", 1, np.log, "log", "llvm.log"),
+    MathIntrinsic("log2", 1, np.log2, "log2", "llvm.log2"),
+    MathIntrinsic("log10", 1, np.log10, "log10", "llvm.log10"),
+    MathIntrinsic("log1p", 1, np.log1p, "log1p"),
+    MathIntrinsic("sqrt", 1, np.sqrt, "sqrt", "llvm.sqrt"),
+    MathIntrinsic("rsqrt", 1, lambda x: 1.0 / np.sqrt(x)),
+    MathIntrinsic("sin", 1, np.sin, "sin", "llvm.sin"),
+    MathIntrinsic("cos", 1, np.cos, "cos", "llvm.cos"),
+    MathIntrinsic("tan", 1, np.tan, "tan"),
+    MathIntrinsic("sinh", 1, np.sinh, "sinh"),
+    MathIntrinsic("cosh", 1, np.cosh, "cosh"),
+    MathIntrinsic("tanh", 1, np.tanh, "tanh"),
+    MathIntrinsic("asin", 1, np.arcsin, "asin"),
+    MathIntrinsic("acos", 1, np.arccos, "acos"),
+    MathIntrinsic("atan", 1, np.arctan, "atan"),
+    MathIntrinsic("asinh", 1, np.arcsinh, "asinh"),
+    MathIntrinsic("acosh", 1, np.arccosh, "acosh"),
+    MathIntrinsic("atanh", 1, np.arctanh, "atanh"),
+    MathIntrinsic("erf", 1, np.vectorize(math.erf, otypes=[np.float64]), "erf"),
+    MathIntrinsic("sigmoid", 1, lambda x: 1.0 / (1.0 + np.exp(-x))),
+    MathIntrinsic("fabs", 1, np.abs, "fabs", "llvm.fabs"),
+    MathIntrinsic("floor", 1, np.floor, "floor", "llvm.floor"),
+    MathIntrinsic("ceil", 1, np.ceil, "ceil", "llvm.ceil"),
+    MathIntrinsic("trunc", 1, np.trunc, "trunc", "llvm.trunc"),
+    MathIntrinsic("nearbyint", 1, np.rint, "nearbyint", "llvm.nearbyint"),
+    # half to even, as numpy (C's round() goes away from zero)
+    MathIntrinsic("round", 1, np.rint, "nearbyint", "llvm.roundeven"),
+    MathIntrinsic("pow", 2, np.power, "pow", "llvm.pow"),
+    MathIntrinsic("atan2", 2, np.arctan2, "atan2"),
+    MathIntrinsic("fmod", 2, np.fmod, "fmod"),
+    MathIntrinsic("copysign", 2, np.copysign, "copysign", "llvm.copysign"),
+    MathIntrinsic("hypot", 2, np.hypot, "hypot"),
+    MathIntrinsic("nextafter", 2, np.nextafter, "nextafter"),
+    MathIntrinsic("ldexp", 2, lambda x, e: np.ldexp(x, np.asarray(e, dtype=np.int32)), "ldexp"),
+    MathIntrinsic("fma", 3, lambda a, b, c: a * b + c, "fma", "llvm.fma"),
+)}
+"""``tir.<name>`` -> its record: the one place an intrinsic's numpy, C and LLVM forms are named."""
+
+# name (without ``tir.``) -> numpy implementation, by arity (constant folding, the evaluator, the vectorizer)
+UNARY_MATH = {r.name: r.numpy for r in MATH_INTRINSICS.values() if r.arity == 1}
+BINARY_MATH = {r.name: r.numpy for r in MATH_INTRINSICS.values() if r.arity == 2}
+TERNARY_MATH = {r.name: r.numpy for r in MATH_INTRINSICS.values() if r.arity == 3}
 PREDICATES = {"isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite}
 
 _OTHER_PURE = (

@@ -7,6 +7,8 @@ the relation converts shapes to the primal axes, computes there, and converts ba
 from ...error import TypeInferenceError
 from ...ir.type import TensorType, TupleType
 from ...tir.layout import layout as parse_layout
+from ...topi.nn.conv2d import conv_out_size
+from ...topi.nn.pooling import pool_out_size
 from ..expr import TupleWrapper, const
 from . import attrs as A
 from .op import OpPattern, make_call, register_relay_op
@@ -22,11 +24,6 @@ def _primal(ttype, layout_name, what):
 
 def _from_primal(sizes, layout_name, dtype):
     return TensorType(parse_layout(layout_name).shape_from_primal(sizes), dtype)
-
-
-def conv_output_size(size, kernel, stride, dilation, pad_before, pad_after) -> int:
-    """The output length of a convolution along one spatial axis."""
-    return (size + pad_before + pad_after - dilation * (kernel - 1) - 1) // stride + 1
 
 
 def _conv2d_rel(types, attrs):
@@ -55,8 +52,8 @@ def _conv2d_rel(types, attrs):
     else:
         same_dtype([data, weight], "conv2d data and weight")
     top, left, bottom, right = attrs.padding
-    oh = conv_output_size(d["H"], w["H"], attrs.strides[0], attrs.dilation[0], top, bottom)
-    ow = conv_output_size(d["W"], w["W"], attrs.strides[1], attrs.dilation[1], left, right)
+    oh = conv_out_size(d["H"], w["H"], attrs.strides[0], attrs.dilation[0], top, bottom)
+    ow = conv_out_size(d["W"], w["W"], attrs.strides[1], attrs.dilation[1], left, right)
     if oh <= 0 or ow <= 0:
         raise TypeInferenceError(f"conv2d: the kernel of weight {weight} is larger than the padded input {data}")
     out = {"N": d["N"], "C": w["O"], "H": oh, "W": ow}
@@ -105,14 +102,6 @@ def leaky_relu(data, alpha=0.01):
     return make_call("nn.leaky_relu", [data], A.LeakyReluAttrs(alpha))
 
 
-def pool_output_size(size, kernel, stride, dilation, pad_before, pad_after, ceil_mode) -> int:
-    """The output length of 2-D pooling along one axis (TVM's rule for ``ceil_mode``)."""
-    span = size + pad_before + pad_after - dilation * (kernel - 1) - 1
-    if ceil_mode:
-        return (span + stride - 1) // stride + 1
-    return span // stride + 1
-
-
 def _pool2d_rel(types, attrs):
     data = tensor_arg(types, 0, "data")
     d = _primal(data, attrs.layout, "data")
@@ -120,9 +109,9 @@ def _pool2d_rel(types, attrs):
         raise TypeInferenceError(f"pool2d: layout {attrs.layout} has no H and W axes")
     top, left, bottom, right = attrs.padding
     out = dict(d)
-    out["H"] = pool_output_size(d["H"], attrs.pool_size[0], attrs.strides[0], attrs.dilation[0], top, bottom,
+    out["H"] = pool_out_size(d["H"], attrs.pool_size[0], attrs.strides[0], attrs.dilation[0], top, bottom,
                                 attrs.ceil_mode)
-    out["W"] = pool_output_size(d["W"], attrs.pool_size[1], attrs.strides[1], attrs.dilation[1], left, right,
+    out["W"] = pool_out_size(d["W"], attrs.pool_size[1], attrs.strides[1], attrs.dilation[1], left, right,
                                 attrs.ceil_mode)
     if out["H"] <= 0 or out["W"] <= 0:
         raise TypeInferenceError(f"pool2d: pool_size {list(attrs.pool_size)} is larger than the padded input {data}")

@@ -18,7 +18,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ...tir.layout import layout as parse_layout
-from ..op.nn import conv_output_size, pool_output_size
+from ...topi.nn.conv2d import conv_out_size
+from ...topi.nn.pooling import ceil_mode_extra, pool_out_size
 from .common import accumulator, as_dtype, is_float, is_int, lowest, np_dtype, register, trunc_divide
 from .transform import convert_layout
 
@@ -35,8 +36,8 @@ def conv2d_nchw(data, weight, strides, padding, dilation, groups, out_dtype):
     o, cg, kh, kw = weight.shape
     top, left, bottom, right = padding
     (sh, sw), (dh, dw) = strides, dilation
-    oh = conv_output_size(h, kh, sh, dh, top, bottom)
-    ow = conv_output_size(w, kw, sw, dw, left, right)
+    oh = conv_out_size(h, kh, sh, dh, top, bottom)
+    ow = conv_out_size(w, kw, sw, dw, left, right)
     if any(padding):
         data = np.pad(data, ((0, 0), (0, 0), (top, bottom), (left, right)))
     data = np.ascontiguousarray(data)
@@ -78,11 +79,10 @@ def _pool2d(attrs, data, kind):
     h, w = x.shape[-2:]
     (kh, kw), (sh, sw), (dh, dw) = attrs.pool_size, attrs.strides, attrs.dilation
     top, left, bottom, right = attrs.padding
-    oh = pool_output_size(h, kh, sh, dh, top, bottom, attrs.ceil_mode)
-    ow = pool_output_size(w, kw, sw, dw, left, right, attrs.ceil_mode)
-    # cells past the bottom/right padding that the last ceil_mode window reaches
-    extra_h = max(0, (oh - 1) * sh + dh * (kh - 1) + 1 - (h + top + bottom))
-    extra_w = max(0, (ow - 1) * sw + dw * (kw - 1) + 1 - (w + left + right))
+    oh = pool_out_size(h, kh, sh, dh, top, bottom, attrs.ceil_mode)
+    ow = pool_out_size(w, kw, sw, dw, left, right, attrs.ceil_mode)
+    extra_h = ceil_mode_extra(h, oh, kh, sh, dh, top, bottom)
+    extra_w = ceil_mode_extra(w, ow, kw, sw, dw, left, right)
     pad = [(0, 0)] * (x.ndim - 2) + [(top, bottom + extra_h), (left, right + extra_w)]
     rows_h, rows_w = _window_slices(oh, kh, sh, dh), _window_slices(ow, kw, sw, dw)
     if kind == "max":

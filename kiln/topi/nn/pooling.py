@@ -23,13 +23,18 @@ from ..utils import get_const_tuple
 from .conv2d import pad_tuple
 from .pad import pad
 
-__all__ = ["pool2d", "global_pool", "pool_out_size"]
+__all__ = ["pool2d", "global_pool", "pool_out_size", "ceil_mode_extra"]
 
 
 def pool_out_size(size, kernel, stride, dilation, before, after, ceil_mode) -> int:
     """The output length of pooling along one axis (TVM's rule for ``ceil_mode``)."""
     span = size + before + after - dilation * (kernel - 1) - 1
     return (span + stride - 1) // stride + 1 if ceil_mode else span // stride + 1
+
+
+def ceil_mode_extra(size, out, kernel, stride, dilation, before, after) -> int:
+    """Cells past the end padding that the last window reaches when ``ceil_mode`` makes one more output (0 else)."""
+    return max(0, (out - 1) * stride + dilation * (kernel - 1) + 1 - (size + before + after))
 
 
 def _hw(layout_name, what):
@@ -89,8 +94,8 @@ def pool2d(data, kernel, stride, dilation, padding, pool_type, ceil_mode=False, 
     ow = pool_out_size(w, kw, sw, dw, left, right, ceil_mode)
     if oh <= 0 or ow <= 0:
         raise OpAttributeInvalid(f"topi.pool2d: a {kh}x{kw} window does not fit the padded {h}x{w} input")
-    extra_h = max(0, (oh - 1) * sh + dh * (kh - 1) + 1 - (h + top + bottom))
-    extra_w = max(0, (ow - 1) * sw + dw * (kw - 1) + 1 - (w + left + right))
+    extra_h = ceil_mode_extra(h, oh, kh, sh, dh, top, bottom)
+    extra_w = ceil_mode_extra(w, ow, kw, sw, dw, left, right)
     before, after = [0] * len(shape), [0] * len(shape)
     before[h_axis], before[w_axis] = top, left
     after[h_axis], after[w_axis] = bottom + extra_h, right + extra_w

@@ -26,7 +26,7 @@ with AVX-512 where 8 does not divide the width).
 from ...te.operation import compute
 from ...te.tensor import ComputeOp
 from .. import tag as _tag
-from ..nn.conv2d import _finish, conv2d_NCHWc, pad_tuple
+from ..nn.conv2d import _finish, conv2d_NCHWc, conv_out_size, pad_tuple
 from ..nn.pad import pad
 from ..utils import (
     fused_output,
@@ -103,7 +103,7 @@ def conv2d_alter_layout(attrs, data_shape, kernel_shape, target=None):
         return None
     (_, sw), (_, dw) = (attrs.strides, attrs.dilation)
     padding = pad_tuple(attrs.padding)
-    ow = (w + padding[1] + padding[3] - dw * (kw - 1) - 1) // sw + 1
+    ow = conv_out_size(w, kw, sw, dw, padding[1], padding[3])
     ic_bn, oc_bn, _ = conv_blocking(c, o, ow, target)
     return {"data_layout": f"NCHW{ic_bn}c", "kernel_layout": f"OIHW{ic_bn}i{oc_bn}o", "out_layout": f"NCHW{oc_bn}c"}
 
@@ -141,7 +141,7 @@ def conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype=None, target
     padding = pad_tuple(padding)
     sw = strides if isinstance(strides, int) else strides[1]
     dw = dilation if isinstance(dilation, int) else dilation[1]
-    ow = (w + padding[1] + padding[3] - dw * (kw - 1) - 1) // sw + 1
+    ow = conv_out_size(w, kw, sw, dw, padding[1], padding[3])
     ic_bn, oc_bn, _ = conv_blocking(c, o, ow, target, out_dtype)
     data_vec = pack_data(data, ic_bn, padding)
     kernel_vec = pack_kernel(kernel, ic_bn, oc_bn)

@@ -15,9 +15,9 @@ import math
 import numpy as np
 
 from ....error import OpNotImplemented
+from ....topi.nn.pooling import pool_out_size
 from ... import op as _op
 from ...op import nn as _nn
-from ...op.nn import pool_output_size
 from ...op.type_relations import broadcast_shapes
 from .common import OnnxOpConverter, const, get_pads, register
 
@@ -185,7 +185,7 @@ class _Pool(OnnxOpConverter):
             kernel, strides, dilations, pads = [1] + kernel, [1] + strides, [1] + dilations, [(0, 0)] + pads
         per_axis = list(zip(spatial, kernel, strides, dilations, *zip(*pads, strict=True), strict=True))
         want = [_onnx_pool_size(*args, ceil_mode) for args in per_axis]
-        floor = [pool_output_size(*args, False) for args in per_axis]
+        floor = [pool_out_size(*args, False) for args in per_axis]
         use_ceil = want != floor
         out = cls._pool(x, kernel, strides, dilations, _padding(pads), use_ceil, attr, ctx)
         got = ctx.shape(out)[2:]
