@@ -3,10 +3,9 @@
 The pipeline (TVM's ``tvm.build``):
 
 1. a TE schedule is lowered with ``kiln.lower(s, args, name)``; a PrimFunc becomes a one-function IRModule;
-2. build-time TIR passes run on every PrimFunc: ``tir.LowerIntrin`` (intrinsics to what backends emit), then
-   ``tir.MakePackedAPI`` (argument unpacking and checks, the calling convention of
-   :mod:`kiln.target.codegen_common`). TVM lowers intrinsics after MakePackedAPI; here it runs first so that it
-   does not walk the long chain of argument checks (the prologue has nothing to lower);
+2. the build phase of the TIR pipeline runs on every PrimFunc (:mod:`kiln.tir.transform.pipeline`: intrinsics
+   lowered, the packed calling convention of :mod:`kiln.target.codegen_common`, allocations placed, and for C
+   float16 and vector widths legalized);
 3. the target's code generator, found in the global registry as ``"target.build.<kind>"`` (so a caller never
    imports a backend it does not use), prints and compiles the module and links a shared library.
 
@@ -22,19 +21,16 @@ import tempfile
 
 from ..error import CodegenError, KilnError
 from ..ir.module import IRModule
+from ..ir.transform import Sequential
 from ..runtime.module import LibraryModule
 from ..runtime.packed_func import get_global_func, register_func
 from ..tir.function import PrimFunc
-from ..tir.transform.fp16_compute_legalize import fp16_compute_legalize
+from ..tir.transform import pipeline
 from . import compile_cache, compiler
 from .codegen_c import CSourceGenerator
 from .codegen_common import function_info, function_symbol, is_packed, param_specs
 from .cpu import required_features
 from .target import Target
-from .vector_legalize import legalize_vector_width
-
-BUILD_PASSES = ("tir.LowerIntrin", "tir.MakePackedAPI")
-"""The TIR passes ``kiln.build`` runs after lowering, in order (a pass not registered yet is skipped)."""
 
 
 def _resolve_target(target, target_host=None) -> Target:
@@ -99,17 +95,9 @@ def _lower_function():
 
 
 def build_passes(mod, target) -> IRModule:
-    """Run :data:`BUILD_PASSES` (those registered) on ``mod``."""
-    from ..ir.transform import get_pass
-
-    mod = _record_arg_info(mod)
-    for name in BUILD_PASSES:
-        try:
-            pass_ = get_pass(name)
-        except (KilnError, ValueError):
-            continue
-        mod = pass_(mod)
-    return mod
+    """Run the build phase of the TIR pipeline for ``target`` on ``mod``
+    (:func:`kiln.tir.transform.pipeline.build_passes`)."""
+    return Sequential(pipeline.build_passes(target), name="tir.build")(_record_arg_info(mod))
 
 
 def _record_arg_info(mod):
@@ -234,7 +222,7 @@ def build_c(mod, target) -> LibraryModule:
     infos = []
     for symbol, func in funcs:
         # C compilers keep _Float16 expressions in float or fuse them: float16 rounding is spelled out first
-        gen.add_function(symbol, legalize_vector_width(fp16_compute_legalize(func), target.vector_width))
+        gen.add_function(symbol, func)
         infos.append(function_info(symbol, func))
     source = gen.finish()
     flags = compiler.c_flags(target)

@@ -160,3 +160,14 @@ def alignment_of(analyzer, base, lanes, dtype, buffer_alignment) -> int:
         step = lanes
     align = size * (step & -step)  # the largest power of two dividing every possible base
     return max(size, min(align, size * lanes, buffer_alignment))
+
+
+def stack_elements(alloc) -> int:
+    """The scalar elements of an ``Allocate`` ``tir.LowerAllocation`` left on the stack (a constant size)."""
+    count = _dt.lanes(alloc.dtype)
+    for extent in alloc.extents:
+        if not isinstance(extent, E.IntImm):
+            raise CodegenError(f"allocation {alloc.buffer_var.name_hint} has the size {extent} known only at run time "
+                               f"and no place: run tir.LowerAllocation (kiln.build does) before printing")
+        count *= extent.value
+    return count

@@ -24,13 +24,11 @@ from ..error import CodegenError
 from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import stmt as S
-from ..tir.functor import _EXPR_METHODS, _STMT_METHODS
 from . import llvm_types as T
-from .codegen_common import flat_offset, unit_ramp_base
+from .codegen_base import CodeGenBase
+from .codegen_common import flat_offset, stack_elements, unit_ramp_base
 from .codegen_llvm_calls import CallLowering
 from .codegen_llvm_parallel import ParallelOutliner
-
-STACK_LIMIT = 64 * 1024
 
 
 class _FunctionState:
@@ -48,7 +46,7 @@ class _FunctionState:
         ir.IRBuilder(self.entry).branch(self.function.blocks[1])
 
 
-class LLVMGenerator(CallLowering, ParallelOutliner):
+class LLVMGenerator(CodeGenBase, CallLowering, ParallelOutliner):
     """Builds one LLVM module from PrimFuncs.
 
     Examples
@@ -58,6 +56,7 @@ class LLVMGenerator(CallLowering, ParallelOutliner):
     >>> text = str(gen.module)                    # doctest: +SKIP
     """
 
+    backend = "LLVM codegen"
     int_ops = {E.Add: "add", E.Sub: "sub", E.Mul: "mul"}
     float_ops = {E.Add: "fadd", E.Sub: "fsub", E.Mul: "fmul", E.Div: "fdiv", E.Mod: "frem"}
     float_flags = ("contract",)
@@ -141,12 +140,6 @@ class LLVMGenerator(CallLowering, ParallelOutliner):
         return self.builder.bitcast(data, ty.as_pointer())
 
     # ---- expressions
-    def visit_expr(self, e):
-        method = getattr(self, _EXPR_TABLE.get(type(e), ""), None)
-        if method is None:
-            raise CodegenError(f"LLVM codegen: cannot generate a {type(e).__name__} expression (lower it first): {e}")
-        return method(e)
-
     def visit_var(self, e):
         return self.lookup(e)
 
@@ -317,37 +310,18 @@ class LLVMGenerator(CallLowering, ParallelOutliner):
         return vec
 
     # ---- statements
-    def visit_stmt(self, s):
-        method = getattr(self, _STMT_TABLE.get(type(s), ""), None)
-        if method is None:
-            raise CodegenError(f"LLVM codegen: cannot generate a {type(s).__name__} statement")
-        method(s)
+    def bind_let(self, s):
+        self.bind(s.var, self.visit_expr(s.value))
 
-    def visit_seq_stmt(self, s):
-        for item in s.seq:
-            self.visit_stmt(item)
-
-    def visit_let_stmt(self, s):
-        # chains of lets and asserts (a packed function's prologue) are generated with a loop, not recursion
-        while isinstance(s, S.LetStmt | S.AssertStmt):
-            if isinstance(s, S.AssertStmt):
-                self._assert(s)
-            else:
-                self.bind(s.var, self.visit_expr(s.value))
-            s = s.body
-        self.visit_stmt(s)
-
-    visit_assert_stmt = visit_let_stmt
-
-    def _assert(self, s):
+    def emit_assert(self, s):
         b = self.builder
         cond = self.visit_expr(s.condition)
         fail = self.state.function.append_basic_block("assert_fail")
         ok = self.state.function.append_basic_block("assert_ok")
         b.cbranch(cond, ok, fail)
         b.position_at_end(fail)
-        message = s.message.value if isinstance(s.message, E.StringImm) else str(s.message)
-        b.call(self.declare("KilnAPISetLastError", ir.VoidType(), [T.I8P]), [self.string_constant(message)])
+        b.call(self.declare("KilnAPISetLastError", ir.VoidType(), [T.I8P]),
+               [self.string_constant(self.assert_message(s))])
         b.ret(T.constant("int32", -1))
         b.position_at_end(ok)
 
@@ -432,16 +406,12 @@ class LLVMGenerator(CallLowering, ParallelOutliner):
             ptr = b.gep(base, [b.extract_element(idx, T.constant("int32", k))])
             b.store(lane_value, ptr, align=T.elem_bytes(s.buffer.dtype))
 
-    def visit_allocate(self, s):
+    def emit_allocate(self, s, on_heap):
         ty = T.memory_type(s.dtype)
         lanes = _dt.lanes(s.dtype)
-        constant = all(isinstance(x, E.IntImm) for x in s.extents)
-        count = lanes
-        for x in s.extents:
-            count *= x.value if isinstance(x, E.IntImm) else 1
         b = self.builder
-        if constant and count * T.elem_bytes(s.dtype) <= STACK_LIMIT:
-            ptr = self.alloca(ir.ArrayType(ty, count))
+        if not on_heap:
+            ptr = self.alloca(ir.ArrayType(ty, stack_elements(s)))
             self.bind(s.buffer_var, b.bitcast(ptr, T.I8P))
             self.visit_stmt(s.body)
             return
@@ -462,12 +432,6 @@ class LLVMGenerator(CallLowering, ParallelOutliner):
         if not b.block.is_terminated:
             b.call(self.declare("kiln_free", ir.VoidType(), [T.I8P]), [raw])
 
-    def visit_decl_buffer(self, s):
-        self.visit_stmt(s.body)
-
-    def visit_attr_stmt(self, s):
-        self.visit_stmt(s.body)
-
     def visit_evaluate(self, s):
         if isinstance(s.value, E.IntImm | E.FloatImm):
             return
@@ -477,12 +441,3 @@ class LLVMGenerator(CallLowering, ParallelOutliner):
             self.builder.position_at_end(self.state.function.append_basic_block("after_ret"))
             return
         self.visit_expr(s.value)
-
-
-_BINARY_KINDS = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max, E.EQ, E.NE, E.LT, E.LE,
-                 E.GT, E.GE)
-# node class -> name of the generator method (looked up on the instance, so subclasses may override)
-_EXPR_TABLE = dict(_EXPR_METHODS)
-_EXPR_TABLE.update({k: "visit_binary" for k in _BINARY_KINDS})
-_EXPR_TABLE.update({E.And: "visit_logic", E.Or: "visit_logic", E.SizeVar: "visit_var"})
-_STMT_TABLE = dict(_STMT_METHODS)

@@ -25,14 +25,13 @@ import weakref
 
 from ..error import TIRError
 from ..ir.module import IRModule
-from ..ir.pass_context import register_config
-from ..ir.transform import PassContext, Sequential
+from ..ir.transform import Sequential
 from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir.analysis import undefined_vars
 from ..tir.buffer import Buffer, decl_buffer
 from ..tir.function import PrimFunc
-from ..tir.transform import FlattenBuffer, RemoveNoOp, Simplify, StorageRewrite, UnrollLoop, VectorizeLoop
+from ..tir.transform.pipeline import lower_passes
 from .bound import ScheduleGraph, infer_bound
 from .schedule import Schedule
 from .schedule_ops import build_body
@@ -40,7 +39,6 @@ from .tensor import PlaceholderOp, Tensor
 
 __all__ = ["lower", "schedule_to_prim_func", "lower_passes", "get_binds", "is_lowered"]
 
-register_config("tir.disable_vectorize", bool, False)
 
 
 _LOWERED: "weakref.WeakSet" = weakref.WeakSet()
@@ -52,13 +50,6 @@ def is_lowered(func) -> bool:
         return func in _LOWERED
     except TypeError:  # not weakly referenceable: not one of ours
         return False
-
-
-def lower_passes() -> list:
-    """The TIR passes :func:`lower` runs, in order (see the module docstring)."""
-    disable = bool(PassContext.current().config.get("tir.disable_vectorize", False))
-    return [FlattenBuffer(), Simplify(), VectorizeLoop(not disable), StorageRewrite(), UnrollLoop(), Simplify(),
-            RemoveNoOp()]
 
 
 def get_binds(args, binds=None):

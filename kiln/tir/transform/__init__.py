@@ -2,8 +2,9 @@
 
 Registered names: ``tir.Simplify``, ``tir.FlattenBuffer``, ``tir.UnrollLoop`` (config ``tir.UnrollLoop``),
 ``tir.VectorizeLoop``, ``tir.RemoveNoOp``, ``tir.LowerIntrin``, ``tir.StorageRewrite``, ``tir.MakePackedAPI``,
-``tir.FP16ComputeLegalize``. Each module also exposes the plain function over a PrimFunc (``simplify_prim_func``,
-``flatten_buffer`` ...).
+``tir.FP16ComputeLegalize``, ``tir.LegalizeVectorWidth``, ``tir.LowerAllocation``; :mod:`.pipeline` lists them in
+the order ``kiln.lower`` and ``kiln.build`` run them. Each module also exposes the plain function over a PrimFunc
+(``simplify_prim_func``, ``flatten_buffer`` ...).
 """
 
 # ruff: noqa: F401  (re-exports)
@@ -11,8 +12,11 @@ Registered names: ``tir.Simplify``, ``tir.FlattenBuffer``, ``tir.UnrollLoop`` (c
 from .flatten_buffer import FlattenBuffer, flatten_buffer
 from .fp16_compute_legalize import FP16ComputeLegalize, fp16_compute_legalize
 from .function_pass import PrimFuncPass, prim_func_pass
+from .legalize_vector_width import LegalizeVectorWidth, legalize_vector_width
+from .lower_allocation import LowerAllocation, lower_allocation
 from .lower_intrin import LowerIntrin, lower_intrin
 from .make_packed_api import MakePackedAPI, make_packed_api
+from .pipeline import build_passes, lower_passes, tir_pipeline  # noqa: E402,I001  (after every pass it lists)
 from .remove_no_op import RemoveNoOp, remove_no_op
 from .simplify import Simplify, simplify_prim_func
 from .storage_rewrite import StorageRewrite, storage_rewrite

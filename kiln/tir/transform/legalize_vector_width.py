@@ -1,4 +1,4 @@
-"""Splitting vectors wider than the CPU's vector registers, for the C backend.
+"""``tir.LegalizeVectorWidth``: splitting vectors wider than the CPU's vector registers, for the C backend.
 
 ``VectorizeLoop`` turns ``for j in T.vectorized(32)`` over float32 into 32-lane vectors. LLVM legalizes such a type
 into two native 16-lane registers itself; GCC does not: a 128-byte generic vector has no machine mode, so GCC keeps
@@ -15,10 +15,14 @@ Anything else (a gather through a computed index vector, a ``Let`` expression, `
 keeps that store whole: the split is an optimization, never required for correctness.
 """
 
-from ..tir import dtype as _dt
-from ..tir import expr as E
-from ..tir import stmt as S
-from ..tir.functor import StmtExprMutator
+from dataclasses import dataclass
+
+from ...ir.transform import PassInfo, register_pass
+from .. import dtype as _dt
+from .. import expr as E
+from .. import stmt as S
+from ..functor import StmtExprMutator
+from .function_pass import PrimFuncPass
 
 _ELEMENTWISE_CALLS_EXCLUDED = {"tir.reinterpret", "tir.tvm_struct_get", "tir.call_extern", "tir.call_pure_extern"}
 
@@ -142,3 +146,21 @@ def legalize_vector_width(func, max_bits):
         return func
     body = VectorSplitter(max_bits).visit_stmt(func.body)
     return func if body is func.body else func.with_body(body)
+
+
+@register_pass("tir.LegalizeVectorWidth")
+@dataclass(frozen=True)
+class LegalizeVectorWidth(PrimFuncPass):
+    """Split stores of vectors wider than ``max_bits`` into register-wide ones (see the module docstring).
+
+    Parameters
+    ----------
+    max_bits : int
+        The width of a vector register (``target.vector_width``); 0 leaves functions alone.
+    """
+
+    max_bits: int = 0
+    info = PassInfo(0, "tir.LegalizeVectorWidth")
+
+    def transform_function(self, func, mod, ctx):
+        return legalize_vector_width(func, self.max_bits)

@@ -4,11 +4,11 @@ its equivalence under the TIR evaluator."""
 import numpy as np
 
 from kiln import tir
-from kiln.target.vector_legalize import legalize_vector_width
 from kiln.tir import expr as E
 from kiln.tir import stmt as S
 from kiln.tir.evaluator import evaluate
 from kiln.tir.stmt_functor import pre_order_visit
+from kiln.tir.transform.legalize_vector_width import legalize_vector_width
 
 
 def _func(body_fn, lanes=32):
