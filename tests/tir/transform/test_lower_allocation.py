@@ -36,22 +36,22 @@ def test_places_by_size(extent, on_heap):
 
 
 @pytest.mark.parametrize("target", ["c", "llvm"])
-def test_generators_follow_the_placement(target):
+@pytest.mark.parametrize("n", [64, 1 << 18])
+def test_generators_follow_the_placement(target, n):
     """A 1 MiB intermediate buffer goes to the heap on both backends (the stack would overflow on a worker), a
     small one stays on the stack; the results are right either way."""
-    for n in (64, 1 << 18):
-        A = te.placeholder((n,), name="A")
-        B = te.compute((n,), lambda i: A[i] * 2.0, name="B")
-        C = te.compute((n,), lambda i: B[i] + 1.0, name="C")
-        s = te.create_schedule(C.op)
-        m = kiln.build(s, [A, C], target=target, name="f")
-        source = m.get_source()
-        heap_call = "*)kiln_alloc(" in source or "call ptr @kiln_alloc" in source or "@kiln_alloc(i64" in source
-        assert heap_call == (n * 4 > 64 * 1024)
-        a = np.arange(n, dtype="float32")
-        c = kiln.nd.empty((n,))
-        m["f"](a, c)
-        np.testing.assert_array_equal(c.numpy(), a * 2 + 1)
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] * 2.0, name="B")
+    C = te.compute((n,), lambda i: B[i] + 1.0, name="C")
+    s = te.create_schedule(C.op)
+    m = kiln.build(s, [A, C], target=target, name="f")
+    source = m.get_source()
+    heap_call = "*)kiln_alloc(" in source or "call ptr @kiln_alloc" in source or "@kiln_alloc(i64" in source
+    assert heap_call == (n * 4 > 64 * 1024)
+    a = np.arange(n, dtype="float32")
+    c = kiln.nd.empty((n,))
+    m["f"](a, c)
+    np.testing.assert_array_equal(c.numpy(), a * 2 + 1)
 
 
 def test_one_pipeline_for_lower_and_build():
