@@ -1,4 +1,4 @@
-"""The size budget of STYLE.md: no module over 500 lines unless listed here with the reason."""
+"""The size budget: no module over 500 lines unless listed here with the reason."""
 
 import pathlib
 

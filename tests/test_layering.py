@@ -1,4 +1,4 @@
-"""Lower layers never import higher ones (STYLE.md section 1), checked over every module with ``ast``."""
+"""Lower layers never import higher ones (ARCHITECTURE.md), checked over every module with ``ast``."""
 
 import ast
 import pathlib

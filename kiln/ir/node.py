@@ -1,6 +1,6 @@
 """The base of every IR node: immutability, reflection and a registry of node classes by type key.
 
-Two kinds of node exist (see STYLE.md section 2):
+Two kinds of node exist:
 
 * graph nodes (``@dataclass(frozen=True, slots=True, eq=False)``): expressions and statements. ``==`` and ``hash`` are
   identity, as for TVM's ObjectRef, so memo tables keyed by nodes are O(1) and two ``%x`` stay different variables;

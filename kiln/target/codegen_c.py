@@ -1,6 +1,6 @@
 """C code generation: ``CSourceGenerator`` prints lowered TIR as C99 with GCC vector extensions.
 
-The generator makes no decisions (STYLE.md section 5): loops are already split, vectorized, unrolled and flattened
+The generator makes no decisions (ARCHITECTURE.md, step 4): loops are already split, vectorized, unrolled and flattened
 by TIR passes, so printing is a walk with one ``visit_<kind>`` per statement and a table per expression family
 (``binary_template``, ``math_functions`` ...) that variants override. Expressions print inline (fully
 parenthesized); statements append lines.
