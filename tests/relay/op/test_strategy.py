@@ -12,7 +12,7 @@ from kiln.relay.op.attrs import ConcatenateAttrs, Conv2DAttrs, SplitAttrs
 from kiln.relay.op.strategy import COMPUTES, OpStrategy, register_all, select_implementation
 
 
-def test_every_relay_operator_has_a_strategy():
+def test_every_relay_operator_has_a_compute_a_strategy_and_a_reference():
     # call_lowered (kiln.relay.backend) calls an already lowered PrimFunc: nothing to compute or schedule; nor do the
     # memory and VM dialects' ops (TNonComputational: VM instructions, never kernels); operators other tests
     # register (test.*, test_*) have none either
@@ -21,7 +21,7 @@ def test_every_relay_operator_has_a_strategy():
     assert len(names) > 60
     for name in names:
         op = Op.get(name)
-        for key in ("FTVMStrategy", "FTVMCompute", "FTVMSchedule"):
+        for key in ("FTVMStrategy", "FTVMCompute", "FTVMSchedule", "FEvaluate"):
             assert op.get_attr(key) is not None, f"{name} has no {key}"
     assert set(COMPUTES) <= set(names)  # no attribute was set on a name Relay does not define
     register_all()  # a second registration is a no-op
