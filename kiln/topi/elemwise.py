@@ -17,7 +17,6 @@ import numpy as np
 
 from ..te.operation import compute
 from ..tir import dtype as _dt
-from ..tir import expr as E
 from ..tir import intrin as _intrin
 from ..tir import op as _op
 from ..tir.dtype_semantics import saturate_int
@@ -28,7 +27,7 @@ __all__ = [
     "trunc", "sin", "cos", "tan", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "log2", "log10",
     "exp2", "isnan", "isinf", "isfinite", "logical_not", "bitwise_not", "reciprocal", "softplus", "softsign",
     "clip", "cast", "identity", "full", "zeros", "ones", "full_like", "round_half_away", "sign_expr", "elemwise",
-    "fast_exp", "fast_exp_expr", "UNARY",
+    "fast_exp", "UNARY",
 ]
 
 
@@ -52,56 +51,10 @@ def sign_expr(v):
     return _op.select(_op.greater(v, zero), one, _op.select(_op.less(v, zero), neg, zero))
 
 
-def fast_exp_expr(v):
-    """``exp(v)`` of a float32 expression in vectorizable arithmetic (TVM's ``fast_exp``, Cephes' ``expf``).
-
-    ``v = n ln2 + r`` with ``n = round(v / ln2)`` (Cody-Waite: ``ln2`` in two parts so ``r`` is exact), ``exp(r)``
-    by a degree-6 polynomial on ``|r| <= ln2 / 2``, and ``2^n`` built from the bits of ``n + 126`` as a product of
-    exact powers of two (no bit reinterpretation, which the vectorizer cannot express): within 2 ulp of ``expf`` on
-    ``[-87.3, 88.7]`` (inputs are clamped there), and every operation has a vector form, where libm's ``expf`` is
-    called once per lane. A NaN input gives NaN.
-    """
-    if v.dtype != "float32":
-        return _intrin.exp(v)
-
-    def c(x):
-        return _op.const(x, "float32")
-
-    def let(value, name, body):
-        var = E.Var(name, value.dtype)
-        return E.Let(var, value, body(var))
-
-    def from_x(x):
-        return let(_intrin.floor(x * c(1.44269504088896341) + c(0.5)), "n", lambda n: from_n(x, n))
-
-    def from_n(x, n):
-        return let(x - n * c(0.693359375) - n * c(-2.12194440e-4), "r", lambda r: finish(r, n))
-
-    def finish(r, n):
-        poly = c(1.9875691500e-4)
-        for coeff in (1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1):
-            poly = poly * r + c(coeff)
-        expr = poly * (r * r) + r + c(1.0)
-        return let(_op.cast(n, "int32") + 126, "k", lambda k: expr * power_of_two(k))  # 2^n = 2^-126 * 2^k
-
-    def power_of_two(k):  # k in [0, 253]
-        scale = c(2.0 ** -126)
-        for bit in range(8):
-            on = _op.not_equal(_intrin.bitwise_and(k, _op.const(1 << bit, "int32")), _op.const(0, "int32"))
-            for f in [2.0 ** 64, 2.0 ** 64] if bit == 7 else [2.0 ** (1 << bit)]:  # 2^128 is not a float32
-                scale = scale * _op.select(on, c(f), c(1.0))
-        return scale
-
-    def nan_kept(u):  # min/max would turn a NaN into a bound: NaN in, NaN out, as expf
-        clamped = let(_op.minimum(_op.maximum(u, c(-87.33654)), c(88.72283)), "x", from_x)
-        return _op.select(_op.not_equal(u, u), u, clamped)
-
-    return let(v, "v", nan_kept)
-
-
 def fast_exp(x):
-    """Element-wise ``exp`` of a float32 tensor through :func:`fast_exp_expr` (vectorizable; within 2 ulp)."""
-    return elemwise(x, fast_exp_expr, name="T_fast_exp")
+    """Element-wise ``exp`` (TVM's ``topi.fast_exp``). kiln's ``exp`` of float32 is already the fast one: the build
+    expands it into vector arithmetic within 2 ulp of libm (:func:`kiln.tir.transform.lower_intrin.lower_exp`)."""
+    return elemwise(x, _intrin.exp, name="T_fast_exp")
 
 
 def _via_float64(fn):

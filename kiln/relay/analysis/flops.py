@@ -60,6 +60,7 @@ def batch_matmul_flops(call) -> int:
 FLOP_COUNTERS = {
     "nn.conv2d": conv2d_flops,
     "nn.dense": dense_flops,
+    "nn.contrib_dense_pack": dense_flops,  # the packed weight (N / b, K, b) keeps K second
     "nn.matmul": matmul_flops,
     "nn.batch_matmul": batch_matmul_flops,
 }

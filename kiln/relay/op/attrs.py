@@ -302,6 +302,16 @@ class DenseAttrs(Attrs):
 
 
 @dataclass(frozen=True, slots=True)
+class DensePackAttrs(Attrs):
+    units: int | None = None
+    out_dtype: str = ""
+    weight_layout: str = "NC"
+
+    def __post_init__(self):
+        _layouts(self, "weight_layout")
+
+
+@dataclass(frozen=True, slots=True)
 class MatmulAttrs(Attrs):
     units: int | None = None
     out_dtype: str = ""

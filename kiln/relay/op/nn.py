@@ -181,6 +181,38 @@ def dense(data, weight, units=None, out_dtype=""):
     return make_call("nn.dense", [data, weight], A.DenseAttrs(units, out_dtype))
 
 
+def _dense_pack_rel(types, attrs):
+    data, weight = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "weight")
+    block = weight.shape[2] if weight.ndim == 3 else None
+    if weight.ndim != 3 or data.ndim < 1 or data.shape[-1] != weight.shape[1]:
+        raise TypeInferenceError(f"contrib_dense_pack: data {data} and weight {weight} must be (..., K) and "
+                                 "(units / block, K, block)")
+    if attrs.weight_layout != f"NC{block}n":
+        raise TypeInferenceError(f"contrib_dense_pack: weight_layout {attrs.weight_layout!r} does not describe the "
+                                 f"weight {weight} (expected 'NC{block}n')")
+    packed = weight.shape[0] * block
+    units = packed if attrs.units is None else attrs.units
+    if not packed - block < units <= packed:
+        raise TypeInferenceError(f"contrib_dense_pack: units={attrs.units} but weight {weight} holds "
+                                 f"{packed - block + 1} to {packed} columns")
+    if attrs.out_dtype:
+        check_dtype(attrs.out_dtype, NUMERIC, "out_dtype", "contrib_dense_pack")
+    else:
+        same_dtype([data, weight], "contrib_dense_pack data and weight")
+    return TensorType(data.shape[:-1] + (units,), attrs.out_dtype or data.dtype)
+
+
+register_relay_op("nn.contrib_dense_pack", 2, _dense_pack_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.DensePackAttrs,
+                  dtypes=NUMERIC)
+
+
+def contrib_dense_pack(data, weight, weight_layout="NC", units=None, out_dtype=""):
+    """``data @ unpack(weight).T`` with ``data`` (..., K) and the weight packed in column blocks,
+    ``(ceil(units / b), K, b)`` with ``weight_layout="NC{b}n"`` (what AlterOpLayout makes of ``nn.dense`` on CPUs).
+    Unlike TVM, ``units`` may be less than the packed columns: the output leaves out the last block's padding."""
+    return make_call("nn.contrib_dense_pack", [data, weight], A.DensePackAttrs(units, out_dtype, weight_layout))
+
+
 def _matmul_rel(types, attrs):
     a, b = tensor_arg(types, 0, "tensor_a"), tensor_arg(types, 1, "tensor_b")
     if a.ndim < 1 or b.ndim != 2:

@@ -53,6 +53,14 @@ def dense(attrs, data, weight):
     return as_dtype(np.matmul(x, w.T), out_dtype)
 
 
+@register("nn.contrib_dense_pack")
+def contrib_dense_pack(attrs, data, weight):
+    """``data @ unpack(weight).T``, the weight ``(ceil(N / b), K, b)`` unpacked to ``(N, K)``."""
+    blocks, k, block = weight.shape
+    unpacked = weight.transpose(0, 2, 1).reshape(blocks * block, k)
+    return dense(attrs, data, unpacked[: attrs.units or blocks * block])
+
+
 @register("nn.matmul")
 def matmul(attrs, tensor_a, tensor_b):
     """``tensor_a @ tensor_b``, either operand transposed (its last two axes) first."""

@@ -12,8 +12,14 @@ vector are broadcast. The body then runs once. What code generators see afterwar
 * ``if_then_else(c, t, f)`` whose condition ``c`` does not depend on ``v`` (a padding guard of the row), with vector
   branches: the code generators branch on ``c``, so the untaken branch is never evaluated.
 
+A body guarded by a condition on ``v`` -- the tail check ``if likely(j_outer * 32 + v < 37)`` of a split that does
+not divide its extent -- is *versioned*: when the condition is a conjunction of comparisons affine in ``v``, it holds
+for every lane exactly when it holds for the first and the last, so the loop becomes
+``if (cond(min) and cond(min + n - 1)) vector body else serial loop``: full tiles run the vector code and only the
+tail tile the scalar loop.
+
 When the body cannot be expressed that way (a non-contiguous vector index, a store whose location does not depend on
-``v``, a condition or an allocation depending on ``v``, an impure call, an ``if_then_else`` whose condition is a
+``v``, another condition or an allocation depending on ``v``, an impure call, an ``if_then_else`` whose condition is a
 vector), or when the extent is not a constant power of two, the loop is kept as a serial loop: the scalar fallback.
 """
 
@@ -24,8 +30,10 @@ from ...ir.transform import PassInfo, register_pass
 from .. import dtype as _dt
 from .. import expr as E
 from .. import stmt as S
+from ..analysis import undefined_vars
 from ..functor import StmtExprMutator
 from ..intrin import BINARY_MATH, PREDICATES, TERNARY_MATH, UNARY_MATH
+from ..stmt_functor import substitute
 from .function_pass import PrimFuncPass
 
 _VECTOR_CALLS = {f"tir.{n}" for n in (*UNARY_MATH, *BINARY_MATH, *TERNARY_MATH, *PREDICATES)} | {
@@ -204,15 +212,46 @@ class LoopVectorizer(StmtExprMutator):
             return op
         n = op.extent.value if isinstance(op.extent, E.IntImm) else -1
         if n == 1:
-            from ..stmt_functor import substitute
-
             return substitute(op.body, {op.loop_var: op.min})
         if n < 2 or n > MAX_LANES or n & (n - 1):
             return op.with_fields(kind=S.ForKind.SERIAL)
+        serial = op.with_fields(kind=S.ForKind.SERIAL)
         try:
             return Vectorizer(op.loop_var, op.min, n).visit_stmt(op.body)
         except CannotVectorize:
-            return op.with_fields(kind=S.ForKind.SERIAL)
+            pass
+        guard = _affine_guard(op.body, op.loop_var)
+        if guard is None:
+            return serial
+        try:
+            vector = Vectorizer(op.loop_var, op.min, n).visit_stmt(op.body.then_case)
+        except CannotVectorize:
+            return serial
+        last = op.min + E.IntImm(op.loop_var.dtype, n - 1)
+        every_lane = E.And(substitute(guard, {op.loop_var: op.min}), substitute(guard, {op.loop_var: last}))
+        return S.IfThenElse(Analyzer().simplify(every_lane), vector, serial)
+
+
+def _affine_guard(body, var):
+    """The condition of ``body`` when it is ``if cond: ...`` (no else; ``likely`` unwrapped) and ``cond`` is a
+    conjunction of comparisons whose sides are affine in ``var``, else None."""
+    if not isinstance(body, S.IfThenElse) or body.else_case is not None:
+        return None
+    cond = body.condition
+    if isinstance(cond, E.Call) and cond.op.name == "tir.likely":
+        cond = cond.args[0]
+    analyzer = Analyzer()
+
+    def affine(c):
+        if isinstance(c, E.And):
+            return affine(c.a) and affine(c.b)
+        if not isinstance(c, E.LT | E.LE | E.GT | E.GE):
+            return False
+        gap = c.a - c.b
+        step = analyzer.simplify(substitute(gap, {var: var + E.IntImm(var.dtype, 1)}) - gap)
+        return not any(v is var for v in undefined_vars(step))
+
+    return cond if affine(cond) else None
 
 
 def vectorize_loop(func, enable_vectorize=True):

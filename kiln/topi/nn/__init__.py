@@ -17,7 +17,7 @@ from .conv2d import (
     is_packed_depthwise,
     pad_tuple,
 )
-from .dense import batch_matmul, dense, matmul
+from .dense import batch_matmul, dense, dense_pack, matmul
 from .elemwise import batch_flatten, bias_add, dropout, leaky_relu, relu
 from .norm import batch_norm, layer_norm, lrn
 from .pad import pad

@@ -12,7 +12,7 @@ from ...tir import op as _op
 from ..utils import get_const_tuple
 from .conv2d import _acc_dtype, _finish
 
-__all__ = ["dense", "matmul", "batch_matmul"]
+__all__ = ["dense", "dense_pack", "crop_columns", "matmul", "batch_matmul"]
 
 
 def dense(data, weight, bias=None, out_dtype=None):
@@ -36,6 +36,46 @@ def dense(data, weight, bias=None, out_dtype=None):
         out = compute(out.shape, lambda *i: out(*i) + _op.cast(bias[i[-1]], acc), name="T_bias_add",
                       tag="broadcast")
     return _finish(out, out_dtype, "T_dense")
+
+
+def dense_pack(data, packed_weight, units=None, out_dtype=None):
+    """``data @ weight.T`` with ``data`` ``(..., K)`` and the weight packed in column blocks, ``packed_weight[j // b,
+    k, j % b] = weight[j, k]`` (shape ``(ceil(units / b), K, b)``), so a block of ``b`` outputs reads ``b``
+    consecutive weights at each ``k`` (TVM's ``contrib_dense_pack``). ``units`` (default: every packed column) may
+    leave the last block's padding columns out.
+
+    Returns
+    -------
+    out : te.Tensor
+        ``(..., units)``, tagged ``dense_pack``, its ``panel`` attribute the block width ``b``.
+    """
+    out_dtype = out_dtype or data.dtype
+    dshape, wshape = get_const_tuple(data.shape), get_const_tuple(packed_weight.shape)
+    if len(wshape) != 3 or not dshape or dshape[-1] != wshape[1]:
+        raise OpAttributeInvalid(f"topi.dense_pack: data {dshape} and packed weight {wshape} must be (..., K) and "
+                                 "(units / b, K, b)")
+    block = wshape[2]
+    units = wshape[0] * block if units is None else units
+    if not (wshape[0] - 1) * block < units <= wshape[0] * block:
+        raise OpAttributeInvalid(f"topi.dense_pack: {units} units do not fill the last of the {wshape[0]} blocks "
+                                 f"of {block} columns")
+    acc = _acc_dtype(out_dtype)
+    k = reduce_axis((0, wshape[1]), name="k")
+    out = compute(dshape[:-1] + (wshape[0] * block,),
+                  lambda *i: _te_sum(_op.cast(data(*i[:-1], k), acc)
+                                     * _op.cast(packed_weight[i[-1] // block, k, i[-1] % block], acc), axis=k),
+                  name="T_dense_pack", tag="dense_pack", attrs={"panel": block})
+    return _finish(crop_columns(out, units), out_dtype, "T_dense")
+
+
+def crop_columns(out, columns):
+    """``out[..., :columns]``: a product computed over whole panels, its padding columns left out (``out`` itself
+    when there are none). The product keeps whole panels so that its tiles, computed in registers, need no bounds
+    check; only the write-out of the last panel is guarded."""
+    shape = get_const_tuple(out.shape)
+    if shape[-1] == columns:
+        return out
+    return compute(shape[:-1] + (columns,), lambda *i: out(*i), name=f"{out.op.name}_crop", tag="injective,crop")
 
 
 def matmul(tensor_a, tensor_b, bias=None, out_dtype=None, transpose_a=False, transpose_b=False):

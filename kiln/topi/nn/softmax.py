@@ -8,8 +8,7 @@ Four stages, the first three reducing or mapping along ``axis`` (the reduced ten
     out[i]      = exp[i] / expsum[r(i)]                      (tag softmax_output)
                   x[i] - max_elem[r(i)] - log(expsum[r(i)])  (tag log_softmax_output)
 
-Subtracting the maximum first keeps ``exp`` from overflowing, as the numpy reference does. For float32 the
-exponentials use :func:`kiln.topi.fast_exp_expr` (within 2 ulp, and vectorizable: a softmax is mostly ``exp``).
+Subtracting the maximum first keeps ``exp`` from overflowing, as the numpy reference does.
 """
 
 from ...te.operation import compute, reduce_axis
@@ -17,7 +16,6 @@ from ...te.operation import max as _te_max
 from ...te.operation import sum as _te_sum
 from ...tir import intrin as _intrin
 from .. import tag as _tag
-from ..elemwise import fast_exp_expr
 from ..utils import get_const_tuple, normalize_axis
 
 __all__ = ["softmax", "log_softmax"]
@@ -39,12 +37,12 @@ def _stages(x, axis, log):
                        tag=_tag.COMM_REDUCE)
     k2 = reduce_axis((0, shape[axis]), name="k")
     if log:
-        expsum = compute(reduced, lambda *r: _te_sum(fast_exp_expr(x(*full(r, k2)) - max_elem(*r)), axis=k2),
+        expsum = compute(reduced, lambda *r: _te_sum(_intrin.exp(x(*full(r, k2)) - max_elem(*r)), axis=k2),
                          name="T_softmax_expsum", tag=_tag.COMM_REDUCE)
         return compute(shape, lambda *i: x(*i) - max_elem(*drop(i)) - _intrin.log(expsum(*drop(i))),
                        name="T_log_softmax_norm", tag="log_softmax_output",
                        attrs={"axis": axis})
-    exp = compute(shape, lambda *i: fast_exp_expr(x(*i) - max_elem(*drop(i))), name="T_softmax_exp",
+    exp = compute(shape, lambda *i: _intrin.exp(x(*i) - max_elem(*drop(i))), name="T_softmax_exp",
                   tag=_tag.ELEMWISE)
     expsum = compute(reduced, lambda *r: _te_sum(exp(*full(r, k2)), axis=k2), name="T_softmax_expsum",
                      tag=_tag.COMM_REDUCE)

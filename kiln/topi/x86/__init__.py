@@ -16,7 +16,10 @@ from .conv2d import (
 )
 from .conv2d_direct import schedule_conv2d_direct
 from .dense import (
+    NOPACK_MAX_ROWS,
     batch_matmul_pack,
+    dense_alter_layout,
+    dense_form,
     dense_nopack,
     dense_pack,
     gemm_blocking,

@@ -27,7 +27,10 @@ from ...te.operation import compute, reduce_axis
 from ...te.operation import sum as _te_sum
 from ...te.tensor import ComputeOp
 from ...tir import op as _op
+from ...tir.intrin import if_then_else
 from ..nn.conv2d import _acc_dtype, _finish
+from ..nn.dense import crop_columns
+from ..nn.dense import dense_pack as nn_dense_pack
 from ..utils import (
     create_schedule_for,
     fused_output,
@@ -43,17 +46,24 @@ from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing, 
 from .micro_kernel import accumulator_budget
 
 __all__ = ["dense_pack", "dense_nopack", "matmul_tile", "batch_matmul_pack", "schedule_gemm", "schedule_dense_nopack",
-           "gemm_blocking"]
+           "gemm_blocking", "dense_form", "dense_alter_layout", "NOPACK_MAX_ROWS"]
 
 GEMM_TAGS = ("dense_pack", "matmul_tile", "batch_matmul_pack")
 
+NOPACK_MAX_ROWS = 16
+"""Dense products with at most this many rows skip packing the weight (repacking would dominate)."""
 
-def gemm_blocking(m, n, target=None, dtype="float32"):
-    """``(mr, bn)``: rows and columns of a register tile of ``dtype`` on ``target`` (``bn`` a power of two dividing
-    ``n``, up to two vectors; ``mr`` a divisor of ``m`` that keeps the accumulators within the register budget of
-    :func:`~kiln.topi.x86.micro_kernel.accumulator_budget`)."""
+
+def gemm_blocking(m, n, target=None, dtype="float32", pad=False):
+    """``(mr, bn)``: rows and columns of a register tile of ``dtype`` on ``target``. ``bn``, the width of a column
+    panel, is a power of two up to two vectors; it divides ``n`` unless ``pad`` (the operand is packed, so its panels
+    can be padded with zeros): then a column count without a whole vector dividing it (197, 257, 1000) gets panels
+    of whole vectors and a padded last panel. ``mr`` is a divisor of ``m`` that keeps the accumulators within the
+    register budget of :func:`~kiln.topi.x86.micro_kernel.accumulator_budget`."""
     lanes = resolve_target(target).vector_lanes(dtype)
     bn = vector_factor(n, 2 * lanes) if n >= 2 * lanes else vector_factor(n, lanes)
+    if pad and bn < lanes <= n:
+        bn = 2 * lanes if n >= 2 * lanes else lanes
     vectors = max(1, bn // lanes)
     rows = max(1, accumulator_budget(target) // vectors)
     mr = largest_divisor(m, rows)
@@ -62,19 +72,53 @@ def gemm_blocking(m, n, target=None, dtype="float32"):
     return mr, bn
 
 
+def pack_columns(n, k, bn, read, name, batch=None):
+    """``packed[(b,) jo, kk, ji] = read((b,) jo * bn + ji, kk)`` of shape ``((batch,) ceil(n / bn), k, bn)``, zero
+    past column ``n`` (the padding of the last panel)."""
+    def fcompute(*index):
+        *lead, jo, kk, ji = index
+        j = jo * bn + ji
+        value = read(*lead, j, kk)
+        return value if n % bn == 0 else if_then_else(j < n, value, _op.const(0, value.dtype))
+
+    shape = (-(-n // bn), k, bn)
+    return compute(shape if batch is None else (batch, *shape), fcompute, name=name, tag="injective,packed_weight")
+
+
 def dense_pack(data, weight, out_dtype=None, target=None):
-    """``data @ weight.T`` through a packed weight (see the module docstring); ``data`` is 2-D."""
-    out_dtype = out_dtype or data.dtype
-    m, k = get_const_tuple(data.shape)
-    n, _ = get_const_tuple(weight.shape)
-    _, bn = gemm_blocking(m, n, target, out_dtype)
-    packed = compute((n // bn, k, bn), lambda x, y, z: weight[x * bn + z, y], name="T_packed_weight",
-                     tag="injective,packed_weight")
-    acc = _acc_dtype(out_dtype)
-    r = reduce_axis((0, k), name="k")
-    out = compute((m, n), lambda i, j: _te_sum(_op.cast(data[i, r], acc) * _op.cast(packed[j // bn, r, j % bn], acc),
-                                               axis=r), name="T_dense_pack", tag="dense_pack")
-    return _finish(out, out_dtype, "T_dense")
+    """``data @ weight.T`` through a weight packed at run time (see the module docstring); ``data`` is 2-D. A
+    constant weight is packed at compile time instead: AlterOpLayout turns the call into ``nn.contrib_dense_pack``
+    (:func:`dense_alter_layout`), computed by :func:`kiln.topi.nn.dense_pack`."""
+    m, _ = get_const_tuple(data.shape)
+    n, k = get_const_tuple(weight.shape)
+    _, bn = gemm_blocking(m, n, target, out_dtype or data.dtype, pad=True)
+    packed = pack_columns(n, k, bn, lambda j, kk: weight[j, kk], "T_packed_weight")
+    return nn_dense_pack(data, packed, n, out_dtype)
+
+
+def dense_form(rows, reduced, units, target=None, dtype="float32"):
+    """How the x86 strategy computes a product of ``rows`` rows, ``reduced`` summed terms and ``units`` columns:
+    ``"nopack"`` (:func:`dense_nopack`) for at most :data:`NOPACK_MAX_ROWS` rows when ``K`` has a block of four
+    lanes or more, else ``"pack"`` (:func:`dense_pack`) when the panels are at least four lanes wide (padded ones
+    included), else None (the generic compute)."""
+    lanes = vector_lanes(target, dtype)
+    if rows <= NOPACK_MAX_ROWS and vector_factor(reduced, lanes) >= 4:
+        return "nopack"
+    if gemm_blocking(rows, units, target, dtype, pad=True)[1] >= 4:
+        return "pack"
+    return None
+
+
+def dense_alter_layout(data_shape, weight_shape, target=None, dtype="float32"):
+    """The ``weight_layout`` (``"NC{b}n"``) :func:`dense_pack` packs a ``(N, K)`` weight into for 2-D ``data`` of
+    ``data_shape`` on ``target`` (the last panel padded with zeros when ``b`` does not divide ``N``), or None when
+    the product is not computed packed (:func:`dense_form`)."""
+    if len(data_shape) != 2 or len(weight_shape) != 2:
+        return None
+    (rows, reduced), units = data_shape, weight_shape[0]
+    if dense_form(rows, reduced, units, target, dtype) != "pack":
+        return None
+    return f"NC{gemm_blocking(rows, units, target, dtype, pad=True)[1]}n"
 
 
 def matmul_tile(a, b, transpose_a=False, out_dtype=None):
@@ -103,9 +147,8 @@ def batch_matmul_pack(x, y, transpose_a=False, transpose_b=True, out_dtype=None,
     acc = _acc_dtype(out_dtype)
     r = reduce_axis((0, k), name="k")
     if transpose_b:
-        _, bn = gemm_blocking(m, n, target, out_dtype)
-        packed = compute((by, n // bn, k, bn), lambda b, jo, kk, ji: y[b, jo * bn + ji, kk], name="T_packed_y",
-                         tag="injective,packed_weight")
+        _, bn = gemm_blocking(m, n, target, out_dtype, pad=True)
+        packed = pack_columns(n, k, bn, lambda b, j, kk: y[b, j, kk], "T_packed_y", batch=by)
 
         def read_y(b, j):
             return packed[b, j // bn, r, j % bn]
@@ -118,8 +161,10 @@ def batch_matmul_pack(x, y, transpose_a=False, transpose_b=True, out_dtype=None,
         xv = x[bxi, r, i] if transpose_a else x[bxi, i, r]
         return _te_sum(_op.cast(xv, acc) * _op.cast(read_y(byi, j), acc), axis=r)
 
-    out = compute((max(bx, by), m, n), fcompute, name="T_batch_matmul", tag="batch_matmul_pack")
-    return _finish(out, out_dtype, "T_batch_matmul")
+    columns = -(-n // bn) * bn if transpose_b else n
+    out = compute((max(bx, by), m, columns), fcompute, name="T_batch_matmul", tag="batch_matmul_pack",
+                  attrs={"panel": bn} if transpose_b else None)
+    return _finish(crop_columns(out, n), out_dtype, "T_batch_matmul")
 
 
 def dense_nopack(data, weight, out_dtype=None, target=None):
@@ -164,8 +209,12 @@ def _schedule_gemm_op(s, op, outs, target):
     for t in op.input_tensors:
         _schedule_packing(s, t)
     shape = get_const_tuple(out.shape)
-    mr, bn = gemm_blocking(shape[-2], shape[-1], target)
-    last = fused_output(s, op, outs, lambda t: get_const_tuple(t.shape) == shape)
+    panel = op.attrs.get("panel")  # the width the operand was packed with (its last panel padded)
+    mr, bn = gemm_blocking(shape[-2], shape[-1], target, pad=panel is not None)
+    bn = panel or bn
+    panels = -(-shape[-1] // bn)
+    last = fused_output(s, op, outs, lambda t: get_const_tuple(t.shape)[:-1] == shape[:-1]
+                        and -(-get_const_tuple(t.shape)[-1] // bn) == panels)  # the same tiles, cropped or not
     if last is None or last.op is op:
         acc, stage = s.cache_write(out, "local"), s[out]
     else:

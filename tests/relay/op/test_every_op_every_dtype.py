@@ -106,6 +106,7 @@ SAMPLES = {
     "nn.global_avg_pool2d": s(lambda v, o: relay.nn.global_avg_pool2d(v(0, (1, 2, 3, 3)))),
     "nn.global_max_pool2d": s(lambda v, o: relay.nn.global_max_pool2d(v(0, (1, 2, 3, 3)))),
     "nn.dense": s(lambda v, o: relay.nn.dense(v(0, (2, 3)), v(1, (4, 3)))),
+    "nn.contrib_dense_pack": s(lambda v, o: relay.nn.contrib_dense_pack(v(0, (2, 3)), v(1, (2, 3, 2)), "NC2n")),
     "nn.matmul": s(lambda v, o: relay.nn.matmul(v(0, (2, 3)), v(1, (3, 4)))),
     "nn.batch_matmul": s(lambda v, o: relay.nn.batch_matmul(v(0, (1, 2, 3)), v(1, (2, 4, 3)))),
     "nn.batch_norm": s(lambda v, o: relay.nn.batch_norm(v(0, (1, 2, 3)), *(v(1, (2,), "positive") for _ in range(4)))[0]),

@@ -63,6 +63,11 @@ def test_global_pool_dense_matmul_batch_matmul():
     assert typed(relay.nn.dense(v((2, 16)), v((10, 16), "w"))).shape == (2, 10)
     with pytest.raises(TypeInferenceError, match="dense"):
         typed(relay.nn.dense(v((2, 16)), v((10, 15), "w")))
+    assert typed(relay.nn.contrib_dense_pack(v((3, 2, 16)), v((5, 16, 2), "w"), "NC2n")).shape == (3, 2, 10)
+    with pytest.raises(TypeInferenceError, match="weight_layout 'NC4n' does not describe"):
+        typed(relay.nn.contrib_dense_pack(v((2, 16)), v((5, 16, 2), "w"), "NC4n"))
+    with pytest.raises(TypeInferenceError, match="units=8 but weight"):
+        typed(relay.nn.contrib_dense_pack(v((2, 16)), v((5, 16, 2), "w"), "NC2n", units=8))
     assert typed(relay.nn.matmul(v((2, 16)), v((16, 4), "w"))).shape == (2, 4)
     assert typed(relay.nn.matmul(v((16, 2)), v((4, 16), "w"), transpose_a=True, transpose_b=True)).shape == (2, 4)
     assert typed(relay.nn.batch_matmul(v((3, 4, 5)), v((3, 6, 5), "y"))).shape == (3, 4, 6)

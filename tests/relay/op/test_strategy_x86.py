@@ -192,3 +192,34 @@ def test_mobile_block_stays_blocked(target):
 @pytest.mark.parametrize("target", HOST_TARGETS + ["c"])
 def test_mobile_block_builds_exactly(target):
     check_build(mobile_block(), target)
+
+
+@pytest.mark.parametrize("target,block", [("llvm -mcpu=skylake-avx512", 32), ("llvm -mcpu=haswell", 16)])
+@pytest.mark.parametrize("units", [96, 100])
+def test_dense_weight_packed_at_compile_time(target, block, units):
+    x = relay.var("data", shape=(40, 64))
+    func = relay.Function([x], relay.nn.relu(relay.nn.dense(x, const(units, 64))))
+    after = optimized(func, target)
+    (call,) = calls(after, "nn.contrib_dense_pack")
+    assert call.attrs.weight_layout == f"NC{block}n" and not calls(after, "nn.dense")
+    assert isinstance(call.args[1], relay.Constant)  # the weight's pad and layout_transform folded
+    assert call.args[1].checked_type.shape == (-(-units // block), 64, block) and call.attrs.units == units
+    assert after.ret_type.shape == (40, units)
+
+
+@pytest.mark.parametrize("shape", [(8, 64), (40, 6)], ids=["few_rows", "units_without_block"])
+def test_dense_hook_keeps_products_computed_unpacked(shape):
+    x = relay.var("data", shape=shape)
+    func = relay.Function([x], relay.nn.dense(x, const(6 if shape[1] == 6 else 96, shape[1])))
+    after = optimized(func, "llvm -mcpu=skylake-avx512")
+    assert calls(after, "nn.dense") and not calls(after, "nn.contrib_dense_pack")
+
+
+@pytest.mark.parametrize("target", HOST_TARGETS + ["c"])
+def test_dense_with_packed_weight_builds_exactly(target):
+    x = relay.var("data", shape=(37, 80))  # 37 rows and 100 columns: guarded last row and column tiles
+    y = relay.nn.dense(x, const(100, 80))
+    y = relay.tanh(relay.add(relay.multiply(y, relay.const(0.5)), const(100)))
+    lib = check_build(relay.Function([x], y), target)
+    kernels = [n["attrs"]["func_name"] for n in json.loads(lib.get_graph_json())["nodes"] if n["op"] == "tvm_op"]
+    assert kernels == ["tvmgen_default_fused_nn_contrib_dense_pack_add_tanh"]  # the scale folded into the weight

@@ -84,3 +84,37 @@ def test_if_then_else_with_a_lane_condition_stays_serial(helpers):
     after = helpers.run_pass(VectorizeLoop(), before)
     assert after.body.body.kind == tir.ForKind.SERIAL
     helpers.assert_same_results(before, after)
+
+
+def _tail_guarded_copy(helpers, cond):
+    """``for i: for v (vectorized 8): if likely(cond(i, v)): B[i*8 + v] = A[i*8 + v] * 2``: the write-out of a
+    split whose last tile is partial (30 elements in tiles of 8)."""
+    A = tir.decl_buffer((32,), "float32", "A")
+    B = tir.decl_buffer((32,), "float32", "B")
+    i, v = tir.Var("i", "int32"), tir.Var("v", "int32")
+    a, b = tir.Var("a", "handle"), tir.Var("b", "handle")
+    store = tir.BufferStore(B, A[i * 8 + v] * tir.const(2.0, "float32"), [i * 8 + v])
+    body = tir.For(i, 0, 4, tir.ForKind.SERIAL,
+                   tir.For(v, 0, 8, tir.ForKind.VECTORIZED, tir.IfThenElse(cond(i, v), store)))
+    return helpers.make_func([a, b], body, {a: A, b: B}), (A, B, i, v)
+
+
+def test_tail_guard_versions_the_loop(helpers):
+    before, (A, B, i, v) = _tail_guarded_copy(helpers, lambda i, v: tir.likely(tir.LT(i * 8 + v, tir.const(30))))
+    after = helpers.run_pass(VectorizeLoop(), before)
+    versioned = after.body.body
+    assert isinstance(versioned, tir.IfThenElse)
+    ramp = tir.Ramp(i * 8, 1, 8)
+    # full tiles: one vector store, no lane check; the partial tile: the original guarded serial loop
+    assert_structural_equal(versioned.then_case, tir.BufferStore(B, A[ramp] * tir.Broadcast(tir.const(2.0, "float32"),
+                                                                                                  8), [ramp]))
+    assert versioned.else_case.kind == tir.ForKind.SERIAL
+    assert isinstance(versioned.else_case.body, tir.IfThenElse)
+    helpers.assert_same_results(before, after)
+
+
+def test_non_affine_lane_guard_stays_serial(helpers):
+    before, _ = _tail_guarded_copy(helpers, lambda i, v: tir.LT(tir.floormod(v * v, 5), tir.const(3)))
+    after = helpers.run_pass(VectorizeLoop(), before)
+    assert after.body.body.kind == tir.ForKind.SERIAL
+    helpers.assert_same_results(before, after)

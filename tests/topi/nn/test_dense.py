@@ -1,9 +1,16 @@
 """nn.dense, nn.matmul, nn.batch_matmul (kiln/topi/nn/dense.py, x86/dense.py): packed, split-K and plain forms,
 with fused consumers, against the numpy reference."""
 
+import re
+
+import numpy as np
+import pytest
+
+import kiln
 from kiln import te, topi
 from kiln.ir import TensorType
-from kiln.relay.op.attrs import BatchMatmulAttrs, BiasAddAttrs, DenseAttrs, MatmulAttrs
+from kiln.relay.backend.schedule_builder import ScheduleBuilder
+from kiln.relay.op.attrs import BatchMatmulAttrs, BiasAddAttrs, DenseAttrs, DensePackAttrs, MatmulAttrs
 from kiln.relay.op.strategy import select_implementation
 
 
@@ -20,6 +27,9 @@ def test_dense_forms(harness, target):
                      consumers=[("nn.bias_add", BiasAddAttrs(-1), [bias])]),
         harness.Case("nn.dense", [harness.rand((20, 16)), harness.rand((7, 16), seed=1)], DenseAttrs(),
                      label="odd units (generic)", rtol=1e-4, atol=1e-4),
+        harness.Case("nn.dense", [harness.rand((37, 40)), harness.rand((100, 40), seed=1)], DenseAttrs(),
+                     label="units padded to whole panels", rtol=1e-4, atol=1e-4,
+                     consumers=[("nn.relu", None, [])]),
         harness.Case("nn.dense", [harness.rand((2, 3, 16)), harness.rand((8, 16), seed=1)], DenseAttrs(),
                      label="3-D data", rtol=1e-4, atol=1e-4),
         harness.Case("nn.dense", [harness.rand((3, 8), "int8", -5, 5), harness.rand((16, 8), "int8", -5, 5)],
@@ -28,6 +38,31 @@ def test_dense_forms(harness, target):
                      label="split-K + relu", rtol=1e-4, atol=1e-4, consumers=[("nn.relu", None, [])]),
     ]
     harness.run_cases(cases, target)
+
+
+def test_dense_pack_with_units_in_the_last_panel(harness, target):
+    weight = harness.rand((100, 40), seed=1)
+    packed = np.zeros((4, 40, 32), "float32")
+    packed.transpose(0, 2, 1).reshape(128, 40)[:100] = weight
+    case = harness.Case("nn.contrib_dense_pack", [harness.rand((37, 40)), packed], DensePackAttrs(100, "", "NC32n"),
+                        label="100 of 128 packed columns", rtol=1e-4, atol=1e-4)
+    harness.run_cases([case], target)
+
+
+@pytest.mark.parametrize("target,register", [("llvm -mcpu=skylake-avx512", "zmm"), ("llvm -mcpu=haswell", "ymm")])
+@pytest.mark.parametrize("op", ["dense", "batch_matmul"])
+def test_padded_panels_run_vector_fmas(target, register, op):
+    """Column counts without a vector dividing them (100, 37) keep the register-tiled FMA loop."""
+    if op == "dense":
+        x, w = te.placeholder((37, 40), name="x"), te.placeholder((100, 40), name="w")
+        call = ("nn.dense", DenseAttrs(), [x, w], TensorType((37, 100), "float32"))
+    else:
+        x, w = te.placeholder((2, 21, 16), name="x"), te.placeholder((2, 37, 16), name="w")
+        call = ("nn.batch_matmul", BatchMatmulAttrs(), [x, w], TensorType((2, 21, 37), "float32"))
+    builder = ScheduleBuilder(target)
+    (out,) = builder.call(*call)
+    asm = kiln.build(builder.schedule([out]), [x, w, out], target=target, name="f").get_source("asm")
+    assert re.search(rf"vfmadd\w+ps\s+[^\n]*%{register}", asm)
 
 
 def test_matmul_forms(harness, target):
@@ -57,6 +92,9 @@ def test_batch_matmul_forms(harness, target):
                      label="x.T @ y.T, batch 1 broadcast", rtol=1e-4, atol=1e-4),
         harness.Case("nn.batch_matmul", [x[:1], y[:, :5]], BatchMatmulAttrs(), label="odd N, x broadcast",
                      rtol=1e-4, atol=1e-4, consumers=[("nn.relu", None, [])]),
+        harness.Case("nn.batch_matmul", [harness.rand((2, 21, 16)), harness.rand((2, 37, 16), seed=1)],
+                     BatchMatmulAttrs(), label="N padded to whole panels", rtol=1e-4, atol=1e-4,
+                     consumers=[("nn.relu", None, [])]),
     ]
     harness.run_cases(cases, target)
 

@@ -89,6 +89,10 @@ def _dense(attrs, inputs, out_type):
     return [nn.dense(inputs[0], inputs[1], None, _out_dtype(attrs, out_type))]
 
 
+def _dense_pack(attrs, inputs, out_type):
+    return [nn.dense_pack(inputs[0], inputs[1], attrs.units, _out_dtype(attrs, out_type))]
+
+
 def _matmul(attrs, inputs, out_type):
     return [nn.matmul(inputs[0], inputs[1], None, _out_dtype(attrs, out_type), attrs.transpose_a, attrs.transpose_b)]
 
@@ -173,6 +177,7 @@ COMPUTES = {
     "nn.global_avg_pool2d": _global_pool("avg"),
     "nn.global_max_pool2d": _global_pool("max"),
     "nn.dense": _dense,
+    "nn.contrib_dense_pack": _dense_pack,
     "nn.matmul": _matmul,
     "nn.batch_matmul": _batch_matmul,
     "nn.batch_norm": _batch_norm,

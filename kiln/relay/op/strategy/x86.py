@@ -11,7 +11,8 @@ The forms, at a higher plevel (15) than the generic one (10) when the call fits:
   computes, all with their x86 schedules;
 * ``nn.dense``/``nn.matmul`` with a ``(N, K)`` weight on 2-D data -> ``dense_nopack`` for at most
   :data:`NOPACK_MAX_ROWS` rows, else ``dense_pack``; ``nn.matmul`` with a ``(K, N)`` operand -> ``matmul_tile``;
-  ``nn.batch_matmul`` -> ``batch_matmul_pack``;
+  ``nn.batch_matmul`` -> ``batch_matmul_pack``; ``nn.contrib_dense_pack`` -> its generic compute with the GEMM
+  schedule;
 * pooling, softmax, reductions and injective operators -> their generic computes with their x86 schedules.
 
 The layout hook (``FTVMAlterOpLayout`` of ``nn.conv2d``, run by AlterOpLayout at opt_level 3 while a CPU target is
@@ -23,20 +24,22 @@ current) turns a float32 NCHW/OIHW convolution into the same convolution in the 
 (depthwise convolutions: ``OIHW1i{b}o``). The layout rewriter transforms the inputs (the weight's
 ``layout_transform`` of a constant folds: weights are packed once, at compile time) and carries the blocked result
 through the layout-agnostic operators that follow, so consecutive convolutions exchange blocked tensors and layouts
-change only at the boundaries of the blocked region.
+change only at the boundaries of the blocked region. The hook of ``nn.dense`` (:func:`alter_dense_layout`) likewise
+turns a product computed packed into ``nn.contrib_dense_pack`` of a weight transformed to ``NC{b}n``.
 """
 
 from ....ir.op import register_op_attr
 from ....target.target import Target
 from ....topi import nn as topi_nn
 from ....topi import x86
-from ....topi.utils import get_const_tuple, vector_lanes
-from ....topi.x86.injective import vector_factor
+from ....topi.utils import get_const_tuple
 from .. import nn as _nn
+from .. import tensor as _tensor
 from . import generic
 from .base import OpStrategy
 
-__all__ = ["STRATEGIES", "alter_conv2d_layout", "CPU_TARGET_KINDS", "BLOCKED_DTYPES", "NOPACK_MAX_ROWS"]
+__all__ = ["STRATEGIES", "alter_conv2d_layout", "alter_dense_layout", "CPU_TARGET_KINDS", "BLOCKED_DTYPES",
+           "NOPACK_MAX_ROWS"]
 
 CPU_TARGET_KINDS = ("llvm", "c")
 """Target kinds whose conv2d is altered to the blocked layouts."""
@@ -44,8 +47,7 @@ CPU_TARGET_KINDS = ("llvm", "c")
 BLOCKED_DTYPES = ("float32",)
 """Data/weight dtypes the blocked x86 convolution is used for (others keep their layout, as in TVM's float path)."""
 
-NOPACK_MAX_ROWS = 16
-"""Dense products with at most this many rows skip packing the weight (repacking would dominate)."""
+NOPACK_MAX_ROWS = x86.NOPACK_MAX_ROWS
 
 
 def _schedule(fschedule):
@@ -89,12 +91,12 @@ def _conv2d_strategy(attrs, inputs, out_type, target):
 
 def _dense_like(data, weight, out_dtype, target):
     """The x86 dense compute and schedule for 2-D ``data`` and a ``(N, K)`` weight, or None when the generic one is
-    better."""
-    rows = get_const_tuple(data.shape)[0]
-    k = get_const_tuple(weight.shape)[1]
-    if rows <= NOPACK_MAX_ROWS and vector_factor(k, vector_lanes(target, out_dtype)) >= 4:
+    better (:func:`kiln.topi.x86.dense_form`)."""
+    rows, reduced = get_const_tuple(data.shape)
+    form = x86.dense_form(rows, reduced, get_const_tuple(weight.shape)[0], target, out_dtype)
+    if form == "nopack":
         return x86.dense_nopack(data, weight, out_dtype, target), x86.schedule_dense_nopack
-    if vector_factor(get_const_tuple(weight.shape)[0], vector_lanes(target, out_dtype)) >= 4:
+    if form == "pack":
         return x86.dense_pack(data, weight, out_dtype, target), x86.schedule_gemm
     return None
 
@@ -146,6 +148,7 @@ STRATEGIES = {
     "nn.log_softmax": _generic_with("nn.log_softmax", x86.schedule_softmax, "log_softmax.x86"),
     "nn.conv2d": _conv2d_strategy,
     "nn.dense": _dense_strategy,
+    "nn.contrib_dense_pack": _generic_with("nn.contrib_dense_pack", x86.schedule_gemm, "dense_pack.x86"),
     "nn.matmul": _matmul_strategy,
     "nn.batch_matmul": _batch_matmul_strategy,
 }
@@ -186,4 +189,28 @@ def alter_conv2d_layout(attrs, inputs, tinfos, out_type):
     return _nn.conv2d(data, weight, **dict(attrs, **new))
 
 
+def alter_dense_layout(attrs, inputs, tinfos, out_type):
+    """``FTVMAlterOpLayout`` of ``nn.dense`` for CPU targets: a product the x86 strategy computes packed becomes
+    ``nn.contrib_dense_pack`` of the weight transformed to ``NC{b}n`` (a constant weight is packed once, at compile
+    time, instead of on every call). Returns None to keep the call (no CPU target, a dtype other than float32, or a
+    product computed unpacked: :func:`kiln.topi.x86.dense_alter_layout`)."""
+    target = Target.current()
+    if target is None or target.kind.name not in CPU_TARGET_KINDS:
+        return None
+    data_type, weight_type = tinfos
+    out_dtype = attrs.out_dtype or out_type.dtype
+    if data_type.dtype not in BLOCKED_DTYPES or weight_type.dtype != data_type.dtype or out_dtype != data_type.dtype:
+        return None
+    weight_layout = x86.dense_alter_layout(data_type.shape, weight_type.shape, target, out_dtype)
+    if weight_layout is None:
+        return None
+    data, weight = inputs
+    units, block = weight_type.shape[0], int(weight_layout[2:-1])
+    if units % block:  # the last panel padded with zero columns, left out of the output (units=)
+        weight = _nn.pad(weight, ((0, -units % block), (0, 0)))
+    packed = _tensor.layout_transform(weight, "NC", weight_layout)
+    return _nn.contrib_dense_pack(data, packed, weight_layout, units, attrs.out_dtype)
+
+
 register_op_attr("nn.conv2d", "FTVMAlterOpLayout", alter_conv2d_layout)
+register_op_attr("nn.dense", "FTVMAlterOpLayout", alter_dense_layout)
