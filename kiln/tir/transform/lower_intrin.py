@@ -197,8 +197,8 @@ def lower_isfinite(x):
 RULES = {
     "tir.exp": lower_exp, "tir.sigmoid": lower_sigmoid, "tir.tanh": lower_tanh, "tir.erf": lower_erf,
     "tir.rsqrt": lower_rsqrt, "tir.log1p": lower_log1p, "tir.exp10": lower_exp10, "tir.tan": lower_tan,
-    "tir.sinh": lower_sinh, "tir.cosh": lower_cosh, "tir.round": lower_round, "tir.isnan": lower_isnan, "tir.isinf": lower_isinf,
-    "tir.isfinite": lower_isfinite, "tir.likely": lambda x: x,
+    "tir.sinh": lower_sinh, "tir.cosh": lower_cosh, "tir.round": lower_round, "tir.isnan": lower_isnan,
+    "tir.isinf": lower_isinf, "tir.isfinite": lower_isfinite, "tir.likely": lambda x: x,
 }
 """Intrinsic name -> expansion of its single argument."""
 
