@@ -205,6 +205,10 @@ RULES = {
 FLOAT32_APPROXIMATIONS = {"tir.exp", "tir.tanh", "tir.erf"}
 """Expansions accurate to float32 only: float64 calls libm instead."""
 
+FLOAT32_ONLY = {"tir.exp"}
+"""Expansions that float16 skips too: ``expf`` rounded once to half is the correctly rounded result, which an
+expansion within 2 float32 ulp only nearly always is."""
+
 
 def _expand(rule, x):
     """``rule(x)``; of a float16 ``x`` computed in float32 and rounded once, since the expansion is one operation
@@ -229,8 +233,9 @@ class IntrinLowerer(StmtExprMutator):
     def visit_call(self, op):
         op = super().visit_call(op)
         rule = RULES.get(op.op.name)
-        if op.op.name in FLOAT32_APPROXIMATIONS and _dt.DataType.parse(op.dtype).bits == 64:
-            return op  # libm's tanh and erf are exact to float64; the expansions only to float32
+        bits = _dt.DataType.parse(op.dtype).bits
+        if op.op.name in FLOAT32_APPROXIMATIONS and bits == 64 or op.op.name in FLOAT32_ONLY and bits == 16:
+            return op  # libm is exact to float64 (and expf, rounded, to float16); the expansions only to float32
         if rule is not None and len(op.args) == 1:
             return self.visit_expr(_expand(rule, op.args[0]))
         return op
