@@ -3,6 +3,7 @@ AlterOpLayout + FoldConstant leave (blocked convs, layout transforms only at the
 compile time) and relay.build results against the reference interpreter."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -223,3 +224,33 @@ def test_dense_with_packed_weight_builds_exactly(target):
     lib = check_build(relay.Function([x], y), target)
     kernels = [n["attrs"]["func_name"] for n in json.loads(lib.get_graph_json())["nodes"] if n["op"] == "tvm_op"]
     assert kernels == ["tvmgen_default_fused_nn_contrib_dense_pack_add_tanh"]  # the scale folded into the weight
+
+
+def ffn_with_fake_quant(rows, width, units):
+    """A dense layer and the ten element-wise operators an exported transformer puts after it (bias, exact GELU,
+    quantize-dequantize)."""
+    x = relay.var("data", shape=(rows, width))
+    y = relay.add(relay.nn.dense(x, const(units, width)), const(units))
+    y = relay.multiply(relay.multiply(y, relay.const(0.5)),
+                       relay.add(relay.erf(relay.divide(y, relay.const(2.0 ** 0.5))), relay.const(1.0)))
+    scale = relay.const(0.05)
+    y = relay.multiply(relay.clip(relay.round(relay.divide(y, scale)), -128.0, 127.0), scale)
+    return relay.Function([x], y)
+
+
+@pytest.mark.parametrize("target,register", [("llvm -mcpu=skylake-avx512", "zmm"), ("llvm -mcpu=haswell", "ymm")])
+def test_long_tail_runs_as_the_gemm_epilogue(target, register):
+    """Fusion never demotes an anchor: the dense and its ten-operator tail are one kernel whose inner loop is the
+    register-tiled FMA loop of the packed GEMM."""
+    with kiln.transform.PassContext(opt_level=3):
+        lib = relay.build(kiln.IRModule.from_expr(ffn_with_fake_quant(64, 128, 96)), target=target)
+    kernels = [n["attrs"]["func_name"] for n in json.loads(lib.get_graph_json())["nodes"] if n["op"] == "tvm_op"]
+    assert len(kernels) == 1 and kernels[0].startswith("tvmgen_default_fused_nn_contrib_dense_pack_add_multiply")
+    asm = lib.get_lib().get_source("asm")
+    fmas = re.findall(rf"vfmadd231ps\s+[^\n]*%{register}\d+\s*$", asm, re.M)
+    assert len(fmas) >= 4  # a tile of several accumulator registers
+
+
+@pytest.mark.parametrize("target", HOST_TARGETS + ["c"])
+def test_long_tail_epilogue_builds_exactly(target):
+    check_build(ffn_with_fake_quant(37, 80, 100), target, rtol=1e-5, atol=1e-5)
