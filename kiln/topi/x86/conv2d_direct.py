@@ -9,7 +9,9 @@ What the layouts change is which axes those are:
 * NHWC: the output channels are vectorized (the HWIO kernel is contiguous along them) and a block of output columns
   is unrolled, each column one broadcast input value;
 * NCHW (grouped, depthwise, or another layout transformed to NCHW): the output columns are vectorized (contiguous
-  input rows at stride 1) and a block of output channels is unrolled, each one broadcast kernel value;
+  input rows at stride 1) and a block of output channels is unrolled, each one broadcast kernel value; a kernel one
+  column wide at unit strides is computed over the flattened map (:func:`kiln.topi.nn.group_conv2d_nchw`), which is
+  vectorized instead;
 * packed depthwise (NCHW[b]c, :func:`kiln.topi.nn.depthwise_conv2d_NCHWc`): the channel block is vectorized (one
   vector load of input and one of weights per tap, no broadcast) and a block of output columns unrolled, the taps
   unrolled too.
@@ -58,6 +60,9 @@ def _materialize_inputs(s, op, target):
 def _tiling(op, lanes, target):
     """``(reg_axis, reg, vec_axis, vec)``: output axes (indices) unrolled and vectorized, and their block sizes."""
     shape = get_const_tuple(op.output(0).shape)
+    if len(shape) == 3:  # NCHW over the flattened map: whole vectors of it, the last one guarded
+        vectors = 2 if shape[2] >= 4 * lanes else 1
+        return 1, largest_divisor(shape[1], max(1, accumulator_budget(target) // vectors)), 2, vectors * lanes
     if op.tag == "depthwise_conv2d_NCHWc":  # the channel block is contiguous on every side
         return 3, largest_divisor(shape[3], latency_accumulators(target)), 4, shape[4]
     if op.tag.endswith("nhwc"):

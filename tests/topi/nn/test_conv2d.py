@@ -1,9 +1,12 @@
 """nn.conv2d (kiln/topi/nn/conv2d.py, x86/conv2d.py, x86/conv2d_direct.py) in every layout and attribute variant,
 with and without fused element-wise consumers, against the numpy reference."""
 
+import re
+
 import numpy as np
 import pytest
 
+import kiln
 from kiln import te, topi
 from kiln.error import OpAttributeInvalid
 from kiln.relay.op.attrs import BiasAddAttrs, Conv2DAttrs, LayoutTransformAttrs
@@ -142,3 +145,29 @@ def test_packed_depthwise(harness, target):
     # a depthwise convolution with a channel multiplier, or a grouped one, keeps its layout
     assert topi.x86.conv2d_alter_layout(Conv2DAttrs(groups=8), (1, 8, 8, 8), (16, 1, 3, 3), "llvm") is None
     assert topi.x86.conv2d_alter_layout(Conv2DAttrs(groups=4), (1, 8, 8, 8), (8, 2, 3, 3), "llvm") is None
+
+
+@pytest.mark.needs_cc
+def test_pointwise_grouped_conv_over_the_flattened_map(harness, target):
+    """1-wide kernels at unit strides are computed over the flattened map (whole vectors, a guarded remainder)."""
+    bias = harness.rand((136,), seed=5)
+    cases = [
+        _case(harness, (1, 136, 14, 14), (136, 34, 1, 1), "1x1 groups 4, 14x14", groups=4,
+              consumers=[("nn.bias_add", BiasAddAttrs(1), [bias]), ("nn.relu", None, [])]),
+        _case(harness, (1, 24, 7, 7), (40, 6, 1, 1), "1x1 groups 4, 7x7", groups=4),
+        _case(harness, (1, 12, 9, 5), (12, 4, 3, 1), "3x1 groups 3, rows padded", groups=3, padding=(1, 0, 2, 0)),
+        _case(harness, (2, 8, 6, 6), (8, 2, 1, 1), "1x1 groups 4, batch 2", groups=4),
+    ]
+    harness.run_cases(cases, target)
+    harness.run_cases(cases[:2], "c")
+
+
+@pytest.mark.parametrize("target,register", [("llvm -mcpu=skylake-avx512", "zmm"), ("llvm -mcpu=haswell", "ymm")])
+def test_pointwise_grouped_conv_structure(target, register):
+    x, w = te.placeholder((1, 272, 14, 14), name="x"), te.placeholder((272, 68, 1, 1), name="w")
+    out = topi.nn.group_conv2d_nchw(x, w, 1, 0, 1, 4)
+    (flat,) = out.op.input_tensors
+    assert flat.op.tag == "group_conv2d_nchw" and tuple(int(d) for d in flat.shape) == (1, 272, 196)
+    asm = kiln.build(topi.x86.schedule_conv2d_direct([out], target), [x, w, out], target=target,
+                     name="f").get_source("asm")
+    assert re.search(rf"vfmadd\w+ps\s+[^\n]*%{register}", asm)
