@@ -44,6 +44,16 @@ def compiler_version() -> str:
     return _compiler_version(tuple(cc_command()))
 
 
+@functools.cache
+def _accepts_flag(cc: tuple, flag: str) -> bool:
+    try:
+        proc = subprocess.run([*cc, flag, "-x", "c", "-fsyntax-only", "-"], input="int x;\n", capture_output=True,
+                              text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0
+
+
 def have_cc() -> bool:
     """Whether a working C compiler is available."""
     try:
@@ -55,16 +65,19 @@ def have_cc() -> bool:
 
 def c_flags(target=None) -> list:
     """Flags for compiling generated C: ``-O3 -march=<cpu> -fPIC`` and the target's ``-mattr`` as ``-m`` (and
-    ``-fno-tree-loop-if-convert``, around a GCC 12 miscompilation)."""
+    ``-fno-tree-loop-if-convert`` and ``-mno-avx512fp16``, around GCC 12 bugs)."""
     march = "native" if target is None or target.is_host_cpu else target.mcpu
     flags = ["-O3", "-std=gnu99", "-fPIC", "-fno-math-errno", f"-march={march}"]
     # GCC 12 vectorizes an if-converted select of two loads in a fully unrolled nested loop with the first
     # vector's mask reused for the later ones (wrong values; tests/target/test_codegen_c.py has the kernel).
     # kiln vectorizes its loops itself, so GCC's if-conversion is not needed for speed
     flags.append("-fno-tree-loop-if-convert")
-    if target is not None:
-        for attr in target.mattr:
-            flags.append(f"-m{attr[1:]}" if attr[0] == "+" else f"-mno-{attr[1:]}")
+    mattr = list(target.mattr) if target is not None else []
+    # kiln computes float16 in float (kiln.tir.dtype_semantics), so half arithmetic instructions bring nothing; and
+    # GCC 12 emits masked AVX512-FP16 moves that binutils 2.40 cannot assemble (on Sapphire Rapids, -march=native)
+    if "+avx512fp16" not in mattr and _accepts_flag(tuple(cc_command()), "-mno-avx512fp16"):
+        flags.append("-mno-avx512fp16")
+    flags.extend(f"-m{attr[1:]}" if attr[0] == "+" else f"-mno-{attr[1:]}" for attr in mattr)
     return flags
 
 
