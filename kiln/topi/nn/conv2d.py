@@ -175,10 +175,11 @@ def conv2d_nhwc(data, kernel, strides, padding, dilation, out_dtype=None):
 
 
 def conv2d_NCHWc(data, kernel, strides, padding, dilation, layout=None, out_layout=None,  # noqa: N802
-                 out_dtype=None):
+                 out_dtype=None, groups=1):
     """Convolution in the packed layouts: ``data`` NCHW[ic_bn]c ``(N, C/ic_bn, H, W, ic_bn)`` and ``kernel``
-    OIHW[ic_bn]i[oc_bn]o ``(O/oc_bn, C/ic_bn, KH, KW, ic_bn, oc_bn)`` (TVM's signature; ``layout`` and
-    ``out_layout`` are implied by the shapes and only checked when given).
+    OIHW[ic_bn]i[oc_bn]o ``(O/oc_bn, C/groups/ic_bn, KH, KW, ic_bn, oc_bn)`` (TVM's signature; ``layout`` and
+    ``out_layout`` are implied by the shapes and only checked when given). With ``groups`` (a kiln extension) each
+    group's input and output channels are whole blocks, so an output block reads the input blocks of its group.
 
     Returns
     -------
@@ -192,21 +193,24 @@ def conv2d_NCHWc(data, kernel, strides, padding, dilation, layout=None, out_layo
         if given and given != implied:
             raise OpAttributeInvalid(f"topi.conv2d_NCHWc: {what} {given} does not match the blocked shapes "
                                      f"({implied})")
-    if (ic_chunk, ic_bn) != (k_ic_chunk, k_ic_bn):
+    if (ic_chunk, ic_bn) != (k_ic_chunk * groups, k_ic_bn) or oc_chunk % groups:
         raise OpAttributeInvalid(f"topi.conv2d_NCHWc: data {get_const_tuple(data.shape)} and kernel "
-                                 f"{get_const_tuple(kernel.shape)} disagree on the input channel blocks")
+                                 f"{get_const_tuple(kernel.shape)} disagree on the input channel blocks"
+                                 + (f" of {groups} groups" if groups != 1 else ""))
     (sh, sw), (dh, dw), (top, left, bottom, right), oh, ow = _geometry(h, w, kh, kw, strides, padding, dilation,
                                                                       "topi.conv2d_NCHWc")
     padded = pad(data, (0, 0, top, left, 0), (0, 0, bottom, right, 0), name="data_pad") if any(
         (top, left, bottom, right)) else data
     acc = _acc_dtype(out_dtype)
-    ico = reduce_axis((0, ic_chunk), name="ic_outer")
+    ico = reduce_axis((0, k_ic_chunk), name="ic_outer")
     ry = reduce_axis((0, kh), name="kh")
     rx = reduce_axis((0, kw), name="kw")
     ici = reduce_axis((0, ic_bn), name="ic_inner")
+    group_blocks = oc_chunk // groups
 
     def fcompute(nn, oc, yy, xx, ob):
-        return _te_sum(_op.cast(padded[nn, ico, yy * sh + ry * dh, xx * sw + rx * dw, ici], acc)
+        chunk = ico if groups == 1 else oc // group_blocks * k_ic_chunk + ico
+        return _te_sum(_op.cast(padded[nn, chunk, yy * sh + ry * dh, xx * sw + rx * dw, ici], acc)
                        * _op.cast(kernel[oc, ico, ry, rx, ici, ob], acc), axis=[ico, ry, rx, ici])
 
     out = compute((n, oc_chunk, oh, ow, oc_bn), fcompute, name="conv2d_NCHWc", tag="conv2d_NCHWc")
@@ -263,6 +267,12 @@ def is_packed(data_layout, kernel_layout):
             and d.factor_of("C") == k.factor_of("I"))
 
 
+def _whole_group_blocks(data, kernel, groups):
+    """Whether every group of a packed convolution has whole blocks of input and output channels."""
+    ic_chunk, oc_chunk = get_const_tuple(data.shape)[1], get_const_tuple(kernel.shape)[0]
+    return ic_chunk % groups == 0 and oc_chunk % groups == 0
+
+
 def conv2d(data, kernel, strides=(1, 1), padding=(0, 0), dilation=(1, 1), data_layout="NCHW", kernel_layout="",
            out_dtype=None, groups=1, out_layout=""):
     """2-D convolution in any data/kernel layouts whose primal axes are NCHW/OIHW (Relay's ``nn.conv2d``; TVM's
@@ -285,11 +295,11 @@ def conv2d(data, kernel, strides=(1, 1), padding=(0, 0), dilation=(1, 1), data_l
     if data_layout == "NHWC" and kernel_layout == "HWIO":
         out = group_conv2d_nhwc(data, kernel, strides, padding, dilation, groups, out_dtype)
         natural = "NHWC"
-    elif groups == 1 and is_packed(data_layout, kernel_layout):
-        out = conv2d_NCHWc(data, kernel, strides, padding, dilation, out_dtype=out_dtype)
-        natural = f"NCHW{get_const_tuple(kernel.shape)[-1]}c"
     elif groups > 1 and is_packed_depthwise(data, data_layout, kernel_layout, groups):
         out = depthwise_conv2d_NCHWc(data, kernel, strides, padding, dilation, out_dtype)
+        natural = f"NCHW{get_const_tuple(kernel.shape)[-1]}c"
+    elif is_packed(data_layout, kernel_layout) and _whole_group_blocks(data, kernel, groups):
+        out = conv2d_NCHWc(data, kernel, strides, padding, dilation, out_dtype=out_dtype, groups=groups)
         natural = f"NCHW{get_const_tuple(kernel.shape)[-1]}c"
     else:
         x = layout_transform(data, data_layout, "NCHW") if data_layout != "NCHW" else data

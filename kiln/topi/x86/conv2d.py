@@ -79,9 +79,10 @@ def conv_blocking(in_channels, out_channels, out_width, target=None, dtype="floa
 
 def conv2d_alter_layout(attrs, data_shape, kernel_shape, target=None):
     """The blocked layouts the x86 schedule prefers for an NCHW/OIHW ``nn.conv2d`` (TVM's x86
-    ``_alter_conv2d_layout``), or None when the call does not qualify (other groups, other layouts). A depthwise
-    convolution (one filter per channel) is blocked like the convolutions around it, with the kernel OIHW1i[b]o, so
-    a mobile network's blocks stay in the blocked layout.
+    ``_alter_conv2d_layout``), or None when the call does not qualify (other layouts, or groups whose channels are
+    not whole blocks of at least half a vector). A depthwise convolution (one filter per channel) is blocked like the
+    convolutions around it, with the kernel OIHW1i[b]o, so a mobile network's blocks stay in the blocked layout; a
+    grouped one (AlexNet's two groups) too, each output block reading the input blocks of its group.
 
     With ``data_layout="NCHW{ic_bn}c"``, ``kernel_layout="OIHW{ic_bn}i{oc_bn}o"`` and ``out_layout="NCHW{oc_bn}c"``
     topi computes the convolution directly on blocked tensors (``conv2d_NCHWc``): no packing at run time once
@@ -99,12 +100,13 @@ def conv2d_alter_layout(attrs, data_shape, kernel_shape, target=None):
     if attrs.groups == c == o and int(kernel_shape[1]) == 1:  # depthwise: the channels' blocks, one filter each
         block = channel_block(c, target)
         return {"data_layout": f"NCHW{block}c", "kernel_layout": f"OIHW1i{block}o", "out_layout": f"NCHW{block}c"}
-    if attrs.groups != 1:
-        return None
     (_, sw), (_, dw) = (attrs.strides, attrs.dilation)
     padding = pad_tuple(attrs.padding)
     ow = conv_out_size(w, kw, sw, dw, padding[1], padding[3])
     ic_bn, oc_bn, _ = conv_blocking(c, o, ow, target)
+    groups = attrs.groups
+    if groups != 1 and (c // groups % ic_bn or o // groups % oc_bn or min(ic_bn, oc_bn) < vector_lanes(target) // 2):
+        return None  # groups of a few channels stay NCHW, where their rows are the vectors
     return {"data_layout": f"NCHW{ic_bn}c", "kernel_layout": f"OIHW{ic_bn}i{oc_bn}o", "out_layout": f"NCHW{oc_bn}c"}
 
 

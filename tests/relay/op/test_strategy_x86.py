@@ -100,7 +100,7 @@ def test_hook_blocks_nchw_conv_for_cpu_targets():
 @pytest.mark.parametrize("case", ["groups", "nhwc", "float16", "out_dtype"])
 def test_hook_declines(case):
     shape, wshape, kwargs, dtype = (1, 16, 8, 8), (16, 16, 3, 3), {}, "float32"
-    if case == "groups":  # grouped, not depthwise (depthwise convolutions are blocked: test_mobile_block_*)
+    if case == "groups":  # groups of a few channels, not depthwise (test_grouped_conv_*, test_mobile_block_*)
         wshape, kwargs = (16, 4, 3, 3), {"groups": 4}
     elif case == "nhwc":
         shape, wshape, kwargs = (1, 8, 8, 16), (3, 3, 16, 16), {"data_layout": "NHWC", "kernel_layout": "HWIO"}
@@ -254,3 +254,23 @@ def test_long_tail_runs_as_the_gemm_epilogue(target, register):
 @pytest.mark.parametrize("target", HOST_TARGETS + ["c"])
 def test_long_tail_epilogue_builds_exactly(target):
     check_build(ffn_with_fake_quant(37, 80, 100), target, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("target,block", [("llvm -mcpu=skylake-avx512", 16), ("llvm -mcpu=haswell", 8)])
+def test_grouped_conv_with_whole_block_groups_is_blocked(target, block):
+    """AlexNet's two-group convolutions: each group's 48 input and 128 output channels are whole blocks."""
+    x = relay.var("data", shape=(1, 96, 13, 13))
+    func = relay.Function([x], relay.nn.conv2d(x, const(256, 48, 5, 5), groups=2, padding=(2, 2), channels=256,
+                                               kernel_size=(5, 5)))
+    (conv,) = calls(optimized(func, target), "nn.conv2d")
+    assert (conv.attrs.data_layout, conv.attrs.out_layout, conv.attrs.groups) == (f"NCHW{block}c", f"NCHW{block}c", 2)
+    assert conv.args[1].data.shape == (256 // block, 48 // block, 5, 5, block, block)
+
+
+@pytest.mark.parametrize("target", HOST_TARGETS + ["c"])
+def test_grouped_conv_blocked_builds_exactly(target):
+    x = relay.var("data", shape=(1, 32, 9, 9))
+    y = relay.nn.conv2d(x, const(64, 16, 3, 3), groups=2, padding=(1, 1), channels=64, kernel_size=(3, 3))
+    y = relay.nn.relu(relay.nn.bias_add(y, const(64)))
+    y = relay.nn.conv2d(y, const(32, 16, 1, 1), groups=4, channels=32, kernel_size=(1, 1))
+    check_build(relay.Function([x], y), target)

@@ -41,6 +41,8 @@ def test_conv2d_other_layouts(harness, target):
               kernel_layout="HWIO", strides=(2, 2)),
         _case(harness, (1, 2, 6, 6, 8), (4, 2, 3, 3, 8, 4), "NCHW8c/OIHW8i4o", padding=(1, 1),
               data_layout="NCHW8c", kernel_layout="OIHW8i4o"),
+        _case(harness, (1, 2, 6, 6, 8), (4, 1, 3, 3, 8, 4), "NCHW8c/OIHW8i4o, 2 groups", padding=(1, 1), groups=2,
+              data_layout="NCHW8c", kernel_layout="OIHW8i4o"),
         _case(harness, (1, 6, 6, 16), (32, 16, 3, 3), "NHWC/OIHW via NCHW", padding=(1, 1), data_layout="NHWC",
               kernel_layout="OIHW"),
         _case(harness, (1, 16, 7, 7), (3, 3, 16, 8), "NCHW/HWIO out NHWC", data_layout="NCHW", kernel_layout="HWIO",

@@ -7,7 +7,7 @@ its generic compute with the schedule of its group's anchor tag (:func:`.generic
 The forms, at a higher plevel (15) than the generic one (10) when the call fits:
 
 * ``nn.conv2d``: NCHW/OIHW without groups -> ``topi.x86.conv2d_nchw`` (packed at run time); the packed layouts
-  themselves -> ``conv2d_NCHWc``; packed depthwise -> ``depthwise_conv2d_NCHWc``; every other layout -> the direct
+  themselves -> ``conv2d_NCHWc`` (grouped too, each group whole blocks); packed depthwise -> ``depthwise_conv2d_NCHWc``; every other layout -> the direct
   computes, all with their x86 schedules;
 * ``nn.dense``/``nn.matmul`` with a ``(N, K)`` weight on 2-D data -> ``dense_nopack`` for at most
   :data:`NOPACK_MAX_ROWS` rows, else ``dense_pack``; ``nn.matmul`` with a ``(K, N)`` operand -> ``matmul_tile``;
@@ -21,7 +21,8 @@ current) turns a float32 NCHW/OIHW convolution into the same convolution in the 
 
     nn.conv2d(data, weight, data_layout="NCHW{ic_bn}c", kernel_layout="OIHW{ic_bn}i{oc_bn}o", out_layout="NCHW{oc_bn}c")
 
-(depthwise convolutions: ``OIHW1i{b}o``). The layout rewriter transforms the inputs (the weight's
+(depthwise convolutions: ``OIHW1i{b}o``; grouped ones when each group's channels are whole blocks of at least half
+a vector, else they stay NCHW, where a 1-wide kernel vectorizes over the flattened map). The layout rewriter transforms the inputs (the weight's
 ``layout_transform`` of a constant folds: weights are packed once, at compile time) and carries the blocked result
 through the layout-agnostic operators that follow, so consecutive convolutions exchange blocked tensors and layouts
 change only at the boundaries of the blocked region. The hook of ``nn.dense`` (:func:`alter_dense_layout`) likewise
@@ -78,10 +79,10 @@ def _conv2d_strategy(attrs, inputs, out_type, target):
 
         return strategy.add_implementation(fcompute, _schedule(x86.schedule_conv2d_NCHWc), "conv2d_nchw.x86", 15)
     conv = generic.COMPUTES["nn.conv2d"]  # dispatches on the layouts to the topi computes named below
-    if attrs.groups == 1 and topi_nn.is_packed(data_layout, kernel_layout):
-        name, fschedule = "conv2d_NCHWc.x86", x86.schedule_conv2d_NCHWc
-    elif topi_nn.is_packed_depthwise(inputs[0], data_layout, kernel_layout, attrs.groups):
+    if topi_nn.is_packed_depthwise(inputs[0], data_layout, kernel_layout, attrs.groups):
         name, fschedule = "depthwise_conv2d_NCHWc.x86", x86.schedule_conv2d_direct
+    elif topi_nn.is_packed(data_layout, kernel_layout):  # grouped too, each group whole blocks
+        name, fschedule = "conv2d_NCHWc.x86", x86.schedule_conv2d_NCHWc
     elif (data_layout, kernel_layout) in (("NCHW", "OIHW"), ("NHWC", "HWIO")):
         name, fschedule = f"conv2d_{data_layout.lower()}_direct.x86", x86.schedule_conv2d_direct
     else:  # another layout pair: computed through NCHW, scheduled by the anchor's tag
@@ -172,8 +173,8 @@ def alter_conv2d_layout(attrs, inputs, tinfos, out_type):
     Returns
     -------
     new : relay.Call or None
-        The blocked convolution, or None to keep the call (no CPU target is current, another dtype, groups other
-        than depthwise, or a layout other than NCHW/OIHW).
+        The blocked convolution, or None to keep the call (no CPU target is current, another dtype, groups of
+        partial blocks, or a layout other than NCHW/OIHW).
     """
     target = Target.current()
     if target is None or target.kind.name not in CPU_TARGET_KINDS:
