@@ -7,8 +7,8 @@ its generic compute with the schedule of its group's anchor tag (:func:`.generic
 The forms, at a higher plevel (15) than the generic one (10) when the call fits:
 
 * ``nn.conv2d``: NCHW/OIHW without groups -> ``topi.x86.conv2d_nchw`` (packed at run time); the packed layouts
-  themselves -> ``conv2d_NCHWc`` (grouped too, each group whole blocks); packed depthwise -> ``depthwise_conv2d_NCHWc``; every other layout -> the direct
-  computes, all with their x86 schedules;
+  themselves -> ``conv2d_NCHWc`` (grouped too, each group whole blocks); packed depthwise ->
+  ``depthwise_conv2d_NCHWc``; every other layout -> the direct computes, all with their x86 schedules;
 * ``nn.dense``/``nn.matmul`` with a ``(N, K)`` weight on 2-D data -> ``dense_nopack`` for at most
   :data:`NOPACK_MAX_ROWS` rows, else ``dense_pack``; ``nn.matmul`` with a ``(K, N)`` operand -> ``matmul_tile``;
   ``nn.batch_matmul`` -> ``batch_matmul_pack``; ``nn.contrib_dense_pack`` -> its generic compute with the GEMM
@@ -22,11 +22,12 @@ current) turns a float32 NCHW/OIHW convolution into the same convolution in the 
     nn.conv2d(data, weight, data_layout="NCHW{ic_bn}c", kernel_layout="OIHW{ic_bn}i{oc_bn}o", out_layout="NCHW{oc_bn}c")
 
 (depthwise convolutions: ``OIHW1i{b}o``; grouped ones when each group's channels are whole blocks of at least half
-a vector, else they stay NCHW, where a 1-wide kernel vectorizes over the flattened map). The layout rewriter transforms the inputs (the weight's
-``layout_transform`` of a constant folds: weights are packed once, at compile time) and carries the blocked result
-through the layout-agnostic operators that follow, so consecutive convolutions exchange blocked tensors and layouts
-change only at the boundaries of the blocked region. The hook of ``nn.dense`` (:func:`alter_dense_layout`) likewise
-turns a product computed packed into ``nn.contrib_dense_pack`` of a weight transformed to ``NC{b}n``.
+a vector, else they stay NCHW, where a 1-wide kernel vectorizes over the flattened map). The layout rewriter
+transforms the inputs (the weight's ``layout_transform`` of a constant folds: weights are packed once, at compile
+time) and carries the blocked result through the layout-agnostic operators that follow, so consecutive convolutions
+exchange blocked tensors and layouts change only at the boundaries of the blocked region. The hook of ``nn.dense``
+(:func:`alter_dense_layout`) likewise turns a product computed packed into ``nn.contrib_dense_pack`` of a weight
+transformed to ``NC{b}n``.
 """
 
 from ....ir.op import register_op_attr
