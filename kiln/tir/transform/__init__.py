@@ -1,10 +1,10 @@
 """kiln.tir.transform: passes over PrimFuncs (TVM's ``tvm.tir.transform``), each a registered ``PrimFuncPass``.
 
 Registered names: ``tir.Simplify``, ``tir.FlattenBuffer``, ``tir.UnrollLoop`` (config ``tir.UnrollLoop``),
-``tir.VectorizeLoop``, ``tir.RemoveNoOp``, ``tir.LowerIntrin``, ``tir.StorageRewrite``, ``tir.MakePackedAPI``,
-``tir.FP16ComputeLegalize``, ``tir.LegalizeVectorWidth``, ``tir.LowerAllocation``; :mod:`.pipeline` lists them in
-the order ``kiln.lower`` and ``kiln.build`` run them. Each module also exposes the plain function over a PrimFunc
-(``simplify_prim_func``, ``flatten_buffer`` ...).
+``tir.VectorizeLoop``, ``tir.HoistIfThenElse``, ``tir.RemoveNoOp``, ``tir.LowerIntrin``, ``tir.StorageRewrite``,
+``tir.MakePackedAPI``, ``tir.FP16ComputeLegalize``, ``tir.LegalizeVectorWidth``, ``tir.LowerAllocation``;
+:mod:`.pipeline` lists them in the order ``kiln.lower`` and ``kiln.build`` run them. Each module also exposes the
+plain function over a PrimFunc (``simplify_prim_func``, ``flatten_buffer`` ...).
 """
 
 # ruff: noqa: F401  (re-exports)
@@ -12,6 +12,7 @@ the order ``kiln.lower`` and ``kiln.build`` run them. Each module also exposes t
 from .flatten_buffer import FlattenBuffer, flatten_buffer
 from .fp16_compute_legalize import FP16ComputeLegalize, fp16_compute_legalize
 from .function_pass import PrimFuncPass, prim_func_pass
+from .hoist_if_then_else import HoistIfThenElse, hoist_if_then_else
 from .legalize_vector_width import LegalizeVectorWidth, legalize_vector_width
 from .lower_allocation import LowerAllocation, lower_allocation
 from .lower_intrin import LowerIntrin, lower_intrin

@@ -4,7 +4,8 @@ Two phases, both defined here and nowhere else:
 
 * **lower** (what ``kiln.lower`` runs, target-independent): ``FlattenBuffer`` (multi-dimensional buffers to flat
   ones), ``Simplify``, ``VectorizeLoop`` (off with the config ``tir.disable_vectorize``), ``StorageRewrite``,
-  ``UnrollLoop``, ``Simplify``, ``RemoveNoOp``;
+  ``UnrollLoop``, ``HoistIfThenElse`` (one branch per tile instead of one per unrolled statement), ``Simplify``,
+  ``RemoveNoOp``;
 * **build** (what ``kiln.build`` runs for a target): ``LowerIntrin`` (intrinsics to what both backends emit; before
   MakePackedAPI, so it does not walk the argument checks), ``MakePackedAPI`` (argument unpacking and checks),
   ``LowerAllocation`` (stack or heap); for the C target also ``FP16ComputeLegalize`` (C compilers keep ``_Float16``
@@ -18,6 +19,7 @@ from ...ir.pass_context import register_config
 from ...ir.transform import PassContext, Sequential
 from .flatten_buffer import FlattenBuffer
 from .fp16_compute_legalize import FP16ComputeLegalize
+from .hoist_if_then_else import HoistIfThenElse
 from .legalize_vector_width import LegalizeVectorWidth
 from .lower_allocation import LowerAllocation
 from .lower_intrin import LowerIntrin
@@ -36,8 +38,8 @@ register_config("tir.disable_vectorize", bool, False)
 def lower_passes() -> list:
     """The lower phase (see the module docstring), under the current PassContext's config."""
     vectorize = not bool(PassContext.current().config.get("tir.disable_vectorize", False))
-    return [FlattenBuffer(), Simplify(), VectorizeLoop(vectorize), StorageRewrite(), UnrollLoop(), Simplify(),
-            RemoveNoOp()]
+    return [FlattenBuffer(), Simplify(), VectorizeLoop(vectorize), StorageRewrite(), UnrollLoop(),
+            HoistIfThenElse(), Simplify(), RemoveNoOp()]
 
 
 def build_passes(target) -> list:

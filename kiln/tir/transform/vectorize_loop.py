@@ -229,7 +229,32 @@ class LoopVectorizer(StmtExprMutator):
             return serial
         last = op.min + E.IntImm(op.loop_var.dtype, n - 1)
         every_lane = E.And(substitute(guard, {op.loop_var: op.min}), substitute(guard, {op.loop_var: last}))
-        return S.IfThenElse(Analyzer().simplify(every_lane), vector, serial)
+        return S.IfThenElse(Analyzer().simplify(every_lane), vector, _shortened(serial, guard))
+
+
+def _shortened(loop, guard):
+    """``loop`` (a serial loop whose body is guarded by ``guard``) ending where an upper bound of ``guard`` on its
+    variable does: a tail of 4 valid lanes out of 32 iterates 4 times, not 32. The guard stays in the body."""
+    var, analyzer = loop.loop_var, Analyzer()
+    one = E.IntImm(var.dtype, 1)
+    counts = []
+    terms = [guard]
+    while terms:
+        c = terms.pop()
+        if isinstance(c, E.And):
+            terms += [c.a, c.b]
+            continue
+        gap = c.a - c.b if isinstance(c, E.LT | E.LE) else c.b - c.a  # the term holds while gap < 0 (or <= 0)
+        step = analyzer.simplify(substitute(gap, {var: var + one}) - gap)
+        if isinstance(step, E.IntImm) and step.value == 1:  # gap grows with var: the lanes below a bound
+            count = E.Sub(E.IntImm(var.dtype, 0), substitute(gap, {var: loop.min}))
+            counts.append(count + one if isinstance(c, E.LE | E.GE) else count)
+    if not counts:
+        return loop
+    extent = loop.extent
+    for count in counts:
+        extent = E.Min(extent, count)
+    return loop.with_fields(extent=analyzer.simplify(E.Max(extent, E.IntImm(var.dtype, 0))))
 
 
 def _affine_guard(body, var):

@@ -107,7 +107,20 @@ def _schedule_direct(s, op, outs, target, lanes):
     (s[acc].vectorize if vec > 1 else s[acc].unroll)(a_axes[vec_axis])
     for o in output_ops(outs):
         if o is not op and (out is None or o is not out.op):
-            schedule_injective_from_existing(s, o.output(0), target)
+            if len(shape) == 3 and len(o.axis) == 4:
+                _schedule_flat_rows(s, o.output(0), lanes)
+            else:
+                schedule_injective_from_existing(s, o.output(0), target)
+
+
+def _schedule_flat_rows(s, out, lanes):
+    """An NCHW output of a convolution computed over the flattened map, in whole vectors of that map too (its rows
+    and the flat result's are the same memory order; a 14-wide row alone would be 2-lane vectors)."""
+    stage = s[out]
+    n, c, h, w = stage.op.axis
+    outer, inner = stage.split(stage.fuse(h, w), factor=lanes)
+    stage.parallel(stage.fuse(n, c))
+    stage.vectorize(inner)
 
 
 def schedule_conv2d_direct(outs, target=None):

@@ -2,6 +2,7 @@
 
 from kiln import tir
 from kiln.ir import assert_structural_equal
+from kiln.tir.evaluator import evaluate_expr
 from kiln.tir.transform import VectorizeLoop
 
 
@@ -110,6 +111,9 @@ def test_tail_guard_versions_the_loop(helpers):
                                                                                                   8), [ramp]))
     assert versioned.else_case.kind == tir.ForKind.SERIAL
     assert isinstance(versioned.else_case.body, tir.IfThenElse)
+    # the partial tile iterates over its valid lanes only (6 of 8 in the last tile)
+    extent = versioned.else_case.extent
+    assert [evaluate_expr(extent, {i: k}) for k in range(4)] == [8, 8, 8, 6]
     helpers.assert_same_results(before, after)
 
 
