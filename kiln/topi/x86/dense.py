@@ -139,16 +139,18 @@ def matmul_tile(a, b, transpose_a=False, out_dtype=None):
 
 def batch_matmul_pack(x, y, transpose_a=False, transpose_b=True, out_dtype=None, target=None):
     """Batched product with ``y`` packed per batch into ``(B, N / bn, K, bn)`` blocks (read directly when it is
-    not transposed); a batch of 1 broadcasts."""
+    not transposed and its rows are whole vectors); a batch of 1 broadcasts."""
     out_dtype = out_dtype or x.dtype
     xs, ys = get_const_tuple(x.shape), get_const_tuple(y.shape)
     bx, m, k = (xs[0], xs[2], xs[1]) if transpose_a else xs
     by, n, _ = ys if transpose_b else (ys[0], ys[2], ys[1])
     acc = _acc_dtype(out_dtype)
     r = reduce_axis((0, k), name="k")
-    if transpose_b:
-        _, bn = gemm_blocking(m, n, target, out_dtype, pad=True)
-        packed = pack_columns(n, k, bn, lambda b, j, kk: y[b, j, kk], "T_packed_y", batch=by)
+    _, bn = gemm_blocking(m, n, target, out_dtype, pad=True)
+    packed_y = transpose_b or n % bn != 0  # rows of y without whole vectors (197 columns) are packed and padded
+    if packed_y:
+        read = (lambda b, j, kk: y[b, j, kk]) if transpose_b else (lambda b, j, kk: y[b, kk, j])
+        packed = pack_columns(n, k, bn, read, "T_packed_y", batch=by)
 
         def read_y(b, j):
             return packed[b, j // bn, r, j % bn]
@@ -161,9 +163,9 @@ def batch_matmul_pack(x, y, transpose_a=False, transpose_b=True, out_dtype=None,
         xv = x[bxi, r, i] if transpose_a else x[bxi, i, r]
         return _te_sum(_op.cast(xv, acc) * _op.cast(read_y(byi, j), acc), axis=r)
 
-    columns = -(-n // bn) * bn if transpose_b else n
+    columns = -(-n // bn) * bn if packed_y else n
     out = compute((max(bx, by), m, columns), fcompute, name="T_batch_matmul", tag="batch_matmul_pack",
-                  attrs={"panel": bn} if transpose_b else None)
+                  attrs={"panel": bn} if packed_y else None)
     return _finish(crop_columns(out, n), out_dtype, "T_batch_matmul")
 
 

@@ -50,19 +50,24 @@ def test_dense_pack_with_units_in_the_last_panel(harness, target):
 
 
 @pytest.mark.parametrize("target,register", [("llvm -mcpu=skylake-avx512", "zmm"), ("llvm -mcpu=haswell", "ymm")])
-@pytest.mark.parametrize("op", ["dense", "batch_matmul"])
+@pytest.mark.parametrize("op", ["dense", "batch_matmul", "batch_matmul_nn"])
 def test_padded_panels_run_vector_fmas(target, register, op):
-    """Column counts without a vector dividing them (100, 37) keep the register-tiled FMA loop."""
+    """Column counts without a vector dividing them (100, 37) keep the register-tiled FMA loop, whether the
+    second operand comes transposed or not (attention's ``Q @ K^T`` with ``K^T`` materialized: 197 columns)."""
     if op == "dense":
         x, w = te.placeholder((37, 40), name="x"), te.placeholder((100, 40), name="w")
         call = ("nn.dense", DenseAttrs(), [x, w], TensorType((37, 100), "float32"))
-    else:
+    elif op == "batch_matmul":
         x, w = te.placeholder((2, 21, 16), name="x"), te.placeholder((2, 37, 16), name="w")
         call = ("nn.batch_matmul", BatchMatmulAttrs(), [x, w], TensorType((2, 21, 37), "float32"))
+    else:
+        x, w = te.placeholder((2, 21, 16), name="x"), te.placeholder((2, 16, 37), name="w")
+        call = ("nn.batch_matmul", BatchMatmulAttrs("", False, False), [x, w], TensorType((2, 21, 37), "float32"))
     builder = ScheduleBuilder(target)
     (out,) = builder.call(*call)
     asm = kiln.build(builder.schedule([out]), [x, w, out], target=target, name="f").get_source("asm")
-    assert re.search(rf"vfmadd\w+ps\s+[^\n]*%{register}", asm)
+    accumulators = set(re.findall(rf"vfmadd231ps\s+[^\n]*(%{register}\d+)\s*$", asm, re.M))
+    assert len(accumulators) >= 4  # a register tile, not one vector at a time
 
 
 def test_matmul_forms(harness, target):
@@ -95,6 +100,9 @@ def test_batch_matmul_forms(harness, target):
         harness.Case("nn.batch_matmul", [harness.rand((2, 21, 16)), harness.rand((2, 37, 16), seed=1)],
                      BatchMatmulAttrs(), label="N padded to whole panels", rtol=1e-4, atol=1e-4,
                      consumers=[("nn.relu", None, [])]),
+        harness.Case("nn.batch_matmul", [harness.rand((2, 21, 16)), harness.rand((2, 16, 37), seed=1)],
+                     BatchMatmulAttrs("", False, False), label="x @ y, y packed to whole panels", rtol=1e-4,
+                     atol=1e-4, consumers=[("nn.relu", None, [])]),
     ]
     harness.run_cases(cases, target)
 
