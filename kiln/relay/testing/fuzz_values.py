@@ -134,6 +134,15 @@ def clipped(v: Value, lo, hi) -> Value:
     return result(v.dtype, v.shape, _op.clip(v.expr, float(lo), float(hi)), lo, hi, False, v.exact, v.grid)
 
 
+def _inward(bound, dtype):
+    """The value of float type ``dtype`` nearest ``bound`` towards zero: a clip bound the clip can hold (int16's
+    32767 is 32768 in float16, and casting 32768 to int16 is undefined)."""
+    rounded = np.asarray(bound, dtype)
+    if abs(float(rounded)) > abs(bound):
+        rounded = np.nextafter(rounded, np.asarray(0, dtype))
+    return int(rounded)
+
+
 def converted(v: Value, dtype):
     """``v`` cast to ``dtype`` with what makes the cast defined (a float clamped into an integer type), or None
     when the cast would branch on an inexact float (``float -> bool/int`` of a rounded value)."""
@@ -146,7 +155,7 @@ def converted(v: Value, dtype):
         if dst != "b":  # inside the integer type, and finite in the float one (a float16 cannot hold 2**62)
             low, high = dtype_range(dtype)
             top = min(2.0**62, dtype_range(v.dtype)[1])
-            v = clipped(v, max(low, -top), min(high, top))
+            v = clipped(v, _inward(max(low, -top), v.dtype), _inward(min(high, top), v.dtype))
     if src in "iu" and dst == "f":
         top = dtype_range(dtype)[1]
         if v.magnitude > top:

@@ -70,6 +70,9 @@ def test_guards_keep_results_defined():
     assert converted(rounded, "bool") is None  # would branch on a rounding difference
     assert clipped(v, 200, 300).lo == 200  # entirely below the range: everything becomes its lower end
     assert gen.dtype(["int8", "bfloat16"]) == "int8"
+    # a clip bound the float type cannot hold rounds outward (int16's 32767 is 32768 in float16): bounds go inward
+    half = result("float16", (4,), relay.var("h", shape=(4,), dtype="float16"), -60000.0, 60000.0, rounded=True)
+    assert (converted(half, "int16").lo, converted(half, "int16").hi) == (-32768, 32752)
 
 
 def test_command_line(capsys):
