@@ -14,6 +14,7 @@ The generator only builds graphs whose every result kiln defines, so the referen
 
     python -m kiln.relay.testing.fuzz --graphs 2000              # seeds 0..1999, llvm and c, opt_level 0 and 3
     python -m kiln.relay.testing.fuzz --replay 1234 --verbose    # one graph: its IR and what went wrong
+    python -m kiln.relay.testing.fuzz --graphs 500 --vm          # also on the VM, with run-time If
 """
 
 import argparse
@@ -27,8 +28,10 @@ from ...ir.module import IRModule
 from ...ir.transform import PassContext
 from ...ir.type import TensorType, TupleType
 from ...runtime.device import cpu
+from ...runtime.vm import VirtualMachine
+from ..backend.vm import compile as vm_compile
 from ..build import build
-from ..expr import Tuple
+from ..expr import If, Tuple
 from ..expr_functor import post_order_visit
 from ..interpreter import create_executor
 from ..transform.infer_type import infer_type
@@ -52,7 +55,8 @@ class Finding:
 
     def __str__(self):
         return (f"seed {self.seed} ({self.target}, opt_level {self.opt_level}): {self.kind}: {self.message}\n"
-                f"  replay: python -m kiln.relay.testing.fuzz --replay {self.seed} --verbose")
+                f"  replay: python -m kiln.relay.testing.fuzz --replay {self.seed} --verbose"
+                f"{' --vm' if self.target.endswith('vm') else ''}")
 
 
 @dataclass
@@ -72,10 +76,16 @@ class Report:
         return f"{self.graphs} graphs, {self.builds} builds in {self.seconds:.0f} s: {counts}"
 
 
-def random_graph(seed, max_ops=12):
+def random_graph(seed, max_ops=12, control_flow=False):
     """``(IRModule, inputs, params, exact)`` of graph ``seed`` (see :meth:`GraphGenerator.generate`)."""
-    func, inputs, params, exact = GraphGenerator(seed, max_ops).generate()
+    func, inputs, params, exact = GraphGenerator(seed, max_ops, control_flow).generate()
     return IRModule.from_expr(func), inputs, params, exact
+
+
+def _has_if(mod) -> bool:
+    found = []
+    post_order_visit(mod["main"], lambda e: found.append(e) if isinstance(e, If) else None)
+    return bool(found)
 
 
 def _outputs(value) -> list:
@@ -85,13 +95,15 @@ def _outputs(value) -> list:
 
 def coarsest_floats(mod) -> list:
     """For each output of ``mod``, the float dtype with the least precision among the values it is computed from
-    (float64 when none is float16 or float32)."""
+    (float64 when none is float16 or float32), in either branch when ``main`` ends in an ``If``."""
     body = infer_type(mod)["main"].body
+    branches = [body.true_branch, body.false_branch] if isinstance(body, If) else [body]
     coarsest = []
-    for output in body.fields if isinstance(body, Tuple) else (body,):
+    for outputs in zip(*[b.fields if isinstance(b, Tuple) else (b,) for b in branches], strict=True):
         seen = set()
-        post_order_visit(output, lambda e, seen=seen: seen.update(
-            t.dtype for t in _tensor_types(getattr(e, "checked_type_", None))))
+        for output in outputs:
+            post_order_visit(output, lambda e, seen=seen: seen.update(
+                t.dtype for t in _tensor_types(getattr(e, "checked_type_", None))))
         coarsest.append(next((d for d in ("float16", "float32") if d in seen), "float64"))
     return coarsest
 
@@ -121,45 +133,71 @@ def compare(got, want, exact, coarsest="float64") -> str:
     return f"at {list(where)} got {got[where]!r}, expected {want[where]!r} ({want.dtype}{list(want.shape)})"
 
 
-def check_graph(seed, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=12):
-    """Build graph ``seed`` for every target and opt_level; the findings and the number of builds."""
+def check_graph(seed, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=12, vm=False):
+    """Build graph ``seed`` for every target and opt_level; the findings and the number of builds.
+
+    With ``vm``, the graph may branch on a run-time condition, and it is also compiled with ``relay.vm.compile``
+    and run by the VM; a branching graph, which ``relay.build`` refuses, runs on the VM only."""
     try:
-        mod, inputs, params, exact = random_graph(seed, max_ops)
+        mod, inputs, params, exact = random_graph(seed, max_ops, control_flow=vm)
         args = {**inputs, **params}
         want = _outputs(create_executor("debug", mod=mod).evaluate()(*[args[p.name_hint] for p in mod["main"].params]))
         coarsest = coarsest_floats(mod)
     except Exception as exc:  # noqa: BLE001  (a failure of the generator or the reference is reported, not raised)
         return [Finding(seed, "reference", -1, "invalid graph", f"{type(exc).__name__}: {exc}")], 0
+    executors = (["vm"] if vm else []) + ([] if vm and _has_if(mod) else ["graph"])
     findings, builds = [], 0
-    for target in targets:
-        for level in opt_levels:
-            builds += 1
-            finding = _check_build(seed, mod, inputs, params, exact, want, target, level, coarsest)
-            if finding is not None:
-                findings.append(finding)
+    for executor in executors:
+        for target in targets:
+            for level in opt_levels:
+                builds += 1
+                finding = _check_build(seed, mod, inputs, params, exact, want, target, level, coarsest, executor)
+                if finding is not None:
+                    findings.append(finding)
     return findings, builds
 
 
-def _check_build(seed, mod, inputs, params, exact, want, target, level, coarsest):
-    try:
-        with PassContext(opt_level=level):
-            lib = build(mod, target=target, params=params)
-    except Exception as exc:  # noqa: BLE001
-        return Finding(seed, target, level, "build error", f"{type(exc).__name__}: {_first_line(exc)}")
-    try:
+def _run_graph(mod, inputs, params, target):
+    lib = build(mod, target=target, params=params)
+
+    def run():
         executor = lib["default"](cpu(0))  # a runtime GraphExecutor (contrib's GraphModule sits above relay)
         for name, value in inputs.items():
             executor.set_input(name, value)
         executor.run()
-        got = [executor.get_output(i).numpy() for i in range(executor.get_num_outputs())]
+        return [executor.get_output(i).numpy() for i in range(executor.get_num_outputs())]
+
+    return run
+
+
+def _run_vm(mod, inputs, params, target):
+    exe = vm_compile(mod, target=target, params=params)
+
+    def run():
+        machine = VirtualMachine(exe, cpu(0))
+        machine.invoke_stateful("main", **inputs)
+        return [out.numpy() for out in machine.get_outputs()]
+
+    return run
+
+
+def _check_build(seed, mod, inputs, params, exact, want, target, level, coarsest, executor="graph"):
+    where = target if executor == "graph" else f"{target}, vm"
+    try:
+        with PassContext(opt_level=level):
+            run = (_run_graph if executor == "graph" else _run_vm)(mod, inputs, params, target)
     except Exception as exc:  # noqa: BLE001
-        return Finding(seed, target, level, "crash", f"{type(exc).__name__}: {_first_line(exc)}")
+        return Finding(seed, where, level, "build error", f"{type(exc).__name__}: {_first_line(exc)}")
+    try:
+        got = run()
+    except Exception as exc:  # noqa: BLE001
+        return Finding(seed, where, level, "crash", f"{type(exc).__name__}: {_first_line(exc)}")
     if len(got) != len(want):
-        return Finding(seed, target, level, "mismatch", f"{len(got)} outputs, expected {len(want)}")
+        return Finding(seed, where, level, "mismatch", f"{len(got)} outputs, expected {len(want)}")
     for k, (g, w, e, c) in enumerate(zip(got, want, exact, coarsest, strict=True)):
         problem = compare(g, w, e, c)
         if problem:
-            return Finding(seed, target, level, "mismatch", f"output {k}: {problem}")
+            return Finding(seed, where, level, "mismatch", f"output {k}: {problem}")
     return None
 
 
@@ -168,7 +206,7 @@ def _first_line(exc) -> str:
     return text.splitlines()[0][:300] if text else ""
 
 
-def fuzz(graphs, seed=0, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=12, log=None) -> Report:
+def fuzz(graphs, seed=0, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=12, log=None, vm=False) -> Report:
     """Check graphs ``seed`` .. ``seed + graphs - 1``.
 
     Parameters
@@ -183,6 +221,8 @@ def fuzz(graphs, seed=0, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=12, l
         The most operators a graph applies.
     log : callable, optional
         Called with each finding's text, and with a progress line every 100 graphs.
+    vm : bool, optional
+        Also run every graph on the Relay VM, and let graphs branch on run-time conditions (:func:`check_graph`).
 
     Returns
     -------
@@ -191,7 +231,7 @@ def fuzz(graphs, seed=0, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=12, l
     report = Report()
     start = time.time()
     for s in range(seed, seed + graphs):
-        findings, builds = check_graph(s, targets, opt_levels, max_ops)
+        findings, builds = check_graph(s, targets, opt_levels, max_ops, vm)
         report.graphs += 1
         report.builds += builds
         report.findings += findings
@@ -213,6 +253,8 @@ def main(argv=None) -> int:
     parser.add_argument("--targets", default="llvm,c", help="comma-separated targets (default llvm,c)")
     parser.add_argument("--opt-levels", default="0,3", help="comma-separated opt_levels (default 0,3)")
     parser.add_argument("--max-ops", type=int, default=12, help="the most operators per graph (default 12)")
+    parser.add_argument("--vm", action="store_true",
+                        help="also run on the Relay VM, with graphs that branch on run-time conditions")
     parser.add_argument("--verbose", action="store_true", help="print each graph's IR with its findings")
     args = parser.parse_args(argv)
     targets = tuple(t for t in args.targets.split(",") if t)
@@ -222,11 +264,11 @@ def main(argv=None) -> int:
     def log(text):
         print(text, flush=True)
         if args.verbose and text.startswith("seed "):
-            print(random_graph(int(text.split()[1]), args.max_ops)[0], flush=True)
+            print(random_graph(int(text.split()[1]), args.max_ops, args.vm)[0], flush=True)
 
-    report = fuzz(count, first, targets, levels, args.max_ops, log)
+    report = fuzz(count, first, targets, levels, args.max_ops, log, args.vm)
     if args.verbose and args.replay is not None and not report.findings:
-        print(random_graph(args.replay, args.max_ops)[0])
+        print(random_graph(args.replay, args.max_ops, args.vm)[0])
     print(report.summary())
     return 1 if report.findings else 0
 

@@ -3,7 +3,8 @@
 A :class:`GraphGenerator` grows a pool of :class:`~kiln.relay.testing.fuzz_values.Value` s from fresh inputs
 (variables, parameters bound at build time, constants) by applying random operators (:mod:`.fuzz_ops`) to pool
 members, converting an operand to the dtype an operator needs with ``cast`` where possible, then returns a few of the
-newest values as a tuple. The dtypes each operator accepts come from the operator registry (the same table its type
+newest values as a tuple (with ``control_flow``, often chosen between two such tuples by an ``If`` on a run-time
+condition, which only the VM runs). The dtypes each operator accepts come from the operator registry (the same table its type
 relation checks); the guards of :mod:`.fuzz_values` keep every result defined. Everything is drawn from one
 ``numpy.random.Generator`` seeded by the graph's seed, so a seed replays its graph and inputs exactly.
 """
@@ -14,7 +15,7 @@ import numpy as np
 
 from ...ir.op import Op
 from .. import op as _op
-from ..expr import Tuple, const, var
+from ..expr import If, Tuple, const, var
 from ..expr_functor import post_order_visit
 from ..function import Function
 from .fuzz_values import Value, converted, dtype_range, kind, random_values, result
@@ -35,9 +36,10 @@ def accepted(op_name, argument=0):
 class GraphGenerator:
     """Builds one random graph with :meth:`generate`."""
 
-    def __init__(self, seed, max_ops=12):
+    def __init__(self, seed, max_ops=12, control_flow=False):
         self.rng = np.random.default_rng(seed)
         self.max_ops = max_ops
+        self.control_flow = control_flow
         self.pool: list = []
         self.inputs: dict = {}  # name -> numpy value of a graph input
         self.params: dict = {}  # name -> numpy value bound with relay.build(params=...)
@@ -168,7 +170,26 @@ class GraphGenerator:
             self.pool.append(self.fresh(self.shape(), self.dtype(CORE_DTYPES)))
         outputs = self._sinks()
         body = outputs[0].expr if len(outputs) == 1 and self.chance(0.5) else Tuple([v.expr for v in outputs])
-        return Function(list(self.variables), body), self.inputs, self.params, [v.exact for v in outputs]
+        exact = [v.exact for v in outputs]
+        if self.control_flow and self.chance(0.6):
+            body, exact = self._branched(outputs, body)
+        return Function(list(self.variables), body), self.inputs, self.params, exact
+
+    def _branched(self, outputs, body):
+        """``if cond: body else: alternatives``, ``cond`` a bool input known only at run time (the graph then
+        needs the VM); each alternative output is another pool value of the same type (or the same one)."""
+        name = f"v{len(self.variables)}"
+        cond_var = var(name, shape=(), dtype="bool")
+        self.variables.append(cond_var)
+        self.inputs[name] = np.array(self.chance(0.5))
+        cond = _op.logical_not(cond_var) if self.chance(0.3) else cond_var
+        others = []
+        for v in outputs:
+            same = [u for u in self.pool if u is not v and u.shape == v.shape and u.dtype == v.dtype]
+            others.append(self.choice(same) if same and self.chance(0.8) else v)
+        other_body = Tuple([u.expr for u in others]) if isinstance(body, Tuple) else others[0].expr
+        exact = [v.exact and u.exact for v, u in zip(outputs, others, strict=True)]
+        return If(cond, body, other_body), exact
 
 
 def _used(exprs) -> set:

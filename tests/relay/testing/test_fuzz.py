@@ -1,6 +1,6 @@
 """The mixed-dtype differential fuzzer (kiln/relay/testing/fuzz*.py): a small budget of graphs on both targets at
-opt_level 0 and 3 (the 2,000-graph run is ``python -m kiln.relay.testing.fuzz --graphs 2000``), replay by seed,
-and the checks that make a finding trustworthy."""
+opt_level 0 and 3 (the 2,000-graph run is ``python -m kiln.relay.testing.fuzz --graphs 2000``), on the VM with
+run-time branches (``--vm``), replay by seed, and the checks that make a finding trustworthy."""
 
 import numpy as np
 import pytest
@@ -86,3 +86,22 @@ def test_float16_module_assembles_on_every_cpu():
     half moves that binutils 2.40 rejects, until the C flags turned half arithmetic off (kiln computes it in float)."""
     report = fuzz.fuzz(1, seed=5046, targets=("c",), opt_levels=(3,))
     assert report.builds == 1 and not report.findings, "\n".join(str(f) for f in report.findings)
+
+
+@pytest.mark.skipif(not HAVE_LLVM, reason="needs llvmlite and a C compiler")
+def test_vm_budget_with_run_time_branches_finds_nothing():
+    """With ``vm``, graphs may end in an ``If`` on a run-time bool input: those run on the VM only (relay.build
+    refuses them), the others on the VM and the graph executor."""
+    branching = [s for s in range(20_000, 20_006) if fuzz._has_if(fuzz.random_graph(s, control_flow=True)[0])]
+    assert 0 < len(branching) < 6
+    report = fuzz.fuzz(6, seed=20_000, targets=("llvm",), opt_levels=(3,), vm=True)
+    assert report.builds == 2 * 6 - len(branching)
+    assert not report.findings, "\n".join(str(f) for f in report.findings)
+
+
+def test_control_flow_keeps_the_base_graph():
+    """A seed's graph without control flow is the same whether or not branches may be added afterwards."""
+    plain = fuzz.random_graph(78)[0]["main"]
+    branched = fuzz.random_graph(78, control_flow=True)[0]["main"]
+    assert isinstance(branched.body, relay.If) and branched.params[-1].type_annotation.dtype == "bool"
+    assert structural_equal(plain.body, branched.body.true_branch, map_free_vars=True)
