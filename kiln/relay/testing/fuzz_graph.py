@@ -4,8 +4,8 @@ A :class:`GraphGenerator` grows a pool of :class:`~kiln.relay.testing.fuzz_value
 (variables, parameters bound at build time, constants) by applying random operators (:mod:`.fuzz_ops`) to pool
 members, converting an operand to the dtype an operator needs with ``cast`` where possible, then returns a few of the
 newest values as a tuple (with ``control_flow``, often chosen between two such tuples by an ``If`` on a run-time
-condition, which only the VM runs). The dtypes each operator accepts come from the operator registry (the same table its type
-relation checks); the guards of :mod:`.fuzz_values` keep every result defined. Everything is drawn from one
+condition, which only the VM runs). The dtypes each operator accepts come from the operator registry (the same table
+its type relation checks); the guards of :mod:`.fuzz_values` keep every result defined. Everything is drawn from one
 ``numpy.random.Generator`` seeded by the graph's seed, so a seed replays its graph and inputs exactly.
 """
 
