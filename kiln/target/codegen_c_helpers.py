@@ -179,6 +179,16 @@ class HelperSet:
         if t.lanes == 1:
             return f"{sname}({a}, {b})"
         vt = self.vector_type(t)
+        if op in ("min", "max") and not t.is_bool():
+            # a blend by the comparison's mask, as the scalar form's select; GCC 12 at -O3 with
+            # -fno-tree-loop-if-convert miscompiles the per-lane loop (clip of a converted int8 product lost its
+            # lower bound), and the blend is what it would vectorize the loop into anyway
+            mt = self.int_vector_type(t)
+            cmp = "<" if op == "min" else ">"
+            vname = self._define(f"kiln_{op}_{vt}", (
+                f"static inline {vt} kiln_{op}_{vt}({vt} a, {vt} b) {{ {mt} m = ({mt})(a {cmp} b); "
+                f"return ({vt})((({mt})a & m) | (({mt})b & ~m)); }}"))
+            return f"{vname}({a}, {b})"
         vname = self._define(f"kiln_{op}_{vt}", (
             f"static inline {vt} kiln_{op}_{vt}({vt} a, {vt} b) {{ {vt} r; "
             f"for (int i = 0; i < {t.lanes}; ++i) r[i] = {sname}(a[i], b[i]); return r; }}"))

@@ -181,3 +181,23 @@ def test_selects_of_loads_in_unrolled_loops_stay_right():
     m["select"](*[kiln.nd.array(a) for a in (c, x, k)], *results)
     np.testing.assert_array_equal(results[0].numpy(), np.where(c != 0, x, k))
     np.testing.assert_array_equal(results[1].numpy(), np.where(c != 0, x, 5))
+
+
+@pytest.mark.skipif(not HAVE_CC, reason="no C compiler")
+def test_vector_min_max_are_mask_blends():
+    """Vector min/max are blends by the comparison's mask, not per-lane loops: GCC 12 at -O3 with
+    -fno-tree-loop-if-convert dropped the lower bound of a clip of a converted int8 product from the loop form
+    (fuzz seed 5903: -112 came out of clip(-112, -64, 64))."""
+    A = te.placeholder((8,), "uint32", name="A")
+    B = te.compute((8,), lambda i: tir.max(tir.min(tir.Cast("float64", tir.Cast("int8", A[i]) * tir.Cast("int8", A[i])),
+                                                    tir.const(64.0, "float64")), tir.const(-64.0, "float64")),
+                   name="B")
+    s = te.create_schedule(B.op)
+    s[B].vectorize(s[B].split(B.op.axis[0], factor=4)[1])
+    m = kiln.build(s, [A, B], target="c")
+    assert "for (int i = 0; i < 4; ++i) r[i] = kiln_max" not in m.get_source()
+    a = np.array([1, 12, 200, 3, 255, 16, 11, 130], "uint32")
+    b = kiln.nd.empty((8,), "float64")
+    m(kiln.nd.array(a), b)
+    square = a.astype("int8") * a.astype("int8")
+    np.testing.assert_array_equal(b.numpy(), np.clip(square.astype("float64"), -64, 64))
