@@ -390,3 +390,23 @@ register_relay_op("nn.lrn", 1, identity_rel, OpPattern.OPAQUE, A.LRNAttrs, dtype
 def lrn(data, size=5, axis=1, bias=2, alpha=0.00001, beta=0.75):
     """Local response normalization across ``size`` neighbouring channels."""
     return make_call("nn.lrn", [data], A.LRNAttrs(int(size), int(axis), bias, alpha, beta))
+
+
+# the other convolutions and poolings are defined in their own module and belong to relay.nn
+from .nn_conv import (  # noqa: E402, F401
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    adaptive_max_pool3d,
+    avg_pool1d,
+    avg_pool3d,
+    conv1d,
+    conv1d_transpose,
+    conv2d_transpose,
+    conv3d,
+    conv3d_transpose,
+    max_pool1d,
+    max_pool3d,
+)

@@ -140,6 +140,19 @@ SAMPLES = {
     "sparse_to_dense": s(lambda v, o: relay.sparse_to_dense(v(0, (3, 2), "index3"), (3, 3), v(1, (3,)),
                                                             v(1, ()))),
     "einsum": s(lambda v, o: relay.einsum([v(0, (2, 3)), v(0, (3, 2))], "ij,jk->ik")),
+    "nn.conv1d": s(lambda v, o: relay.nn.conv1d(v(0, (1, 2, 5)), v(1, (2, 1, 3)), padding=1, groups=2)),
+    "nn.conv3d": s(lambda v, o: relay.nn.conv3d(v(0, (1, 2, 3, 3, 2)), v(1, (2, 2, 2, 2, 1)))),
+    "nn.conv1d_transpose": s(lambda v, o: relay.nn.conv1d_transpose(v(0, (1, 2, 3)), v(1, (2, 2, 2)), (2,))),
+    "nn.conv2d_transpose": s(lambda v, o: relay.nn.conv2d_transpose(v(0, (1, 2, 2, 3)), v(1, (2, 1, 2, 2)), (2, 1),
+                                                                    (1, 0, 0, 0))),
+    "nn.conv3d_transpose": s(lambda v, o: relay.nn.conv3d_transpose(v(0, (1, 1, 2, 2, 2)), v(1, (1, 2, 2, 1, 2)))),
+    "nn.max_pool1d": s(lambda v, o: relay.nn.max_pool1d(v(0, (1, 2, 5)), (2,), (2,), padding=(1,))),
+    "nn.avg_pool1d": s(lambda v, o: relay.nn.avg_pool1d(v(0, (1, 2, 5)), (3,), padding=(1,))),
+    "nn.max_pool3d": s(lambda v, o: relay.nn.max_pool3d(v(0, (1, 1, 3, 3, 3)), (2, 2, 2))),
+    "nn.avg_pool3d": s(lambda v, o: relay.nn.avg_pool3d(v(0, (1, 1, 3, 2, 3)), (2, 1, 2), (1, 1, 2),
+                                                        padding=(1, 0, 0))),
+    **{f"nn.adaptive_{k}_pool{n}d": s(lambda v, o, k=k, n=n: getattr(relay.nn, f"adaptive_{k}_pool{n}d")(
+        v(0, (1, 2) + (5, 3, 4)[:n]), (2, 3, 2)[:n])) for k in ("avg", "max") for n in (1, 2, 3)},
 }
 EXCLUDED = {"call_lowered": "LowerTE's internal call of a lowered PrimFunc, never written in a program"}
 

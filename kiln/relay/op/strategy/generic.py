@@ -22,6 +22,7 @@ from ....topi import sort as SO
 from ....topi import transform as T
 from .base import OpStrategy
 from .generic_array import ARRAY_COMPUTES
+from .generic_nn import NN_COMPUTES
 
 __all__ = ["COMPUTES", "tensors_of", "default_strategy", "fschedule_by_tag"]
 
@@ -210,6 +211,7 @@ COMPUTES = {
 """Relay operator name -> ``FTVMCompute``."""
 
 COMPUTES.update(ARRAY_COMPUTES)
+COMPUTES.update(NN_COMPUTES)
 
 
 def fschedule_by_tag(attrs, outs, target):
