@@ -430,6 +430,7 @@ from .attrs_array import (  # noqa: E402, F401
     TriluAttrs,
     VarianceAttrs,
 )
+from .attrs_image import Resize1DAttrs, Resize3DAttrs, UpSampling3DAttrs, UpSamplingAttrs  # noqa: E402, F401
 from .attrs_transform import (  # noqa: E402, F401
     ArgsortAttrs,
     GatherAttrs,

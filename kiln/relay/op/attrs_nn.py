@@ -248,3 +248,61 @@ class AdaptivePool3DAttrs(Attrs):
 
     def __post_init__(self):
         _adaptive_post_init(self, 3)
+
+
+# ------------------------------------------------------------------------------------------------ other nn records
+@dataclass(frozen=True, slots=True)
+class PReluAttrs(Attrs):
+    axis: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class SubPixelAttrs(Attrs):
+    block_size: int = 1
+    layout: str = "NCHW"
+    mode: str = "DCR"
+
+    def __post_init__(self):
+        self._require(isinstance(self.block_size, int) and self.block_size >= 1, "block_size",
+                      "must be a positive int")
+        self._require(self.mode in ("DCR", "CRD"), "mode", "must be DCR or CRD")
+        self._require(self.layout in ("NCHW", "NHWC"), "layout", "must be NCHW or NHWC")
+
+
+@dataclass(frozen=True, slots=True)
+class L2NormalizeAttrs(Attrs):
+    eps: float = 0.0
+    axis: tuple | None = None
+
+    def __post_init__(self):
+        if self.axis is not None:
+            object.__setattr__(self, "axis", tuple(int(a) for a in self.axis))
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceNormAttrs(Attrs):
+    axis: int = 1
+    epsilon: float = 1e-5
+    center: bool = True
+    scale: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class GroupNormAttrs(Attrs):
+    num_groups: int = 0
+    axis: int = 1
+    epsilon: float = 1e-5
+    center: bool = True
+    scale: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class MirrorPadAttrs(Attrs):
+    mode: str = "SYMMETRIC"
+    pad_width: tuple = ()
+
+    def __post_init__(self):
+        self._require(self.mode in ("SYMMETRIC", "REFLECT"), "mode", "must be SYMMETRIC or REFLECT")
+        object.__setattr__(self, "pad_width", tuple(tuple(int(v) for v in p) for p in self.pad_width))
+        self._require(all(len(p) == 2 and min(p) >= 0 for p in self.pad_width), "pad_width",
+                      "must be (before, after) pairs of non-negative ints")

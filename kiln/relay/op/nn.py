@@ -410,3 +410,15 @@ from .nn_conv import (  # noqa: E402, F401
     max_pool1d,
     max_pool3d,
 )
+from .nn_extra import (  # noqa: E402, F401
+    depth_to_space,
+    fast_softmax,
+    group_norm,
+    instance_norm,
+    l2_normalize,
+    mirror_pad,
+    prelu,
+    space_to_depth,
+    upsampling,
+    upsampling3d,
+)

@@ -153,6 +153,18 @@ SAMPLES = {
                                                         padding=(1, 0, 0))),
     **{f"nn.adaptive_{k}_pool{n}d": s(lambda v, o, k=k, n=n: getattr(relay.nn, f"adaptive_{k}_pool{n}d")(
         v(0, (1, 2) + (5, 3, 4)[:n]), (2, 3, 2)[:n])) for k in ("avg", "max") for n in (1, 2, 3)},
+    "image.resize1d": s(lambda v, o: relay.image.resize1d(v(0, (1, 2, 3)), 5)),
+    "image.resize3d": s(lambda v, o: relay.image.resize3d(v(0, (1, 1, 2, 3, 2)), (3, 2, 4), method="cubic")),
+    "nn.upsampling": s(lambda v, o: relay.nn.upsampling(v(0, (1, 1, 2, 3)), 2, 1.5, method="bilinear")),
+    "nn.upsampling3d": s(lambda v, o: relay.nn.upsampling3d(v(0, (1, 1, 2, 2, 2)), 2, 1, 2, method="trilinear")),
+    "nn.prelu": s(lambda v, o: relay.nn.prelu(v(0, (2, 3)), v(0, (3,)))),
+    "nn.depth_to_space": s(lambda v, o: relay.nn.depth_to_space(v(0, (1, 4, 1, 2)), 2, mode="CRD")),
+    "nn.space_to_depth": s(lambda v, o: relay.nn.space_to_depth(v(0, (1, 2, 4, 1)), 2, layout="NHWC")),
+    "nn.l2_normalize": s(lambda v, o: relay.nn.l2_normalize(v(0, (2, 3)), 0.5, [1])),
+    "nn.instance_norm": s(lambda v, o: relay.nn.instance_norm(v(0, (1, 2, 3)), v(0, (2,)), v(0, (2,)))),
+    "nn.group_norm": s(lambda v, o: relay.nn.group_norm(v(0, (1, 4, 2)), v(0, (4,)), v(0, (4,)), 2)),
+    "nn.mirror_pad": s(lambda v, o: relay.nn.mirror_pad(v(0, (2, 3)), ((1, 1), (0, 2)), "REFLECT")),
+    "nn.fast_softmax": s(lambda v, o: relay.nn.fast_softmax(v(0, (2, 4)))),
 }
 EXCLUDED = {"call_lowered": "LowerTE's internal call of a lowered PrimFunc, never written in a program"}
 

@@ -3,7 +3,9 @@ adaptive) and the other ``relay.nn`` operators beyond the seed set: adapters fro
 :mod:`kiln.topi.nn.convnd`, :mod:`kiln.topi.nn.poolnd` and :mod:`kiln.topi.nn.extra`, merged into
 :data:`.generic.COMPUTES`."""
 
-from ....topi.nn import convnd, poolnd
+from ....topi.image import resize_nd
+from ....topi.nn import convnd, extra, poolnd
+from ....topi.nn.softmax import softmax
 
 __all__ = ["NN_COMPUTES"]
 
@@ -46,7 +48,40 @@ def _adaptive(kind):
     return fcompute
 
 
+def _resize(fn):
+    def fcompute(attrs, inputs, out_type):
+        return [fn(inputs[0], attrs.roi, attrs.size, attrs.layout, attrs.method, attrs.coordinate_transformation_mode,
+                   attrs.rounding_method, attrs.cubic_alpha, attrs.cubic_exclude, attrs.extrapolation_value,
+                   attrs.out_dtype or out_type.dtype)]
+
+    return fcompute
+
+
+def _mirror_pad(attrs, inputs, out_type):
+    return [extra.mirror_pad(inputs[0], [p[0] for p in attrs.pad_width], [p[1] for p in attrs.pad_width],
+                             attrs.mode)]
+
+
 NN_COMPUTES = {
+    "image.resize1d": _resize(resize_nd.resize1d),
+    "image.resize3d": _resize(resize_nd.resize3d),
+    "nn.upsampling": lambda attrs, inputs, out_type: [resize_nd.upsampling(
+        inputs[0], attrs.scale_h, attrs.scale_w, attrs.layout, attrs.method, attrs.align_corners)],
+    "nn.upsampling3d": lambda attrs, inputs, out_type: [resize_nd.upsampling3d(
+        inputs[0], attrs.scale_d, attrs.scale_h, attrs.scale_w, attrs.layout, attrs.method,
+        attrs.coordinate_transformation_mode)],
+    "nn.prelu": lambda attrs, inputs, out_type: [extra.prelu(inputs[0], inputs[1], attrs.axis)],
+    "nn.depth_to_space": lambda attrs, inputs, out_type: [extra.depth_to_space(inputs[0], attrs.block_size,
+                                                                               attrs.layout, attrs.mode)],
+    "nn.space_to_depth": lambda attrs, inputs, out_type: [extra.space_to_depth(inputs[0], attrs.block_size,
+                                                                               attrs.layout)],
+    "nn.l2_normalize": lambda attrs, inputs, out_type: [extra.l2_normalize(inputs[0], attrs.eps, attrs.axis)],
+    "nn.instance_norm": lambda attrs, inputs, out_type: [extra.instance_norm(
+        inputs[0], inputs[1], inputs[2], attrs.axis, attrs.epsilon, attrs.center, attrs.scale)],
+    "nn.group_norm": lambda attrs, inputs, out_type: [extra.group_norm(
+        inputs[0], inputs[1], inputs[2], attrs.num_groups, attrs.axis, attrs.epsilon, attrs.center, attrs.scale)],
+    "nn.mirror_pad": _mirror_pad,
+    "nn.fast_softmax": lambda attrs, inputs, out_type: [softmax(inputs[0], attrs.axis)],
     **{name: _conv for name in ("nn.conv1d", "nn.conv3d")},
     **{name: _conv_transpose for name in ("nn.conv1d_transpose", "nn.conv2d_transpose", "nn.conv3d_transpose")},
     **{f"nn.{kind}_pool{n}d": _pool(kind) for kind in ("max", "avg") for n in (1, 3)},
