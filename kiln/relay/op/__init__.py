@@ -1,7 +1,7 @@
 """Relay operators. Element-wise, shape and reduction builders live here (``relay.add``, ``relay.reshape``...);
 ``relay.nn`` and ``relay.image`` hold the rest. ``OpPattern`` is the fusion pattern enum."""
 
-from . import algorithm, array, attrs, image, like, memory, nn, reduce, tensor, transform, vm
+from . import algorithm, array, attrs, image, like, memory, nn, reduce, tensor, transform, vision, vm
 from .algorithm import *  # noqa: F403
 from .array import *  # noqa: F403
 from .like import *  # noqa: F403

@@ -87,3 +87,32 @@ class UpSampling3DAttrs(Attrs):
         self._require(self.coordinate_transformation_mode in _MODES, "coordinate_transformation_mode",
                       "is not a known mode")
         _layouts(self, "layout")
+
+
+@dataclass(frozen=True, slots=True)
+class ROIAlignAttrs(Attrs):
+    pooled_size: tuple = ()
+    spatial_scale: float = 1.0
+    sample_ratio: int = -1
+    layout: str = "NCHW"
+    mode: str = "avg"
+
+    def __post_init__(self):
+        _int_tuple(self, "pooled_size", 2)
+        self._require(len(self.pooled_size) == 2 and min(self.pooled_size) > 0, "pooled_size",
+                      "must be 2 positive ints")
+        self._require(self.layout == "NCHW", "layout", "must be NCHW (the layout kiln computes it in)")
+        self._require(self.mode in ("avg", "max"), "mode", "must be avg or max")
+
+
+@dataclass(frozen=True, slots=True)
+class ROIPoolAttrs(Attrs):
+    pooled_size: tuple = ()
+    spatial_scale: float = 1.0
+    layout: str = "NCHW"
+
+    def __post_init__(self):
+        _int_tuple(self, "pooled_size", 2)
+        self._require(len(self.pooled_size) == 2 and min(self.pooled_size) > 0, "pooled_size",
+                      "must be 2 positive ints")
+        self._require(self.layout == "NCHW", "layout", "must be NCHW (the layout kiln computes it in)")

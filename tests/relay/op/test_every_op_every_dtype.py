@@ -165,6 +165,10 @@ SAMPLES = {
     "nn.group_norm": s(lambda v, o: relay.nn.group_norm(v(0, (1, 4, 2)), v(0, (4,)), v(0, (4,)), 2)),
     "nn.mirror_pad": s(lambda v, o: relay.nn.mirror_pad(v(0, (2, 3)), ((1, 1), (0, 2)), "REFLECT")),
     "nn.fast_softmax": s(lambda v, o: relay.nn.fast_softmax(v(0, (2, 4)))),
+    "vision.roi_align": s(lambda v, o: relay.vision.roi_align(v(0, (1, 2, 4, 5)), relay.concatenate(
+        [v(0, (2, 1), "index1"), v(0, (2, 4), "positive")], 1), (2, 2), 1.0)),
+    "vision.roi_pool": s(lambda v, o: relay.vision.roi_pool(v(0, (1, 2, 4, 5)), relay.concatenate(
+        [v(0, (2, 1), "index1"), v(0, (2, 4), "positive")], 1), (2, 1), 1.0)),
 }
 EXCLUDED = {"call_lowered": "LowerTE's internal call of a lowered PrimFunc, never written in a program"}
 

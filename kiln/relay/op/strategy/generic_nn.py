@@ -6,6 +6,7 @@ adaptive) and the other ``relay.nn`` operators beyond the seed set: adapters fro
 from ....topi.image import resize_nd
 from ....topi.nn import convnd, extra, poolnd
 from ....topi.nn.softmax import softmax
+from ....topi.vision import roi_align_nchw, roi_pool_nchw
 
 __all__ = ["NN_COMPUTES"]
 
@@ -81,6 +82,10 @@ NN_COMPUTES = {
     "nn.group_norm": lambda attrs, inputs, out_type: [extra.group_norm(
         inputs[0], inputs[1], inputs[2], attrs.num_groups, attrs.axis, attrs.epsilon, attrs.center, attrs.scale)],
     "nn.mirror_pad": _mirror_pad,
+    "vision.roi_align": lambda attrs, inputs, out_type: [roi_align_nchw(
+        inputs[0], inputs[1], attrs.pooled_size, attrs.spatial_scale, attrs.mode, attrs.sample_ratio)],
+    "vision.roi_pool": lambda attrs, inputs, out_type: [roi_pool_nchw(inputs[0], inputs[1], attrs.pooled_size,
+                                                                      attrs.spatial_scale)],
     "nn.fast_softmax": lambda attrs, inputs, out_type: [softmax(inputs[0], attrs.axis)],
     **{name: _conv for name in ("nn.conv1d", "nn.conv3d")},
     **{name: _conv_transpose for name in ("nn.conv1d_transpose", "nn.conv2d_transpose", "nn.conv3d_transpose")},
