@@ -116,3 +116,65 @@ class ROIPoolAttrs(Attrs):
         self._require(len(self.pooled_size) == 2 and min(self.pooled_size) > 0, "pooled_size",
                       "must be 2 positive ints")
         self._require(self.layout == "NCHW", "layout", "must be NCHW (the layout kiln computes it in)")
+
+
+@dataclass(frozen=True, slots=True)
+class CropAndResizeAttrs(Attrs):
+    crop_size: tuple = ()
+    layout: str = "NCHW"
+    method: str = "bilinear"
+    extrapolation_value: float = 0.0
+    out_dtype: str = ""
+
+    def __post_init__(self):
+        _int_tuple(self, "crop_size", 2)
+        self._require(len(self.crop_size) == 2 and min(self.crop_size) > 0, "crop_size", "must be 2 positive ints")
+        self._require(self.method in ("bilinear", "nearest_neighbor"), "method", "must be bilinear or nearest_neighbor")
+        self._require(self.layout in ("NCHW", "NHWC"), "layout", "must be NCHW or NHWC")
+
+
+@dataclass(frozen=True, slots=True)
+class Dilation2DAttrs(Attrs):
+    strides: tuple = (1, 1)
+    padding: tuple = (0, 0, 0, 0)
+    dilations: tuple = (1, 1)
+    data_layout: str = "NCHW"
+    kernel_layout: str = "IHW"
+    out_dtype: str = ""
+
+    def __post_init__(self):
+        from .attrs_nn import padding_n, spatial
+
+        spatial(self, "strides", 2)
+        spatial(self, "dilations", 2)
+        padding_n(self, 2)
+        self._require((self.data_layout, self.kernel_layout) in (("NCHW", "IHW"), ("NHWC", "HWI")), "data_layout",
+                      "must be NCHW with kernel layout IHW or NHWC with HWI")
+
+
+@dataclass(frozen=True, slots=True)
+class DeformableConv2DAttrs(Attrs):
+    strides: tuple = (1, 1)
+    padding: tuple = (0, 0, 0, 0)
+    dilation: tuple = (1, 1)
+    deformable_groups: int = 1
+    groups: int = 1
+    channels: int | None = None
+    kernel_size: tuple | None = None
+    data_layout: str = "NCHW"
+    kernel_layout: str = "OIHW"
+    out_layout: str = ""
+    out_dtype: str = ""
+
+    def __post_init__(self):
+        from .attrs_nn import padding_n, spatial
+
+        spatial(self, "strides", 2)
+        spatial(self, "dilation", 2)
+        padding_n(self, 2)
+        if self.kernel_size is not None:
+            spatial(self, "kernel_size", 2)
+        self._require(self.data_layout == "NCHW" and self.kernel_layout == "OIHW" and self.out_layout in ("", "NCHW"),
+                      "data_layout", "must be NCHW with kernel layout OIHW (the layouts kiln computes it in)")
+        self._require(self.groups == 1, "groups", "must be 1 (as in TVM's topi)")
+        self._require(self.deformable_groups >= 1, "deformable_groups", "must be positive")

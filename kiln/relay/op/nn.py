@@ -407,6 +407,7 @@ from .nn_conv import (  # noqa: E402, F401
     conv2d_transpose,
     conv3d,
     conv3d_transpose,
+    deformable_conv2d,
     max_pool1d,
     max_pool3d,
 )

@@ -1,19 +1,21 @@
 """Convolutions beyond ``nn.conv2d`` (``relay.nn``): ``nn.conv1d nn.conv3d nn.conv1d_transpose nn.conv2d_transpose
 nn.conv3d_transpose``, and the poolings beyond 2-D: ``nn.max_pool1d nn.avg_pool1d nn.max_pool3d nn.avg_pool3d``,
-``nn.adaptive_{avg,max}_pool{1,2,3}d``.
+``nn.adaptive_{avg,max}_pool{1,2,3}d``; ``nn.deformable_conv2d``.
 
 Each type relation reads the data and kernel through their layouts' primal axes (``NCW``/``OIW``, ``NCDHW``/
 ``OIDHW``; the transposed convolutions' kernels are ``IO...``), so any layout with those axes types.
 """
 
 from ...error import TypeInferenceError
+from ...ir.type import TensorType
 from ...tir.layout import layout as parse_layout
 from ...topi.nn.conv2d import conv_out_size
 from ...topi.nn.convnd import conv_transpose_out_size
 from ...topi.nn.pooling import pool_out_size
+from . import attrs_image as AI
 from . import attrs_nn as A
 from .op import OpPattern, make_call, register_relay_op
-from .type_relations import NUMERIC, check_dtype, same_dtype, tensor_arg
+from .type_relations import FLOAT, NUMERIC, check_dtype, same_dtype, tensor_arg
 
 
 def _primal(ttype, layout_name, what, op):
@@ -24,8 +26,6 @@ def _primal(ttype, layout_name, what, op):
 
 
 def _from_primal(sizes, layout_name, dtype):
-    from ...ir.type import TensorType
-
     return TensorType(parse_layout(layout_name).shape_from_primal(sizes), dtype)
 
 
@@ -217,3 +217,39 @@ def _adaptive(kind, n):
 adaptive_avg_pool1d, adaptive_max_pool1d = _adaptive("avg", 1), _adaptive("max", 1)
 adaptive_avg_pool2d, adaptive_max_pool2d = _adaptive("avg", 2), _adaptive("max", 2)
 adaptive_avg_pool3d, adaptive_max_pool3d = _adaptive("avg", 3), _adaptive("max", 3)
+
+
+# -------------------------------------------------------------------------------------------- deformable convolution
+def _deformable_conv2d_rel(types, attrs):
+    data, offset, weight = (tensor_arg(types, i, n) for i, n in enumerate(["data", "offset", "weight"]))
+    op = "nn.deformable_conv2d"
+    if data.ndim != 4 or weight.ndim != 4 or offset.ndim != 4:
+        raise TypeInferenceError(f"{op}: data {data}, offset {offset} and weight {weight} must be 4-D")
+    n, c, h, w = data.shape
+    o, ci, kh, kw = weight.shape
+    if ci != c or c % attrs.deformable_groups:
+        raise TypeInferenceError(f"{op}: weight {weight} does not fit the {c} channels of {data} "
+                                 f"(deformable_groups={attrs.deformable_groups})")
+    if attrs.channels is not None and attrs.channels != o:
+        raise TypeInferenceError(f"{op}: channels={attrs.channels} but weight {weight} has {o} output channels")
+    oh = conv_out_size(h, kh, attrs.strides[0], attrs.dilation[0], attrs.padding[0], attrs.padding[2])
+    ow = conv_out_size(w, kw, attrs.strides[1], attrs.dilation[1], attrs.padding[1], attrs.padding[3])
+    want = (n, attrs.deformable_groups * kh * kw * 2, oh, ow)
+    if oh <= 0 or ow <= 0 or offset.shape != want:
+        raise TypeInferenceError(f"{op}: offset {offset} must have shape {want}")
+    same_dtype([data, offset, weight], f"{op} data, offset and weight")
+    return TensorType((n, o, oh, ow), attrs.out_dtype or data.dtype)
+
+
+register_relay_op("nn.deformable_conv2d", 3, _deformable_conv2d_rel, OpPattern.OUT_ELEMWISE_FUSABLE,
+                  AI.DeformableConv2DAttrs, dtypes=FLOAT)
+
+
+def deformable_conv2d(data, offset, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), deformable_groups=1,
+                      groups=1, channels=None, kernel_size=None, data_layout="NCHW", kernel_layout="OIHW",
+                      out_layout="", out_dtype=""):
+    """2-D convolution whose kernel taps read the input at positions moved by ``offset`` (bilinearly sampled):
+    ``offset`` holds a (dy, dx) pair per deformable group, tap and output pixel."""
+    return make_call("nn.deformable_conv2d", [data, offset, weight], AI.DeformableConv2DAttrs(
+        strides, padding, dilation, deformable_groups, groups, channels, kernel_size, data_layout, kernel_layout,
+        out_layout, out_dtype))

@@ -153,7 +153,7 @@ SAMPLES = {
                                                         padding=(1, 0, 0))),
     **{f"nn.adaptive_{k}_pool{n}d": s(lambda v, o, k=k, n=n: getattr(relay.nn, f"adaptive_{k}_pool{n}d")(
         v(0, (1, 2) + (5, 3, 4)[:n]), (2, 3, 2)[:n])) for k in ("avg", "max") for n in (1, 2, 3)},
-    "image.resize1d": s(lambda v, o: relay.image.resize1d(v(0, (1, 2, 3)), 5)),
+    "image.resize1d": s(lambda v, o: relay.image.resize1d(v(0, (1, 2, 3)), 5, method="nearest_neighbor")),
     "image.resize3d": s(lambda v, o: relay.image.resize3d(v(0, (1, 1, 2, 3, 2)), (3, 2, 4), method="cubic")),
     "nn.upsampling": s(lambda v, o: relay.nn.upsampling(v(0, (1, 1, 2, 3)), 2, 1.5, method="bilinear")),
     "nn.upsampling3d": s(lambda v, o: relay.nn.upsampling3d(v(0, (1, 1, 2, 2, 2)), 2, 1, 2, method="trilinear")),
@@ -169,6 +169,11 @@ SAMPLES = {
         [v(0, (2, 1), "index1"), v(0, (2, 4), "positive")], 1), (2, 2), 1.0)),
     "vision.roi_pool": s(lambda v, o: relay.vision.roi_pool(v(0, (1, 2, 4, 5)), relay.concatenate(
         [v(0, (2, 1), "index1"), v(0, (2, 4), "positive")], 1), (2, 1), 1.0)),
+    "image.crop_and_resize": s(lambda v, o: relay.image.crop_and_resize(v(0, (2, 2, 4, 3)), v(1, (3, 4)),
+                                                                      v(2, (3,), "index2"), (2, 3))),
+    "image.dilation2d": s(lambda v, o: relay.image.dilation2d(v(0, (1, 2, 4, 4)), v(0, (2, 2, 2)), padding=(1, 0))),
+    "nn.deformable_conv2d": s(lambda v, o: relay.nn.deformable_conv2d(v(0, (1, 2, 3, 3)), v(0, (1, 8, 2, 2)),
+                                                                      v(0, (2, 2, 2, 2)))),
 }
 EXCLUDED = {"call_lowered": "LowerTE's internal call of a lowered PrimFunc, never written in a program"}
 

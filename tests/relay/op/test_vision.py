@@ -67,3 +67,79 @@ def test_roi_pool():
                     want[i, :, ph, pw] = data[int(b), :, hs:he, ws:we].max(axis=(1, 2))
     expr = relay.vision.roi_pool(relay.var("d", shape=data.shape), relay.var("r", shape=rois.shape), 2, 1.0)
     check(expr, {"d": data, "r": rois}, want)
+
+
+def naive_bilinear(img, y, x):
+    h, w = img.shape
+    if y < 0 or x < 0 or y >= h or x >= w:
+        return 0.0
+    y0, x0 = int(math.floor(y)), int(math.floor(x))
+    y1, x1 = min(y0 + 1, h - 1), min(x0 + 1, w - 1)
+    ty, tx = y - y0, x - x0
+    return (img[y0, x0] * (1 - ty) * (1 - tx) + img[y0, x1] * (1 - ty) * tx + img[y1, x0] * ty * (1 - tx)
+            + img[y1, x1] * ty * tx)
+
+
+@pytest.mark.parametrize("method", ["bilinear", "nearest_neighbor"])
+def test_crop_and_resize(method):
+    data = RNG.standard_normal((2, 5, 6, 3)).astype("float32")
+    boxes = np.array([[0.1, 0.2, 0.9, 0.7], [-0.2, 0.0, 0.5, 1.3], [0.3, 0.3, 0.3, 0.8]], "float32")
+    idx = np.array([1, 0, 1], "int32")
+    want = np.zeros((3, 4, 3, 3), "float32")
+    for b, (y1, x1, y2, x2) in enumerate(boxes.astype("float64")):
+        for i in range(4):
+            for j in range(3):
+                y = y1 * 4 + i * (y2 - y1) * 4 / 3
+                x = x1 * 5 + j * (x2 - x1) * 5 / 2
+                for ch in range(3):
+                    img = data[idx[b], :, :, ch]
+                    if y < 0 or y > 4 or x < 0 or x > 5:
+                        want[b, i, j, ch] = -1.0
+                    elif method == "bilinear":
+                        want[b, i, j, ch] = naive_bilinear(img, y, x)
+                    else:
+                        want[b, i, j, ch] = img[int(math.floor(y + 1e-5)), int(math.floor(x + 1e-5))]
+    expr = relay.image.crop_and_resize(relay.var("d", shape=data.shape), relay.var("b", shape=boxes.shape),
+                                       relay.var("i", shape=(3,), dtype="int32"), (4, 3), "NHWC", method, -1.0)
+    check(expr, {"d": data, "b": boxes, "i": idx}, want, rtol=1e-4)
+
+
+def test_dilation2d():
+    data, weight = RNG.standard_normal((1, 2, 5, 6)).astype("float32"), RNG.standard_normal((2, 2, 3)).astype("float32")
+    xp = np.pad(data, ((0, 0), (0, 0), (1, 0), (1, 1)))
+    want = np.full((1, 2, 2, 3), -np.inf, "float32")
+    for y in range(2):
+        for x in range(3):
+            for ry in range(2):
+                for rx in range(3):
+                    want[:, :, y, x] = np.maximum(want[:, :, y, x], xp[:, :, y * 2 + ry * 2, x * 2 + rx] + weight[:, ry, rx])
+    expr = relay.image.dilation2d(relay.var("d", shape=data.shape), relay.var("w", shape=weight.shape), (2, 2),
+                                  (1, 1, 0, 1), (2, 1))
+    check(expr, {"d": data, "w": weight}, want)
+    nhwc = relay.image.dilation2d(relay.var("d", shape=(1, 5, 6, 2)), relay.var("w", shape=(2, 3, 2)), (2, 2),
+                                  (1, 1, 0, 1), (2, 1), "NHWC", "HWI")
+    check(nhwc, {"d": data.transpose(0, 2, 3, 1), "w": weight.transpose(1, 2, 0)}, want.transpose(0, 2, 3, 1),
+          targets=("c",))
+
+
+def test_deformable_conv2d():
+    data = RNG.standard_normal((1, 4, 5, 5)).astype("float32")
+    weight = RNG.standard_normal((3, 4, 3, 3)).astype("float32")
+    offset = (RNG.standard_normal((1, 2 * 2 * 9, 5, 5)) * 1.5).astype("float32")
+    want = np.zeros((1, 3, 5, 5))
+    for f in range(3):
+        for y in range(5):
+            for x in range(5):
+                for c in range(4):
+                    for ky in range(3):
+                        for kx in range(3):
+                            base = (c // 2) * 18 + (ky * 3 + kx) * 2
+                            py = y - 1 + ky + offset[0, base, y, x]
+                            px = x - 1 + kx + offset[0, base + 1, y, x]
+                            want[0, f, y, x] += naive_bilinear(data[0, c], py, px) * weight[f, c, ky, kx]
+    expr = relay.nn.deformable_conv2d(relay.var("d", shape=data.shape), relay.var("o", shape=offset.shape),
+                                      relay.var("w", shape=weight.shape), padding=(1, 1), deformable_groups=2)
+    check(expr, {"d": data, "o": offset, "w": weight}, want.astype("float32"), rtol=1e-4)
+    with pytest.raises(TypeInferenceError, match="nn.deformable_conv2d: offset"):
+        relay.infer_type(relay.nn.deformable_conv2d(relay.var("d", shape=data.shape), relay.var("o", shape=(1, 18, 5, 5)),
+                                                    relay.var("w", shape=weight.shape), deformable_groups=2))

@@ -3,7 +3,7 @@ adaptive) and the other ``relay.nn`` operators beyond the seed set: adapters fro
 :mod:`kiln.topi.nn.convnd`, :mod:`kiln.topi.nn.poolnd` and :mod:`kiln.topi.nn.extra`, merged into
 :data:`.generic.COMPUTES`."""
 
-from ....topi.image import resize_nd
+from ....topi.image import crop, resize_nd
 from ....topi.nn import convnd, extra, poolnd
 from ....topi.nn.softmax import softmax
 from ....topi.vision import roi_align_nchw, roi_pool_nchw
@@ -86,6 +86,14 @@ NN_COMPUTES = {
         inputs[0], inputs[1], attrs.pooled_size, attrs.spatial_scale, attrs.mode, attrs.sample_ratio)],
     "vision.roi_pool": lambda attrs, inputs, out_type: [roi_pool_nchw(inputs[0], inputs[1], attrs.pooled_size,
                                                                       attrs.spatial_scale)],
+    "image.crop_and_resize": lambda attrs, inputs, out_type: [crop.crop_and_resize(
+        inputs[0], inputs[1], inputs[2], attrs.crop_size, attrs.layout, attrs.method, attrs.extrapolation_value,
+        out_type.dtype)],
+    "image.dilation2d": lambda attrs, inputs, out_type: [crop.dilation2d(
+        inputs[0], inputs[1], attrs.strides, attrs.padding, attrs.dilations, attrs.data_layout, out_type.dtype)],
+    "nn.deformable_conv2d": lambda attrs, inputs, out_type: [crop.deformable_conv2d_nchw(
+        inputs[0], inputs[1], inputs[2], attrs.strides, attrs.padding, attrs.dilation, attrs.deformable_groups,
+        out_type.dtype)],
     "nn.fast_softmax": lambda attrs, inputs, out_type: [softmax(inputs[0], attrs.axis)],
     **{name: _conv for name in ("nn.conv1d", "nn.conv3d")},
     **{name: _conv_transpose for name in ("nn.conv1d_transpose", "nn.conv2d_transpose", "nn.conv3d_transpose")},
