@@ -306,3 +306,47 @@ class MirrorPadAttrs(Attrs):
         object.__setattr__(self, "pad_width", tuple(tuple(int(v) for v in p) for p in self.pad_width))
         self._require(all(len(p) == 2 and min(p) >= 0 for p in self.pad_width), "pad_width",
                       "must be (before, after) pairs of non-negative ints")
+
+
+@dataclass(frozen=True, slots=True)
+class DilateAttrs(Attrs):
+    strides: tuple = ()
+    dilation_value: float = 0.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "strides", tuple(int(s) for s in self.strides))
+        self._require(all(s >= 1 for s in self.strides), "strides", "must be positive")
+
+
+@dataclass(frozen=True, slots=True)
+class SpaceToBatchNDAttrs(Attrs):
+    block_shape: tuple = ()
+    paddings: tuple = ()
+    pad_value: float = 0.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "block_shape", tuple(int(s) for s in self.block_shape))
+        object.__setattr__(self, "paddings", tuple(tuple(int(v) for v in p) for p in self.paddings))
+        self._require(all(s >= 1 for s in self.block_shape), "block_shape", "must be positive")
+        self._require(len(self.paddings) == len(self.block_shape), "paddings", "must have a pair per block axis")
+
+
+@dataclass(frozen=True, slots=True)
+class BatchToSpaceNDAttrs(Attrs):
+    block_shape: tuple = ()
+    crops: tuple = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "block_shape", tuple(int(s) for s in self.block_shape))
+        object.__setattr__(self, "crops", tuple(tuple(int(v) for v in p) for p in self.crops))
+        self._require(all(s >= 1 for s in self.block_shape), "block_shape", "must be positive")
+        self._require(len(self.crops) == len(self.block_shape), "crops", "must have a pair per block axis")
+
+
+@dataclass(frozen=True, slots=True)
+class NLLLossAttrs(Attrs):
+    reduction: str = "mean"
+    ignore_index: int = -100
+
+    def __post_init__(self):
+        self._require(self.reduction in ("mean", "sum", "none"), "reduction", "must be mean, sum or none")

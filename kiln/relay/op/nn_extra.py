@@ -1,5 +1,8 @@
 """More ``relay.nn`` operators: ``nn.prelu nn.upsampling nn.upsampling3d nn.depth_to_space nn.space_to_depth
-nn.l2_normalize nn.instance_norm nn.group_norm nn.mirror_pad nn.fast_softmax``."""
+nn.l2_normalize nn.instance_norm nn.group_norm nn.mirror_pad nn.fast_softmax nn.dilate nn.space_to_batch_nd
+nn.batch_to_space_nd nn.cross_entropy nn.cross_entropy_with_logits nn.nll_loss``."""
+
+import math
 
 from ...error import TypeInferenceError
 from ...ir.type import TensorType
@@ -9,7 +12,7 @@ from . import attrs_image as AI
 from . import attrs_nn as A
 from .attrs import SoftmaxAttrs
 from .op import OpPattern, make_call, register_relay_op
-from .type_relations import ALL, FLOAT, NUMERIC, normalize_axis, same_dtype, tensor_arg
+from .type_relations import ALL, FLOAT, INTEGER, NUMERIC, normalize_axis, same_dtype, tensor_arg
 
 
 def _prelu_rel(types, attrs):
@@ -186,3 +189,109 @@ register_relay_op("nn.fast_softmax", 1, _softmax_rel, OpPattern.OPAQUE, SoftmaxA
 def fast_softmax(data, axis=-1):
     """Softmax along ``axis`` (TVM's approximation of ``exp``; kiln's float32 ``exp`` is already the fast one)."""
     return make_call("nn.fast_softmax", [data], SoftmaxAttrs(int(axis)))
+
+
+def _dilate_rel(types, attrs):
+    data = tensor_arg(types, 0, "data")
+    if len(attrs.strides) != data.ndim:
+        raise TypeInferenceError(f"nn.dilate: {len(attrs.strides)} strides for {data}")
+    return TensorType(tuple((d - 1) * s + 1 for d, s in zip(data.shape, attrs.strides, strict=True)), data.dtype)
+
+
+register_relay_op("nn.dilate", 1, _dilate_rel, OpPattern.INJECTIVE, A.DilateAttrs, dtypes=NUMERIC)
+
+
+def dilate(data, strides, dilation_value=0.0):
+    """Insert ``strides[i] - 1`` elements of ``dilation_value`` between neighbours along each axis ``i``."""
+    return make_call("nn.dilate", [data], A.DilateAttrs(tuple(strides), float(dilation_value)))
+
+
+def _space_to_batch_rel(types, attrs):
+    data = tensor_arg(types, 0, "data")
+    m = len(attrs.block_shape)
+    if data.ndim < m + 1:
+        raise TypeInferenceError(f"nn.space_to_batch_nd: {m} block axes for {data}")
+    shape = [data.shape[0] * math.prod(attrs.block_shape)]
+    for k, (b, (lo, hi)) in enumerate(zip(attrs.block_shape, attrs.paddings, strict=True)):
+        padded = data.shape[1 + k] + lo + hi
+        if padded % b:
+            raise TypeInferenceError(f"nn.space_to_batch_nd: padded axis {1 + k} of {data} ({padded}) is not "
+                                     f"divisible by block {b}")
+        shape.append(padded // b)
+    return TensorType(tuple(shape) + data.shape[1 + m:], data.dtype)
+
+
+def _batch_to_space_rel(types, attrs):
+    data = tensor_arg(types, 0, "data")
+    m, blocks = len(attrs.block_shape), math.prod(attrs.block_shape)
+    if data.ndim < m + 1 or data.shape[0] % blocks:
+        raise TypeInferenceError(f"nn.batch_to_space_nd: the batch of {data} is not divisible by the "
+                                 f"{blocks} blocks of {attrs.block_shape}")
+    shape = [data.shape[0] // blocks]
+    for k, (b, (lo, hi)) in enumerate(zip(attrs.block_shape, attrs.crops, strict=True)):
+        size = data.shape[1 + k] * b - lo - hi
+        if size <= 0:
+            raise TypeInferenceError(f"nn.batch_to_space_nd: crops {attrs.crops} leave nothing of {data}")
+        shape.append(size)
+    return TensorType(tuple(shape) + data.shape[1 + m:], data.dtype)
+
+
+register_relay_op("nn.space_to_batch_nd", 1, _space_to_batch_rel, OpPattern.INJECTIVE, A.SpaceToBatchNDAttrs,
+                  dtypes=ALL)
+register_relay_op("nn.batch_to_space_nd", 1, _batch_to_space_rel, OpPattern.INJECTIVE, A.BatchToSpaceNDAttrs,
+                  dtypes=ALL)
+
+
+def space_to_batch_nd(data, block_shape, paddings, pad_value=0):
+    """Pad the spatial axes (1..M) and move ``block_shape`` blocks of them into the batch (TensorFlow's
+    ``space_to_batch_nd``)."""
+    return make_call("nn.space_to_batch_nd", [data], A.SpaceToBatchNDAttrs(tuple(block_shape),
+                                                                           tuple(tuple(p) for p in paddings),
+                                                                           float(pad_value)))
+
+
+def batch_to_space_nd(data, block_shape, crops):
+    """Move batch blocks back into the spatial axes and crop them (TensorFlow's ``batch_to_space_nd``)."""
+    return make_call("nn.batch_to_space_nd", [data], A.BatchToSpaceNDAttrs(tuple(block_shape),
+                                                                           tuple(tuple(p) for p in crops)))
+
+
+def _cross_entropy_rel(types, attrs):
+    pred, target = tensor_arg(types, 0, "predictions"), tensor_arg(types, 1, "targets")
+    if pred.shape != target.shape or pred.ndim < 1:
+        raise TypeInferenceError(f"nn.cross_entropy: predictions {pred} and targets {target} must share a shape")
+    same_dtype([pred, target], "nn.cross_entropy predictions and targets")
+    return TensorType((), pred.dtype)
+
+
+register_relay_op("nn.cross_entropy", 2, _cross_entropy_rel, OpPattern.OPAQUE, dtypes=FLOAT)
+register_relay_op("nn.cross_entropy_with_logits", 2, _cross_entropy_rel, OpPattern.OPAQUE, dtypes=FLOAT)
+
+
+def cross_entropy(predictions, targets):
+    """``-sum(log(predictions) * targets) / batch``."""
+    return make_call("nn.cross_entropy", [predictions, targets])
+
+
+def cross_entropy_with_logits(predictions, targets):
+    """``-sum(predictions * targets) / batch`` (``predictions`` are log-probabilities)."""
+    return make_call("nn.cross_entropy_with_logits", [predictions, targets])
+
+
+def _nll_loss_rel(types, attrs):
+    pred, target, weights = (tensor_arg(types, i, n) for i, n in enumerate(["predictions", "targets", "weights"]))
+    if pred.ndim < 2 or target.shape != (pred.shape[0],) + pred.shape[2:] or weights.shape != (pred.shape[1],):
+        raise TypeInferenceError(f"nn.nll_loss: predictions {pred} must be (N, C, ...), targets {target} (N, ...) "
+                                 f"and weights {weights} (C,)")
+    same_dtype([pred, weights], "nn.nll_loss predictions and weights")
+    return TensorType(target.shape if attrs.reduction == "none" else (), pred.dtype)
+
+
+register_relay_op("nn.nll_loss", 3, _nll_loss_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.NLLLossAttrs,
+                  dtypes=(FLOAT, INTEGER, FLOAT))
+
+
+def nll_loss(predictions, targets, weights, reduction="mean", ignore_index=-100):
+    """Negative log likelihood: ``-predictions[n, targets[n, ...], ...] * weights[target]`` (0 for
+    ``ignore_index``), averaged over the weights, summed, or per element (``reduction``)."""
+    return make_call("nn.nll_loss", [predictions, targets, weights], A.NLLLossAttrs(reduction, int(ignore_index)))

@@ -163,3 +163,79 @@ def mirror_pad(attrs, data):
 def fast_softmax(attrs, data):
     """Softmax along ``axis``."""
     return softmax(attrs, data)
+
+
+@register("nn.dilate")
+def dilate(attrs, data):
+    """``dilation_value`` everywhere, ``data`` at every ``strides``-th position."""
+    shape = tuple((d - 1) * s + 1 for d, s in zip(data.shape, attrs.strides, strict=True))
+    out = np.full(shape, np.asarray(attrs.dilation_value).astype(data.dtype), data.dtype)
+    out[tuple(slice(None, None, s) for s in attrs.strides)] = data
+    return out
+
+
+@register("nn.space_to_batch_nd")
+def space_to_batch_nd(attrs, data):
+    """TensorFlow's ``space_to_batch_nd``."""
+    m = len(attrs.block_shape)
+    rest = data.shape[1 + m:]
+    x = np.pad(data, [(0, 0), *attrs.paddings] + [(0, 0)] * len(rest),
+               constant_values=np.asarray(attrs.pad_value).astype(data.dtype))
+    sizes = x.shape[1:1 + m]
+    x = x.reshape((x.shape[0],) + tuple(v for s, b in zip(sizes, attrs.block_shape, strict=True) for v in (s // b, b))
+                  + rest)
+    perm = [2 + 2 * k for k in range(m)] + [0] + [1 + 2 * k for k in range(m)] + [1 + 2 * m + r
+                                                                                  for r in range(len(rest))]
+    x = x.transpose(perm)
+    return np.ascontiguousarray(x.reshape((-1,) + tuple(s // b for s, b in zip(sizes, attrs.block_shape,
+                                                                                 strict=True)) + rest))
+
+
+@register("nn.batch_to_space_nd")
+def batch_to_space_nd(attrs, data):
+    """TensorFlow's ``batch_to_space_nd``."""
+    m = len(attrs.block_shape)
+    rest = data.shape[1 + m:]
+    batch = data.shape[0] // int(np.prod(attrs.block_shape))
+    x = data.reshape(tuple(attrs.block_shape) + (batch,) + data.shape[1:])
+    perm = [m] + [v for k in range(m) for v in (m + 1 + k, k)] + [2 * m + 1 + r for r in range(len(rest))]
+    x = x.transpose(perm).reshape((batch,) + tuple(data.shape[1 + k] * attrs.block_shape[k] for k in range(m))
+                                  + rest)
+    crop = tuple(slice(lo, x.shape[1 + k] - hi) for k, (lo, hi) in enumerate(attrs.crops))
+    return np.ascontiguousarray(x[(slice(None), *crop)])
+
+
+def _cross_entropy(predictions, targets, logits):
+    work = _work(predictions.dtype)
+    p = predictions.astype(work)
+    total = np.sum((p if logits else np.log(p)) * targets.astype(work))
+    return as_dtype(work.type(-1.0 / predictions.shape[0]) * total, predictions.dtype)
+
+
+@register("nn.cross_entropy")
+def cross_entropy(attrs, predictions, targets):
+    """``-sum(log(predictions) * targets) / batch``."""
+    return _cross_entropy(predictions, targets, False)
+
+
+@register("nn.cross_entropy_with_logits")
+def cross_entropy_with_logits(attrs, predictions, targets):
+    """``-sum(predictions * targets) / batch``."""
+    return _cross_entropy(predictions, targets, True)
+
+
+@register("nn.nll_loss")
+def nll_loss(attrs, predictions, targets, weights):
+    """Per-element ``-predictions[n, t] * weights[t]`` (0 for ``ignore_index``), reduced."""
+    work = _work(predictions.dtype)
+    t = targets.astype("int64")
+    keep = t != attrs.ignore_index
+    safe = np.where(keep, t, 0)
+    w = np.where(keep, weights.astype(work)[safe], work.type(0))
+    picked = np.take_along_axis(predictions.astype(work), safe[:, None], axis=1)[:, 0]
+    loss = -picked * w
+    if attrs.reduction == "none":
+        return as_dtype(loss, predictions.dtype)
+    if attrs.reduction == "sum":
+        return as_dtype(np.sum(loss), predictions.dtype)
+    return as_dtype(np.sum(loss) / np.sum(w), predictions.dtype)

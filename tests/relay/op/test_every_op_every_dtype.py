@@ -174,13 +174,37 @@ SAMPLES = {
     "image.dilation2d": s(lambda v, o: relay.image.dilation2d(v(0, (1, 2, 4, 4)), v(0, (2, 2, 2)), padding=(1, 0))),
     "nn.deformable_conv2d": s(lambda v, o: relay.nn.deformable_conv2d(v(0, (1, 2, 3, 3)), v(0, (1, 8, 2, 2)),
                                                                       v(0, (2, 2, 2, 2)))),
+    "log2": _unary("log2"),
+    "log10": _unary("log10"),
+    "fast_exp": _unary("fast_exp"),
+    "fast_tanh": _unary("fast_tanh"),
+    "fast_erf": _unary("fast_erf"),
+    "copy": _unary("copy"),
+    "reinterpret": s(lambda v, o: _reinterpret(v(0, (2, 3)))),
+    "sort": s(lambda v, o: relay.sort(v(0, (2, 5)), axis=0, is_ascend=False)),
+    "nn.dilate": s(lambda v, o: relay.nn.dilate(v(0, (2, 3)), (2, 1), 1)),
+    "nn.space_to_batch_nd": s(lambda v, o: relay.nn.space_to_batch_nd(v(0, (1, 3, 2)), (2,), ((1, 0),))),
+    "nn.batch_to_space_nd": s(lambda v, o: relay.nn.batch_to_space_nd(v(0, (4, 2, 1)), (2, 2), ((0, 1), (1, 0)))),
+    "nn.cross_entropy": s(lambda v, o: relay.nn.cross_entropy(v(0, (2, 3), "positive"), v(0, (2, 3)))),
+    "nn.cross_entropy_with_logits": s(lambda v, o: relay.nn.cross_entropy_with_logits(v(0, (2, 3)), v(0, (2, 3)))),
+    "nn.nll_loss": s(lambda v, o: relay.nn.nll_loss(v(0, (2, 3, 2)), v(1, (2, 2), "index3"), v(0, (3,), "positive"))),
 }
+
+
+def _reinterpret(x):
+    """``reinterpret`` to the other type of ``x``'s width (float to int, int to uint, uint to int)."""
+    dtype = x.type_annotation.dtype
+    bits = np.dtype(dtype).itemsize * 8
+    kind = {"f": "int", "i": "uint", "u": "int"}[np.dtype(dtype).kind]
+    return relay.reinterpret(x, f"{kind}{bits}")
+
+
 EXCLUDED = {"call_lowered": "LowerTE's internal call of a lowered PrimFunc, never written in a program"}
 
 # inputs inside the domain where each result is defined; (low, high) per kind, the default being DEFAULT_DOMAIN
 POSITIVE = {"i": (1, 6), "u": (1, 6), "f": (0.25, 4.0)}
 DOMAINS = {
-    "log": POSITIVE, "sqrt": POSITIVE, "rsqrt": POSITIVE, "acosh": {"i": (1, 4), "u": (1, 4), "f": (1.0, 3.0)},
+    "log": POSITIVE, "log2": POSITIVE, "log10": POSITIVE, "sqrt": POSITIVE, "rsqrt": POSITIVE, "acosh": {"i": (1, 4), "u": (1, 4), "f": (1.0, 3.0)},
     "asin": {"i": (-1, 2), "u": (0, 2), "f": (-0.75, 0.75)}, "acos": {"i": (-1, 2), "u": (0, 2), "f": (-0.75, 0.75)},
     "atanh": {"i": (0, 1), "u": (0, 1), "f": (-0.75, 0.75)}, "power": {"i": (0, 3), "u": (0, 3), "f": (0.25, 2.0)},
     "left_shift": {"i": (0, 4), "u": (0, 4)}, "right_shift": {"i": (-8, 8), "u": (0, 16)},

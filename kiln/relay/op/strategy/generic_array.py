@@ -2,6 +2,7 @@
 :mod:`kiln.relay.op.like`): adapters from each call's attributes to the topi computes of :mod:`kiln.topi.array`
 and :mod:`kiln.topi.einsum`, merged into :data:`.generic.COMPUTES`."""
 
+from ....tir import op as _tir_op
 from ....topi import array as AR
 from ....topi import broadcast as B
 from ....topi import elemwise as EW
@@ -42,6 +43,12 @@ def _arange(attrs, inputs, out_type):
 
 
 ARRAY_COMPUTES = {
+    "fast_exp": lambda attrs, inputs, out_type: [EW.exp(inputs[0])],
+    "fast_tanh": lambda attrs, inputs, out_type: [EW.tanh(inputs[0])],
+    "fast_erf": lambda attrs, inputs, out_type: [EW.erf(inputs[0])],
+    "copy": lambda attrs, inputs, out_type: [EW.identity(inputs[0])],
+    "reinterpret": lambda attrs, inputs, out_type: [EW.elemwise(
+        inputs[0], lambda v: _tir_op.reinterpret(attrs.dtype, v), "T_reinterpret")],
     "zeros_like": lambda attrs, inputs, out_type: [EW.full_like(inputs[0], 0)],
     "ones_like": lambda attrs, inputs, out_type: [EW.full_like(inputs[0], 1)],
     "full_like": lambda attrs, inputs, out_type: [EW.full_like(inputs[0], inputs[1]())],

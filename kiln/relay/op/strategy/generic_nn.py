@@ -4,8 +4,9 @@ adaptive) and the other ``relay.nn`` operators beyond the seed set: adapters fro
 :data:`.generic.COMPUTES`."""
 
 from ....topi.image import crop, resize_nd
-from ....topi.nn import convnd, extra, poolnd
+from ....topi.nn import convnd, extra, loss, poolnd
 from ....topi.nn.softmax import softmax
+from ....topi.sort import topk
 from ....topi.vision import roi_align_nchw, roi_pool_nchw
 
 __all__ = ["NN_COMPUTES"]
@@ -94,6 +95,16 @@ NN_COMPUTES = {
     "nn.deformable_conv2d": lambda attrs, inputs, out_type: [crop.deformable_conv2d_nchw(
         inputs[0], inputs[1], inputs[2], attrs.strides, attrs.padding, attrs.dilation, attrs.deformable_groups,
         out_type.dtype)],
+    "sort": lambda attrs, inputs, out_type: [topk(inputs[0], 0, attrs.axis, "values", attrs.is_ascend)],
+    "nn.dilate": lambda attrs, inputs, out_type: [loss.dilate(inputs[0], attrs.strides, attrs.dilation_value)],
+    "nn.space_to_batch_nd": lambda attrs, inputs, out_type: [loss.space_to_batch_nd(
+        inputs[0], attrs.block_shape, attrs.paddings, attrs.pad_value)],
+    "nn.batch_to_space_nd": lambda attrs, inputs, out_type: [loss.batch_to_space_nd(inputs[0], attrs.block_shape,
+                                                                                    attrs.crops)],
+    "nn.cross_entropy": lambda attrs, inputs, out_type: [loss.cross_entropy(inputs[0], inputs[1])],
+    "nn.cross_entropy_with_logits": lambda attrs, inputs, out_type: [loss.cross_entropy(inputs[0], inputs[1], True)],
+    "nn.nll_loss": lambda attrs, inputs, out_type: [loss.nll_loss(inputs[0], inputs[1], inputs[2], attrs.reduction,
+                                                                  attrs.ignore_index)],
     "nn.fast_softmax": lambda attrs, inputs, out_type: [softmax(inputs[0], attrs.axis)],
     **{name: _conv for name in ("nn.conv1d", "nn.conv3d")},
     **{name: _conv_transpose for name in ("nn.conv1d_transpose", "nn.conv2d_transpose", "nn.conv3d_transpose")},
