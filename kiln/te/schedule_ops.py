@@ -142,7 +142,11 @@ class _Builder:
             if var is not None:
                 iv = leaves[k]
                 kind = _KINDS.get(stage.iter_var_attrs.get(iv), S.ForKind.SERIAL)
-                body = S.For(var, E.IntImm(var.dtype, 0), info.extents[iv], kind, body)
+                # a data-dependent extent (a reduction over a length read from a tensor) reads its buffer
+                extent = info.extents[iv]
+                if not isinstance(extent, E.IntImm):
+                    extent = self.expr(extent, {r.var: info.values[r] for r in info.root_ranges})
+                body = S.For(var, E.IntImm(var.dtype, 0), extent, kind, body)
         return self.guard(levels.get(lo - 1, ()), body)
 
     def with_attached(self, stages, body):

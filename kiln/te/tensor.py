@@ -191,7 +191,8 @@ class ComputeOp(Operation):
 
     @property
     def input_tensors(self) -> list:
-        return producer_tensors(self.body)
+        # a reduction's extent may read a tensor too (a length per output element)
+        return producer_tensors(self.body + tuple(e for iv in self.reduce_axis for e in (iv.dom.min, iv.dom.extent)))
 
 
 def _check_bodies(name, body):

@@ -29,7 +29,7 @@ OPS = [
     "hardswish", "identity", "instancenorm", "isinf", "isnan", "l1normalization", "l2normalization",
     "layer_normalization", "leakyrelu", "less", "log", "logsoftmax", "lpnormalization", "lppool", "lrn", "matmul",
     "max", "maxpool", "mean", "min", "mish", "mod", "mul", "mvn", "neg", "nonzero", "not", "onehot", "or", "pow",
-    "prelu", "quantizelinear", "range", "reciprocal", "reduce", "relu", "reshape", "resize", "rms_normalization",
+    "prelu", "quantizelinear", "range", "reciprocal", "reduce", "relu", "reshape", "resize", "reversesequence", "roialign", "rms_normalization",
     "rotary_embedding", "round", "scatter", "scatternd", "selu", "shape", "shrink", "sigmoid", "sign", "sin", "sinh",
     "size", "slice", "softmax", "softplus", "softsign", "spacetodepth", "split", "sqrt", "squeeze", "sub", "sum",
     "swiglu", "swish", "tan", "tanh", "thresholdedrelu", "tile", "top_k", "transpose", "tril", "triu", "unsqueeze",
@@ -43,7 +43,8 @@ EXCLUDED = {
     r"^test_dropout_.*training|^test_training_dropout": "training-mode dropout draws random masks",
     r"^test_batchnorm_.*training": "training-mode batch normalization",
     r"^test_maxpool_with_argmax": "the Indices output of MaxPool",
-    r"^test_(averagepool|maxpool|conv|convtranspose|lppool)_3d|^test_averagepool_.*3d|_3d_": "3-D kernels",
+    r"^test_roialign_mode_max": "ONNX's max mode (the maximum of weighted corners; TVM's roi_align takes the "
+                                "maximum of samples)",
     r"^test_identity_(opt|sequence)": "optional and sequence values",
     r"^test_cast_no_saturate|^test_castlike_no_saturate": "saturating casts to float8",
     r"^test_range_.*_expanded": "the expanded form of Range loops (Loop)",

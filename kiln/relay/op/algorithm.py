@@ -1,4 +1,4 @@
-"""Sorting-based operators (TVM's ``relay/op/algorithm.py``): ``topk`` and ``argsort``.
+"""Sorting-based operators (TVM's ``relay/op/algorithm.py``): ``topk``, ``argsort`` and ``sort``.
 
 ``topk`` returns ``(values, indices)`` of the ``k`` largest (or smallest, ``is_ascend``) elements along ``axis``,
 or one of them (``ret_type``); ``k < 1`` means every element, as in TVM. ``argsort`` gives the indices that sort
@@ -50,3 +50,17 @@ def argsort(data, axis=-1, is_ascend=1, dtype="int32"):
     """The indices that sort ``data`` along ``axis`` (ascending unless ``is_ascend`` is false; equal elements keep
     their index order)."""
     return make_call("argsort", [data], A.ArgsortAttrs(int(axis), bool(is_ascend), dtype))
+
+
+def _sort_rel(types, attrs):
+    data = tensor_arg(types, 0, "data")
+    normalize_axis(attrs.axis, data.ndim, "sort axis")
+    return data
+
+
+register_relay_op("sort", 1, _sort_rel, OpPattern.OPAQUE, A.ArgsortAttrs, dtypes=ALL)
+
+
+def sort(data, axis=-1, is_ascend=1):
+    """``data`` sorted along ``axis`` (ascending unless ``is_ascend`` is false)."""
+    return make_call("sort", [data], A.ArgsortAttrs(int(axis), bool(is_ascend), "int32"))

@@ -414,6 +414,23 @@ class Resize2DAttrs(Attrs):
 
 
 # the records of the data-movement and sorting operators live in their own module (re-exported here)
+from .attrs_array import (  # noqa: E402, F401
+    ArangeAttrs,
+    CollapseSumToAttrs,
+    EinsumAttrs,
+    MeshgridAttrs,
+    NdarraySizeAttrs,
+    ReshapeLikeAttrs,
+    ReverseSequenceAttrs,
+    SearchSortedAttrs,
+    SequenceMaskAttrs,
+    SliceLikeAttrs,
+    SparseToDenseAttrs,
+    StackAttrs,
+    TriluAttrs,
+    VarianceAttrs,
+)
+from .attrs_image import Resize1DAttrs, Resize3DAttrs, UpSampling3DAttrs, UpSamplingAttrs  # noqa: E402, F401
 from .attrs_transform import (  # noqa: E402, F401
     ArgsortAttrs,
     GatherAttrs,

@@ -390,3 +390,42 @@ register_relay_op("nn.lrn", 1, identity_rel, OpPattern.OPAQUE, A.LRNAttrs, dtype
 def lrn(data, size=5, axis=1, bias=2, alpha=0.00001, beta=0.75):
     """Local response normalization across ``size`` neighbouring channels."""
     return make_call("nn.lrn", [data], A.LRNAttrs(int(size), int(axis), bias, alpha, beta))
+
+
+# the other convolutions and poolings are defined in their own module and belong to relay.nn
+from .nn_conv import (  # noqa: E402, F401
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    adaptive_max_pool3d,
+    avg_pool1d,
+    avg_pool3d,
+    conv1d,
+    conv1d_transpose,
+    conv2d_transpose,
+    conv3d,
+    conv3d_transpose,
+    deformable_conv2d,
+    max_pool1d,
+    max_pool3d,
+)
+from .nn_extra import (  # noqa: E402, F401
+    batch_to_space_nd,
+    cross_entropy,
+    cross_entropy_with_logits,
+    depth_to_space,
+    dilate,
+    fast_softmax,
+    group_norm,
+    instance_norm,
+    l2_normalize,
+    mirror_pad,
+    nll_loss,
+    prelu,
+    space_to_batch_nd,
+    space_to_depth,
+    upsampling,
+    upsampling3d,
+)

@@ -38,3 +38,10 @@ def argsort(attrs, data):
     """The indices sorting ``data`` along ``axis`` (stable in both directions)."""
     order = stable_order(data, normalize_axis(attrs.axis, data.ndim), attrs.is_ascend)
     return order.astype(attrs.dtype)
+
+
+@register("sort")
+def sort(attrs, data):
+    """``data`` sorted along ``axis``."""
+    order = stable_order(data, normalize_axis(attrs.axis, data.ndim), attrs.is_ascend)
+    return np.take_along_axis(data, order, axis=normalize_axis(attrs.axis, data.ndim))

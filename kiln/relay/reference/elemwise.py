@@ -210,3 +210,21 @@ def bitwise_not(attrs, data):
 
 for _name, _fn in [("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite)]:
     register(_name)(lambda attrs, data, f=_fn: np.asarray(f(data), dtype=bool))
+
+
+# kiln/relay/op/elemwise.py: fast_* are the exact functions here as in the compiled code
+_EXTRA = {"log2": np.log2, "log10": np.log10, "fast_exp": np.exp, "fast_tanh": np.tanh, "fast_erf": _erf}
+for _name, _fn in _EXTRA.items():
+    register(_name)(_unary(_name, _fn))
+
+
+@register("copy")
+def copy(attrs, data):
+    """A copy of ``data``."""
+    return np.array(data)
+
+
+@register("reinterpret")
+def reinterpret(attrs, data):
+    """The bits of each element read as ``attrs.dtype``."""
+    return np.ascontiguousarray(data).view(np_dtype(attrs.dtype))

@@ -118,13 +118,93 @@ SAMPLES = {
     "nn.pad": s(lambda v, o: relay.nn.pad(v(0, (2, 2)), ((1, 0), (0, 2)), v(1, ()))),
     "nn.lrn": s(lambda v, o: relay.nn.lrn(v(0, (1, 3, 2, 2)), size=3)),
     "image.resize2d": s(lambda v, o: relay.image.resize2d(v(0, (1, 1, 2, 3)), (4, 5), method="nearest_neighbor")),
+    "zeros_like": s(lambda v, o: relay.zeros_like(v(0, (2, 3)))),
+    "ones_like": s(lambda v, o: relay.ones_like(v(0, (3,)))),
+    "full_like": s(lambda v, o: relay.full_like(v(0, (2, 2)), v(0, ()))),
+    "cast_like": s(lambda v, o: relay.cast_like(v(0, (2, 3)), v(1, (1,)))),
+    "reshape_like": s(lambda v, o: relay.reshape_like(v(0, (2, 3, 2)), v(0, (3, 4)))),
+    "broadcast_to_like": s(lambda v, o: relay.broadcast_to_like(v(0, (3, 1)), v(0, (2, 3, 2)))),
+    "collapse_sum_like": s(lambda v, o: relay.collapse_sum_like(v(0, (2, 3, 2)), v(1, (3, 1)))),
+    "collapse_sum_to": s(lambda v, o: relay.collapse_sum_to(v(0, (2, 3, 2)), (2,))),
+    "slice_like": s(lambda v, o: relay.slice_like(v(0, (3, 4)), v(0, (2, 2)), axes=(1,))),
+    "variance": s(lambda v, o: relay.variance(v(0, (2, 3, 2)), axis=(0, 2), unbiased=True)),
+    "stack": s(lambda v, o: relay.stack([v(0, (2, 3)), v(0, (2, 3))], 1)),
+    "arange": s(lambda v, o: relay.arange(c(1, o), c(7, o), c(2, o), dtype=o), NUMERIC),
+    "meshgrid": s(lambda v, o: relay.meshgrid([v(0, (2,)), v(0, (3,))], "xy")[1]),
+    "trilu": s(lambda v, o: relay.trilu(v(0, (3, 4)), v(1, ()), upper=False)),
+    "unravel_index": s(lambda v, o: relay.unravel_index(v(0, (3,), "index6"), v(0, (2,), "positive"))),
+    "sequence_mask": s(lambda v, o: relay.sequence_mask(v(0, (3, 2)), v(1, (2,)), 2)),
+    "reverse_sequence": s(lambda v, o: relay.reverse_sequence(v(0, (2, 4)), v(1, (2,)))),
+    "ndarray_size": s(lambda v, o: relay.ndarray_size(v(0, (2, 3)), o), INTEGER),
+    "searchsorted": s(lambda v, o: relay.searchsorted(v(0, (2, 4)), v(0, (2, 3)), right=True)),
+    "sparse_to_dense": s(lambda v, o: relay.sparse_to_dense(v(0, (3, 2), "index3"), (3, 3), v(1, (3,)),
+                                                            v(1, ()))),
+    "einsum": s(lambda v, o: relay.einsum([v(0, (2, 3)), v(0, (3, 2))], "ij,jk->ik")),
+    "nn.conv1d": s(lambda v, o: relay.nn.conv1d(v(0, (1, 2, 5)), v(1, (2, 1, 3)), padding=1, groups=2)),
+    "nn.conv3d": s(lambda v, o: relay.nn.conv3d(v(0, (1, 2, 3, 3, 2)), v(1, (2, 2, 2, 2, 1)))),
+    "nn.conv1d_transpose": s(lambda v, o: relay.nn.conv1d_transpose(v(0, (1, 2, 3)), v(1, (2, 2, 2)), (2,))),
+    "nn.conv2d_transpose": s(lambda v, o: relay.nn.conv2d_transpose(v(0, (1, 2, 2, 3)), v(1, (2, 1, 2, 2)), (2, 1),
+                                                                    (1, 0, 0, 0))),
+    "nn.conv3d_transpose": s(lambda v, o: relay.nn.conv3d_transpose(v(0, (1, 1, 2, 2, 2)), v(1, (1, 2, 2, 1, 2)))),
+    "nn.max_pool1d": s(lambda v, o: relay.nn.max_pool1d(v(0, (1, 2, 5)), (2,), (2,), padding=(1,))),
+    "nn.avg_pool1d": s(lambda v, o: relay.nn.avg_pool1d(v(0, (1, 2, 5)), (3,), padding=(1,))),
+    "nn.max_pool3d": s(lambda v, o: relay.nn.max_pool3d(v(0, (1, 1, 3, 3, 3)), (2, 2, 2))),
+    "nn.avg_pool3d": s(lambda v, o: relay.nn.avg_pool3d(v(0, (1, 1, 3, 2, 3)), (2, 1, 2), (1, 1, 2),
+                                                        padding=(1, 0, 0))),
+    **{f"nn.adaptive_{k}_pool{n}d": s(lambda v, o, k=k, n=n: getattr(relay.nn, f"adaptive_{k}_pool{n}d")(
+        v(0, (1, 2) + (5, 3, 4)[:n]), (2, 3, 2)[:n])) for k in ("avg", "max") for n in (1, 2, 3)},
+    "image.resize1d": s(lambda v, o: relay.image.resize1d(v(0, (1, 2, 3)), 5, method="nearest_neighbor")),
+    "image.resize3d": s(lambda v, o: relay.image.resize3d(v(0, (1, 1, 2, 3, 2)), (3, 2, 4), method="cubic")),
+    "nn.upsampling": s(lambda v, o: relay.nn.upsampling(v(0, (1, 1, 2, 3)), 2, 1.5, method="bilinear")),
+    "nn.upsampling3d": s(lambda v, o: relay.nn.upsampling3d(v(0, (1, 1, 2, 2, 2)), 2, 1, 2, method="trilinear")),
+    "nn.prelu": s(lambda v, o: relay.nn.prelu(v(0, (2, 3)), v(0, (3,)))),
+    "nn.depth_to_space": s(lambda v, o: relay.nn.depth_to_space(v(0, (1, 4, 1, 2)), 2, mode="CRD")),
+    "nn.space_to_depth": s(lambda v, o: relay.nn.space_to_depth(v(0, (1, 2, 4, 1)), 2, layout="NHWC")),
+    "nn.l2_normalize": s(lambda v, o: relay.nn.l2_normalize(v(0, (2, 3)), 0.5, [1])),
+    "nn.instance_norm": s(lambda v, o: relay.nn.instance_norm(v(0, (1, 2, 3)), v(0, (2,)), v(0, (2,)))),
+    "nn.group_norm": s(lambda v, o: relay.nn.group_norm(v(0, (1, 4, 2)), v(0, (4,)), v(0, (4,)), 2)),
+    "nn.mirror_pad": s(lambda v, o: relay.nn.mirror_pad(v(0, (2, 3)), ((1, 1), (0, 2)), "REFLECT")),
+    "nn.fast_softmax": s(lambda v, o: relay.nn.fast_softmax(v(0, (2, 4)))),
+    "vision.roi_align": s(lambda v, o: relay.vision.roi_align(v(0, (1, 2, 4, 5)), relay.concatenate(
+        [v(0, (2, 1), "index1"), v(0, (2, 4), "positive")], 1), (2, 2), 1.0)),
+    "vision.roi_pool": s(lambda v, o: relay.vision.roi_pool(v(0, (1, 2, 4, 5)), relay.concatenate(
+        [v(0, (2, 1), "index1"), v(0, (2, 4), "positive")], 1), (2, 1), 1.0)),
+    "image.crop_and_resize": s(lambda v, o: relay.image.crop_and_resize(v(0, (2, 2, 4, 3)), v(1, (3, 4)),
+                                                                      v(2, (3,), "index2"), (2, 3))),
+    "image.dilation2d": s(lambda v, o: relay.image.dilation2d(v(0, (1, 2, 4, 4)), v(0, (2, 2, 2)), padding=(1, 0))),
+    "nn.deformable_conv2d": s(lambda v, o: relay.nn.deformable_conv2d(v(0, (1, 2, 3, 3)), v(0, (1, 8, 2, 2)),
+                                                                      v(0, (2, 2, 2, 2)))),
+    "log2": _unary("log2"),
+    "log10": _unary("log10"),
+    "fast_exp": _unary("fast_exp"),
+    "fast_tanh": _unary("fast_tanh"),
+    "fast_erf": _unary("fast_erf"),
+    "copy": _unary("copy"),
+    "reinterpret": s(lambda v, o: _reinterpret(v(0, (2, 3)))),
+    "sort": s(lambda v, o: relay.sort(v(0, (2, 5)), axis=0, is_ascend=False)),
+    "nn.dilate": s(lambda v, o: relay.nn.dilate(v(0, (2, 3)), (2, 1), 1)),
+    "nn.space_to_batch_nd": s(lambda v, o: relay.nn.space_to_batch_nd(v(0, (1, 3, 2)), (2,), ((1, 0),))),
+    "nn.batch_to_space_nd": s(lambda v, o: relay.nn.batch_to_space_nd(v(0, (4, 2, 1)), (2, 2), ((0, 1), (1, 0)))),
+    "nn.cross_entropy": s(lambda v, o: relay.nn.cross_entropy(v(0, (2, 3), "positive"), v(0, (2, 3)))),
+    "nn.cross_entropy_with_logits": s(lambda v, o: relay.nn.cross_entropy_with_logits(v(0, (2, 3)), v(0, (2, 3)))),
+    "nn.nll_loss": s(lambda v, o: relay.nn.nll_loss(v(0, (2, 3, 2)), v(1, (2, 2), "index3"), v(0, (3,), "positive"))),
 }
+
+
+def _reinterpret(x):
+    """``reinterpret`` to the other type of ``x``'s width (float to int, int to uint, uint to int)."""
+    dtype = x.type_annotation.dtype
+    bits = np.dtype(dtype).itemsize * 8
+    kind = {"f": "int", "i": "uint", "u": "int"}[np.dtype(dtype).kind]
+    return relay.reinterpret(x, f"{kind}{bits}")
+
+
 EXCLUDED = {"call_lowered": "LowerTE's internal call of a lowered PrimFunc, never written in a program"}
 
 # inputs inside the domain where each result is defined; (low, high) per kind, the default being DEFAULT_DOMAIN
 POSITIVE = {"i": (1, 6), "u": (1, 6), "f": (0.25, 4.0)}
 DOMAINS = {
-    "log": POSITIVE, "sqrt": POSITIVE, "rsqrt": POSITIVE, "acosh": {"i": (1, 4), "u": (1, 4), "f": (1.0, 3.0)},
+    "log": POSITIVE, "log2": POSITIVE, "log10": POSITIVE, "sqrt": POSITIVE, "rsqrt": POSITIVE, "acosh": {"i": (1, 4), "u": (1, 4), "f": (1.0, 3.0)},
     "asin": {"i": (-1, 2), "u": (0, 2), "f": (-0.75, 0.75)}, "acos": {"i": (-1, 2), "u": (0, 2), "f": (-0.75, 0.75)},
     "atanh": {"i": (0, 1), "u": (0, 1), "f": (-0.75, 0.75)}, "power": {"i": (0, 3), "u": (0, 3), "f": (0.25, 2.0)},
     "left_shift": {"i": (0, 4), "u": (0, 4)}, "right_shift": {"i": (-8, 8), "u": (0, 16)},

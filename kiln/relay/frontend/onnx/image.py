@@ -260,3 +260,32 @@ class Upsample(OnnxOpConverter):
         attrs = dict(_RESIZE_DEFAULTS, mode=mode, coordinate_transformation_mode="asymmetric", nearest_mode="floor")
         out = [int(math.floor(d * s)) for d, s in zip(ctx.shape(x), scales, strict=True)]
         return resize(x, out, scales, attrs, ctx)
+
+
+@register("RoiAlign")
+class RoiAlign(OnnxOpConverter):
+    """Average of bilinear samples over each output bin of each region: ``vision.roi_align`` of the regions with
+    their batch indices prepended (``half_pixel`` shifts them by half a pixel). ONNX's ``max`` mode takes the
+    maximum of the four weighted corners of each sample, which ``vision.roi_align`` does not compute."""
+
+    @classmethod
+    def _impl_v10(cls, inputs, attr, ctx):
+        return cls._convert(inputs, attr, ctx, "output_half_pixel")
+
+    @classmethod
+    def _impl_v16(cls, inputs, attr, ctx):
+        return cls._convert(inputs, attr, ctx, attr.get("coordinate_transformation_mode", "half_pixel"))
+
+    @classmethod
+    def _convert(cls, inputs, attr, ctx, mode):
+        x, rois, batch = inputs[0], inputs[1], inputs[2]
+        if attr.get("mode", "avg") != "avg":
+            raise ctx.error("RoiAlign mode max (ONNX's maximum of weighted corners) is not supported",
+                            OpNotImplemented)
+        scale = float(attr.get("spatial_scale", 1.0))
+        dtype = ctx.dtype(x)
+        if mode == "half_pixel":
+            rois = _op.subtract(rois, const(0.5 / scale, dtype))
+        boxes = _op.concatenate([_op.expand_dims(_op.cast(batch, dtype), 1), rois], 1)
+        size = (int(attr.get("output_height", 1)), int(attr.get("output_width", 1)))
+        return _op.vision.roi_align(x, boxes, size, scale, int(attr.get("sampling_ratio", 0)))

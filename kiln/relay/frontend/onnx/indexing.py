@@ -135,3 +135,12 @@ class Compress(OnnxOpConverter):
         if "axis" not in attr:
             return _op.take(_op.reshape(x, (-1,)), indices)
         return _op.take(x, indices, axis=ctx.axis(attr["axis"], ctx.ndim(x)))
+
+
+@register("ReverseSequence")
+class ReverseSequence(OnnxOpConverter):
+    """Reverse the first ``sequence_lens[b]`` elements along ``time_axis`` of each batch: ``reverse_sequence``."""
+
+    @classmethod
+    def _impl_v10(cls, inputs, attr, ctx):
+        return _op.reverse_sequence(inputs[0], inputs[1], attr.get("time_axis", 0), attr.get("batch_axis", 1))

@@ -1,6 +1,7 @@
 """Converters of ONNX convolution, pooling and matrix-product operators.
 
-Relay has 2-D convolution and pooling; 1-D ONNX operators run as 2-D ones with a unit height. ``ConvTranspose``
+1-D ONNX convolutions and poolings run as 2-D ones with a unit height, 3-D ones as ``nn.conv3d``,
+``nn.conv3d_transpose``, ``nn.max_pool3d`` and ``nn.avg_pool3d``. A 1-D or 2-D ``ConvTranspose``
 is a convolution of the stride-dilated input (zeros inserted between pixels: a reshape, a pad and a slice) with the
 spatially flipped kernel whose input and output channels are swapped per group; constant weights fold.
 ``MatMul`` uses ``nn.dense`` when the right operand is a matrix and ``nn.batch_matmul`` over the broadcast batch
@@ -24,8 +25,9 @@ from .common import OnnxOpConverter, const, get_pads, register
 
 def _spatial_rank(ctx, x, what):
     rank = ctx.ndim(x) - 2
-    if rank not in (1, 2):
-        raise ctx.error(f"{what} over {rank} spatial axes is not supported (kiln has 1-D and 2-D)", OpNotImplemented)
+    if rank not in (1, 2, 3):
+        raise ctx.error(f"{what} over {rank} spatial axes is not supported (kiln has 1-D, 2-D and 3-D)",
+                        OpNotImplemented)
     return rank
 
 
@@ -36,8 +38,9 @@ def _as_2d(x, ctx):
 
 
 def _padding(pads):
-    """[(top, bottom), (left, right)] -> Relay's (top, left, bottom, right)."""
-    return (pads[0][0], pads[1][0], pads[0][1], pads[1][1])
+    """[(top, bottom), (left, right)] -> Relay's (top, left, bottom, right) (every begin, then every end, for any
+    number of axes)."""
+    return tuple(p[0] for p in pads) + tuple(p[1] for p in pads)
 
 
 def _spatial_attrs(attr, rank, kernel, ctx):
@@ -69,8 +72,9 @@ class Conv(OnnxOpConverter):
         if rank == 1:
             x, w = _as_2d(x, ctx), _op.reshape(w, wshape[:2] + (1,) + wshape[2:])
             kernel, strides, dilations, pads = [1] + kernel, [1] + strides, [1] + dilations, [(0, 0)] + pads
-        out = _nn.conv2d(x, w, strides=strides, padding=_padding(pads), dilation=dilations,
-                         groups=attr.get("group", 1), channels=wshape[0], kernel_size=kernel)
+        conv = _nn.conv3d if rank == 3 else _nn.conv2d
+        out = conv(x, w, strides=strides, padding=_padding(pads), dilation=dilations,
+                   groups=attr.get("group", 1), channels=wshape[0], kernel_size=kernel)
         if bias is not None:
             out = _nn.bias_add(out, bias, axis=1)
         if rank == 1:
@@ -107,6 +111,10 @@ class ConvTranspose(OnnxOpConverter):
         if len(out_pad) != rank:
             raise ctx.error(f"output_padding has {len(out_pad)} values for {rank} spatial axes")
         pads = cls._pads(attr, xshape[2:], kernel, strides, dilations, out_pad, ctx)
+        if rank == 3:
+            out = _nn.conv3d_transpose(x, w, strides, _padding(pads), dilations, group, wshape[1] * group, kernel,
+                                       output_padding=out_pad)
+            return out if bias is None else _nn.bias_add(out, bias, axis=1)
         if rank == 1:
             x, w = _as_2d(x, ctx), _op.reshape(w, wshape[:2] + (1,) + wshape[2:])
             kernel, strides, dilations = [1] + kernel, [1] + strides, [1] + dilations
@@ -190,24 +198,26 @@ class _Pool(OnnxOpConverter):
         out = cls._pool(x, kernel, strides, dilations, _padding(pads), use_ceil, attr, ctx)
         got = ctx.shape(out)[2:]
         if list(got) != want:
-            out = _op.strided_slice(out, [0, 0], want, axes=[2, 3])
+            out = _op.strided_slice(out, [0] * len(want), want, axes=list(range(2, 2 + len(want))))
         if rank == 1:
             out = _op.squeeze(out, axis=[2])
         return out
 
     @classmethod
     def _pool(cls, x, kernel, strides, dilations, padding, ceil_mode, attr, ctx):
+        max_pool, avg_pool = (_nn.max_pool3d, _nn.avg_pool3d) if len(kernel) == 3 else (_nn.max_pool2d,
+                                                                                         _nn.avg_pool2d)
         if cls.kind == "max":
-            return _nn.max_pool2d(x, kernel, strides, dilations, padding, ceil_mode=ceil_mode)
+            return max_pool(x, kernel, strides, dilations, padding, ceil_mode=ceil_mode)
         if cls.kind == "avg":
-            return _nn.avg_pool2d(x, kernel, strides, dilations, padding, ceil_mode=ceil_mode,
-                                  count_include_pad=bool(attr.get("count_include_pad", 0)))
+            return avg_pool(x, kernel, strides, dilations, padding, ceil_mode=ceil_mode,
+                            count_include_pad=bool(attr.get("count_include_pad", 0)))
         # LpPool: (sum |x|^p)^(1/p), the sum as an average over the window times its size
         p = float(attr.get("p", 2))
         dtype = ctx.dtype(x)
         powered = _op.power(_op.abs(x), const(p, dtype))
-        total = _op.multiply(_nn.avg_pool2d(powered, kernel, strides, dilations, padding, ceil_mode=ceil_mode,
-                                            count_include_pad=True), const(math.prod(kernel), dtype))
+        total = _op.multiply(avg_pool(powered, kernel, strides, dilations, padding, ceil_mode=ceil_mode,
+                                      count_include_pad=True), const(math.prod(kernel), dtype))
         return _op.power(total, const(1 / p, dtype))
 
 

@@ -385,18 +385,12 @@ class Pad(OnnxOpConverter):
 
 @register("DepthToSpace")
 class DepthToSpace(OnnxOpConverter):
-    """Move channel blocks into ``blocksize`` x ``blocksize`` spatial blocks (modes DCR and CRD)."""
+    """Move channel blocks into ``blocksize`` x ``blocksize`` spatial blocks (modes DCR and CRD):
+    ``nn.depth_to_space``."""
 
     @classmethod
     def _impl_v1(cls, inputs, attr, ctx):
-        x = inputs[0]
-        n, c, h, w = ctx.shape(x)
-        b = attr["blocksize"]
-        if attr.get("mode", "DCR") == "DCR":
-            y = _op.transpose(_op.reshape(x, (n, b, b, c // (b * b), h, w)), (0, 3, 4, 1, 5, 2))
-        else:
-            y = _op.transpose(_op.reshape(x, (n, c // (b * b), b, b, h, w)), (0, 1, 4, 2, 5, 3))
-        return _op.reshape(y, (n, c // (b * b), h * b, w * b))
+        return _nn.depth_to_space(inputs[0], attr["blocksize"], "NCHW", attr.get("mode", "DCR"))
 
 
 @register("SpaceToDepth")
@@ -416,16 +410,13 @@ class SpaceToDepth(OnnxOpConverter):
 
 @register("Trilu")
 class Trilu(OnnxOpConverter):
-    """Keep the upper (or lower) triangle of the last two axes from diagonal ``k``, zero the rest."""
+    """Keep the upper (or lower) triangle of the last two axes from diagonal ``k`` (a constant or a run-time
+    value), zero the rest: ``trilu``."""
 
     @classmethod
     def _impl_v14(cls, inputs, attr, ctx):
-        x = inputs[0]
-        k = ctx.optional_value(inputs, 1, "k", np.zeros((), "int64"))
-        rows, cols = ctx.shape(x)[-2:]
-        ones = np.ones((rows, cols), bool)
-        mask = np.triu(ones, int(k)) if attr.get("upper", 1) else np.tril(ones, int(k))
-        return _op.where(const(mask, "bool"), x, const(0, ctx.dtype(x)))
+        k = inputs[1] if len(inputs) > 1 and inputs[1] is not None else const(0, "int64")
+        return _op.trilu(inputs[0], k, bool(attr.get("upper", 1)))
 
 
 @register("EyeLike")

@@ -21,6 +21,8 @@ from ....topi import scatter as SCT
 from ....topi import sort as SO
 from ....topi import transform as T
 from .base import OpStrategy
+from .generic_array import ARRAY_COMPUTES
+from .generic_nn import NN_COMPUTES
 
 __all__ = ["COMPUTES", "tensors_of", "default_strategy", "fschedule_by_tag"]
 
@@ -207,6 +209,9 @@ COMPUTES = {
     "scatter_nd": lambda attrs, inputs, out_type: [SCT.scatter_nd(inputs[0], inputs[1], inputs[2], attrs.mode)],
 }
 """Relay operator name -> ``FTVMCompute``."""
+
+COMPUTES.update(ARRAY_COMPUTES)
+COMPUTES.update(NN_COMPUTES)
 
 
 def fschedule_by_tag(attrs, outs, target):

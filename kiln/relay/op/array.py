@@ -1,0 +1,272 @@
+"""Array operators TVM keeps in ``relay/op/transform.py`` beyond the data-movement set: ``stack arange meshgrid
+trilu unravel_index sequence_mask reverse_sequence ndarray_size searchsorted sparse_to_dense einsum``.
+
+``arange`` needs constant ``start``/``stop``/``step`` (its length is part of its type; a value known only at run
+time is the dynamic-shapes issue's ``relay.Any``). ``einsum`` reads numpy's subscript notation, explicit
+(``ij,jk->ik``) or implicit (``ij,jk``: the letters seen once, sorted), with ``...`` for leading broadcast axes.
+"""
+
+import math
+
+import numpy as np
+
+from ...error import TypeInferenceError
+from ...ir.expr import RelayExpr
+from ...ir.type import TensorType, TupleType
+from ...topi.einsum import einsum_shape
+from ..expr import Tuple, TupleWrapper, const
+from . import attrs_array as A
+from .op import OpPattern, make_call, register_relay_op
+from .type_relations import ALL, INTEGER, NUMERIC, check_dtype, normalize_axis, same_dtype, tensor_arg
+
+
+def _tuple_fields(types, what):
+    tup = types[0]
+    if not isinstance(tup, TupleType) or not tup.fields:
+        raise TypeInferenceError(f"{what} takes a non-empty tuple of tensors, got {tup}")
+    return [tensor_arg(tup.fields, i, "tuple field") for i in range(len(tup.fields))]
+
+
+def _stack_rel(types, attrs):
+    fields = _tuple_fields(types, "stack")
+    dtype = same_dtype(fields, "stack: the stacked tensors")
+    if any(f.shape != fields[0].shape for f in fields):
+        raise TypeInferenceError(f"stack: the tensors must share one shape, got "
+                                 f"{', '.join(str(f.shape) for f in fields)}")
+    ndim = fields[0].ndim + 1
+    axis = normalize_axis(attrs.axis, ndim, "stack axis")
+    return TensorType(fields[0].shape[:axis] + (len(fields),) + fields[0].shape[axis:], dtype)
+
+
+register_relay_op("stack", 1, _stack_rel, OpPattern.INJECTIVE, A.StackAttrs)
+
+
+def _as_tuple(data):
+    return Tuple(tuple(data)) if isinstance(data, list | tuple) else data
+
+
+def stack(data, axis):
+    """Join the same-shape tensors of ``data`` along a new axis ``axis``."""
+    return make_call("stack", [_as_tuple(data)], A.StackAttrs(int(axis)))
+
+
+def arange_length(start, stop, step) -> int:
+    """The number of elements of ``arange(start, stop, step)``: ``ceil((stop - start) / step)``, at least 0."""
+    return max(0, math.ceil((stop - start) / step))
+
+
+def _arange_rel(types, attrs):
+    check_dtype(attrs.dtype, NUMERIC, "the result", "arange")
+    for i, name in enumerate(("start", "stop", "step")):
+        t = tensor_arg(types, i, name)
+        if t.shape:
+            raise TypeInferenceError(f"arange: {name} must be a scalar, got {t}")
+    return TensorType((arange_length(attrs.start, attrs.stop, attrs.step),), attrs.dtype)
+
+
+register_relay_op("arange", 3, _arange_rel, OpPattern.OPAQUE, A.ArangeAttrs, dtypes=NUMERIC)
+
+
+def _scalar_value(value, what):
+    if isinstance(value, RelayExpr):
+        data = getattr(value, "data", None)
+        if data is None:
+            raise TypeInferenceError(f"arange: {what} must be a constant (a value known only at run time needs "
+                                     "dynamic shapes)")
+        return data.numpy().item()
+    return value
+
+
+def arange(start, stop=None, step=None, dtype="float32"):
+    """``start, start + step, ...`` up to ``stop`` (excluded), numpy's ``arange``; with one argument, ``0`` to it.
+
+    ``start``, ``stop`` and ``step`` are numbers or constant expressions.
+    """
+    if stop is None:
+        start, stop = 0, start
+    if step is None:
+        step = 1
+    values = [_scalar_value(x, what) for x, what in ((start, "start"), (stop, "stop"), (step, "step"))]
+    args = [x if isinstance(x, RelayExpr) else const(np.array(x).astype(dtype)) for x in (start, stop, step)]
+    return make_call("arange", args, A.ArangeAttrs(*values, dtype))
+
+
+def _meshgrid_rel(types, attrs):
+    fields = _tuple_fields(types, "meshgrid")
+    if any(f.ndim > 1 for f in fields):
+        raise TypeInferenceError(f"meshgrid: every input must be a scalar or 1-D, got "
+                                 f"{', '.join(str(f) for f in fields)}")
+    sizes = [f.shape[0] if f.ndim else 1 for f in fields]
+    if attrs.indexing == "xy" and len(sizes) >= 2:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    return TupleType([TensorType(tuple(sizes), f.dtype) for f in fields])
+
+
+register_relay_op("meshgrid", 1, _meshgrid_rel, OpPattern.INJECTIVE, A.MeshgridAttrs)
+
+
+def meshgrid(data, indexing="ij"):
+    """Coordinate grids of the 1-D tensors of ``data`` (numpy's ``meshgrid``; ``"xy"`` swaps the first two axes);
+    index the result for each grid."""
+    data = _as_tuple(data)
+    count = len(data.fields) if isinstance(data, Tuple) else None
+    call = make_call("meshgrid", [data], A.MeshgridAttrs(indexing))
+    return TupleWrapper(call, count) if count is not None else call
+
+
+def _trilu_rel(types, attrs):
+    data, k = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "k")
+    if data.ndim < 2 or k.shape:
+        raise TypeInferenceError(f"trilu: data {data} must have rank >= 2 and k {k} must be a scalar")
+    return data
+
+
+register_relay_op("trilu", 2, _trilu_rel, OpPattern.INJECTIVE, A.TriluAttrs, dtypes=(ALL, INTEGER))
+
+
+def trilu(data, k, upper=True):
+    """The upper (``upper``) or lower triangle of the last two axes of ``data`` from diagonal ``k`` on (numpy's
+    ``triu``/``tril``), zeros elsewhere; ``k`` is an int scalar expression or number."""
+    if not isinstance(k, RelayExpr):
+        k = const(np.array(k, "int32"))
+    return make_call("trilu", [data, k], A.TriluAttrs(upper))
+
+
+def _unravel_index_rel(types, attrs):
+    indices, shape = tensor_arg(types, 0, "indices"), tensor_arg(types, 1, "shape")
+    if indices.ndim > 1 or shape.ndim != 1:
+        raise TypeInferenceError(f"unravel_index: indices {indices} must have rank 0 or 1 and shape {shape} rank 1")
+    same_dtype([indices, shape], "unravel_index indices and shape")
+    return TensorType((shape.shape[0],) + indices.shape, indices.dtype)
+
+
+register_relay_op("unravel_index", 2, _unravel_index_rel, OpPattern.INJECTIVE, dtypes=INTEGER)
+
+
+def unravel_index(indices, shape):
+    """The coordinates of the flat ``indices`` in an array of ``shape``: one row per axis (numpy's
+    ``unravel_index`` stacked)."""
+    return make_call("unravel_index", [indices, shape])
+
+
+def _sequence_mask_rel(types, attrs):
+    data, length = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "valid_length")
+    if attrs.axis not in (0, 1) or data.ndim < 2:
+        raise TypeInferenceError(f"sequence_mask: axis must be 0 or 1 of data of rank >= 2, got axis {attrs.axis} "
+                                 f"and {data}")
+    if length.shape != (data.shape[1 - attrs.axis],):
+        raise TypeInferenceError(f"sequence_mask: valid_length {length} must be 1-D of the batch size "
+                                 f"{data.shape[1 - attrs.axis]} of {data}")
+    return data
+
+
+register_relay_op("sequence_mask", 2, _sequence_mask_rel, OpPattern.INJECTIVE, A.SequenceMaskAttrs,
+                  dtypes=(NUMERIC, INTEGER))
+
+
+def sequence_mask(data, valid_length, mask_value=0, axis=0):
+    """``data`` with the steps of each sequence at or after its ``valid_length`` set to ``mask_value``; ``axis``
+    (0 or 1) is the time axis, the other of the two the batch axis."""
+    return make_call("sequence_mask", [data, valid_length], A.SequenceMaskAttrs(float(mask_value), int(axis)))
+
+
+def _reverse_sequence_rel(types, attrs):
+    data, lengths = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "seq_lengths")
+    seq = normalize_axis(attrs.seq_axis, data.ndim, "reverse_sequence seq_axis")
+    batch = normalize_axis(attrs.batch_axis, data.ndim, "reverse_sequence batch_axis")
+    if seq == batch or lengths.shape != (data.shape[batch],):
+        raise TypeInferenceError(f"reverse_sequence: seq_lengths {lengths} must be 1-D of the batch size of {data} "
+                                 f"and seq_axis differ from batch_axis")
+    return data
+
+
+register_relay_op("reverse_sequence", 2, _reverse_sequence_rel, OpPattern.INJECTIVE, A.ReverseSequenceAttrs,
+                  dtypes=(ALL, INTEGER))
+
+
+def reverse_sequence(data, seq_lengths, seq_axis=1, batch_axis=0):
+    """``data`` with the first ``seq_lengths[b]`` elements along ``seq_axis`` of each batch ``b`` reversed."""
+    return make_call("reverse_sequence", [data, seq_lengths], A.ReverseSequenceAttrs(int(seq_axis), int(batch_axis)))
+
+
+def _ndarray_size_rel(types, attrs):
+    tensor_arg(types, 0, "data")
+    check_dtype(attrs.dtype, INTEGER, "the result", "ndarray_size")
+    return TensorType((), attrs.dtype)
+
+
+register_relay_op("ndarray_size", 1, _ndarray_size_rel, OpPattern.OPAQUE, A.NdarraySizeAttrs)
+
+
+def ndarray_size(data, dtype="int32"):
+    """The number of elements of ``data``, a scalar of ``dtype``."""
+    return make_call("ndarray_size", [data], A.NdarraySizeAttrs(dtype))
+
+
+def _searchsorted_rel(types, attrs):
+    seq, values = tensor_arg(types, 0, "sorted_sequence"), tensor_arg(types, 1, "values")
+    check_dtype(attrs.dtype, INTEGER, "the result", "searchsorted")
+    same_dtype([seq, values], "searchsorted sorted_sequence and values")
+    if seq.ndim == 0 or (seq.ndim > 1 and (values.ndim != seq.ndim or values.shape[:-1] != seq.shape[:-1])):
+        raise TypeInferenceError(f"searchsorted: sorted_sequence {seq} must be 1-D or share all but its last axis "
+                                 f"with values {values}")
+    return TensorType(values.shape, attrs.dtype)
+
+
+register_relay_op("searchsorted", 2, _searchsorted_rel, OpPattern.OPAQUE, A.SearchSortedAttrs, dtypes=NUMERIC)
+
+
+def searchsorted(sorted_sequence, values, right=False, dtype="int32"):
+    """For each value, the index in the (last axis of the) sorted sequence where it would be inserted to keep it
+    sorted: before equal elements, or after them when ``right`` (numpy's ``searchsorted``)."""
+    return make_call("searchsorted", [sorted_sequence, values], A.SearchSortedAttrs(right, dtype))
+
+
+def _sparse_to_dense_rel(types, attrs):
+    indices, values, default = (tensor_arg(types, i, n) for i, n in enumerate(["sparse_indices", "sparse_values",
+                                                                              "default_value"]))
+    if indices.ndim > 2 or values.ndim > 1 or default.shape:
+        raise TypeInferenceError(f"sparse_to_dense: sparse_indices {indices} must have rank <= 2, sparse_values "
+                                 f"{values} rank <= 1 and default_value {default} be a scalar")
+    count = indices.shape[0] if indices.ndim else 1
+    if values.ndim == 1 and values.shape[0] != count:
+        raise TypeInferenceError(f"sparse_to_dense: {count} indices but sparse_values {values}")
+    rank = indices.shape[1] if indices.ndim == 2 else 1
+    if rank != len(attrs.output_shape):
+        raise TypeInferenceError(f"sparse_to_dense: indices {indices} address rank {rank}, output_shape "
+                                 f"{attrs.output_shape} has rank {len(attrs.output_shape)}")
+    same_dtype([values, default], "sparse_to_dense sparse_values and default_value")
+    return TensorType(attrs.output_shape, values.dtype)
+
+
+register_relay_op("sparse_to_dense", 3, _sparse_to_dense_rel, OpPattern.OPAQUE, A.SparseToDenseAttrs,
+                  dtypes=(INTEGER, ALL))
+
+
+def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0):
+    """A dense tensor of ``output_shape`` holding ``sparse_values`` at ``sparse_indices`` (rows of coordinates)
+    and ``default_value`` elsewhere; of repeated indices the last wins."""
+    if not isinstance(sparse_values, RelayExpr):
+        sparse_values = const(sparse_values)
+    if not isinstance(default_value, RelayExpr):
+        default_value = const(default_value)
+    return make_call("sparse_to_dense", [sparse_indices, sparse_values, default_value],
+                     A.SparseToDenseAttrs(tuple(output_shape)))
+
+
+def _einsum_rel(types, attrs):
+    fields = _tuple_fields(types, "einsum")
+    dtype = same_dtype(fields, "einsum operands")
+    try:
+        shape = einsum_shape(attrs.equation, [f.shape for f in fields])
+    except ValueError as exc:
+        raise TypeInferenceError(f"einsum {attrs.equation!r} of {', '.join(str(f) for f in fields)}: {exc}") from exc
+    return TensorType(shape, dtype)
+
+
+register_relay_op("einsum", 1, _einsum_rel, OpPattern.INJECTIVE, A.EinsumAttrs, dtypes=NUMERIC)
+
+
+def einsum(data, equation):
+    """numpy's ``einsum`` of the tensors of ``data`` by the subscripts ``equation``."""
+    return make_call("einsum", [_as_tuple(data)], A.EinsumAttrs(str(equation)))

@@ -1,0 +1,139 @@
+"""Attribute records of the array operators of :mod:`kiln.relay.op.array`, :mod:`kiln.relay.op.like` and
+``variance`` (``stack arange meshgrid reshape_like slice_like collapse_sum_to trilu sequence_mask reverse_sequence
+ndarray_size matrix_set_diag searchsorted sparse_to_dense einsum``), with TVM's field names, order and defaults.
+
+:mod:`kiln.relay.op.attrs` re-exports them; validation follows its rules (OpAttributeInvalid naming the field).
+"""
+
+from dataclasses import dataclass
+
+from ...ir.attrs import Attrs
+from .attrs import _int_tuple
+
+
+@dataclass(frozen=True, slots=True)
+class StackAttrs(Attrs):
+    axis: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ArangeAttrs(Attrs):
+    """TVM keeps ``start``/``stop``/``step`` as the constant expressions they were built from; kiln keeps their
+    values (the call still takes them as its three arguments)."""
+
+    start: float = 0.0
+    stop: float | None = None
+    step: float = 1.0
+    dtype: str = "float32"
+
+    def __post_init__(self):
+        self._require(self.step != 0, "step", "must not be 0")
+        object.__setattr__(self, "dtype", str(self.dtype))
+
+
+@dataclass(frozen=True, slots=True)
+class MeshgridAttrs(Attrs):
+    indexing: str = "ij"
+
+    def __post_init__(self):
+        self._require(self.indexing in ("ij", "xy"), "indexing", "must be 'ij' or 'xy'")
+
+
+@dataclass(frozen=True, slots=True)
+class ReshapeLikeAttrs(Attrs):
+    lhs_begin: int = 0
+    lhs_end: int | None = None
+    rhs_begin: int = 0
+    rhs_end: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SliceLikeAttrs(Attrs):
+    axes: tuple | None = None
+
+    def __post_init__(self):
+        if self.axes is not None:
+            _int_tuple(self, "axes")
+
+
+@dataclass(frozen=True, slots=True)
+class CollapseSumToAttrs(Attrs):
+    """TVM's ``InitOpAttrs`` of ``collapse_sum_to``: the target shape."""
+
+    shape: tuple = ()
+
+    def __post_init__(self):
+        _int_tuple(self, "shape")
+
+
+@dataclass(frozen=True, slots=True)
+class TriluAttrs(Attrs):
+    upper: bool = True
+
+    def __post_init__(self):
+        object.__setattr__(self, "upper", bool(self.upper))
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceMaskAttrs(Attrs):
+    mask_value: float = 0.0
+    axis: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ReverseSequenceAttrs(Attrs):
+    seq_axis: int = 1
+    batch_axis: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class NdarraySizeAttrs(Attrs):
+    dtype: str = "int32"
+
+
+@dataclass(frozen=True, slots=True)
+class MatrixSetDiagAttrs(Attrs):
+    k1: int = 0
+    k2: int = 0
+    super_diag_right_align: bool = False
+    sub_diag_right_align: bool = False
+
+    def __post_init__(self):
+        self._require(self.k1 <= self.k2, "k1", "must not exceed k2")
+
+
+@dataclass(frozen=True, slots=True)
+class SearchSortedAttrs(Attrs):
+    right: bool = False
+    dtype: str = "int32"
+
+    def __post_init__(self):
+        object.__setattr__(self, "right", bool(self.right))
+
+
+@dataclass(frozen=True, slots=True)
+class SparseToDenseAttrs(Attrs):
+    output_shape: tuple = ()
+
+    def __post_init__(self):
+        _int_tuple(self, "output_shape")
+        self._require(all(d >= 0 for d in self.output_shape), "output_shape", "must not contain negative sizes")
+
+
+@dataclass(frozen=True, slots=True)
+class EinsumAttrs(Attrs):
+    equation: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class VarianceAttrs(Attrs):
+    axis: tuple | None = None
+    keepdims: bool = False
+    exclude: bool = False
+    unbiased: bool = False
+
+    def __post_init__(self):
+        if self.axis is not None:
+            _int_tuple(self, "axis")
+        for name in ("keepdims", "exclude", "unbiased"):
+            object.__setattr__(self, name, bool(getattr(self, name)))

@@ -1,0 +1,180 @@
+"""Attribute records of the image operators beyond ``resize2d`` (``image.resize1d image.resize3d
+nn.upsampling nn.upsampling3d``), with TVM's field names, order and defaults.
+
+:mod:`kiln.relay.op.attrs` re-exports them; validation follows its rules (OpAttributeInvalid naming the field).
+"""
+
+from dataclasses import dataclass
+
+from ...ir.attrs import Attrs
+from .attrs import _int_tuple, _layouts
+
+_METHODS = ("nearest_neighbor", "linear", "cubic")
+_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn")
+
+
+def _resize_post_init(attrs, n):
+    _int_tuple(attrs, "size", n)
+    attrs._require(len(attrs.size) == n, "size", f"must have {n} values")
+    object.__setattr__(attrs, "roi", tuple(float(v) for v in attrs.roi))
+    attrs._require(attrs.method in _METHODS, "method", "must be nearest_neighbor, linear or cubic")
+    attrs._require(attrs.coordinate_transformation_mode in _MODES, "coordinate_transformation_mode",
+                   "is not a known mode")
+    _layouts(attrs, "layout")
+
+
+@dataclass(frozen=True, slots=True)
+class Resize1DAttrs(Attrs):
+    size: tuple
+    roi: tuple = (0.0, 0.0)
+    layout: str = "NCW"
+    method: str = "linear"
+    coordinate_transformation_mode: str = "half_pixel"
+    rounding_method: str = ""
+    cubic_alpha: float = -0.5
+    cubic_exclude: int = 0
+    extrapolation_value: float = 0.0
+    out_dtype: str = ""
+
+    def __post_init__(self):
+        _resize_post_init(self, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Resize3DAttrs(Attrs):
+    size: tuple
+    roi: tuple = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    layout: str = "NCDHW"
+    method: str = "linear"
+    coordinate_transformation_mode: str = "half_pixel"
+    rounding_method: str = ""
+    cubic_alpha: float = -0.5
+    cubic_exclude: int = 0
+    extrapolation_value: float = 0.0
+    out_dtype: str = ""
+
+    def __post_init__(self):
+        _resize_post_init(self, 3)
+
+
+@dataclass(frozen=True, slots=True)
+class UpSamplingAttrs(Attrs):
+    scale_h: float = 1.0
+    scale_w: float = 1.0
+    layout: str = "NCHW"
+    method: str = "nearest_neighbor"
+    align_corners: bool = False
+
+    def __post_init__(self):
+        self._require(self.method in ("nearest_neighbor", "bilinear", "bicubic"), "method",
+                      "must be nearest_neighbor, bilinear or bicubic")
+        self._require(self.scale_h > 0 and self.scale_w > 0, "scale_h", "scales must be positive")
+        _layouts(self, "layout")
+
+
+@dataclass(frozen=True, slots=True)
+class UpSampling3DAttrs(Attrs):
+    scale_d: float = 1.0
+    scale_h: float = 1.0
+    scale_w: float = 1.0
+    layout: str = "NCDHW"
+    method: str = "nearest_neighbor"
+    coordinate_transformation_mode: str = "half_pixel"
+
+    def __post_init__(self):
+        self._require(self.method in ("nearest_neighbor", "trilinear"), "method",
+                      "must be nearest_neighbor or trilinear")
+        self._require(self.coordinate_transformation_mode in _MODES, "coordinate_transformation_mode",
+                      "is not a known mode")
+        _layouts(self, "layout")
+
+
+@dataclass(frozen=True, slots=True)
+class ROIAlignAttrs(Attrs):
+    pooled_size: tuple = ()
+    spatial_scale: float = 1.0
+    sample_ratio: int = -1
+    layout: str = "NCHW"
+    mode: str = "avg"
+
+    def __post_init__(self):
+        _int_tuple(self, "pooled_size", 2)
+        self._require(len(self.pooled_size) == 2 and min(self.pooled_size) > 0, "pooled_size",
+                      "must be 2 positive ints")
+        self._require(self.layout == "NCHW", "layout", "must be NCHW (the layout kiln computes it in)")
+        self._require(self.mode in ("avg", "max"), "mode", "must be avg or max")
+
+
+@dataclass(frozen=True, slots=True)
+class ROIPoolAttrs(Attrs):
+    pooled_size: tuple = ()
+    spatial_scale: float = 1.0
+    layout: str = "NCHW"
+
+    def __post_init__(self):
+        _int_tuple(self, "pooled_size", 2)
+        self._require(len(self.pooled_size) == 2 and min(self.pooled_size) > 0, "pooled_size",
+                      "must be 2 positive ints")
+        self._require(self.layout == "NCHW", "layout", "must be NCHW (the layout kiln computes it in)")
+
+
+@dataclass(frozen=True, slots=True)
+class CropAndResizeAttrs(Attrs):
+    crop_size: tuple = ()
+    layout: str = "NCHW"
+    method: str = "bilinear"
+    extrapolation_value: float = 0.0
+    out_dtype: str = ""
+
+    def __post_init__(self):
+        _int_tuple(self, "crop_size", 2)
+        self._require(len(self.crop_size) == 2 and min(self.crop_size) > 0, "crop_size", "must be 2 positive ints")
+        self._require(self.method in ("bilinear", "nearest_neighbor"), "method", "must be bilinear or nearest_neighbor")
+        self._require(self.layout in ("NCHW", "NHWC"), "layout", "must be NCHW or NHWC")
+
+
+@dataclass(frozen=True, slots=True)
+class Dilation2DAttrs(Attrs):
+    strides: tuple = (1, 1)
+    padding: tuple = (0, 0, 0, 0)
+    dilations: tuple = (1, 1)
+    data_layout: str = "NCHW"
+    kernel_layout: str = "IHW"
+    out_dtype: str = ""
+
+    def __post_init__(self):
+        from .attrs_nn import padding_n, spatial
+
+        spatial(self, "strides", 2)
+        spatial(self, "dilations", 2)
+        padding_n(self, 2)
+        self._require((self.data_layout, self.kernel_layout) in (("NCHW", "IHW"), ("NHWC", "HWI")), "data_layout",
+                      "must be NCHW with kernel layout IHW or NHWC with HWI")
+
+
+@dataclass(frozen=True, slots=True)
+class DeformableConv2DAttrs(Attrs):
+    strides: tuple = (1, 1)
+    padding: tuple = (0, 0, 0, 0)
+    dilation: tuple = (1, 1)
+    deformable_groups: int = 1
+    groups: int = 1
+    channels: int | None = None
+    kernel_size: tuple | None = None
+    data_layout: str = "NCHW"
+    kernel_layout: str = "OIHW"
+    out_layout: str = ""
+    out_dtype: str = ""
+
+    def __post_init__(self):
+        from .attrs_nn import padding_n, spatial
+
+        spatial(self, "strides", 2)
+        spatial(self, "dilation", 2)
+        padding_n(self, 2)
+        if self.kernel_size is not None:
+            spatial(self, "kernel_size", 2)
+        self._require(self.data_layout == "NCHW" and self.kernel_layout == "OIHW" and self.out_layout in ("", "NCHW"),
+                      "data_layout", "must be NCHW with kernel layout OIHW (the layouts kiln computes it in)")
+        self._require(self.groups == 1, "groups", "must be 1 (as in TVM's topi)")
+        self._require(self.deformable_groups >= 1, "deformable_groups", "must be positive")

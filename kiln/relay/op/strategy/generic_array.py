@@ -1,0 +1,78 @@
+"""Generic computes of the array, ``*_like`` and ``variance`` operators (:mod:`kiln.relay.op.array`,
+:mod:`kiln.relay.op.like`): adapters from each call's attributes to the topi computes of :mod:`kiln.topi.array`
+and :mod:`kiln.topi.einsum`, merged into :data:`.generic.COMPUTES`."""
+
+from ....tir import op as _tir_op
+from ....topi import array as AR
+from ....topi import broadcast as B
+from ....topi import elemwise as EW
+from ....topi import transform as T
+from ....topi.einsum import einsum
+from ....topi.reduction import reduce_axes
+from ..like import collapse_axes, slice_like_ends
+
+__all__ = ["ARRAY_COMPUTES"]
+
+
+def _flat(inputs):
+    out: list = []
+    for x in inputs:
+        out.extend(_flat(x) if isinstance(x, list | tuple) else [x])
+    return out
+
+
+def _collapse(attrs, inputs, out_type):
+    data = inputs[0]
+    shape = tuple(int(d) for d in out_type.shape)
+    return [AR.collapse_sum(data, shape, collapse_axes([int(d) for d in data.shape], shape))]
+
+
+def _slice_like(attrs, inputs, out_type):
+    data, like = inputs[0], inputs[1]
+    ends = slice_like_ends([int(d) for d in data.shape], [int(d) for d in like.shape], attrs.axes)
+    return [T.strided_slice(data, [0] * len(ends), list(ends))]
+
+
+def _variance(attrs, inputs, out_type):
+    axes = reduce_axes(len(inputs[0].shape), attrs.axis, attrs.exclude)
+    return [AR.variance(inputs[0], inputs[1], axes, attrs.keepdims, attrs.unbiased)]
+
+
+def _arange(attrs, inputs, out_type):
+    return [AR.arange(attrs.start, attrs.step, int(out_type.shape[0]), attrs.dtype)]
+
+
+ARRAY_COMPUTES = {
+    "fast_exp": lambda attrs, inputs, out_type: [EW.exp(inputs[0])],
+    "fast_tanh": lambda attrs, inputs, out_type: [EW.tanh(inputs[0])],
+    "fast_erf": lambda attrs, inputs, out_type: [EW.erf(inputs[0])],
+    "copy": lambda attrs, inputs, out_type: [EW.identity(inputs[0])],
+    "reinterpret": lambda attrs, inputs, out_type: [EW.elemwise(
+        inputs[0], lambda v: _tir_op.reinterpret(attrs.dtype, v), "T_reinterpret")],
+    "zeros_like": lambda attrs, inputs, out_type: [EW.full_like(inputs[0], 0)],
+    "ones_like": lambda attrs, inputs, out_type: [EW.full_like(inputs[0], 1)],
+    "full_like": lambda attrs, inputs, out_type: [EW.full_like(inputs[0], inputs[1]())],
+    "cast_like": lambda attrs, inputs, out_type: [EW.cast(inputs[0], inputs[1].dtype)],
+    "reshape_like": lambda attrs, inputs, out_type: [T.reshape(inputs[0], out_type.shape)],
+    "broadcast_to_like": lambda attrs, inputs, out_type: [B.broadcast_to(inputs[0], out_type.shape)],
+    "collapse_sum_like": _collapse,
+    "collapse_sum_to": _collapse,
+    "slice_like": _slice_like,
+    "variance": _variance,
+    "stack": lambda attrs, inputs, out_type: [AR.stack(_flat(inputs), attrs.axis)],
+    "arange": _arange,
+    "meshgrid": lambda attrs, inputs, out_type: AR.meshgrid(_flat(inputs), attrs.indexing),
+    "trilu": lambda attrs, inputs, out_type: [AR.trilu(inputs[0], inputs[1](), attrs.upper)],
+    "unravel_index": lambda attrs, inputs, out_type: [AR.unravel_index(inputs[0], inputs[1])],
+    "sequence_mask": lambda attrs, inputs, out_type: [AR.sequence_mask(inputs[0], inputs[1], attrs.mask_value,
+                                                                       attrs.axis)],
+    "reverse_sequence": lambda attrs, inputs, out_type: [AR.reverse_sequence(inputs[0], inputs[1], attrs.seq_axis,
+                                                                             attrs.batch_axis)],
+    "ndarray_size": lambda attrs, inputs, out_type: [AR.ndarray_size(inputs[0], attrs.dtype)],
+    "searchsorted": lambda attrs, inputs, out_type: [AR.searchsorted(inputs[0], inputs[1], attrs.right,
+                                                                     attrs.dtype)],
+    "sparse_to_dense": lambda attrs, inputs, out_type: [AR.sparse_to_dense(inputs[0], inputs[1], inputs[2](),
+                                                                           attrs.output_shape)],
+    "einsum": lambda attrs, inputs, out_type: [einsum(attrs.equation, *_flat(inputs))],
+}
+"""Relay operator name -> ``FTVMCompute`` of the operators this module covers."""

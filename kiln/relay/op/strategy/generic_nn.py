@@ -1,0 +1,114 @@
+"""Generic computes of the convolutions and poolings of :mod:`kiln.relay.op.nn_conv` (1-D/3-D, transposed,
+adaptive) and the other ``relay.nn`` operators beyond the seed set: adapters from each call's attributes to
+:mod:`kiln.topi.nn.convnd`, :mod:`kiln.topi.nn.poolnd` and :mod:`kiln.topi.nn.extra`, merged into
+:data:`.generic.COMPUTES`."""
+
+from ....topi.image import crop, resize_nd
+from ....topi.nn import convnd, extra, loss, poolnd
+from ....topi.nn.softmax import softmax
+from ....topi.sort import topk
+from ....topi.vision import roi_align_nchw, roi_pool_nchw
+
+__all__ = ["NN_COMPUTES"]
+
+
+def _out_dtype(attrs, out_type):
+    return attrs.out_dtype or out_type.dtype
+
+
+def _conv(attrs, inputs, out_type):
+    return [convnd.conv(inputs[0], inputs[1], attrs.strides, attrs.padding, attrs.dilation, attrs.groups,
+                        attrs.data_layout, attrs.kernel_layout, attrs.out_layout, _out_dtype(attrs, out_type))]
+
+
+def _conv_transpose(attrs, inputs, out_type):
+    return [convnd.conv_transpose(inputs[0], inputs[1], attrs.strides, attrs.padding, attrs.output_padding,
+                                  attrs.dilation, attrs.groups, attrs.data_layout, attrs.kernel_layout,
+                                  attrs.out_layout, _out_dtype(attrs, out_type))]
+
+
+def _relayout(out, attrs):
+    from ....topi.transform import layout_transform
+
+    return layout_transform(out, attrs.layout, attrs.out_layout) if attrs.out_layout and \
+        attrs.out_layout != attrs.layout else out
+
+
+def _pool(kind):
+    def fcompute(attrs, inputs, out_type):
+        out = poolnd.pool(inputs[0], attrs.pool_size, attrs.strides, attrs.dilation, attrs.padding, kind,
+                          attrs.ceil_mode, attrs.layout, getattr(attrs, "count_include_pad", False))
+        return [_relayout(out, attrs)]
+
+    return fcompute
+
+
+def _adaptive(kind):
+    def fcompute(attrs, inputs, out_type):
+        return [_relayout(poolnd.adaptive_pool(inputs[0], attrs.output_size, kind, attrs.layout), attrs)]
+
+    return fcompute
+
+
+def _resize(fn):
+    def fcompute(attrs, inputs, out_type):
+        return [fn(inputs[0], attrs.roi, attrs.size, attrs.layout, attrs.method, attrs.coordinate_transformation_mode,
+                   attrs.rounding_method, attrs.cubic_alpha, attrs.cubic_exclude, attrs.extrapolation_value,
+                   attrs.out_dtype or out_type.dtype)]
+
+    return fcompute
+
+
+def _mirror_pad(attrs, inputs, out_type):
+    return [extra.mirror_pad(inputs[0], [p[0] for p in attrs.pad_width], [p[1] for p in attrs.pad_width],
+                             attrs.mode)]
+
+
+NN_COMPUTES = {
+    "image.resize1d": _resize(resize_nd.resize1d),
+    "image.resize3d": _resize(resize_nd.resize3d),
+    "nn.upsampling": lambda attrs, inputs, out_type: [resize_nd.upsampling(
+        inputs[0], attrs.scale_h, attrs.scale_w, attrs.layout, attrs.method, attrs.align_corners)],
+    "nn.upsampling3d": lambda attrs, inputs, out_type: [resize_nd.upsampling3d(
+        inputs[0], attrs.scale_d, attrs.scale_h, attrs.scale_w, attrs.layout, attrs.method,
+        attrs.coordinate_transformation_mode)],
+    "nn.prelu": lambda attrs, inputs, out_type: [extra.prelu(inputs[0], inputs[1], attrs.axis)],
+    "nn.depth_to_space": lambda attrs, inputs, out_type: [extra.depth_to_space(inputs[0], attrs.block_size,
+                                                                               attrs.layout, attrs.mode)],
+    "nn.space_to_depth": lambda attrs, inputs, out_type: [extra.space_to_depth(inputs[0], attrs.block_size,
+                                                                               attrs.layout)],
+    "nn.l2_normalize": lambda attrs, inputs, out_type: [extra.l2_normalize(inputs[0], attrs.eps, attrs.axis)],
+    "nn.instance_norm": lambda attrs, inputs, out_type: [extra.instance_norm(
+        inputs[0], inputs[1], inputs[2], attrs.axis, attrs.epsilon, attrs.center, attrs.scale)],
+    "nn.group_norm": lambda attrs, inputs, out_type: [extra.group_norm(
+        inputs[0], inputs[1], inputs[2], attrs.num_groups, attrs.axis, attrs.epsilon, attrs.center, attrs.scale)],
+    "nn.mirror_pad": _mirror_pad,
+    "vision.roi_align": lambda attrs, inputs, out_type: [roi_align_nchw(
+        inputs[0], inputs[1], attrs.pooled_size, attrs.spatial_scale, attrs.mode, attrs.sample_ratio)],
+    "vision.roi_pool": lambda attrs, inputs, out_type: [roi_pool_nchw(inputs[0], inputs[1], attrs.pooled_size,
+                                                                      attrs.spatial_scale)],
+    "image.crop_and_resize": lambda attrs, inputs, out_type: [crop.crop_and_resize(
+        inputs[0], inputs[1], inputs[2], attrs.crop_size, attrs.layout, attrs.method, attrs.extrapolation_value,
+        out_type.dtype)],
+    "image.dilation2d": lambda attrs, inputs, out_type: [crop.dilation2d(
+        inputs[0], inputs[1], attrs.strides, attrs.padding, attrs.dilations, attrs.data_layout, out_type.dtype)],
+    "nn.deformable_conv2d": lambda attrs, inputs, out_type: [crop.deformable_conv2d_nchw(
+        inputs[0], inputs[1], inputs[2], attrs.strides, attrs.padding, attrs.dilation, attrs.deformable_groups,
+        out_type.dtype)],
+    "sort": lambda attrs, inputs, out_type: [topk(inputs[0], 0, attrs.axis, "values", attrs.is_ascend)],
+    "nn.dilate": lambda attrs, inputs, out_type: [loss.dilate(inputs[0], attrs.strides, attrs.dilation_value)],
+    "nn.space_to_batch_nd": lambda attrs, inputs, out_type: [loss.space_to_batch_nd(
+        inputs[0], attrs.block_shape, attrs.paddings, attrs.pad_value)],
+    "nn.batch_to_space_nd": lambda attrs, inputs, out_type: [loss.batch_to_space_nd(inputs[0], attrs.block_shape,
+                                                                                    attrs.crops)],
+    "nn.cross_entropy": lambda attrs, inputs, out_type: [loss.cross_entropy(inputs[0], inputs[1])],
+    "nn.cross_entropy_with_logits": lambda attrs, inputs, out_type: [loss.cross_entropy(inputs[0], inputs[1], True)],
+    "nn.nll_loss": lambda attrs, inputs, out_type: [loss.nll_loss(inputs[0], inputs[1], inputs[2], attrs.reduction,
+                                                                  attrs.ignore_index)],
+    "nn.fast_softmax": lambda attrs, inputs, out_type: [softmax(inputs[0], attrs.axis)],
+    **{name: _conv for name in ("nn.conv1d", "nn.conv3d")},
+    **{name: _conv_transpose for name in ("nn.conv1d_transpose", "nn.conv2d_transpose", "nn.conv3d_transpose")},
+    **{f"nn.{kind}_pool{n}d": _pool(kind) for kind in ("max", "avg") for n in (1, 3)},
+    **{f"nn.adaptive_{kind}_pool{n}d": _adaptive(kind) for kind in ("max", "avg") for n in (1, 2, 3)},
+}
+"""Relay operator name -> ``FTVMCompute`` of the operators this module covers."""

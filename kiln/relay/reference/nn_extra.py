@@ -1,0 +1,241 @@
+"""``image.resize1d/3d``, ``nn.upsampling(3d)``, ``nn.prelu``, the sub-pixel moves, ``nn.l2_normalize``,
+``nn.instance_norm``, ``nn.group_norm``, ``nn.mirror_pad`` and ``nn.fast_softmax`` in numpy.
+
+The resizes and upsamplings run the ``image.resize2d`` reference the way the compute composes them (one axis
+lifted to a size-1 H for 1-D; H x W planes then D for 3-D: :mod:`kiln.topi.image.resize_nd`), so both round alike.
+"""
+
+import numpy as np
+
+from ...topi.image.resize_nd import upsampled_size
+from ..op.attrs import Resize2DAttrs
+from .common import as_dtype, register
+from .image import resize2d
+from .nn import softmax
+from .transform import convert_layout
+
+
+def _resize2d(data, size, layout, attrs, out_dtype=""):
+    return resize2d(Resize2DAttrs(size, (0.0,) * 4, layout, attrs["method"], attrs["mode"], attrs.get("rounding", ""),
+                                  attrs.get("alpha", -0.5), attrs.get("exclude", 0), 0.0, out_dtype), data)
+
+
+def _options(attrs):
+    return {"method": attrs.method, "mode": attrs.coordinate_transformation_mode, "rounding": attrs.rounding_method,
+            "alpha": attrs.cubic_alpha, "exclude": attrs.cubic_exclude}
+
+
+@register("image.resize1d")
+def resize1d(attrs, data):
+    """Resize the W axis (as ``resize2d`` with a size-1 H axis before W)."""
+    w = attrs.layout.index("W")
+    lifted = np.expand_dims(data, w)
+    out = _resize2d(lifted, (1, attrs.size[0]), attrs.layout[:w] + "H" + attrs.layout[w:], _options(attrs),
+                    attrs.out_dtype)
+    return np.squeeze(out, w)
+
+
+def _resize3d(data, size, layout, options, out_dtype=""):
+    x = convert_layout(data, layout, "NCDHW")
+    n, c, d, h, w = x.shape
+    od, oh, ow = size
+    planes = _resize2d(x.reshape(n, c * d, h, w), (oh, ow), "NCHW", options, out_dtype)
+    moved = planes.reshape(n, c, d, oh, ow).transpose(0, 2, 1, 3, 4).reshape(n, d, 1, c * oh * ow)
+    depth = _resize2d(moved, (od, 1), "NHWC", options, out_dtype)
+    out = depth.reshape(n, od, c, oh, ow).transpose(0, 2, 1, 3, 4)
+    return np.ascontiguousarray(convert_layout(out, "NCDHW", layout))
+
+
+@register("image.resize3d")
+def resize3d(attrs, data):
+    """Resize the D x H x W volume (H x W planes, then D)."""
+    return _resize3d(data, attrs.size, attrs.layout, _options(attrs), attrs.out_dtype)
+
+
+@register("nn.upsampling")
+def upsampling(attrs, data):
+    """``resize2d`` to the rounded scaled size with the ``align_corners`` or ``asymmetric`` mode."""
+    h, w = attrs.layout.index("H"), attrs.layout.index("W")
+    size = (upsampled_size(data.shape[h], attrs.scale_h), upsampled_size(data.shape[w], attrs.scale_w))
+    method = {"bilinear": "linear", "bicubic": "cubic"}.get(attrs.method, attrs.method)
+    mode = "align_corners" if attrs.align_corners else "asymmetric"
+    return _resize2d(data, size, attrs.layout, {"method": method, "mode": mode})
+
+
+@register("nn.upsampling3d")
+def upsampling3d(attrs, data):
+    """:func:`resize3d` to the rounded scaled size."""
+    size = tuple(upsampled_size(data.shape[attrs.layout.index(a)], s)
+                 for a, s in zip("DHW", (attrs.scale_d, attrs.scale_h, attrs.scale_w), strict=True))
+    method = "linear" if attrs.method == "trilinear" else attrs.method
+    return _resize3d(data, size, attrs.layout, {"method": method, "mode": attrs.coordinate_transformation_mode})
+
+
+@register("nn.prelu")
+def prelu(attrs, data, alpha):
+    """``data`` where positive, ``alpha * data`` (along ``axis``) elsewhere."""
+    shape = [1] * data.ndim
+    shape[attrs.axis % data.ndim] = -1
+    return as_dtype(np.where(data > 0, data, data * alpha.reshape(shape)), data.dtype)
+
+
+@register("nn.depth_to_space")
+def depth_to_space(attrs, data):
+    """Channels to ``block_size`` x ``block_size`` spatial blocks (DCR or CRD order)."""
+    x = convert_layout(data, attrs.layout, "NCHW")
+    n, c, h, w = x.shape
+    b = attrs.block_size
+    if attrs.mode == "DCR":
+        y = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
+    else:
+        y = x.reshape(n, c // (b * b), b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
+    return np.ascontiguousarray(convert_layout(y.reshape(n, c // (b * b), h * b, w * b), "NCHW", attrs.layout))
+
+
+@register("nn.space_to_depth")
+def space_to_depth(attrs, data):
+    """``block_size`` x ``block_size`` spatial blocks to channels."""
+    x = convert_layout(data, attrs.layout, "NCHW")
+    n, c, h, w = x.shape
+    b = attrs.block_size
+    y = x.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4).reshape(n, c * b * b, h // b, w // b)
+    return np.ascontiguousarray(convert_layout(y, "NCHW", attrs.layout))
+
+
+def _work(dtype):
+    return np.dtype("float32") if dtype == np.float16 else dtype
+
+
+@register("nn.l2_normalize")
+def l2_normalize(attrs, data):
+    """``data / sqrt(max(sum(data**2), eps))`` over ``axis``."""
+    x = data.astype(_work(data.dtype))
+    axes = tuple(attrs.axis) if attrs.axis else None
+    norm = np.sqrt(np.maximum(np.sum(x * x, axis=axes, keepdims=True), x.dtype.type(attrs.eps)))
+    return as_dtype(x / norm, data.dtype)
+
+
+def _normalize(x, axes, eps):
+    work = _work(x.dtype)
+    x = x.astype(work)
+    mean = np.sum(x, axis=axes, keepdims=True) / work.type(np.prod([x.shape[a] for a in axes]))
+    centered = x - mean
+    var = np.sum(centered * centered, axis=axes, keepdims=True) / work.type(np.prod([x.shape[a] for a in axes]))
+    return centered / np.sqrt(var + work.type(eps))
+
+
+def _affine(out, attrs, gamma, beta, axis, dtype):
+    shape = [1] * out.ndim
+    shape[axis] = -1
+    if attrs.scale:
+        out = out * gamma.astype(out.dtype).reshape(shape)
+    if attrs.center:
+        out = out + beta.astype(out.dtype).reshape(shape)
+    return as_dtype(out, dtype)
+
+
+@register("nn.instance_norm")
+def instance_norm(attrs, data, gamma, beta):
+    """Normalize over every axis but 0 and ``axis``."""
+    axis = attrs.axis % data.ndim
+    out = _normalize(data, tuple(a for a in range(1, data.ndim) if a != axis), attrs.epsilon)
+    return _affine(out, attrs, gamma, beta, axis, data.dtype)
+
+
+@register("nn.group_norm")
+def group_norm(attrs, data, gamma, beta):
+    """Normalize over groups of channels and every other axis but 0."""
+    axis = attrs.axis % data.ndim
+    g = attrs.num_groups
+    grouped = data.reshape(data.shape[:axis] + (g, data.shape[axis] // g) + data.shape[axis + 1:])
+    axes = tuple(a for a in range(1, grouped.ndim) if a != axis)
+    out = _normalize(grouped, axes, attrs.epsilon).reshape(data.shape)
+    return _affine(out, attrs, gamma, beta, axis, data.dtype)
+
+
+@register("nn.mirror_pad")
+def mirror_pad(attrs, data):
+    """numpy's ``pad`` in ``symmetric`` or ``reflect`` mode."""
+    return np.pad(data, attrs.pad_width, mode=attrs.mode.lower())
+
+
+@register("nn.fast_softmax")
+def fast_softmax(attrs, data):
+    """Softmax along ``axis``."""
+    return softmax(attrs, data)
+
+
+@register("nn.dilate")
+def dilate(attrs, data):
+    """``dilation_value`` everywhere, ``data`` at every ``strides``-th position."""
+    shape = tuple((d - 1) * s + 1 for d, s in zip(data.shape, attrs.strides, strict=True))
+    out = np.full(shape, np.asarray(attrs.dilation_value).astype(data.dtype), data.dtype)
+    out[tuple(slice(None, None, s) for s in attrs.strides)] = data
+    return out
+
+
+@register("nn.space_to_batch_nd")
+def space_to_batch_nd(attrs, data):
+    """TensorFlow's ``space_to_batch_nd``."""
+    m = len(attrs.block_shape)
+    rest = data.shape[1 + m:]
+    x = np.pad(data, [(0, 0), *attrs.paddings] + [(0, 0)] * len(rest),
+               constant_values=np.asarray(attrs.pad_value).astype(data.dtype))
+    sizes = x.shape[1:1 + m]
+    x = x.reshape((x.shape[0],) + tuple(v for s, b in zip(sizes, attrs.block_shape, strict=True) for v in (s // b, b))
+                  + rest)
+    perm = [2 + 2 * k for k in range(m)] + [0] + [1 + 2 * k for k in range(m)] + [1 + 2 * m + r
+                                                                                  for r in range(len(rest))]
+    x = x.transpose(perm)
+    return np.ascontiguousarray(x.reshape((-1,) + tuple(s // b for s, b in zip(sizes, attrs.block_shape,
+                                                                                 strict=True)) + rest))
+
+
+@register("nn.batch_to_space_nd")
+def batch_to_space_nd(attrs, data):
+    """TensorFlow's ``batch_to_space_nd``."""
+    m = len(attrs.block_shape)
+    rest = data.shape[1 + m:]
+    batch = data.shape[0] // int(np.prod(attrs.block_shape))
+    x = data.reshape(tuple(attrs.block_shape) + (batch,) + data.shape[1:])
+    perm = [m] + [v for k in range(m) for v in (m + 1 + k, k)] + [2 * m + 1 + r for r in range(len(rest))]
+    x = x.transpose(perm).reshape((batch,) + tuple(data.shape[1 + k] * attrs.block_shape[k] for k in range(m))
+                                  + rest)
+    crop = tuple(slice(lo, x.shape[1 + k] - hi) for k, (lo, hi) in enumerate(attrs.crops))
+    return np.ascontiguousarray(x[(slice(None), *crop)])
+
+
+def _cross_entropy(predictions, targets, logits):
+    work = _work(predictions.dtype)
+    p = predictions.astype(work)
+    total = np.sum((p if logits else np.log(p)) * targets.astype(work))
+    return as_dtype(work.type(-1.0 / predictions.shape[0]) * total, predictions.dtype)
+
+
+@register("nn.cross_entropy")
+def cross_entropy(attrs, predictions, targets):
+    """``-sum(log(predictions) * targets) / batch``."""
+    return _cross_entropy(predictions, targets, False)
+
+
+@register("nn.cross_entropy_with_logits")
+def cross_entropy_with_logits(attrs, predictions, targets):
+    """``-sum(predictions * targets) / batch``."""
+    return _cross_entropy(predictions, targets, True)
+
+
+@register("nn.nll_loss")
+def nll_loss(attrs, predictions, targets, weights):
+    """Per-element ``-predictions[n, t] * weights[t]`` (0 for ``ignore_index``), reduced."""
+    work = _work(predictions.dtype)
+    t = targets.astype("int64")
+    keep = t != attrs.ignore_index
+    safe = np.where(keep, t, 0)
+    w = np.where(keep, weights.astype(work)[safe], work.type(0))
+    picked = np.take_along_axis(predictions.astype(work), safe[:, None], axis=1)[:, 0]
+    loss = -picked * w
+    if attrs.reduction == "none":
+        return as_dtype(loss, predictions.dtype)
+    if attrs.reduction == "sum":
+        return as_dtype(np.sum(loss), predictions.dtype)
+    return as_dtype(np.sum(loss) / np.sum(w), predictions.dtype)

@@ -1,0 +1,79 @@
+"""Operators of kiln/relay/op/elemwise.py, ``sort`` and the batch/space moves, ``nn.dilate`` and the losses of
+nn_extra.py against numpy, in the reference interpreter and compiled for llvm and c."""
+
+import math
+
+import numpy as np
+import pytest
+
+from kiln import relay
+from kiln.error import TypeInferenceError
+
+from .checks import check
+
+RNG = np.random.default_rng(29)
+
+
+def v(name, shape, dtype="float32"):
+    return relay.var(name, shape=shape, dtype=dtype)
+
+
+def test_more_elementwise_and_reinterpret():
+    a = RNG.uniform(0.5, 3.0, (2, 3)).astype("float32")
+    x = v("x", (2, 3))
+    erf = np.vectorize(math.erf)(a.astype("float64")).astype("float32")
+    check(relay.Tuple([relay.log2(x), relay.log10(x), relay.fast_exp(x), relay.fast_tanh(x), relay.fast_erf(x),
+                       relay.copy(x), relay.reinterpret(x, "uint32")]), {"x": a},
+          (np.log2(a), np.log10(a), np.exp(a), np.tanh(a), erf, a, a.view("uint32")))
+    with pytest.raises(TypeInferenceError, match="reinterpret"):
+        relay.infer_type(relay.reinterpret(x, "float16"))
+
+
+@pytest.mark.parametrize("axis,ascend", [(-1, True), (0, False)])
+def test_sort(axis, ascend):
+    a = RNG.integers(0, 5, (3, 4)).astype("int32")
+    want = np.sort(a, axis=axis) if ascend else -np.sort(-a, axis=axis)
+    check(relay.sort(v("x", a.shape, "int32"), axis, ascend), {"x": a}, want)
+
+
+def test_dilate():
+    a = RNG.standard_normal((2, 3)).astype("float32")
+    want = np.full((3, 7), 9.0, "float32")
+    want[::2, ::3] = a
+    check(relay.nn.dilate(v("x", a.shape), (2, 3), 9.0), {"x": a}, want)
+
+
+def test_space_to_batch_and_back():
+    a = RNG.standard_normal((2, 4, 3, 2)).astype("float32")
+    block, pads = (2, 3), ((0, 2), (1, 2))
+    padded = np.pad(a, ((0, 0), (0, 2), (1, 2), (0, 0)))
+    want = padded.reshape(2, 3, 2, 2, 3, 2).transpose(2, 4, 0, 1, 3, 5).reshape(12, 3, 2, 2)
+    check(relay.nn.space_to_batch_nd(v("x", a.shape), block, pads), {"x": a}, want)
+    check(relay.nn.batch_to_space_nd(v("y", want.shape), block, pads), {"y": want}, a)
+    with pytest.raises(TypeInferenceError, match="nn.space_to_batch_nd"):
+        relay.infer_type(relay.nn.space_to_batch_nd(v("x", a.shape), (3, 3), ((0, 0), (0, 0))))
+
+
+def test_losses_share_variables():
+    p = RNG.uniform(0.1, 1.0, (3, 4)).astype("float32")
+    t = RNG.uniform(0.0, 1.0, (3, 4)).astype("float32")
+    pv, tv = v("p", p.shape), v("t", t.shape)
+    check(relay.Tuple([relay.nn.cross_entropy(pv, tv), relay.nn.cross_entropy_with_logits(pv, tv)]),
+          {"p": p, "t": t}, (np.float32(-np.sum(np.log(p) * t) / 3), np.float32(-np.sum(p * t) / 3)))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss(reduction):
+    pred = RNG.standard_normal((3, 4, 2)).astype("float32")
+    target = np.array([[0, 3], [1, -100], [2, 2]], "int32")
+    weights = RNG.uniform(0.5, 2, (4,)).astype("float32")
+    loss = np.zeros((3, 2), "float32")
+    wsum = 0.0
+    for n in range(3):
+        for d in range(2):
+            if target[n, d] != -100:
+                loss[n, d] = -pred[n, target[n, d], d] * weights[target[n, d]]
+                wsum += weights[target[n, d]]
+    want = {"none": loss, "sum": np.float32(loss.sum()), "mean": np.float32(loss.sum() / wsum)}[reduction]
+    check(relay.nn.nll_loss(v("p", pred.shape), v("t", target.shape, "int32"), v("w", (4,)), reduction),
+          {"p": pred, "t": target, "w": weights}, want)
