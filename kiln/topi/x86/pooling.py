@@ -21,7 +21,7 @@ from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing, 
 
 __all__ = ["schedule_pool"]
 
-POOL_TAGS = ("pool_max", "pool_sum")
+POOL_TAGS = ("pool_max", "pool_sum", "global_pool_max", "global_pool_sum")
 
 
 def _schedule_pool_op(s, op, outs, target):

@@ -1,7 +1,13 @@
-"""Pooling (kiln/topi/nn/pooling.py) in NCHW, NHWC and NCHW16c against the numpy reference."""
+"""Pooling (kiln/topi/nn/pooling.py, x86/pooling.py) in NCHW, NHWC and NCHW16c against the numpy reference."""
+
+import re
 
 import pytest
 
+import kiln
+from kiln import te
+from kiln.ir import TensorType
+from kiln.relay.backend.schedule_builder import ScheduleBuilder
 from kiln.relay.op.attrs import AvgPool2DAttrs, GlobalPool2DAttrs, MaxPool2DAttrs
 
 
@@ -37,3 +43,15 @@ def test_pool2d_int_and_out_layout(harness, target):
                      MaxPool2DAttrs((2, 2), (2, 2), (1, 1), (0, 0, 0, 0), "NCHW", "NHWC"), label="max out NHWC"),
     ]
     harness.run_cases(cases, target)
+
+
+@pytest.mark.parametrize("target,lanes", [("llvm -mcpu=skylake-avx512", 16), ("llvm -mcpu=haswell", 8)])
+@pytest.mark.parametrize("op", ["nn.global_avg_pool2d", "nn.global_max_pool2d"])
+def test_blocked_global_pool_accumulates_whole_vectors(target, lanes, op):
+    """A global pool over NCHW[b]c sums (or maxes) each channel block as one vector per pixel (the squeeze-excite
+    pools of mobile networks), not lane by lane."""
+    x = te.placeholder((1, 3, 7, 7, lanes), name="x")
+    builder = ScheduleBuilder(target)
+    (out,) = builder.call(op, GlobalPool2DAttrs(f"NCHW{lanes}c"), [x], TensorType((1, 3, 1, 1, lanes), "float32"))
+    ir = kiln.build(builder.schedule([out]), [x, out], target=target, name="f").get_source("ll")
+    assert re.search(rf"(fadd|maxnum|fcmp)[^\n]*<{lanes} x float>", ir)
