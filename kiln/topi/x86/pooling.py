@@ -1,10 +1,10 @@
-"""x86 schedule of 2-D pooling (TVM's ``topi/x86/pooling.py``).
+"""x86 schedule of 2-D pooling and global pooling (TVM's ``topi/x86/pooling.py``).
 
 The padded input is materialized first (a vectorized, parallel copy), so the window reads need no bound checks
 and the pooling loop can be vectorized. The output's innermost axis is split by the vector width; the window
 (``rv_h``, ``rv_w``) is reduced into a vector accumulator computed inside that split, so each window tap is one
 vector maximum (or sum) over a row of outputs: contiguous loads when the innermost axis is channels (NHWC,
-NCHW16c), strided ones along W in NCHW. The other axes are fused into one parallel loop. An average's division,
+NCHW16c: a global pool adds one vector per pixel), strided ones along W in NCHW. The other axes are fused into one parallel loop. An average's division,
 and any element-wise chain after the pooling, is inlined into the output's loop.
 """
 
