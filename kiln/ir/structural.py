@@ -177,7 +177,10 @@ def structural_hash(node, map_free_vars=False) -> int:
                 vid = id(v)
                 if is_def or (map_free_vars and vid not in var_index):
                     var_index[vid] = len(var_index)
-                if vid in var_index:
+                    # a definition is compared with its fields (``let %v: int32``), so it hashes with them
+                    fields = tuple(getattr(v, name) for name, _ in structural_fields(type(v)))
+                    values.append(hash(("var", var_index[vid], structural_hash(fields, map_free_vars=True))))
+                elif vid in var_index:
                     values.append(hash(("var", var_index[vid])))
                 else:
                     values.append(hash(("free_var", vid)))

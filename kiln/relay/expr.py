@@ -100,7 +100,7 @@ def _as_operand(value, like):
     raise KilnError(f"cannot use a value of type {type(value).__name__} as a Relay expression")
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Var(ExprWithOp, RelayExpr):
     """A local variable, printed ``%name``. Two Vars are different variables even when their names agree."""
 
@@ -114,7 +114,7 @@ class Var(ExprWithOp, RelayExpr):
             raise KilnError(f"relay.Var: name_hint must be a str, not {type(self.name_hint).__name__}")
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Constant(ExprWithOp, RelayExpr):
     """A constant tensor; its type is known at construction."""
 
@@ -127,7 +127,7 @@ class Constant(ExprWithOp, RelayExpr):
             object.__setattr__(self, "checked_type_", TensorType(data.shape, data.dtype))
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Tuple(ExprWithOp, RelayExpr):
     """A tuple of expressions."""
 
@@ -144,7 +144,7 @@ class Tuple(ExprWithOp, RelayExpr):
         return len(self.fields)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class TupleGetItem(ExprWithOp, RelayExpr):
     """Field ``index`` of a tuple-valued expression, printed ``%0.1``."""
 
@@ -156,7 +156,7 @@ class TupleGetItem(ExprWithOp, RelayExpr):
         object.__setattr__(self, "index", int(self.index))
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Call(ExprWithOp, RelayExpr):
     """A call of an operator, function, global function or closure with ``args`` and operator ``attrs``."""
 
@@ -171,7 +171,7 @@ class Call(ExprWithOp, RelayExpr):
             raise KilnError(f"relay.Call: cannot call a {type(self.op).__name__}")
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Let(ExprWithOp, RelayExpr):
     """``let %var = value; body``."""
 
@@ -185,7 +185,7 @@ class Let(ExprWithOp, RelayExpr):
         _check_exprs((self.value, self.body), "relay.Let value/body")
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class If(ExprWithOp, RelayExpr):
     """``if (cond) { true_branch } else { false_branch }``; ``cond`` is a scalar bool tensor."""
 

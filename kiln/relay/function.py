@@ -10,7 +10,7 @@ from ..ir.type import Type
 from .expr import ExprWithOp, Var, _check_exprs
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Function(ExprWithOp, BaseFunc, RelayExpr):
     """``fn (%x: Tensor[...], ...) -> ret_type { body }``.
 

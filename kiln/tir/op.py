@@ -54,8 +54,8 @@ __all__ = [
 
 
 def const(value, dtype=None, span=None) -> PrimExpr:
-    """A constant of ``dtype`` (default int32 for ints, float32 for floats, bool for bools); a vector dtype gives a
-    ``Broadcast``.
+    """A constant of ``dtype`` (default int32 for ints, float32 for floats, bool for bools, a numpy scalar's own
+    dtype); a vector dtype gives a ``Broadcast``.
 
     Examples
     --------
@@ -65,10 +65,10 @@ def const(value, dtype=None, span=None) -> PrimExpr:
     if dtype is None:
         if isinstance(value, bool | np.bool_):
             dtype = "bool"
+        elif isinstance(value, np.generic):  # a numpy scalar keeps its dtype (np.uint8(3) is uint8, as in TVM)
+            dtype = value.dtype.name
         elif isinstance(value, Integral):
             dtype = "int32" if -(2**31) <= int(value) < 2**31 else "int64"
-        elif isinstance(value, np.generic):
-            dtype = value.dtype.name
         else:
             dtype = "float32"
     t = _dt.DataType.parse(dtype)

@@ -95,3 +95,15 @@ def test_scalars_and_containers():
     assert not structural_equal(1, 1.0)
     assert structural_equal(float("nan"), float("nan"))
     assert structural_equal({"a": 1}, {"a": 1})
+
+
+def test_let_variable_annotations_are_hashed():
+    """``let %v: int32`` and ``let %v: int64`` differ, in equality and in the hash (issue 13); alpha-equivalent
+    bindings still hash alike."""
+    def let(dtype, name="v"):
+        v = relay.var(name, dtype=dtype)
+        return relay.Let(v, relay.const(1, dtype), v)
+
+    assert not structural_equal(let("int32"), let("int64"))
+    assert structural_hash(let("int32")) != structural_hash(let("int64"))
+    assert structural_hash(let("int32")) == structural_hash(let("int32", "w"))

@@ -20,3 +20,12 @@ def test_ten_thousand_operator_chain_end_to_end():
     assert structural_equal(load_json(save_json(typed)), typed)
     out = relay.create_executor("debug", mod=typed).evaluate()(np.zeros(4, "float32"))
     np.testing.assert_allclose(out.numpy(), np.full(4, 5000.0, "float32"))
+
+
+def test_repr_of_a_deep_expression_is_its_text():
+    """``repr`` of a Relay expression is the text printer's (as in TVM), which walks iteratively: a 5,000-operator
+    chain does not hit the recursion limit (issue 13)."""
+    y = relay.var("x", shape=(4,))
+    for _ in range(5000):
+        y = relay.add(y, relay.const(1.0))
+    assert repr(y) == y.astext() and repr(y).count("add(") == 5000

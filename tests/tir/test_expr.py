@@ -171,3 +171,13 @@ def test_range_and_itervar():
     total = tir.sum(tir.Var("a", "float32") * 2.0, axis=iv)
     assert isinstance(total, tir.Reduce) and total.dtype == "float32"
     assert isinstance(tir.min(tir.Var("a", "float32"), 1.0), tir.Min)
+
+
+def test_const_of_a_numpy_scalar_keeps_its_dtype():
+    """``tir.const(np.uint8(3))`` is uint8, as in TVM (issue 13); Python ints stay int32 (int64 when too wide)."""
+    import numpy as np
+
+    assert tir.const(np.uint8(3)).dtype == "uint8"
+    assert tir.const(np.int64(3)).dtype == "int64"
+    assert tir.const(np.float16(0.5)).dtype == "float16"
+    assert tir.const(3).dtype == "int32" and tir.const(2**40).dtype == "int64"

@@ -373,11 +373,12 @@ def _init_rel(types, attrs):
 
 
 def _full_rel(types, attrs):
-    check_dtype(attrs.dtype, ALL, "the result", "full")
     fill = tensor_arg(types, 0)
     if fill.shape:
         raise TypeInferenceError(f"full: fill_value must be a scalar, got {fill}")
-    return TensorType(attrs.shape, attrs.dtype)
+    dtype = attrs.dtype or fill.dtype  # no dtype: the fill value's (TVM's rule)
+    check_dtype(dtype, ALL, "the result", "full")
+    return TensorType(attrs.shape, dtype)
 
 
 register_relay_op("zeros", 0, _init_rel, OpPattern.ELEMWISE, A.InitOpAttrs)
@@ -395,14 +396,16 @@ def ones(shape, dtype="float32"):
     return make_call("ones", [], A.InitOpAttrs(tuple(shape), dtype))
 
 
-def full(fill_value, shape=(), dtype="float32"):
-    """A tensor filled with the scalar expression (or Python number) ``fill_value``."""
+def full(fill_value, shape=(), dtype=""):
+    """A tensor filled with the scalar expression (or Python number) ``fill_value``, of ``dtype`` or, when it is
+    empty, of the fill value's dtype (a Python number's as :func:`~kiln.relay.const` gives it)."""
     from ...ir.expr import RelayExpr
     from ..expr import const
 
     if not isinstance(fill_value, RelayExpr):
-        fill_value = const(fill_value, dtype)
-    return make_call("full", [fill_value], A.InitOpAttrs(tuple(shape), dtype))
+        fill_value = const(fill_value, dtype or None)
+        dtype = dtype or str(fill_value.data.dtype)
+    return make_call("full", [fill_value], A.InitOpAttrs(tuple(shape), dtype or ""))
 
 
 def _layout_transform_rel(types, attrs):

@@ -129,8 +129,9 @@ def ones(attrs):
 
 @register("full")
 def full(attrs, fill_value):
-    """A tensor of ``attrs.shape`` filled with the scalar ``fill_value`` converted to ``attrs.dtype``."""
-    dtype = np_dtype(attrs.dtype)
+    """A tensor of ``attrs.shape`` filled with the scalar ``fill_value`` converted to ``attrs.dtype`` (the fill
+    value's dtype when empty)."""
+    dtype = np_dtype(attrs.dtype) if attrs.dtype else fill_value.dtype
     return np.full(attrs.shape, as_dtype(fill_value, dtype), dtype)
 
 

@@ -4,8 +4,9 @@ The padded input is materialized first (a vectorized, parallel copy), so the win
 and the pooling loop can be vectorized. The output's innermost axis is split by the vector width; the window
 (``rv_h``, ``rv_w``) is reduced into a vector accumulator computed inside that split, so each window tap is one
 vector maximum (or sum) over a row of outputs: contiguous loads when the innermost axis is channels (NHWC,
-NCHW16c: a global pool adds one vector per pixel), strided ones along W in NCHW. The other axes are fused into one parallel loop. An average's division,
-and any element-wise chain after the pooling, is inlined into the output's loop.
+NCHW16c: a global pool adds one vector per pixel), strided ones along W in NCHW. The other axes are fused into one
+parallel loop. An average's division, and any element-wise chain after the pooling, is inlined into the output's
+loop.
 """
 
 from ...te.tensor import ComputeOp

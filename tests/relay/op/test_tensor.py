@@ -1,6 +1,9 @@
+import numpy as np
 import pytest
 
+import kiln
 from kiln import relay
+from kiln.contrib import graph_executor
 from kiln.error import KilnError, OpAttributeInvalid, TypeInferenceError
 from kiln.relay.op.tensor import reshape_shape
 
@@ -130,3 +133,19 @@ def test_where_init_layout_transform():
 def test_argument_count_checked():
     with pytest.raises(KilnError, match="takes 2 arguments"):
         relay.op.make_call("add", [v((1,))])
+
+
+def test_full_without_dtype_takes_the_fill_values():
+    """TVM's rule: ``relay.full`` with no dtype has the fill value's dtype (issue 13)."""
+    assert typed(relay.full(relay.const(7, "int64"), (2,))) == relay.TensorType((2,), "int64")
+    assert typed(relay.full(v((), "float16", "f"), (3,))) == relay.TensorType((3,), "float16")
+    assert typed(relay.full(2, (2, 2))) == relay.TensorType((2, 2), "int32")  # a Python int is an int32 constant
+    assert typed(relay.full(2, (2,), "float64")) == relay.TensorType((2,), "float64")
+    f = v((), "int64", "f")
+    mod = kiln.IRModule.from_expr(relay.Function([f], relay.full(f, (3,))))
+    with kiln.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, target="llvm")
+    m = graph_executor.GraphModule(lib["default"](kiln.cpu(0)))
+    m.set_input("f", np.array(2**40, "int64"))
+    m.run()
+    np.testing.assert_array_equal(m.get_output(0).numpy(), np.full(3, 2**40, "int64"))

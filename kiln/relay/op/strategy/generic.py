@@ -61,7 +61,7 @@ def _arg_reduce(fn):
 
 
 def _full(attrs, inputs, out_type):
-    return [EW.full(attrs.shape, attrs.dtype, inputs[0]())]
+    return [EW.full(attrs.shape, attrs.dtype or out_type.dtype, inputs[0]())]
 
 
 def _concatenate(attrs, inputs, out_type):
