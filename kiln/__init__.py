@@ -13,6 +13,7 @@ from . import (
     topi,  # noqa: E402  (tvm.topi; registers FTVMCompute/FTVMSchedule/FTVMStrategy by op name)
     transform,  # noqa: E402  (tvm.transform)
 )
+from .error import TVMError  # noqa: E402  (tvm.TVMError)
 from .ir import (
     IRModule,
     instrument,  # noqa: E402  (tvm.instrument)

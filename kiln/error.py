@@ -5,8 +5,14 @@ Messages name what was wrong and where (operator, shape, pass, config key, file)
 """
 
 
-class KilnError(Exception):
-    """Base class of every kiln error."""
+class KilnError(RuntimeError):
+    """Base class of every kiln error; a ``RuntimeError``, as TVM's ``TVMError`` is (and reachable by that name:
+    :data:`TVMError`)."""
+
+
+TVMError = KilnError
+"""TVM's name for the base error class (``tvm.error.TVMError``, ``tvm.TVMError``): ``except tvm.TVMError`` in a
+TVM program catches kiln's errors."""
 
 
 class InternalError(KilnError):

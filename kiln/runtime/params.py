@@ -60,8 +60,8 @@ def _as_array(value, name) -> np.ndarray:
         raise KilnError(f"save_param_dict: parameter {name!r} is not an array ({exc})") from exc
 
 
-def save_param_dict(params) -> bytes:
-    """Serialize ``{name: NDArray or numpy array}`` to bytes (see the module docstring).
+def save_param_dict(params) -> bytearray:
+    """Serialize ``{name: NDArray or numpy array}`` to a bytearray, as TVM returns it (see the module docstring).
 
     Examples
     --------
@@ -84,7 +84,7 @@ def save_param_dict(params) -> bytes:
         out.append(struct.pack(f"<{arr.ndim}q", *arr.shape))
         payload = arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
         out.append(struct.pack("<q", len(payload)) + payload)
-    return b"".join(out)
+    return bytearray(b"".join(out))
 
 
 class _Reader:
