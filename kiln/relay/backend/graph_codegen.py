@@ -22,7 +22,9 @@ count (their number of uses, one more for graph outputs); inputs and parameters 
 outputs of a kernel take a free block whose size is within a factor 16 of theirs (the smallest that fits, else the
 largest smaller one, which grows), or a new one; then the kernel's inputs whose count drops to zero return their
 block to the free list. A kernel's outputs are allocated before its inputs are released, so no kernel reads and
-writes one block; an unused output is released at once.
+writes one block; an unused output is released at once. A kernel that only reshapes (:data:`RESHAPE_ONLY_OPS`)
+becomes a ``__nop`` node, as in TVM: its output shares its input's block, which is released when both are dead,
+and the kernel is not compiled.
 """
 
 import bisect
@@ -44,6 +46,12 @@ __all__ = ["GraphCodegenResult", "codegen", "plan_memory", "MATCH_RANGE"]
 
 MATCH_RANGE = 16
 """A free block is reused for a tensor between 1/16 and 16 times its size (TVM's ``match_range_``)."""
+
+NOP = "__nop"
+"""The ``func_name`` of a node that runs nothing (TVM's): its output is its input's storage, viewed in its shape."""
+RESHAPE_ONLY_OPS = frozenset({"reshape", "squeeze", "expand_dims", "nn.batch_flatten", "reshape_like",
+                              "contrib_reverse_reshape"})
+"""Operators that only reinterpret a tensor's shape: a kernel of nothing else becomes a :data:`NOP`."""
 
 
 class GraphCodegenResult:
@@ -93,6 +101,14 @@ class _GraphBuilder:
         self.nodes.append(node)
         self.entry_types.append(types)
         return [(nid, k) for k in range(len(types))]
+
+    def _reshape_only(self, func, inputs, outputs) -> bool:
+        """Whether the kernel only changes the shape of its one input: its bytes are the output's."""
+        ops = func.attrs.get("kiln.relay_ops") if func.attrs else None
+        if not ops or not set(ops) <= RESHAPE_ONLY_OPS or len(inputs) != 1 or len(outputs) != 1:
+            return False
+        nid, k = inputs[0]
+        return self.entry_types[nid][k].dtype == outputs[0].dtype
 
     def add_input(self, var):
         ttype = var.checked_type_
@@ -168,20 +184,22 @@ class _GraphBuilder:
             raise CodegenError(f"graph codegen: @main calls {callee}, which was not lowered; the graph executor runs "
                                f"only kernels (call_lowered). Global functions must be inlined (attribute Inline=1)")
         raise CodegenError(f"graph codegen: the graph executor cannot run a {kind.__name__} (control flow, closures "
-                           f"and references need a virtual machine, which kiln does not have)")
+                           f"and references need the Relay VM: relay.vm.compile)")
 
     def _emit_call(self, call):
         gv = call.args[0]
         func = self.mod[gv] if gv in self.mod else None
         if not isinstance(func, PrimFunc):
             raise CodegenError(f"graph codegen: call_lowered of {gv}, which is not a tir.PrimFunc of the module")
-        self.used_funcs[gv] = func
         inputs = [e for a in call.args[1].fields for e in self.entries[a]]
         outputs = flatten_type(call.checked_type_)
         for t in outputs:
             self._check_static(t, f"the result of {gv.name_hint}")
-        attrs = {"func_name": gv.name_hint, "num_inputs": str(len(inputs)), "num_outputs": str(len(outputs)),
-                 "flatten_data": "0"}
+        nop = self._reshape_only(func, inputs, outputs)
+        if not nop:
+            self.used_funcs[gv] = func
+        attrs = {"func_name": NOP if nop else gv.name_hint, "num_inputs": str(len(inputs)),
+                 "num_outputs": str(len(outputs)), "flatten_data": "0"}
         if "kiln.relay_ops" in func.attrs:
             attrs["relay_ops"] = ",".join(func.attrs["kiln.relay_ops"])
         if "kiln.flops" in func.attrs:
@@ -240,20 +258,31 @@ def plan_memory(nodes, entry_types, heads) -> list:
     def release(sid):
         bisect.insort(free, (block_size[sid], sid))
 
+    owner = list(range(row[-1]))  # the entry whose storage an entry uses: itself, or what a no-op viewed
+    external = [False] * row[-1]  # storage of an input or parameter, never released
     for nid, node in enumerate(nodes):
         outs = range(row[nid], row[nid + 1])
         if node["op"] == "null":
             for eid in outs:
                 block_size.append(sizes[eid])
                 storage[eid] = len(block_size) - 1
+                external[eid] = True
+            continue
+        if node.get("attrs", {}).get("func_name") == NOP:  # the output is the input's bytes: share, count its uses
+            (src, k, _), eid = node["inputs"][0], row[nid]
+            root = owner[row[src] + k]
+            owner[eid], storage[eid] = root, storage[root]
+            refs[root] += refs[eid] - 1
+            if refs[root] == 0 and not external[root]:
+                release(storage[root])
             continue
         for eid in outs:
             storage[eid] = request(sizes[eid])
         for src, k, _ in node["inputs"]:
-            eid = row[src] + k
-            refs[eid] -= 1
-            if refs[eid] == 0 and nodes[src]["op"] != "null":
-                release(storage[eid])
+            root = owner[row[src] + k]
+            refs[root] -= 1
+            if refs[root] == 0 and not external[root]:
+                release(storage[root])
         for eid in outs:
             if refs[eid] == 0:
                 release(storage[eid])

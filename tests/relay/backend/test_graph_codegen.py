@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import kiln
+import kiln.contrib.graph_executor
 from kiln import relay
 from kiln.error import CodegenError
 from kiln.relay.backend.graph_codegen import MATCH_RANGE, codegen, plan_memory
@@ -117,3 +118,42 @@ def test_input_and_parameter_names():
     twin = relay.var("x", shape=(2,))
     with pytest.raises(CodegenError, match="two inputs of @main are named 'x'"):
         graph_of(relay.Function([x, twin], relay.add(x, twin)))
+
+
+def test_reshape_only_kernels_are_no_ops_sharing_storage():
+    """As in TVM, a kernel that only reshapes is a ``__nop`` whose output is its input's block (not compiled): the
+    block stays alive while either view is, and results match the reference interpreter."""
+    x = relay.var("x", shape=(2, 6))
+    e = relay.exp(x)
+    body = relay.Tuple([relay.nn.relu(relay.reshape(e, (3, 4))), relay.reshape(e, (12,)),
+                        relay.nn.batch_flatten(relay.expand_dims(x, 0)), relay.reshape(x, (12,))])
+    func = relay.Function([x], body)
+    graph, result = graph_of(func)
+    kernels = [n["attrs"]["func_name"] for n in graph["nodes"] if n["op"] == "tvm_op"]
+    assert kernels.count("__nop") == 3 and "__nop" not in {gv.name_hint for gv in result.lowered_funcs.functions}
+    sid, row = graph["attrs"]["storage_id"][1], graph["node_row_ptr"]
+    for nid, node in enumerate(graph["nodes"]):
+        if node.get("attrs", {}).get("func_name") == "__nop":
+            src = node["inputs"][0][0]
+            assert sid[row[nid]] == sid[row[src]]  # a view of its input's block
+    with kiln.transform.PassContext(opt_level=3):
+        lib = relay.build(kiln.IRModule.from_expr(func), target="llvm")
+    m = kiln.contrib.graph_executor.GraphModule(lib["default"](kiln.cpu(0)))
+    data = np.random.default_rng(0).uniform(-1, 1, (2, 6)).astype("float32")
+    m.set_input("x", data)
+    m.run()
+    want = relay.create_executor("debug", mod=kiln.IRModule.from_expr(func)).evaluate()(data)
+    for i in range(4):
+        np.testing.assert_allclose(m.get_output(i).numpy(), want[i].numpy(), rtol=1e-6)
+
+
+def test_plan_memory_keeps_a_viewed_block_alive():
+    t = lambda n: kiln.ir.TensorType((n,), "float32")  # noqa: E731
+    nodes = [{"op": "null", "name": "x", "inputs": []},
+             {"op": "tvm_op", "name": "a", "inputs": [[0, 0, 0]]},
+             {"op": "tvm_op", "name": "view", "attrs": {"func_name": "__nop"}, "inputs": [[1, 0, 0]]},
+             {"op": "tvm_op", "name": "b", "inputs": [[1, 0, 0]]},   # a's last direct use
+             {"op": "tvm_op", "name": "c", "inputs": [[3, 0, 0]]},   # must not take a's block: the view is live
+             {"op": "tvm_op", "name": "d", "inputs": [[2, 0, 0], [4, 0, 0]]}]
+    sids = plan_memory(nodes, [[t(8)]] * 6, [(5, 0)])
+    assert sids[2] == sids[1] and sids[4] != sids[1] and sids[5] != sids[1]
