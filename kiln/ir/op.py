@@ -53,6 +53,15 @@ class Op(Node):
         """Set an attribute (see :func:`register_op_attr`)."""
         register_op_attr(self.name, attr_name, value, plevel)
 
+    def get_attr_level(self, attr_name: str):
+        """The level the attribute ``attr_name`` was registered at, or None when unset."""
+        entry = _OP_ATTRS.get(self.name, {}).get(attr_name)
+        return None if entry is None else entry[0]
+
+    def reset_attr(self, attr_name: str):
+        """Remove the attribute ``attr_name`` (TVM's ``Op.reset_attr``), so any level may set it again."""
+        _OP_ATTRS.get(self.name, {}).pop(attr_name, None)
+
     def __str__(self):
         return self.name
 

@@ -4,7 +4,7 @@ from ..ir import FuncType, GlobalVar, IRModule, TensorType, TupleType
 from ..ir.expr import RelayExpr as Expr  # TVM's relay.Expr, for isinstance checks
 from ..ir.op import Op
 from ..runtime.packed_func import register_func
-from . import analysis, backend, frontend, op, testing, transform
+from . import analysis, backend, frontend, op, testing, transform, ty
 from . import build as build_module  # noqa: E402  (TVM's relay.build_module; registers relay.executor.graph)
 from . import printer as _printer  # noqa: F401  (registers "relay.ir.astext": what str(mod) prints)
 from .backend import vm  # noqa: E402  (TVM's relay.vm; registers relay.executor.vm)
@@ -18,7 +18,9 @@ from .op import image, nn, vision
 from .op.op import OpPattern
 from .optimize import bind_params_by_name, optimize
 from .parser import fromtext, parse, parse_expr
+from .scope_builder import ScopeBuilder
 from .transform.infer_type import infer_type
+from .ty import scalar_type
 
 
 @register_func("relay.ir.as_function")

@@ -14,6 +14,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from ..error import TIRError
+from ..runtime.packed_func import register_func
 from . import dtype as _dt
 from .dtype_semantics import BOOL_ARITHMETIC, wrap_int
 from .expr import (
@@ -83,6 +84,9 @@ def const(value, dtype=None, span=None) -> PrimExpr:
             raise TIRError(f"tir.const: {value} is not an integer value for dtype {dtype}")
         return IntImm(str(t), int(value), span=span)
     raise TIRError(f"tir.const: cannot make a constant of dtype {dtype}")
+
+
+register_func("tir.const", const)  # kiln.runtime.convert makes its numbers with it
 
 
 def const_value(expr):

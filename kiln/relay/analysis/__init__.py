@@ -1,7 +1,24 @@
 """kiln.relay.analysis: analyses over Relay expressions."""
 
+from ...ir.module import IRModule
+from ...ir.op import Op
+from ..expr import Call
 from ..expr_functor import post_order_visit
 from . import managed  # noqa: F401  (registers the Relay analyses with the AnalysisManager)
 from .free_vars import all_vars, bound_vars, free_vars
 from .use_counts import var_use_counts
 from .well_formed import well_formed, well_formed_error
+
+
+def list_op_freqs(mod) -> dict:
+    """How many calls of each operator the Relay functions of ``mod`` (or an expression) make, by operator name
+    (TVM's ``relay.analysis.list_op_freqs``)."""
+    counts: dict = {}
+
+    def count(node):
+        if isinstance(node, Call) and isinstance(node.op, Op):
+            counts[node.op.name] = counts.get(node.op.name, 0) + 1
+
+    for func in (mod.functions.values() if isinstance(mod, IRModule) else [mod]):
+        post_order_visit(func, count)
+    return counts

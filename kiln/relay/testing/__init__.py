@@ -6,5 +6,6 @@ Examples
 >>> mod, params = resnet.get_workload(num_layers=18)   # doctest: +SKIP
 """
 
-from . import resnet, transformer  # noqa: F401  (kiln.relay.testing.resnet.get_workload, ...)
-from .utils import assert_same_results, evaluate, random_inputs, run_opt_pass
+from . import mlp, resnet, temp_op_attr, transformer  # noqa: F401  (kiln.relay.testing.resnet.get_workload, ...)
+from .init import create_workload
+from .utils import assert_same_results, evaluate, random_inputs, run_infer_type, run_opt_pass

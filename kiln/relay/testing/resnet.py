@@ -8,16 +8,13 @@ flatten, dense + bias and softmax. Every weight is a parameter of ``@main`` name
 seeded random values for those parameters.
 """
 
-import numpy as np
 
 from ...error import KilnError
-from ...ir.module import IRModule
-from ...runtime.ndarray import array as nd_array
 from ..expr import var
 from ..function import Function
 from ..op import nn
 from ..op.tensor import add
-from ..transform.infer_type import infer_type
+from .init import create_workload
 
 _UNITS = {18: [2, 2, 2, 2], 34: [3, 4, 6, 3], 50: [3, 4, 6, 3], 101: [3, 4, 23, 3], 152: [3, 8, 36, 3],
           200: [3, 24, 36, 3], 269: [3, 30, 48, 8]}
@@ -119,20 +116,6 @@ def get_net(batch_size=1, num_classes=1000, num_layers=50, image_shape=(3, 224, 
     return Function(free_vars(net), net)
 
 
-def _init_value(rng, name, shape, dtype):
-    """Seeded values that keep activations in range: positive variances, Xavier-scaled weights."""
-    if name.endswith(("_gamma", "_moving_var")):
-        value = rng.uniform(0.5, 1.5, size=shape)
-    elif name.endswith(("_beta", "_moving_mean", "_bias")):
-        value = rng.uniform(-0.1, 0.1, size=shape)
-    else:
-        fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else 1
-        fan_out = shape[0] * (int(np.prod(shape[2:])) if len(shape) > 2 else 1)
-        limit = np.sqrt(6.0 / (fan_in + fan_out))
-        value = rng.uniform(-limit, limit, size=shape)
-    return nd_array(value.astype(dtype))
-
-
 def get_workload(batch_size=1, num_classes=1000, num_layers=50, image_shape=(3, 224, 224), dtype="float32",
                  seed=0):
     """A ResNet and its parameters, as TVM's ``relay.testing.resnet.get_workload``.
@@ -157,11 +140,4 @@ def get_workload(batch_size=1, num_classes=1000, num_layers=50, image_shape=(3, 
     >>> sorted(params)[:2]
     ['bn0_beta', 'bn0_gamma']
     """
-    func = get_net(batch_size, num_classes, num_layers, image_shape, dtype)
-    mod = infer_type(IRModule.from_expr(func))
-    rng = np.random.default_rng(seed)
-    params = {}
-    for param in mod["main"].params[1:]:
-        ttype = param.type_annotation
-        params[param.name_hint] = _init_value(rng, param.name_hint, ttype.shape, ttype.dtype)
-    return mod, params
+    return create_workload(get_net(batch_size, num_classes, num_layers, image_shape, dtype), seed=seed)

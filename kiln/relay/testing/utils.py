@@ -4,6 +4,7 @@ reference interpreter (TVM's ``relay.testing.run_opt_pass`` and friends)."""
 from ...ir.module import IRModule
 from ...ir.oracle import compare_results
 from ...ir.transform import PassContext, Sequential
+from ..function import Function
 from ..interpreter import create_executor
 from ..transform.infer_type import infer_type
 from ..transform.verify import random_inputs
@@ -17,7 +18,8 @@ def as_module(expr_or_mod) -> IRModule:
 
 
 def run_opt_pass(expr, passes, opt_level=3, **ctx_args):
-    """Apply ``passes`` (a pass or list of passes) to ``expr`` under a PassContext; returns ``@main``, typed.
+    """Apply ``passes`` (a pass or list of passes) to ``expr`` under a PassContext, typed before and after (TVM's
+    helper); returns ``@main`` for a function or module, else the body ``expr`` became.
 
     Examples
     --------
@@ -25,8 +27,16 @@ def run_opt_pass(expr, passes, opt_level=3, **ctx_args):
     """
     seq = Sequential(list(passes) if isinstance(passes, list | tuple) else [passes])
     with PassContext(opt_level=opt_level, **ctx_args):
-        mod = seq(as_module(expr))
-    return infer_type(mod)["main"]
+        mod = seq(infer_type(as_module(expr)))
+    entry = infer_type(mod)["main"]
+    return entry if isinstance(expr, Function | IRModule) else entry.body
+
+
+def run_infer_type(expr):
+    """``expr`` typed (TVM's ``relay.testing.run_infer_type``): a function or module's ``@main``, else the typed
+    expression."""
+    entry = infer_type(as_module(expr))["main"]
+    return entry if isinstance(expr, Function | IRModule) else entry.body
 
 
 def evaluate(expr_or_mod, inputs):

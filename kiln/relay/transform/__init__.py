@@ -11,7 +11,7 @@ from .fold_constant import FoldConstant
 from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
 from .function_pass import FunctionPass, function_pass
 from .fuse_ops import FuseOps
-from .infer_type import InferType, infer_type
+from .infer_type import InferType, InferTypeLocal, infer_type
 from .inline import DefuseOps, Inline
 from .lambda_lift import LambdaLift
 from .manifest_alloc import ManifestAlloc

@@ -283,3 +283,9 @@ class InferType(ModulePass):
         if same_contents(typed, mod):
             return mod
         return typed.shallow_copy()  # the cached module is never handed out, so nobody can change it in place
+
+
+def InferTypeLocal(expr):  # noqa: N802  (TVM's name)
+    """The type of ``expr`` (TVM's ``relay.transform.InferTypeLocal``): ``expr`` is typed on its own, with its free
+    variables' annotations, and its ``checked_type`` returned."""
+    return infer_type(expr).checked_type

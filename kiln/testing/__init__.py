@@ -1,0 +1,90 @@
+"""kiln.testing: the helpers TVM's unit tests import as ``tvm.testing`` (a subset: comparing arrays, the targets
+a test runs on, and the pytest decorators TVM's tests put on themselves).
+
+Every target kiln runs is a CPU target, so "enabled targets" are ``llvm`` (when llvmlite is installed) and ``c``
+(when a C compiler is), each on ``kiln.cpu(0)``; the GPU decorators mark nothing, since no GPU test can run here.
+
+Examples
+--------
+>>> import kiln.testing
+>>> kiln.testing.assert_allclose([1.0, 2.0], [1.0, 2.0 + 1e-9])
+"""
+
+import numpy as np
+import pytest
+
+from ..runtime.device import cpu
+from ..target.compiler import have_cc
+from ..target.llvm_compile import have_llvmlite
+
+__all__ = ["assert_allclose", "enabled_targets", "device_enabled", "parametrize_targets", "requires_llvm",
+           "uses_gpu", "requires_gpu", "main", "assert_equal"]
+
+
+def assert_allclose(actual, desired, rtol=1e-7, atol=1e-7, verbose=True):
+    """``numpy.testing.assert_allclose`` with TVM's defaults (relative and absolute 1e-7); NDArrays are compared
+    by value, and shapes must match exactly (no broadcasting)."""
+    actual, desired = (np.asanyarray(a.numpy() if hasattr(a, "numpy") else a) for a in (actual, desired))
+    np.testing.assert_equal(actual.shape, desired.shape)
+    np.testing.assert_allclose(actual, desired, rtol=rtol, atol=atol, verbose=verbose)
+
+
+def _available():
+    targets = []
+    if have_llvmlite() and have_cc():
+        targets.append("llvm")
+    if have_cc():
+        targets.append("c")
+    return targets
+
+
+def enabled_targets():
+    """``[(target, device)]`` for every target this machine can compile and run (``llvm``, ``c``)."""
+    return [(target, cpu(0)) for target in _available()]
+
+
+def device_enabled(target) -> bool:
+    """Whether ``target`` (a string such as ``"llvm -mcpu=haswell"``) can run here."""
+    return str(target).split()[0] in _available()
+
+
+def parametrize_targets(*targets):
+    """Run the decorated test once per target (the enabled ones, or those given) with ``target`` and ``dev``
+    arguments, as TVM's decorator does; a target that cannot run here is skipped, not dropped."""
+    def decorate(func, chosen=targets):
+        names = list(chosen) or ["llvm", "c"]
+        params = [pytest.param(t, cpu(0), id=t, marks=pytest.mark.skipif(not device_enabled(t),
+                                                                            reason=f"{t} cannot run here"))
+                  for t in names]
+        return pytest.mark.parametrize("target,dev", params)(func)
+
+    if len(targets) == 1 and callable(targets[0]):
+        return decorate(targets[0], ())
+    return decorate
+
+
+requires_llvm = pytest.mark.skipif(not (have_llvmlite() and have_cc()), reason="needs llvmlite and a C compiler")
+"""Skip a test where the LLVM backend cannot build (TVM's ``tvm.testing.requires_llvm``)."""
+
+
+def uses_gpu(func):
+    """TVM marks tests that may use a GPU; kiln runs them on the CPU targets only (no mark)."""
+    return func
+
+
+requires_gpu = pytest.mark.skip(reason="kiln runs on CPUs only")
+"""Skip a test that needs a GPU (TVM's ``tvm.testing.requires_gpu``)."""
+
+
+def main():
+    """Run the calling test file with pytest (TVM's ``tvm.testing.main()`` at the bottom of a test file)."""
+    import inspect
+    import sys
+
+    caller = inspect.stack()[1].filename
+    sys.exit(pytest.main([caller, *sys.argv[1:]]))
+
+
+def assert_equal(actual, desired):
+    """``numpy.testing.assert_equal`` on values (NDArrays read first)."""
+    np.testing.assert_equal(*(a.numpy() if hasattr(a, "numpy") else a for a in (actual, desired)))

@@ -1,0 +1,40 @@
+"""kiln.testing: the tvm.testing helpers TVM's unit tests import."""
+
+import numpy as np
+import pytest
+
+import kiln
+import kiln.testing
+
+from ..target.conftest import HAVE_LLVM
+
+
+def test_assert_allclose_has_tvms_defaults():
+    kiln.testing.assert_allclose(kiln.nd.array(np.ones(3, "float32")), np.ones(3))
+    with pytest.raises(AssertionError):
+        kiln.testing.assert_allclose([1.0], [1.0 + 1e-5])  # beyond 1e-7
+    with pytest.raises(AssertionError):
+        kiln.testing.assert_allclose(np.ones((2, 1)), np.ones(2))  # shapes must match, no broadcasting
+
+
+def test_enabled_targets_are_cpu_targets_that_run_here():
+    targets = dict(kiln.testing.enabled_targets())
+    assert set(targets) <= {"llvm", "c"} and all(dev == kiln.cpu(0) for dev in targets.values())
+    assert ("llvm" in targets) == HAVE_LLVM
+    assert kiln.testing.device_enabled("llvm -mcpu=haswell") == HAVE_LLVM
+    assert not kiln.testing.device_enabled("cuda")
+
+
+def test_parametrize_targets_marks_one_case_per_target():
+    @kiln.testing.parametrize_targets("llvm", "cuda")
+    def case(target, dev):
+        pass
+
+    (mark,) = [m for m in case.pytestmark if m.name == "parametrize"]
+    assert mark.args[0] == "target,dev" and [p.values[0] for p in mark.args[1]] == ["llvm", "cuda"]
+    assert mark.args[1][1].marks[0].args[0] is True  # cuda cannot run here: skipped, not dropped
+    @kiln.testing.parametrize_targets
+    def bare(target, dev):
+        pass
+
+    assert [p.values[0] for p in bare.pytestmark[0].args[1]] == ["llvm", "c"]
