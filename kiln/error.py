@@ -59,3 +59,7 @@ class CodegenError(KilnError):
 
 class RuntimeArgumentError(KilnError, TypeError):
     """A compiled function was called with arguments of the wrong number, shape, dtype or alignment."""
+
+
+class ArgumentTypeError(KilnError, TypeError):
+    """An API was given a value of a kind it cannot use (where TVM raises ``TypeError``)."""

@@ -9,7 +9,7 @@ from numbers import Number
 
 import numpy as np
 
-from ..error import KilnError
+from ..error import ArgumentTypeError, KilnError
 from ..ir.attrs import Attrs
 from ..ir.expr import GlobalVar, RelayExpr
 from ..ir.node import DEF, IGNORE
@@ -56,6 +56,19 @@ class ExprWithOp:
     def __neg__(self):
         return Call(Op.get("negative"), (self,))
 
+    # comparisons build Relay calls, as in TVM (``==`` stays identity: expressions are graph nodes)
+    def __lt__(self, other):
+        return self._binary("less", other)
+
+    def __gt__(self, other):
+        return self._binary("greater", other)
+
+    def __le__(self, other):
+        return self._binary("less_equal", other)
+
+    def __ge__(self, other):
+        return self._binary("greater_equal", other)
+
     def __call__(self, *args):
         return Call(self, tuple(args))
 
@@ -97,7 +110,7 @@ def _as_operand(value, like):
         elif isinstance(value, float):
             dtype = "float32"
         return const(value, dtype)
-    raise KilnError(f"cannot use a value of type {type(value).__name__} as a Relay expression")
+    raise ArgumentTypeError(f"cannot use a value of type {type(value).__name__} as a Relay expression")
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

@@ -73,3 +73,14 @@ def test_function_positional_attrs_as_in_spec():
     x = relay.var("x", shape=(2,))
     f = relay.Function([x], x, None, {"Primitive": 1})
     assert f.attrs["Primitive"] == 1 and f.ret_type is None and f.type_params == ()
+
+
+def test_comparison_operators_build_calls():
+    """As in TVM, ``<``/``>``/``<=``/``>=`` on Relay expressions build comparison calls; a value that is no
+    expression nor number is a TypeError."""
+    x, y = relay.var("x", shape=(2,)), relay.var("y", shape=(2,))
+    for expr, name in ((x < y, "less"), (x > y, "greater"), (x <= y, "less_equal"), (x >= 1.0, "greater_equal")):
+        assert isinstance(expr, relay.Call) and expr.op.name == name
+    assert relay.infer_type(x < y).checked_type == relay.TensorType((2,), "bool")
+    with pytest.raises(TypeError, match="list"):
+        x < [1, 2]  # noqa: B015
