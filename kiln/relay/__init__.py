@@ -4,8 +4,16 @@ from ..ir import FuncType, GlobalVar, IRModule, TensorType, TupleType
 from ..ir.expr import RelayExpr as Expr  # TVM's relay.Expr, for isinstance checks
 from ..ir.op import Op
 from ..runtime.packed_func import register_func
-from . import analysis, backend, frontend, op, testing, transform, ty
-from . import build as build_module  # noqa: E402  (TVM's relay.build_module; registers relay.executor.graph)
+from . import (
+    analysis,
+    backend,
+    build_module,  # noqa: E402  (TVM's relay.build_module; its build registers relay.executor.graph)
+    frontend,
+    op,
+    testing,
+    transform,
+    ty,
+)
 from . import printer as _printer  # noqa: F401  (registers "relay.ir.astext": what str(mod) prints)
 from .backend import vm  # noqa: E402  (TVM's relay.vm; registers relay.executor.vm)
 from .build import build, load_param_dict, save_param_dict  # noqa: E402
