@@ -6,7 +6,17 @@ from .algorithm import *  # noqa: F403
 from .array import *  # noqa: F403
 from .elemwise import *  # noqa: F403
 from .like import *  # noqa: F403
-from .op import OpPattern, builders, make_call, register_relay_op
+from .op import (
+    OpPattern,
+    builders,
+    make_call,
+    register_alter_op_layout,
+    register_compute,
+    register_convert_op_layout,
+    register_pattern,
+    register_relay_op,
+    register_strategy,
+)
 from .reduce import *  # noqa: F403
 from .tensor import *  # noqa: F403
 from .transform import *  # noqa: F403

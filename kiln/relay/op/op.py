@@ -95,3 +95,34 @@ def make_call(name, args, attrs=None, span=None) -> Call:
     if attrs is not None and attrs_type is not None and not isinstance(attrs, attrs_type):
         raise OpAttributeInvalid(f"{name} takes {attrs_type.__name__}, not {type(attrs).__name__}")
     return Call(op, tuple(args), attrs, span=span)
+
+
+# -- operator attributes registered from Python, at TVM's names (relay.op.register_*) ----------------------------------
+
+def register_alter_op_layout(op_name, falter=None, level=10):
+    """Register ``falter(attrs, inputs, tinfos, out_type)`` as the layout alteration of ``op_name`` (the attribute
+    ``FTVMAlterOpLayout`` that AlterOpLayout calls); usable as a decorator."""
+    return register_op_attr(op_name, "FTVMAlterOpLayout", falter, level)
+
+
+def register_convert_op_layout(op_name, fconvert=None, level=10):
+    """Register ``fconvert(attrs, inputs, tinfos, desired_layouts)`` as the layout conversion of ``op_name`` (the
+    attribute ``FTVMConvertOpLayout`` that ConvertLayout calls); usable as a decorator."""
+    return register_op_attr(op_name, "FTVMConvertOpLayout", fconvert, level)
+
+
+def register_strategy(op_name, fstrategy=None, level=10):
+    """Register ``fstrategy(attrs, inputs, out_type, target) -> OpStrategy`` for ``op_name`` (``FTVMStrategy``);
+    usable as a decorator."""
+    return register_op_attr(op_name, "FTVMStrategy", fstrategy, level)
+
+
+def register_compute(op_name, fcompute=None, level=10):
+    """Register ``fcompute(attrs, inputs, out_type) -> [te.Tensor]`` for ``op_name`` (``FTVMCompute``, used when
+    the operator has no strategy); usable as a decorator."""
+    return register_op_attr(op_name, "FTVMCompute", fcompute, level)
+
+
+def register_pattern(op_name, pattern, level=10):
+    """Set the fusion pattern (:class:`OpPattern`) of ``op_name`` (``TOpPattern``)."""
+    return register_op_attr(op_name, "TOpPattern", OpPattern(pattern), level)

@@ -14,8 +14,8 @@ while an ``llvm`` or ``c`` target is current; without a current target the pass 
 
 from dataclasses import dataclass
 
-from ...ir.op import register_op_attr
 from ...ir.transform import PassInfo, register_pass
+from ..op.op import register_alter_op_layout
 from .fold_scale_util import retype_function, typed_function
 from .function_pass import FunctionPass
 from .layout_rewriter import rewrite_layouts
@@ -23,10 +23,6 @@ from .layout_rewriter import rewrite_layouts
 __all__ = ["AlterOpLayout", "register_alter_op_layout"]
 
 
-def register_alter_op_layout(op_name, falter=None, level=10):
-    """Register ``falter(attrs, inputs, tinfos, out_type)`` as the layout alteration of ``op_name`` (TVM's
-    ``relay.op.register_alter_op_layout``); usable as a decorator."""
-    return register_op_attr(op_name, "FTVMAlterOpLayout", falter, level)
 
 
 def _alter(call):

@@ -15,10 +15,11 @@ import re
 from dataclasses import dataclass
 
 from ...error import KilnError
-from ...ir.op import Op, register_op_attr
+from ...ir.op import Op
 from ...ir.transform import PassInfo, register_pass
 from ...tir.layout import layout as parse_layout
 from ..op import nn as _nn
+from ..op.op import register_convert_op_layout
 from .fold_scale_util import is_depthwise_conv2d, retype_function, typed_function
 from .function_pass import FunctionPass
 from .layout_rewriter import rewrite_layouts
@@ -27,10 +28,6 @@ from .layout_rules import POOLS
 __all__ = ["ConvertLayout", "register_convert_op_layout"]
 
 
-def register_convert_op_layout(op_name, fconvert=None, level=10):
-    """Register ``fconvert(attrs, inputs, tinfos, desired_layouts)`` as the layout conversion of ``op_name``
-    (TVM's ``relay.op.register_convert_op_layout``); usable as a decorator."""
-    return register_op_attr(op_name, "FTVMConvertOpLayout", fconvert, level)
 
 
 @register_convert_op_layout("nn.conv2d")

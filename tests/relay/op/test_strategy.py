@@ -4,8 +4,8 @@ registration of every Relay operator, implementation selection, anchor choice; t
 import pytest
 
 import kiln
-from kiln import te
-from kiln.error import OpNotImplemented
+from kiln import relay, te
+from kiln.error import KilnError, OpNotImplemented
 from kiln.ir import Op, TensorType, TupleType
 from kiln.relay.backend.schedule_builder import ScheduleBuilder
 from kiln.relay.op.attrs import ConcatenateAttrs, Conv2DAttrs, SplitAttrs
@@ -60,3 +60,26 @@ def test_builder_anchor_and_tuple_inputs():
     assert "group" in [gv.name_hint for gv in mod.functions]
     empty = ScheduleBuilder("llvm")
     assert empty.schedule([te.compute((2,), lambda i: a[0, i] * 2.0)]) is not None
+
+
+def test_attributes_registered_from_python_at_tvms_names():
+    """relay.op.register_alter_op_layout / register_compute / register_strategy set the attributes the passes and
+    the strategy read (TVM's decorators); a registration at a level already taken is refused."""
+    calls = []
+
+    @relay.op.register_alter_op_layout("nn.softmax", level=10)
+    def alter(attrs, inputs, tinfos, out_type):
+        calls.append(out_type)
+        return relay.nn.softmax(inputs[0], axis=attrs.axis)
+
+    try:
+        x = relay.var("x", shape=(2, 3))
+        mod = kiln.IRModule.from_expr(relay.Function([x], relay.nn.softmax(x)))
+        with kiln.transform.PassContext(opt_level=3):
+            relay.transform.AlterOpLayout()(relay.transform.InferType()(mod))
+        assert len(calls) == 1
+        with pytest.raises(KilnError, match="already registered"):
+            relay.op.register_alter_op_layout("nn.softmax", alter, level=5)
+    finally:
+        Op.get("nn.softmax").reset_attr("FTVMAlterOpLayout")
+    assert relay.op.register_strategy is not None and relay.op.register_compute is not None
