@@ -18,7 +18,7 @@ from ..target.compiler import have_cc
 from ..target.llvm_compile import have_llvmlite
 
 __all__ = ["assert_allclose", "enabled_targets", "device_enabled", "parametrize_targets", "requires_llvm",
-           "uses_gpu", "requires_gpu", "main", "assert_equal"]
+           "uses_gpu", "requires_gpu", "main", "assert_equal", "parameter", "fixture"]
 
 
 def assert_allclose(actual, desired, rtol=1e-7, atol=1e-7, verbose=True):
@@ -88,3 +88,19 @@ def main():
 def assert_equal(actual, desired):
     """``numpy.testing.assert_equal`` on values (NDArrays read first)."""
     np.testing.assert_equal(*(a.numpy() if hasattr(a, "numpy") else a for a in (actual, desired)))
+
+
+def parameter(*values, ids=None):
+    """A pytest fixture taking each of ``values`` in turn (TVM's ``tvm.testing.parameter``); bind it to a module
+    variable, whose name becomes the fixture's: ``dtype = kiln.testing.parameter("float32", "int8")``."""
+    def value(request):
+        return request.param
+
+    return pytest.fixture(params=list(values), ids=ids)(value)
+
+
+def fixture(func=None, *, cache_return_value=False):
+    """``pytest.fixture`` (TVM's ``tvm.testing.fixture``; its return value is recomputed for each test here, as
+    ``cache_return_value=False`` asks)."""
+    del cache_return_value
+    return pytest.fixture(func) if func is not None else pytest.fixture

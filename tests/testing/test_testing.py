@@ -38,3 +38,15 @@ def test_parametrize_targets_marks_one_case_per_target():
         pass
 
     assert [p.values[0] for p in bare.pytestmark[0].args[1]] == ["llvm", "c"]
+
+
+dtype = kiln.testing.parameter("float32", "int8")
+
+
+@kiln.testing.fixture
+def doubled(dtype):
+    return dtype * 2
+
+
+def test_parameter_and_fixture_run_each_value(dtype, doubled):
+    assert dtype in ("float32", "int8") and doubled == dtype * 2
