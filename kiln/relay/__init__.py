@@ -9,6 +9,7 @@ from . import (
     backend,
     build_module,  # noqa: E402  (TVM's relay.build_module; its build registers relay.executor.graph)
     frontend,
+    loops,
     op,
     testing,
     transform,
