@@ -1,18 +1,19 @@
 """Relay operators. Element-wise, shape and reduction builders live here (``relay.add``, ``relay.reshape``...);
 ``relay.nn`` and ``relay.image`` hold the rest. ``OpPattern`` is the fusion pattern enum."""
 
-from . import algorithm, array, attrs, elemwise, image, like, memory, nn, reduce, tensor, transform, vision, vm
+from . import algorithm, array, attrs, elemwise, image, like, memory, nn, reduce, signal, tensor, transform, vision, vm
 from .algorithm import *  # noqa: F403
 from .array import *  # noqa: F403
 from .elemwise import *  # noqa: F403
 from .like import *  # noqa: F403
 from .op import OpPattern, builders, make_call, register_relay_op
 from .reduce import *  # noqa: F403
+from .signal import *  # noqa: F403
 from .tensor import *  # noqa: F403
 from .transform import *  # noqa: F403
 
 # the operator builders each family module defines (kiln.relay.op.op.builders): nothing to list by hand
-__all__ = [name for module in (tensor, reduce, transform, algorithm, array, like, elemwise)
+__all__ = [name for module in (tensor, reduce, transform, algorithm, array, like, elemwise, signal)
            for name in builders(vars(module))]
 __all__ += reduce.COMPOSITES  # logsumexp, std ...: made of other operators, as in TVM
 

@@ -187,3 +187,46 @@ def einsum(attrs, data):
     dtype = data[0].dtype
     work = accumulator(dtype)
     return as_dtype(np.einsum(attrs.equation, *[d.astype(work) for d in data], dtype=work), dtype)
+
+
+def _angle(f, k, n, dtype):
+    return (np.mod(f * k, n)).astype(dtype) * dtype.type(2 * np.pi / n)
+
+
+@register("stft")
+def stft(attrs, data, window):
+    """TVM's short-time Fourier transform (angles over ``win_length``)."""
+    dtype = data.dtype
+    rows = attrs.n_fft // 2 + 1 if attrs.onesided else attrs.n_fft
+    frames = (data.shape[-1] - attrs.n_fft) // attrs.hop_length + 1
+    k = np.arange(attrs.win_length)
+    starts = np.arange(frames)[:, None] * attrs.hop_length + k[None, :]  # (frames, win)
+    segments = data[..., starts] * window  # (..., frames, win)
+    angle = _angle(np.arange(rows)[:, None], k[None, :], attrs.win_length, dtype)  # (rows, win)
+    scale = dtype.type(1 / np.sqrt(attrs.n_fft) if attrs.normalized else 1.0)
+    re = np.einsum("...tk,fk->...ft", segments, np.cos(angle)) * scale
+    im = np.einsum("...tk,fk->...ft", segments, -np.sin(angle)) * scale
+    return as_dtype(np.stack([re, im], axis=-1), dtype)
+
+
+@register("dft")
+def dft(attrs, re_data, im_data):
+    """The DFT (or inverse DFT, divided by the length) of the last axis."""
+    dtype = re_data.dtype
+    n = re_data.shape[-1]
+    sign = dtype.type(1.0 if attrs.inverse else -1.0)
+    factor = dtype.type(1.0 / n if attrs.inverse else 1.0)
+    angle = _angle(np.arange(n)[:, None], np.arange(n)[None, :], n, dtype) * sign  # (out, k)
+    c, s = np.cos(angle), np.sin(angle)
+    re = (np.einsum("...k,fk->...f", re_data, c) - np.einsum("...k,fk->...f", im_data, s)) * factor
+    im = (np.einsum("...k,fk->...f", re_data, s) + np.einsum("...k,fk->...f", im_data, c)) * factor
+    return as_dtype(re, dtype), as_dtype(im, dtype)
+
+
+@register("sliding_window")
+def sliding_window(attrs, data):
+    """Every window over the axes from ``axis`` on."""
+    axis = attrs.axis % data.ndim
+    view = np.lib.stride_tricks.sliding_window_view(data, attrs.window_shape, axis=tuple(range(axis, data.ndim)))
+    steps = tuple(slice(None) for _ in range(axis)) + tuple(slice(None, None, s) for s in attrs.strides)
+    return np.ascontiguousarray(view[steps])

@@ -188,6 +188,9 @@ SAMPLES = {
     "nn.cross_entropy": s(lambda v, o: relay.nn.cross_entropy(v(0, (2, 3), "positive"), v(0, (2, 3)))),
     "nn.cross_entropy_with_logits": s(lambda v, o: relay.nn.cross_entropy_with_logits(v(0, (2, 3)), v(0, (2, 3)))),
     "nn.nll_loss": s(lambda v, o: relay.nn.nll_loss(v(0, (2, 3, 2)), v(1, (2, 2), "index3"), v(0, (3,), "positive"))),
+    "stft": s(lambda v, o: relay.stft(v(0, (10,)), 4, 3, 3, v(0, (3,)), onesided=False)),
+    "dft": s(lambda v, o: relay.dft(v(0, (2, 4)), v(0, (2, 4)), True)[1]),
+    "sliding_window": s(lambda v, o: relay.sliding_window(v(0, (2, 5)), 1, (2,), (2,))),
 }
 
 

@@ -6,6 +6,7 @@ from ....tir import op as _tir_op
 from ....topi import array as AR
 from ....topi import broadcast as B
 from ....topi import elemwise as EW
+from ....topi import signal as SG
 from ....topi import transform as T
 from ....topi.einsum import einsum
 from ....topi.reduction import reduce_axes
@@ -43,6 +44,11 @@ def _arange(attrs, inputs, out_type):
 
 
 ARRAY_COMPUTES = {
+    "stft": lambda attrs, inputs, out_type: [SG.stft(inputs[0], attrs.n_fft, attrs.hop_length, attrs.win_length,
+                                                     inputs[1], attrs.normalized, attrs.onesided)],
+    "dft": lambda attrs, inputs, out_type: SG.dft(inputs[0], inputs[1], attrs.inverse),
+    "sliding_window": lambda attrs, inputs, out_type: [SG.sliding_window(inputs[0], attrs.axis, attrs.window_shape,
+                                                                         attrs.strides)],
     "fast_exp": lambda attrs, inputs, out_type: [EW.exp(inputs[0])],
     "fast_tanh": lambda attrs, inputs, out_type: [EW.tanh(inputs[0])],
     "fast_erf": lambda attrs, inputs, out_type: [EW.erf(inputs[0])],
