@@ -15,6 +15,6 @@ from .transform import *  # noqa: F403
 # the operator builders each family module defines (kiln.relay.op.op.builders): nothing to list by hand
 __all__ = [name for module in (tensor, reduce, transform, algorithm, array, like, elemwise, signal)
            for name in builders(vars(module))]
-__all__ += reduce.COMPOSITES  # logsumexp, std ...: made of other operators, as in TVM
+__all__ += reduce.COMPOSITES + array.COMPOSITES  # logsumexp, std, segment_sum: made of other operators, as in TVM
 
 from . import strategy  # noqa: E402  (registers every operator's compute, schedule and strategy, and the x86 layout hook)

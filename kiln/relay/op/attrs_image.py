@@ -178,3 +178,32 @@ class DeformableConv2DAttrs(Attrs):
                       "data_layout", "must be NCHW with kernel layout OIHW (the layouts kiln computes it in)")
         self._require(self.groups == 1, "groups", "must be 1 (as in TVM's topi)")
         self._require(self.deformable_groups >= 1, "deformable_groups", "must be positive")
+
+
+@dataclass(frozen=True, slots=True)
+class AffineGridAttrs(Attrs):
+    target_shape: tuple = ()
+
+    def __post_init__(self):
+        _int_tuple(self, "target_shape", 2)
+        self._require(len(self.target_shape) == 2, "target_shape", "must be (height, width)")
+
+
+@dataclass(frozen=True, slots=True)
+class GridSampleAttrs(Attrs):
+    method: str = "bilinear"
+    layout: str = "NCHW"
+    padding_mode: str = "zeros"
+    align_corners: bool = True
+
+    def __post_init__(self):
+        self._require(self.method in ("bilinear", "nearest"), "method", "must be bilinear or nearest")
+        self._require(self.layout == "NCHW", "layout", "must be NCHW")
+        self._require(self.padding_mode in ("zeros", "border", "reflection"), "padding_mode",
+                      "must be zeros, border or reflection")
+        object.__setattr__(self, "align_corners", bool(self.align_corners))
+
+
+@dataclass(frozen=True, slots=True)
+class YoloReorgAttrs(Attrs):
+    stride: int = 1

@@ -1,4 +1,4 @@
-"""Vision operators (``relay.vision``): ``vision.roi_align vision.roi_pool``.
+"""Vision operators (``relay.vision``): ``vision.roi_align vision.roi_pool vision.yolo_reorg``.
 
 Both take NCHW feature maps and regions ``(num_roi, 5)`` as ``[batch_index, x1, y1, x2, y2]`` in image
 coordinates (scaled by ``spatial_scale``), and give ``(num_roi, C, pooled_h, pooled_w)``.
@@ -42,3 +42,21 @@ def roi_pool(data, rois, pooled_size, spatial_scale, layout="NCHW"):
     """Maximum over the pixels of each of ``pooled_size`` bins of each (rounded) region."""
     return make_call("vision.roi_pool", [data, rois], A.ROIPoolAttrs(_pair(pooled_size), float(spatial_scale),
                                                                      layout))
+
+
+def _yolo_reorg_rel(types, attrs):
+    data = tensor_arg(types, 0, "data")
+    s = attrs.stride
+    if data.ndim != 4 or data.shape[2] % s or data.shape[3] % s or data.shape[1] % (s * s):
+        raise TypeInferenceError(f"vision.yolo_reorg: data {data} must be NCHW with H and W divisible by stride {s} "
+                                 f"and C by stride**2")
+    n, c, h, w = data.shape
+    return TensorType((n, c * s * s, h // s, w // s), data.dtype)
+
+
+register_relay_op("vision.yolo_reorg", 1, _yolo_reorg_rel, OpPattern.INJECTIVE, A.YoloReorgAttrs)
+
+
+def yolo_reorg(data, stride):
+    """Darknet's ``reorg`` layer (YOLOv2): space-to-depth in darknet's element order."""
+    return make_call("vision.yolo_reorg", [data], A.YoloReorgAttrs(int(stride)))

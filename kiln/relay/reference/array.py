@@ -230,3 +230,27 @@ def sliding_window(attrs, data):
     view = np.lib.stride_tricks.sliding_window_view(data, attrs.window_shape, axis=tuple(range(axis, data.ndim)))
     steps = tuple(slice(None) for _ in range(axis)) + tuple(slice(None, None, s) for s in attrs.strides)
     return np.ascontiguousarray(view[steps])
+
+
+@register("adv_index")
+def adv_index(attrs, inputs):
+    """numpy's advanced indexing."""
+    data, *indices = inputs
+    return np.ascontiguousarray(data[tuple(i.astype("int64") for i in indices)])
+
+
+@register("matrix_set_diag")
+def matrix_set_diag(attrs, data, diagonal):
+    """TensorFlow's ``matrix_set_diag`` (see :func:`kiln.topi.array.matrix_set_diag`)."""
+    out = np.array(data)
+    rows, cols = data.shape[-2:]
+    max_len = diagonal.shape[-1]
+    for k in range(attrs.k1, attrs.k2 + 1):
+        length = min(rows + min(0, k), cols - max(0, k))
+        right = attrs.super_diag_right_align if k >= 0 else attrs.sub_diag_right_align
+        offset = max_len - length if right else 0
+        values = diagonal if attrs.k1 == attrs.k2 else diagonal[..., attrs.k2 - k, :]
+        for n in range(length):
+            r, c = (n, n + k) if k >= 0 else (n - k, n)
+            out[..., r, c] = values[..., n + offset]
+    return out

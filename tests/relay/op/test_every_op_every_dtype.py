@@ -191,6 +191,12 @@ SAMPLES = {
     "stft": s(lambda v, o: relay.stft(v(0, (10,)), 4, 3, 3, v(0, (3,)), onesided=False)),
     "dft": s(lambda v, o: relay.dft(v(0, (2, 4)), v(0, (2, 4)), True)[1]),
     "sliding_window": s(lambda v, o: relay.sliding_window(v(0, (2, 5)), 1, (2,), (2,))),
+    "adv_index": s(lambda v, o: relay.adv_index([v(0, (3, 4)), c([[2, 0]], "int32"), c([1], "int64")])),
+    "matrix_set_diag": s(lambda v, o: relay.matrix_set_diag(v(0, (2, 3)), v(0, (2, 2)), (0, 1))),
+    "image.affine_grid": s(lambda v, o: relay.image.affine_grid(v(0, (1, 2, 3)), (2, 3))),
+    "image.grid_sample": s(lambda v, o: relay.image.grid_sample(v(0, (1, 1, 3, 3)), v(0, (1, 2, 2, 2)),
+                                                                padding_mode="border")),
+    "vision.yolo_reorg": s(lambda v, o: relay.vision.yolo_reorg(v(0, (1, 4, 2, 2)), 2)),
 }
 
 

@@ -44,6 +44,9 @@ def _arange(attrs, inputs, out_type):
 
 
 ARRAY_COMPUTES = {
+    "adv_index": lambda attrs, inputs, out_type: [AR.adv_index(_flat(inputs)[0], _flat(inputs)[1:])],
+    "matrix_set_diag": lambda attrs, inputs, out_type: [AR.matrix_set_diag(
+        inputs[0], inputs[1], attrs.k1, attrs.k2, attrs.super_diag_right_align, attrs.sub_diag_right_align)],
     "stft": lambda attrs, inputs, out_type: [SG.stft(inputs[0], attrs.n_fft, attrs.hop_length, attrs.win_length,
                                                      inputs[1], attrs.normalized, attrs.onesided)],
     "dft": lambda attrs, inputs, out_type: SG.dft(inputs[0], inputs[1], attrs.inverse),

@@ -3,7 +3,7 @@ adaptive) and the other ``relay.nn`` operators beyond the seed set: adapters fro
 :mod:`kiln.topi.nn.convnd`, :mod:`kiln.topi.nn.poolnd` and :mod:`kiln.topi.nn.extra`, merged into
 :data:`.generic.COMPUTES`."""
 
-from ....topi.image import crop, resize_nd
+from ....topi.image import crop, grid, resize_nd
 from ....topi.nn import convnd, extra, loss, poolnd
 from ....topi.nn.softmax import softmax
 from ....topi.sort import topk
@@ -105,6 +105,10 @@ NN_COMPUTES = {
     "nn.cross_entropy_with_logits": lambda attrs, inputs, out_type: [loss.cross_entropy(inputs[0], inputs[1], True)],
     "nn.nll_loss": lambda attrs, inputs, out_type: [loss.nll_loss(inputs[0], inputs[1], inputs[2], attrs.reduction,
                                                                   attrs.ignore_index)],
+    "image.affine_grid": lambda attrs, inputs, out_type: [grid.affine_grid(inputs[0], attrs.target_shape)],
+    "image.grid_sample": lambda attrs, inputs, out_type: [grid.grid_sample(inputs[0], inputs[1], attrs.method,
+                                                                           attrs.padding_mode, attrs.align_corners)],
+    "vision.yolo_reorg": lambda attrs, inputs, out_type: [grid.reorg(inputs[0], attrs.stride)],
     "nn.fast_softmax": lambda attrs, inputs, out_type: [softmax(inputs[0], attrs.axis)],
     **{name: _conv for name in ("nn.conv1d", "nn.conv3d")},
     **{name: _conv_transpose for name in ("nn.conv1d_transpose", "nn.conv2d_transpose", "nn.conv3d_transpose")},
