@@ -25,7 +25,7 @@ OPS = [
     "center_crop_pad", "clip", "compress", "concat", "constant", "constantofshape", "conv", "convtranspose", "cos",
     "cosh", "cumprod", "cumsum", "depthtospace", "dequantizelinear", "div", "dropout", "dynamicquantizelinear",
     "einsum", "elu", "equal", "erf", "exp", "expand", "eyelike", "flatten", "floor", "gather", "gathernd", "gelu",
-    "gemm", "globalaveragepool", "globalmaxpool", "greater", "group_normalization", "hardmax", "hardsigmoid",
+    "gemm", "globalaveragepool", "globalmaxpool", "greater", "gridsample", "group_normalization", "hardmax", "hardsigmoid",
     "hardswish", "identity", "instancenorm", "isinf", "isnan", "l1normalization", "l2normalization",
     "layer_normalization", "leakyrelu", "less", "log", "logsoftmax", "lpnormalization", "lppool", "lrn", "matmul",
     "max", "maxpool", "mean", "min", "mish", "mod", "mul", "mvn", "neg", "nonzero", "not", "onehot", "or", "pow",
@@ -45,6 +45,8 @@ EXCLUDED = {
     r"^test_maxpool_with_argmax": "the Indices output of MaxPool",
     r"^test_roialign_mode_max": "ONNX's max mode (the maximum of weighted corners; TVM's roi_align takes the "
                                 "maximum of samples)",
+    r"^test_gridsample_(bicubic|volumetric)": "bicubic and 3-D grid sampling (image.grid_sample is 2-D, bilinear or "
+                                              "nearest)",
     r"^test_identity_(opt|sequence)": "optional and sequence values",
     r"^test_cast_no_saturate|^test_castlike_no_saturate": "saturating casts to float8",
     r"^test_range_.*_expanded": "the expanded form of Range loops (Loop)",

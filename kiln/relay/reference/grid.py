@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from .common import register, round_half_away
+from .common import register
 
 
 @register("image.affine_grid")
@@ -59,7 +59,7 @@ def grid_sample(attrs, data, grid):
         return np.where(inside[..., None], values, data.dtype.type(0)).transpose(0, 3, 1, 2)
 
     if attrs.method == "nearest":
-        return pixel(round_half_away(py).astype("int64"), round_half_away(px).astype("int64")).astype(data.dtype)
+        return pixel(np.rint(py).astype("int64"), np.rint(px).astype("int64")).astype(data.dtype)
     y0f, x0f = np.floor(py), np.floor(px)
     y0, x0 = y0f.astype("int64"), x0f.astype("int64")
     ty, tx = (py - y0f)[:, None], (px - x0f)[:, None]

@@ -83,10 +83,8 @@ def grid_sample(data, grid, method="bilinear", padding_mode="zeros", align_corne
 
     def fcompute(b, ch, y, x):
         py, px = position(b, y, x)
-        if method == "nearest":
-            from ..elemwise import round_half_away
-
-            return pixel(b, ch, _op.cast(round_half_away(py), "int32"), _op.cast(round_half_away(px), "int32"))
+        if method == "nearest":  # ties to even (nearbyint), as TVM's round and ONNX do
+            return pixel(b, ch, _op.cast(_intrin.nearbyint(py), "int32"), _op.cast(_intrin.nearbyint(px), "int32"))
         y0f, x0f = _intrin.floor(py), _intrin.floor(px)
         y0, x0 = _op.cast(y0f, "int32"), _op.cast(x0f, "int32")
         ty, tx = py - y0f, px - x0f

@@ -91,7 +91,7 @@ def naive_grid_sample(data, grid, method, padding, align):
                     return data[b, :, yi, xi] if 0 <= yi < h and 0 <= xi < w else 0.0
 
                 if method == "nearest":
-                    out[b, :, y, x] = pix(int(np.floor(py + 0.5)), int(np.floor(px + 0.5)))
+                    out[b, :, y, x] = pix(int(np.rint(py)), int(np.rint(px)))
                     continue
                 y0, x0 = int(np.floor(py)), int(np.floor(px))
                 ty, tx = py - y0, px - x0
