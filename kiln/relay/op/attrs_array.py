@@ -167,3 +167,27 @@ class StftAttrs(Attrs):
 @dataclass(frozen=True, slots=True)
 class DFTAttrs(Attrs):
     inverse: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FixedPointMultiplyAttrs(Attrs):
+    multiplier: int = 0
+    shift: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class FIFOBufferAttrs(Attrs):
+    axis: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MultiBoxPriorAttrs(Attrs):
+    sizes: tuple = (1.0,)
+    ratios: tuple = (1.0,)
+    steps: tuple = (-1.0, -1.0)
+    offsets: tuple = (0.5, 0.5)
+    clip: bool = False
+
+    def __post_init__(self):
+        for name in ("sizes", "ratios", "steps", "offsets"):
+            object.__setattr__(self, name, tuple(float(v) for v in getattr(self, name)))

@@ -60,3 +60,6 @@ register_relay_op("vision.yolo_reorg", 1, _yolo_reorg_rel, OpPattern.INJECTIVE, 
 def yolo_reorg(data, stride):
     """Darknet's ``reorg`` layer (YOLOv2): space-to-depth in darknet's element order."""
     return make_call("vision.yolo_reorg", [data], A.YoloReorgAttrs(int(stride)))
+
+
+from .array_more import multibox_prior  # noqa: E402, F401

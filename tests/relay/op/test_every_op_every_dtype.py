@@ -197,6 +197,21 @@ SAMPLES = {
     "image.grid_sample": s(lambda v, o: relay.image.grid_sample(v(0, (1, 1, 3, 3)), v(0, (1, 2, 2, 2)),
                                                                 padding_mode="border")),
     "vision.yolo_reorg": s(lambda v, o: relay.vision.yolo_reorg(v(0, (1, 4, 2, 2)), 2)),
+    "invert_permutation": s(lambda v, o: relay.invert_permutation(relay.cast_like(c([2, 0, 3, 1], "int32"),
+                                                                                  v(0, (1,))))),
+    "contrib_reverse_reshape": s(lambda v, o: relay.contrib_reverse_reshape(v(0, (2, 3, 2)), (-1, 0))),
+    "strided_set": s(lambda v, o: relay.strided_set(v(0, (4, 3)), v(0, (2, 2)), *[relay.cast_like(
+        c(x, "int32"), v(2, (1,))) for x in ([1, 0], [4, 3], [2, 2])])),
+    "sparse_reshape": s(lambda v, o: relay.sparse_reshape(*[relay.cast_like(c(x, "int32"), v(0, (1,))) for x in (
+        [[0, 1], [1, 2]], [2, 3], [3, 2])])[0]),
+    "fixed_point_multiply": s(lambda v, o: relay.fixed_point_multiply(v(0, (2, 3)), 1395864371, 2)),
+    "nn.fifo_buffer": s(lambda v, o: relay.nn.fifo_buffer(v(0, (2, 1)), v(0, (2, 3)), 1)),
+    "vision.multibox_prior": s(lambda v, o: relay.vision.multibox_prior(v(0, (1, 1, 2, 2)), (0.5, 0.3), (1.0, 2.0),
+                                                                         clip=True)),
+    "nn.contrib_conv2d_NCHWc": s(lambda v, o: relay.nn.contrib_conv2d_nchwc(
+        v(0, (1, 1, 3, 3, 2)), v(1, (1, 1, 2, 2, 2, 2)), data_layout="NCHW2c", kernel_layout="OIHW2i2o")),
+    "nn.contrib_depthwise_conv2d_NCHWc": s(lambda v, o: relay.nn.contrib_depthwise_conv2d_nchwc(
+        v(0, (1, 1, 3, 3, 2)), v(1, (1, 1, 2, 2, 1, 2)), groups=2, data_layout="NCHW2c", kernel_layout="OIHW1i2o")),
 }
 
 

@@ -126,3 +126,54 @@ def test_yolo_reorg():
                     want[cnt] = flat[w2 + 6 * s * (h2 + 4 * s * (k % out_c + out_c * b))]
                     cnt += 1
     check(relay.vision.yolo_reorg(v("a", a.shape), 2), {"a": a}, want.reshape(2, 32, 2, 3))
+
+
+def test_invert_permutation_and_reverse_reshape():
+    perm = np.array([3, 0, 4, 1, 2], "int32")
+    check(relay.invert_permutation(v("p", (5,), "int32")), {"p": perm}, np.argsort(perm).astype("int32"))
+    a = RNG.standard_normal((10, 5, 4)).astype("float32")
+    out = relay.contrib_reverse_reshape(v("a", a.shape), (-1, 0))
+    assert relay.infer_type(out).checked_type.shape == (50, 4)
+    check(out, {"a": a}, a.reshape(50, 4))
+
+
+def test_strided_set():
+    a, val = RNG.standard_normal((5, 6)).astype("float32"), RNG.standard_normal((2, 3)).astype("float32")
+    want = a.copy()
+    want[1:5:2, 0:6:2] = val
+    check(relay.strided_set(v("a", a.shape), v("v", val.shape), relay.const(np.array([1, 0], "int64")),
+                            relay.const(np.array([5, 6], "int64")), relay.const(np.array([2, 2], "int64"))),
+          {"a": a, "v": val}, want)
+
+
+def test_sparse_reshape():
+    idx = np.array([[0, 0, 0], [0, 0, 1], [0, 1, 0], [1, 0, 0], [1, 2, 3]], "int64")
+    prev, new = np.array([2, 3, 6], "int64"), np.array([9, -1], "int64")
+    flat = np.ravel_multi_index(idx.T, (2, 3, 6))
+    want = np.stack(np.unravel_index(flat, (9, 4)), axis=1).astype("int64")
+    out = relay.sparse_reshape(v("i", idx.shape, "int64"), v("p", (3,), "int64"), v("n", (2,), "int64"))
+    check(relay.Tuple([out[0], out[1]]), {"i": idx, "p": prev, "n": new}, (want, np.array([9, 4], "int64")))
+
+
+def test_fixed_point_multiply():
+    a = RNG.integers(-1000, 1000, (3, 4)).astype("int32")
+    mult, shift = 1395864371, -3  # about 0.65 / 8
+    want = ((a.astype("int64") * mult + (1 << 33)) >> 34).astype("int32")
+    check(relay.fixed_point_multiply(v("a", a.shape, "int32"), mult, shift), {"a": a}, want)
+
+
+def test_fifo_buffer_and_multibox_prior():
+    buf, data = RNG.standard_normal((2, 5)).astype("float32"), RNG.standard_normal((2, 2)).astype("float32")
+    check(relay.nn.fifo_buffer(v("d", data.shape), v("b", buf.shape), 1), {"d": data, "b": buf},
+          np.concatenate([buf, data], 1)[:, 2:])
+    feat = np.zeros((1, 3, 2, 3), "float32")
+    sizes, ratios = (0.5, 0.25), (1.0, 2.0)
+    want = []
+    for i in range(2):
+        for j in range(3):
+            cy, cx = (i + 0.5) / 2, (j + 0.5) / 3
+            for hw, hh in [(0.5 * 2 / 3 / 2, 0.25), (0.25 * 2 / 3 / 2, 0.125),
+                           (0.5 * 2 / 3 * np.sqrt(2) / 2, 0.5 / np.sqrt(2) / 2)]:
+                want.append([cx - hw, cy - hh, cx + hw, cy + hh])
+    want = np.clip(np.array(want, "float32").reshape(1, -1, 4), 0, 1)
+    check(relay.vision.multibox_prior(v("f", feat.shape), sizes, ratios, clip=True), {"f": feat}, want)

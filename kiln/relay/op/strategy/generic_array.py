@@ -4,6 +4,7 @@ and :mod:`kiln.topi.einsum`, merged into :data:`.generic.COMPUTES`."""
 
 from ....tir import op as _tir_op
 from ....topi import array as AR
+from ....topi import array_more as AM
 from ....topi import broadcast as B
 from ....topi import elemwise as EW
 from ....topi import signal as SG
@@ -44,6 +45,15 @@ def _arange(attrs, inputs, out_type):
 
 
 ARRAY_COMPUTES = {
+    "invert_permutation": lambda attrs, inputs, out_type: [AM.invert_permutation(inputs[0])],
+    "contrib_reverse_reshape": lambda attrs, inputs, out_type: [T.reshape(inputs[0], out_type.shape)],
+    "strided_set": lambda attrs, inputs, out_type: [AM.strided_set(*inputs[:5])],
+    "sparse_reshape": lambda attrs, inputs, out_type: AM.sparse_reshape(inputs[0], inputs[1], inputs[2]),
+    "fixed_point_multiply": lambda attrs, inputs, out_type: [AM.fixed_point_multiply(inputs[0], attrs.multiplier,
+                                                                                     attrs.shift)],
+    "nn.fifo_buffer": lambda attrs, inputs, out_type: [AM.fifo_buffer(inputs[0], inputs[1], attrs.axis)],
+    "vision.multibox_prior": lambda attrs, inputs, out_type: [AM.multibox_prior(
+        inputs[0], attrs.sizes, attrs.ratios, attrs.steps, attrs.offsets, attrs.clip)],
     "adv_index": lambda attrs, inputs, out_type: [AR.adv_index(_flat(inputs)[0], _flat(inputs)[1:])],
     "matrix_set_diag": lambda attrs, inputs, out_type: [AR.matrix_set_diag(
         inputs[0], inputs[1], attrs.k1, attrs.k2, attrs.super_diag_right_align, attrs.sub_diag_right_align)],

@@ -50,6 +50,14 @@ def _adaptive(kind):
     return fcompute
 
 
+def _conv2d_generic(attrs, inputs, out_type):
+    from ....topi import nn as topi_nn
+
+    return [topi_nn.conv2d(inputs[0], inputs[1], attrs.strides, attrs.padding, attrs.dilation, attrs.data_layout,
+                           attrs.kernel_layout, attrs.out_dtype or out_type.dtype, groups=attrs.groups,
+                           out_layout=attrs.out_layout)]
+
+
 def _resize(fn):
     def fcompute(attrs, inputs, out_type):
         return [fn(inputs[0], attrs.roi, attrs.size, attrs.layout, attrs.method, attrs.coordinate_transformation_mode,
@@ -109,6 +117,8 @@ NN_COMPUTES = {
     "image.grid_sample": lambda attrs, inputs, out_type: [grid.grid_sample(inputs[0], inputs[1], attrs.method,
                                                                            attrs.padding_mode, attrs.align_corners)],
     "vision.yolo_reorg": lambda attrs, inputs, out_type: [grid.reorg(inputs[0], attrs.stride)],
+    "nn.contrib_conv2d_NCHWc": lambda attrs, inputs, out_type: _conv2d_generic(attrs, inputs, out_type),
+    "nn.contrib_depthwise_conv2d_NCHWc": lambda attrs, inputs, out_type: _conv2d_generic(attrs, inputs, out_type),
     "nn.fast_softmax": lambda attrs, inputs, out_type: [softmax(inputs[0], attrs.axis)],
     **{name: _conv for name in ("nn.conv1d", "nn.conv3d")},
     **{name: _conv_transpose for name in ("nn.conv1d_transpose", "nn.conv2d_transpose", "nn.conv3d_transpose")},
