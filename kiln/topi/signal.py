@@ -1,5 +1,6 @@
 """Signal computes (TVM's ``topi/signal.py``): ``stft`` and ``dft`` as reductions over the transformed axis (the
-twiddle factor ``exp(-2 pi i f k / n)`` computed per term, in the data's float type), and ``sliding_window``."""
+twiddle factor ``exp(-2 pi i f k / n)`` computed per term in float64 and rounded to the data's type, so exact zeros
+such as ``sin(pi)`` stay zero), and ``sliding_window``."""
 
 import math
 
@@ -18,6 +19,11 @@ def _angle(f, k, n, dtype):
     return _op.cast(_op.floormod(f * k, n), dtype) * _op.const(2 * math.pi / n, dtype)
 
 
+def _trig(fn, angle, dtype):
+    """``fn(angle)`` computed in float64 and rounded to ``dtype`` once (``sin(pi)`` is 0 to float32 precision)."""
+    return _op.cast(fn(angle), dtype)
+
+
 def stft(data, n_fft, hop_length, win_length, window, normalized, onesided):
     """The short-time Fourier transform (see :mod:`kiln.relay.op.signal` for the formula)."""
     shape = get_const_tuple(data.shape)
@@ -29,9 +35,10 @@ def stft(data, n_fft, hop_length, win_length, window, normalized, onesided):
     def fcompute(*i):
         lead, f, t, part = i[:-3], i[-3], i[-2], i[-1]
         k = reduce_axis((0, win_length), name="k")
-        angle = _angle(f, k.var, win_length, dtype)
+        angle = _angle(f, k.var, win_length, "float64")
         value = window(k.var) * data(*lead, t * hop_length + k.var)
-        trig = _op.select(_op.equal(part, 0), _intrin.cos(angle), _op.const(0.0, dtype) - _intrin.sin(angle))
+        trig = _op.select(_op.equal(part, 0), _trig(_intrin.cos, angle, dtype),
+                          _op.const(0.0, dtype) - _trig(_intrin.sin, angle, dtype))
         return _te_sum(value * trig * scale, axis=[k])
 
     return compute(shape[:-1] + (rows, frames, 2), fcompute, name="T_stft", tag="stft")
@@ -49,9 +56,9 @@ def dft(re_data, im_data, inverse=False):
     def part(real):
         def fcompute(*i):
             k = reduce_axis((0, n), name="k")
-            angle = _angle(i[-1], k.var, n, dtype) * _op.const(sign, dtype)
+            angle = _angle(i[-1], k.var, n, "float64") * _op.const(sign, "float64")
             re, im = re_data(*i[:-1], k.var), im_data(*i[:-1], k.var)
-            c, s = _intrin.cos(angle), _intrin.sin(angle)
+            c, s = _trig(_intrin.cos, angle, dtype), _trig(_intrin.sin, angle, dtype)
             value = re * c - im * s if real else re * s + im * c
             return _te_sum(value * factor, axis=[k])
 

@@ -190,7 +190,7 @@ def einsum(attrs, data):
 
 
 def _angle(f, k, n, dtype):
-    return (np.mod(f * k, n)).astype(dtype) * dtype.type(2 * np.pi / n)
+    return (np.mod(f * k, n)).astype("float64") * (2 * np.pi / n)
 
 
 @register("stft")
@@ -202,10 +202,10 @@ def stft(attrs, data, window):
     k = np.arange(attrs.win_length)
     starts = np.arange(frames)[:, None] * attrs.hop_length + k[None, :]  # (frames, win)
     segments = data[..., starts] * window  # (..., frames, win)
-    angle = _angle(np.arange(rows)[:, None], k[None, :], attrs.win_length, dtype)  # (rows, win)
+    angle = _angle(np.arange(rows)[:, None], k[None, :], attrs.win_length, dtype)  # (rows, win), float64
     scale = dtype.type(1 / np.sqrt(attrs.n_fft) if attrs.normalized else 1.0)
-    re = np.einsum("...tk,fk->...ft", segments, np.cos(angle)) * scale
-    im = np.einsum("...tk,fk->...ft", segments, -np.sin(angle)) * scale
+    re = np.einsum("...tk,fk->...ft", segments, np.cos(angle).astype(dtype)) * scale
+    im = np.einsum("...tk,fk->...ft", segments, -np.sin(angle).astype(dtype)) * scale
     return as_dtype(np.stack([re, im], axis=-1), dtype)
 
 
@@ -216,8 +216,8 @@ def dft(attrs, re_data, im_data):
     n = re_data.shape[-1]
     sign = dtype.type(1.0 if attrs.inverse else -1.0)
     factor = dtype.type(1.0 / n if attrs.inverse else 1.0)
-    angle = _angle(np.arange(n)[:, None], np.arange(n)[None, :], n, dtype) * sign  # (out, k)
-    c, s = np.cos(angle), np.sin(angle)
+    angle = _angle(np.arange(n)[:, None], np.arange(n)[None, :], n, dtype) * float(sign)  # (out, k), float64
+    c, s = np.cos(angle).astype(dtype), np.sin(angle).astype(dtype)
     re = (np.einsum("...k,fk->...f", re_data, c) - np.einsum("...k,fk->...f", im_data, s)) * factor
     im = (np.einsum("...k,fk->...f", re_data, s) + np.einsum("...k,fk->...f", im_data, c)) * factor
     return as_dtype(re, dtype), as_dtype(im, dtype)
