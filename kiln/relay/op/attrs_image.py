@@ -207,3 +207,25 @@ class GridSampleAttrs(Attrs):
 @dataclass(frozen=True, slots=True)
 class YoloReorgAttrs(Attrs):
     stride: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class CorrelationAttrs(Attrs):
+    kernel_size: int = 1
+    max_displacement: int = 1
+    stride1: int = 1
+    stride2: int = 1
+    padding: int = 0
+    is_multiply: bool = True
+    layout: str = "NCHW"
+
+    def __post_init__(self):
+        self._require(self.layout == "NCHW", "layout", "must be NCHW")
+        self._require(self.kernel_size >= 1 and self.kernel_size % 2 == 1, "kernel_size", "must be a positive odd int")
+        self._require(self.stride1 >= 1 and self.stride2 >= 1, "stride1", "strides must be positive")
+
+
+@dataclass(frozen=True, slots=True)
+class GetValidCountsAttrs(Attrs):
+    id_index: int = 0
+    score_index: int = 1

@@ -432,3 +432,4 @@ from .nn_extra import (  # noqa: E402, F401
     upsampling,
     upsampling3d,
 )
+from .vision import correlation  # noqa: E402, F401

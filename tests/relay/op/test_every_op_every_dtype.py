@@ -212,6 +212,9 @@ SAMPLES = {
         v(0, (1, 1, 3, 3, 2)), v(1, (1, 1, 2, 2, 2, 2)), data_layout="NCHW2c", kernel_layout="OIHW2i2o")),
     "nn.contrib_depthwise_conv2d_NCHWc": s(lambda v, o: relay.nn.contrib_depthwise_conv2d_nchwc(
         v(0, (1, 1, 3, 3, 2)), v(1, (1, 1, 2, 2, 1, 2)), groups=2, data_layout="NCHW2c", kernel_layout="OIHW1i2o")),
+    "nn.correlation": s(lambda v, o: relay.nn.correlation(v(0, (1, 2, 4, 4)), v(0, (1, 2, 4, 4)), 1, 1, 1, 1, 0,
+                                                          False, "NCHW")),
+    "vision.get_valid_counts": s(lambda v, o: relay.vision.get_valid_counts(v(0, (1, 4, 3)), v(1, ()))[1]),
 }
 
 

@@ -8,6 +8,7 @@ from ....topi.nn import convnd, extra, loss, poolnd
 from ....topi.nn.softmax import softmax
 from ....topi.sort import topk
 from ....topi.vision import roi_align_nchw, roi_pool_nchw
+from ....topi.vision_counts import get_valid_counts
 
 __all__ = ["NN_COMPUTES"]
 
@@ -119,6 +120,11 @@ NN_COMPUTES = {
     "vision.yolo_reorg": lambda attrs, inputs, out_type: [grid.reorg(inputs[0], attrs.stride)],
     "nn.contrib_conv2d_NCHWc": lambda attrs, inputs, out_type: _conv2d_generic(attrs, inputs, out_type),
     "nn.contrib_depthwise_conv2d_NCHWc": lambda attrs, inputs, out_type: _conv2d_generic(attrs, inputs, out_type),
+    "nn.correlation": lambda attrs, inputs, out_type: [crop.correlation_nchw(
+        inputs[0], inputs[1], attrs.kernel_size, attrs.max_displacement, attrs.stride1, attrs.stride2, attrs.padding,
+        attrs.is_multiply)],
+    "vision.get_valid_counts": lambda attrs, inputs, out_type: get_valid_counts(inputs[0], inputs[1](),
+                                                                                attrs.id_index, attrs.score_index),
     "nn.fast_softmax": lambda attrs, inputs, out_type: [softmax(inputs[0], attrs.axis)],
     **{name: _conv for name in ("nn.conv1d", "nn.conv3d")},
     **{name: _conv_transpose for name in ("nn.conv1d_transpose", "nn.conv2d_transpose", "nn.conv3d_transpose")},
