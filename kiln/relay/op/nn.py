@@ -415,7 +415,9 @@ from .nn_conv import (  # noqa: E402, F401
     max_pool3d,
 )
 from .nn_extra import (  # noqa: E402, F401
+    avg_pool2d_grad,
     batch_to_space_nd,
+    conv2d_backward_weight,
     cross_entropy,
     cross_entropy_with_logits,
     depth_to_space,
@@ -424,6 +426,7 @@ from .nn_extra import (  # noqa: E402, F401
     group_norm,
     instance_norm,
     l2_normalize,
+    max_pool2d_grad,
     mirror_pad,
     nll_loss,
     prelu,

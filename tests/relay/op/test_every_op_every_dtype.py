@@ -215,6 +215,12 @@ SAMPLES = {
     "nn.correlation": s(lambda v, o: relay.nn.correlation(v(0, (1, 2, 4, 4)), v(0, (1, 2, 4, 4)), 1, 1, 1, 1, 0,
                                                           False, "NCHW")),
     "vision.get_valid_counts": s(lambda v, o: relay.vision.get_valid_counts(v(0, (1, 4, 3)), v(1, ()))[1]),
+    "nn.conv2d_backward_weight": s(lambda v, o: relay.nn.conv2d_backward_weight(
+        v(0, (1, 2, 2, 2)), v(0, (1, 2, 3, 3)), channels=2, kernel_size=(2, 2))),
+    "nn.max_pool2d_grad": s(lambda v, o: relay.nn.max_pool2d_grad(v(0, (1, 1, 2, 2)), v(0, (1, 1, 4, 4)), (2, 2),
+                                                                  (2, 2))),
+    "nn.avg_pool2d_grad": s(lambda v, o: relay.nn.avg_pool2d_grad(v(0, (1, 1, 3, 3)), v(0, (1, 1, 4, 4)), (2, 2),
+                                                                  padding=(1, 0))),
 }
 
 

@@ -77,3 +77,50 @@ def test_nll_loss(reduction):
     want = {"none": loss, "sum": np.float32(loss.sum()), "mean": np.float32(loss.sum() / wsum)}[reduction]
     check(relay.nn.nll_loss(v("p", pred.shape), v("t", target.shape, "int32"), v("w", (4,)), reduction),
           {"p": pred, "t": target, "w": weights}, want)
+
+
+@pytest.mark.parametrize("strides,padding,groups", [((1, 1), (0, 0), 1), ((2, 1), (1, 1), 2)])
+def test_conv2d_backward_weight(strides, padding, groups):
+    data = RNG.standard_normal((2, 4, 6, 5)).astype("float32")
+    oh = (6 + 2 * padding[0] - 3) // strides[0] + 1
+    ow = (5 + 2 * padding[1] - 3) // strides[1] + 1
+    grad = RNG.standard_normal((2, 6, oh, ow)).astype("float32")
+    xp = np.pad(data, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
+    cg, og = 4 // groups, 6 // groups
+    want = np.zeros((6, cg, 3, 3))
+    for f in range(6):
+        for ch in range(cg):
+            for ky in range(3):
+                for kx in range(3):
+                    for y in range(oh):
+                        for x in range(ow):
+                            want[f, ch, ky, kx] += np.dot(grad[:, f, y, x],
+                                                          xp[:, (f // og) * cg + ch, y * strides[0] + ky,
+                                                             x * strides[1] + kx])
+    expr = relay.nn.conv2d_backward_weight(v("g", grad.shape), v("d", data.shape), strides, padding, groups=groups,
+                                           channels=6, kernel_size=(3, 3))
+    check(expr, {"g": grad, "d": data}, want.astype("float32"), rtol=1e-4)
+
+
+@pytest.mark.parametrize("kind", ["max", "avg"])
+@pytest.mark.parametrize("strides,padding", [((2, 2), (0, 0)), ((1, 2), (1, 1))])
+def test_pool2d_grad(kind, strides, padding):
+    data = RNG.standard_normal((1, 2, 5, 6)).astype("float32")
+    oh = (5 + 2 * padding[0] - 3) // strides[0] + 1
+    ow = (6 + 2 * padding[1] - 2) // strides[1] + 1
+    out_grad = RNG.standard_normal((1, 2, oh, ow)).astype("float32")
+    want = np.zeros_like(data)
+    for y in range(oh):
+        for x in range(ow):
+            y0, x0 = y * strides[0] - padding[0], x * strides[1] - padding[1]
+            ys, ye, xs, xe = max(y0, 0), min(y0 + 3, 5), max(x0, 0), min(x0 + 2, 6)
+            for ch in range(2):
+                if kind == "max":
+                    win = data[0, ch, ys:ye, xs:xe]
+                    r, q = np.unravel_index(np.argmax(win), win.shape)
+                    want[0, ch, ys + r, xs + q] += out_grad[0, ch, y, x]
+                else:
+                    want[0, ch, ys:ye, xs:xe] += out_grad[0, ch, y, x] / 6
+    build = relay.nn.max_pool2d_grad if kind == "max" else relay.nn.avg_pool2d_grad
+    expr = build(v("g", out_grad.shape), v("d", data.shape), (3, 2), strides, padding)
+    check(expr, {"g": out_grad, "d": data}, want, rtol=1e-5)

@@ -4,7 +4,7 @@ adaptive) and the other ``relay.nn`` operators beyond the seed set: adapters fro
 :data:`.generic.COMPUTES`."""
 
 from ....topi.image import crop, grid, resize_nd
-from ....topi.nn import convnd, extra, loss, poolnd
+from ....topi.nn import convnd, extra, grad, loss, poolnd
 from ....topi.nn.softmax import softmax
 from ....topi.sort import topk
 from ....topi.vision import roi_align_nchw, roi_pool_nchw
@@ -125,6 +125,14 @@ NN_COMPUTES = {
         attrs.is_multiply)],
     "vision.get_valid_counts": lambda attrs, inputs, out_type: get_valid_counts(inputs[0], inputs[1](),
                                                                                 attrs.id_index, attrs.score_index),
+    "nn.conv2d_backward_weight": lambda attrs, inputs, out_type: [grad.conv2d_backward_weight_nchw(
+        inputs[0], inputs[1], attrs.kernel_size, attrs.strides, attrs.padding, attrs.dilation, attrs.groups,
+        out_type.dtype)],
+    "nn.max_pool2d_grad": lambda attrs, inputs, out_type: [grad.pool_grad_nchw(
+        inputs[0], inputs[1], attrs.pool_size, attrs.strides, attrs.padding, "max", attrs.ceil_mode)],
+    "nn.avg_pool2d_grad": lambda attrs, inputs, out_type: [grad.pool_grad_nchw(
+        inputs[0], inputs[1], attrs.pool_size, attrs.strides, attrs.padding, "avg", attrs.ceil_mode,
+        attrs.count_include_pad)],
     "nn.fast_softmax": lambda attrs, inputs, out_type: [softmax(inputs[0], attrs.axis)],
     **{name: _conv for name in ("nn.conv1d", "nn.conv3d")},
     **{name: _conv_transpose for name in ("nn.conv1d_transpose", "nn.conv2d_transpose", "nn.conv3d_transpose")},
