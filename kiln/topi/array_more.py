@@ -10,7 +10,7 @@ from . import tag as _tag
 from .utils import get_const_tuple
 
 __all__ = ["invert_permutation", "strided_set", "sparse_reshape", "fixed_point_multiply", "fifo_buffer",
-           "multibox_prior"]
+           "multibox_prior", "sparse_dense"]
 
 
 def invert_permutation(data):
@@ -153,3 +153,20 @@ def multibox_prior(data, sizes, ratios, steps, offsets, clip):
         return value
 
     return compute((1, height * width * per, 4), fcompute, name="T_multibox_prior", tag=_tag.INJECTIVE)
+
+
+def sparse_dense(dense, data, indices, indptr, sparse_lhs=False):
+    """``dense @ W.T`` (``W @ dense.T`` when ``sparse_lhs``) of the CSR matrix ``W = (data, indices, indptr)``: a
+    reduction over each row's stored entries (its extent read from ``indptr``)."""
+    m = get_const_tuple(dense.shape)[0]
+    rows = get_const_tuple(indptr.shape)[0] - 1
+
+    def value(d, r):
+        start = _op.cast(indptr(r), "int32")
+        k = reduce_axis((0, _op.cast(indptr(r + 1), "int32") - start), name="k")
+        pos = start + k.var
+        return _te_sum(data(pos) * dense(d, _op.cast(indices(pos), "int32")), axis=[k])
+
+    if sparse_lhs:
+        return compute((rows, m), lambda r, d: value(d, r), name="T_sparse_dense", tag="sparse_dense")
+    return compute((m, rows), value, name="T_sparse_dense", tag="sparse_dense")

@@ -20,7 +20,14 @@ from . import (
 )
 from .algorithm import *  # noqa: F403
 from .array import *  # noqa: F403
-from .array_more import contrib_reverse_reshape, fixed_point_multiply, invert_permutation, sparse_reshape, strided_set
+from .array_more import (
+    contrib_reverse_reshape,
+    debug,
+    fixed_point_multiply,
+    invert_permutation,
+    sparse_reshape,
+    strided_set,
+)
 from .elemwise import *  # noqa: F403
 from .like import *  # noqa: F403
 from .op import OpPattern, builders, make_call, register_relay_op

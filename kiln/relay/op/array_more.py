@@ -1,5 +1,5 @@
 """More array operators of TVM: ``invert_permutation contrib_reverse_reshape strided_set sparse_reshape
-fixed_point_multiply nn.fifo_buffer vision.multibox_prior``.
+fixed_point_multiply nn.fifo_buffer vision.multibox_prior nn.sparse_dense debug``.
 
 ``sparse_reshape`` keeps static shapes: its outputs' shapes follow from its inputs' shapes (the ``-1`` of the new
 shape is resolved from the values at run time).
@@ -14,7 +14,7 @@ from . import attrs as AS
 from . import attrs_array as A
 from .op import OpPattern, make_call, register_relay_op
 from .tensor import reshape_shape
-from .type_relations import ALL, INTEGER, normalize_axis, same_dtype, tensor_arg
+from .type_relations import ALL, INTEGER, NUMERIC, normalize_axis, same_dtype, tensor_arg
 
 
 def _invert_permutation_rel(types, attrs):
@@ -139,3 +139,39 @@ def multibox_prior(data, sizes=(1.0,), ratios=(1.0,), steps=(-1.0, -1.0), offset
     return make_call("vision.multibox_prior", [data], A.MultiBoxPriorAttrs(sizes, ratios, steps, offsets, clip))
 
 
+
+
+def _sparse_dense_rel(types, attrs):
+    dense, data, indices, indptr = (tensor_arg(types, i, n) for i, n in enumerate(["dense", "sparse_data",
+                                                                                  "sparse_indices",
+                                                                                  "sparse_indptr"]))
+    if data.ndim != 1 or indices.shape != data.shape or indptr.ndim != 1 or dense.ndim != 2:
+        raise TypeInferenceError(f"nn.sparse_dense: a CSR matrix (data {data}, indices {indices}, indptr {indptr}) "
+                                 f"and a 2-D dense {dense} (block-sparse BSR data is not supported)")
+    for t in (indices, indptr):
+        if t.dtype not in INTEGER:
+            raise TypeInferenceError(f"nn.sparse_dense: the CSR index arrays must be integers, got {t}")
+    same_dtype([dense, data], "nn.sparse_dense dense and sparse data")
+    rows = indptr.shape[0] - 1
+    shape = (rows, dense.shape[0]) if attrs.sparse_lhs else (dense.shape[0], rows)
+    return TensorType(shape, dense.dtype)
+
+
+register_relay_op("nn.sparse_dense", 4, _sparse_dense_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.SparseDenseAttrs,
+                  dtypes=(NUMERIC, NUMERIC, INTEGER))
+
+
+def sparse_dense(dense_mat, sparse_mat, sparse_lhs=False):
+    """``dense_mat @ sparse_mat.T`` (or ``sparse_mat @ dense_mat.T`` when ``sparse_lhs``) of a CSR matrix given as
+    ``(data, indices, indptr)``."""
+    data, indices, indptr = sparse_mat
+    return make_call("nn.sparse_dense", [dense_mat, data, indices, indptr], A.SparseDenseAttrs(sparse_lhs))
+
+
+register_relay_op("debug", 1, lambda types, attrs: tensor_arg(types, 0, "data"), OpPattern.OPAQUE, A.DebugAttrs)
+
+
+def debug(expr, debug_func=None):
+    """``expr`` unchanged; the reference interpreter calls ``debug_func(value)`` (if given) when it evaluates it
+    (compiled code passes the value through)."""
+    return make_call("debug", [expr], A.DebugAttrs(debug_func))

@@ -191,3 +191,16 @@ class MultiBoxPriorAttrs(Attrs):
     def __post_init__(self):
         for name in ("sizes", "ratios", "steps", "offsets"):
             object.__setattr__(self, name, tuple(float(v) for v in getattr(self, name)))
+
+
+@dataclass(frozen=True, slots=True)
+class SparseDenseAttrs(Attrs):
+    sparse_lhs: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "sparse_lhs", bool(self.sparse_lhs))
+
+
+@dataclass(frozen=True, slots=True)
+class DebugAttrs(Attrs):
+    debug_func: object = None

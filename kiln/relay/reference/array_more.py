@@ -79,3 +79,23 @@ def multibox_prior(attrs, data):
                 boxes.append([cx - f(hw), cy - f(hh), cx + f(hw), cy + f(hh)])
     out = np.array(boxes, "float32").reshape(1, -1, 4)
     return np.clip(out, 0, 1) if attrs.clip else out
+
+
+@register("nn.sparse_dense")
+def sparse_dense(attrs, dense, data, indices, indptr):
+    """``dense @ W.T`` (or ``W @ dense.T``) of the CSR matrix ``W``."""
+    rows = indptr.shape[0] - 1
+    w = np.zeros((rows, dense.shape[1]), dense.dtype)
+    for r in range(rows):
+        for k in range(int(indptr[r]), int(indptr[r + 1])):
+            w[r, int(indices[k])] += data[k]
+    out = w @ dense.T if attrs.sparse_lhs else dense @ w.T
+    return out.astype(dense.dtype)
+
+
+@register("debug")
+def debug(attrs, data):
+    """``data``, after calling ``attrs.debug_func(data)`` when there is one."""
+    if attrs.debug_func is not None:
+        attrs.debug_func(data)
+    return data

@@ -221,6 +221,9 @@ SAMPLES = {
                                                                   (2, 2))),
     "nn.avg_pool2d_grad": s(lambda v, o: relay.nn.avg_pool2d_grad(v(0, (1, 1, 3, 3)), v(0, (1, 1, 4, 4)), (2, 2),
                                                                   padding=(1, 0))),
+    "nn.sparse_dense": s(lambda v, o: relay.nn.sparse_dense(v(0, (2, 3)), (v(0, (3,)), relay.cast_like(
+        c([0, 2, 1], "int32"), v(2, (1,))), relay.cast_like(c([0, 2, 2, 3], "int32"), v(2, (1,)))))),
+    "debug": s(lambda v, o: relay.debug(v(0, (2, 3)))),
 }
 
 

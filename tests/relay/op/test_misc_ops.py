@@ -124,3 +124,23 @@ def test_pool2d_grad(kind, strides, padding):
     build = relay.nn.max_pool2d_grad if kind == "max" else relay.nn.avg_pool2d_grad
     expr = build(v("g", out_grad.shape), v("d", data.shape), (3, 2), strides, padding)
     check(expr, {"g": out_grad, "d": data}, want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("sparse_lhs", [False, True])
+def test_sparse_dense(sparse_lhs):
+    dense = RNG.standard_normal((3, 5)).astype("float32")
+    w = RNG.standard_normal((4, 5)).astype("float32") * (RNG.random((4, 5)) < 0.5)
+    indptr = np.concatenate([[0], np.cumsum((w != 0).sum(axis=1))]).astype("int32")
+    rows, cols = np.nonzero(w)
+    data, indices = w[rows, cols].astype("float32"), cols.astype("int32")
+    want = w @ dense.T if sparse_lhs else dense @ w.T
+    expr = relay.nn.sparse_dense(v("x", dense.shape), (v("d", data.shape), v("i", indices.shape, "int32"),
+                                                       v("p", indptr.shape, "int32")), sparse_lhs)
+    check(expr, {"x": dense, "d": data, "i": indices, "p": indptr}, want.astype("float32"))
+
+
+def test_debug_passes_the_value_through_and_calls_back():
+    seen = []
+    a = RNG.standard_normal((2, 3)).astype("float32")
+    check(relay.add(relay.debug(v("x", a.shape), seen.append), relay.const(1.0)), {"x": a}, a + 1)
+    assert len(seen) == 1 and np.array_equal(seen[0], a)
