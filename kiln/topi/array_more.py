@@ -10,7 +10,7 @@ from . import tag as _tag
 from .utils import get_const_tuple
 
 __all__ = ["invert_permutation", "strided_set", "sparse_reshape", "fixed_point_multiply", "fifo_buffer",
-           "multibox_prior", "sparse_dense"]
+           "multibox_prior", "sparse_dense", "fixed_point_multiply_per_axis"]
 
 
 def invert_permutation(data):
@@ -170,3 +170,19 @@ def sparse_dense(dense, data, indices, indptr, sparse_lhs=False):
     if sparse_lhs:
         return compute((rows, m), lambda r, d: value(d, r), name="T_sparse_dense", tag="sparse_dense")
     return compute((m, rows), value, name="T_sparse_dense", tag="sparse_dense")
+
+
+def fixed_point_multiply_per_axis(x, multiplier, shift, axes):
+    """:func:`fixed_point_multiply` with the multiplier and shift of each index along ``axes`` read from tensors."""
+    from ..tir import intrin as _intrin
+
+    def fcompute(*i):
+        at = [i[a] for a in axes]
+        s = _op.cast(shift(*at), "int64")
+        zero = _op.const(0, "int64")
+        left, right = _op.maximum(s, zero), _op.maximum(zero - s, zero) + _op.const(31, "int64")
+        wide = _intrin.shift_left(_op.cast(x(*i), "int64"), left) * _op.cast(multiplier(*at), "int64")
+        rounded = wide + _intrin.shift_left(_op.const(1, "int64"), right - _op.const(1, "int64"))
+        return _op.cast(_intrin.shift_right(rounded, right), x.dtype)
+
+    return compute(x.shape, fcompute, name="T_fixed_point_multiply_per_axis", tag=_tag.BROADCAST)

@@ -24,6 +24,7 @@ from .array_more import (
     contrib_reverse_reshape,
     debug,
     fixed_point_multiply,
+    fixed_point_multiply_per_axis,
     invert_permutation,
     sparse_reshape,
     strided_set,

@@ -175,3 +175,22 @@ def debug(expr, debug_func=None):
     """``expr`` unchanged; the reference interpreter calls ``debug_func(value)`` (if given) when it evaluates it
     (compiled code passes the value through)."""
     return make_call("debug", [expr], A.DebugAttrs(debug_func))
+
+
+def _fpm_per_axis_rel(types, attrs):
+    x, mult, shift = (tensor_arg(types, i, n) for i, n in enumerate(["x", "fixed_point_multiplier", "shift"]))
+    want = tuple(x.shape[normalize_axis(a, x.ndim, "fixed_point_multiply_per_axis axis")] for a in attrs.axes)
+    if mult.shape != want or shift.shape != want:
+        raise TypeInferenceError(f"fixed_point_multiply_per_axis: multiplier {mult} and shift {shift} must have "
+                                 f"shape {want} (x {x} along axes {attrs.axes})")
+    return x
+
+
+register_relay_op("fixed_point_multiply_per_axis", 3, _fpm_per_axis_rel, OpPattern.BROADCAST,
+                  A.FixedPointMultiplyPerAxisAttrs, dtypes=("int32",))
+
+
+def fixed_point_multiply_per_axis(x, fixed_point_multiplier, shift, is_lshift_required, is_rshift_required, axes):
+    """:func:`fixed_point_multiply` with a multiplier and a shift per index along ``axes`` (int32 tensors)."""
+    return make_call("fixed_point_multiply_per_axis", [x, fixed_point_multiplier, shift],
+                     A.FixedPointMultiplyPerAxisAttrs(is_lshift_required, is_rshift_required, tuple(axes)))

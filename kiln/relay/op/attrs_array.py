@@ -204,3 +204,13 @@ class SparseDenseAttrs(Attrs):
 @dataclass(frozen=True, slots=True)
 class DebugAttrs(Attrs):
     debug_func: object = None
+
+
+@dataclass(frozen=True, slots=True)
+class FixedPointMultiplyPerAxisAttrs(Attrs):
+    is_lshift_required: bool = False
+    is_rshift_required: bool = False
+    axes: tuple = ()
+
+    def __post_init__(self):
+        _int_tuple(self, "axes")

@@ -99,3 +99,16 @@ def debug(attrs, data):
     if attrs.debug_func is not None:
         attrs.debug_func(data)
     return data
+
+
+@register("fixed_point_multiply_per_axis")
+def fixed_point_multiply_per_axis(attrs, data, multiplier, shift):
+    """:func:`fixed_point_multiply` with per-axis multipliers and shifts."""
+    shape = [1] * data.ndim
+    for k, a in enumerate(attrs.axes):
+        shape[a % data.ndim] = multiplier.shape[k]
+    m = multiplier.astype("int64").reshape(shape)
+    s = shift.astype("int64").reshape(shape)
+    left, right = np.maximum(s, 0), np.maximum(-s, 0) + 31
+    wide = (data.astype("int64") << left) * m + (np.int64(1) << (right - 1))
+    return (wide >> right).astype(data.dtype)

@@ -177,3 +177,17 @@ def test_fifo_buffer_and_multibox_prior():
                 want.append([cx - hw, cy - hh, cx + hw, cy + hh])
     want = np.clip(np.array(want, "float32").reshape(1, -1, 4), 0, 1)
     check(relay.vision.multibox_prior(v("f", feat.shape), sizes, ratios, clip=True), {"f": feat}, want)
+
+
+def test_fixed_point_multiply_per_axis():
+    a = RNG.integers(-1000, 1000, (2, 3, 4)).astype("int32")
+    mult = np.array([1395864371, 1073741824, 2000000000], "int32")
+    shift = np.array([-3, 1, 0], "int32")
+    want = np.zeros_like(a)
+    for ch in range(3):
+        left, right = max(int(shift[ch]), 0), max(-int(shift[ch]), 0) + 31
+        wide = (a[:, ch].astype("int64") << left) * int(mult[ch]) + (1 << (right - 1))
+        want[:, ch] = (wide >> right).astype("int32")
+    expr = relay.fixed_point_multiply_per_axis(v("a", a.shape, "int32"), v("m", (3,), "int32"), v("s", (3,), "int32"),
+                                               True, True, [1])
+    check(expr, {"a": a, "m": mult, "s": shift}, want)
