@@ -10,7 +10,7 @@ from . import tag as _tag
 from .utils import get_const_tuple
 
 __all__ = ["invert_permutation", "strided_set", "sparse_reshape", "fixed_point_multiply", "fifo_buffer",
-           "multibox_prior", "sparse_dense", "fixed_point_multiply_per_axis"]
+           "multibox_prior", "sparse_dense", "fixed_point_multiply_per_axis", "sparse_add"]
 
 
 def invert_permutation(data):
@@ -186,3 +186,18 @@ def fixed_point_multiply_per_axis(x, multiplier, shift, axes):
         return _op.cast(_intrin.shift_right(rounded, right), x.dtype)
 
     return compute(x.shape, fcompute, name="T_fixed_point_multiply_per_axis", tag=_tag.BROADCAST)
+
+
+def sparse_add(dense, data, indices, indptr):
+    """``dense`` plus the CSR matrix ``(data, indices, indptr)``: each element adds the stored entries of its row
+    in its column (a reduction over the row's entries)."""
+
+    def fsum(i, j):
+        start = _op.cast(indptr(i), "int32")
+        k = reduce_axis((0, _op.cast(indptr(i + 1), "int32") - start), name="k")
+        pos = start + k.var
+        return _te_sum(_op.select(_op.equal(_op.cast(indices(pos), "int32"), j), data(pos),
+                                  _op.const(0, data.dtype)), axis=[k])
+
+    stored = compute(dense.shape, fsum, name="T_sparse_add_stored", tag=_tag.COMM_REDUCE)
+    return compute(dense.shape, lambda i, j: dense(i, j) + stored(i, j), name="T_sparse_add", tag=_tag.ELEMWISE)

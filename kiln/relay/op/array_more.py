@@ -1,5 +1,5 @@
 """More array operators of TVM: ``invert_permutation contrib_reverse_reshape strided_set sparse_reshape
-fixed_point_multiply nn.fifo_buffer vision.multibox_prior nn.sparse_dense debug``.
+fixed_point_multiply nn.fifo_buffer vision.multibox_prior nn.sparse_dense nn.sparse_add debug``.
 
 ``sparse_reshape`` keeps static shapes: its outputs' shapes follow from its inputs' shapes (the ``-1`` of the new
 shape is resolved from the values at run time).
@@ -194,3 +194,23 @@ def fixed_point_multiply_per_axis(x, fixed_point_multiplier, shift, is_lshift_re
     """:func:`fixed_point_multiply` with a multiplier and a shift per index along ``axes`` (int32 tensors)."""
     return make_call("fixed_point_multiply_per_axis", [x, fixed_point_multiplier, shift],
                      A.FixedPointMultiplyPerAxisAttrs(is_lshift_required, is_rshift_required, tuple(axes)))
+
+
+def _sparse_add_rel(types, attrs):
+    dense, data, indices, indptr = (tensor_arg(types, i, n) for i, n in enumerate(["dense_data", "sparse_data",
+                                                                                  "sparse_indices",
+                                                                                  "sparse_indptr"]))
+    if dense.ndim != 2 or data.ndim != 1 or indices.shape != data.shape or indptr.shape != (dense.shape[0] + 1,):
+        raise TypeInferenceError(f"nn.sparse_add: dense {dense} and a CSR matrix of its shape (data {data}, "
+                                 f"indices {indices}, indptr {indptr})")
+    same_dtype([dense, data], "nn.sparse_add dense and sparse data")
+    return dense
+
+
+register_relay_op("nn.sparse_add", 4, _sparse_add_rel, OpPattern.OPAQUE, dtypes=(NUMERIC, NUMERIC, INTEGER))
+
+
+def sparse_add(dense_mat, sparse_mat):
+    """``dense_mat`` plus the CSR matrix ``sparse_mat = (data, indices, indptr)`` of its shape."""
+    data, indices, indptr = sparse_mat
+    return make_call("nn.sparse_add", [dense_mat, data, indices, indptr])

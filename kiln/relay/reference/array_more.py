@@ -112,3 +112,13 @@ def fixed_point_multiply_per_axis(attrs, data, multiplier, shift):
     left, right = np.maximum(s, 0), np.maximum(-s, 0) + 31
     wide = (data.astype("int64") << left) * m + (np.int64(1) << (right - 1))
     return (wide >> right).astype(data.dtype)
+
+
+@register("nn.sparse_add")
+def sparse_add(attrs, dense, data, indices, indptr):
+    """``dense`` plus the CSR matrix."""
+    out = np.array(dense)
+    for r in range(dense.shape[0]):
+        for k in range(int(indptr[r]), int(indptr[r + 1])):
+            out[r, int(indices[k])] += data[k]
+    return out

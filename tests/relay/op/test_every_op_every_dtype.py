@@ -226,6 +226,8 @@ SAMPLES = {
     "debug": s(lambda v, o: relay.debug(v(0, (2, 3)))),
     "fixed_point_multiply_per_axis": s(lambda v, o: relay.fixed_point_multiply_per_axis(
         v(0, (2, 3)), c([1395864371, 1073741824, 7], "int32"), v(0, (3,)), True, True, [1])),
+    "nn.sparse_add": s(lambda v, o: relay.nn.sparse_add(v(0, (3, 3)), (v(0, (3,)), relay.cast_like(
+        c([0, 2, 1], "int32"), v(2, (1,))), relay.cast_like(c([0, 2, 2, 3], "int32"), v(2, (1,)))))),
 }
 
 

@@ -144,3 +144,13 @@ def test_debug_passes_the_value_through_and_calls_back():
     a = RNG.standard_normal((2, 3)).astype("float32")
     check(relay.add(relay.debug(v("x", a.shape), seen.append), relay.const(1.0)), {"x": a}, a + 1)
     assert len(seen) == 1 and np.array_equal(seen[0], a)
+
+
+def test_sparse_add():
+    dense = RNG.standard_normal((4, 5)).astype("float32")
+    w = RNG.standard_normal((4, 5)).astype("float32") * (RNG.random((4, 5)) < 0.4)
+    indptr = np.concatenate([[0], np.cumsum((w != 0).sum(axis=1))]).astype("int64")
+    rows, cols = np.nonzero(w)
+    expr = relay.nn.sparse_add(v("x", dense.shape), (v("d", (len(rows),)), v("i", (len(rows),), "int64"),
+                                                     v("p", indptr.shape, "int64")))
+    check(expr, {"x": dense, "d": w[rows, cols].astype("float32"), "i": cols.astype("int64"), "p": indptr}, dense + w)

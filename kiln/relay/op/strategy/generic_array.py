@@ -45,6 +45,7 @@ def _arange(attrs, inputs, out_type):
 
 
 ARRAY_COMPUTES = {
+    "nn.sparse_add": lambda attrs, inputs, out_type: [AM.sparse_add(inputs[0], inputs[1], inputs[2], inputs[3])],
     "fixed_point_multiply_per_axis": lambda attrs, inputs, out_type: [AM.fixed_point_multiply_per_axis(
         inputs[0], inputs[1], inputs[2], attrs.axes)],
     "nn.sparse_dense": lambda attrs, inputs, out_type: [AM.sparse_dense(inputs[0], inputs[1], inputs[2], inputs[3],
