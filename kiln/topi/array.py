@@ -18,7 +18,8 @@ from .elemwise import cast_expr
 from .utils import get_const_tuple, normalize_axis
 
 __all__ = ["stack", "arange", "meshgrid", "trilu", "unravel_index", "sequence_mask", "reverse_sequence",
-           "ndarray_size", "searchsorted", "sparse_to_dense", "collapse_sum", "variance"]
+           "ndarray_size", "searchsorted", "sparse_to_dense", "collapse_sum", "variance", "adv_index",
+           "matrix_set_diag"]
 
 
 def _int(v):
@@ -218,3 +219,46 @@ def variance(data, mean, axes, keepdims=False, unbiased=False):
     total = compute(out_shape, fcompute, name="T_variance_sum", tag=_tag.COMM_REDUCE if axes else _tag.ELEMWISE)
     return compute(out_shape, lambda *i: cast_expr(_op.div(total(*i), _op.const(max(count, 0), work)), data.dtype),
                    name="T_variance", tag=_tag.ELEMWISE)
+
+
+def adv_index(data, indices):
+    """numpy's advanced indexing ``data[indices[0], indices[1], ...]`` (index tensors broadcast together)."""
+    from .broadcast import broadcast_shape
+
+    bshape = broadcast_shape(*[get_const_tuple(t.shape) for t in indices], what="topi.adv_index")
+    rest = get_const_tuple(data.shape)[len(indices):]
+
+    def read(t, b):
+        tshape = get_const_tuple(t.shape)
+        lead = len(b) - len(tshape)
+        return _int(t(*[0 if d == 1 else b[lead + k] for k, d in enumerate(tshape)]))
+
+    def fcompute(*i):
+        b, r = i[:len(bshape)], i[len(bshape):]
+        return data(*[read(t, b) for t in indices], *r)
+
+    return compute(tuple(bshape) + tuple(rest), fcompute, name="T_adv_index", tag=_tag.INJECTIVE)
+
+
+def matrix_set_diag(data, diagonal, k1=0, k2=0, super_diag_right_align=False, sub_diag_right_align=False):
+    """``data`` with the diagonals ``k1..k2`` of its last two axes taken from ``diagonal`` (TensorFlow's
+    ``matrix_set_diag``: one row of ``diagonal`` per diagonal, from ``k2`` down, shorter ones aligned left or
+    right)."""
+    shape = get_const_tuple(data.shape)
+    rows, cols = shape[-2:]
+    max_len = get_const_tuple(diagonal.shape)[-1]
+
+    def fcompute(*i):
+        lead, r, c = i[:-2], i[-2], i[-1]
+        d = c - r
+        value = data(*i)
+        for k in range(k1, k2 + 1):
+            length = min(rows + min(0, k), cols - max(0, k))
+            right = super_diag_right_align if k >= 0 else sub_diag_right_align
+            offset = max_len - length if right else 0
+            pos = (r if k >= 0 else c) + offset
+            src = diagonal(*lead, pos) if k1 == k2 else diagonal(*lead, k2 - k, pos)
+            value = _op.select(_op.equal(d, k), src, value)
+        return value
+
+    return compute(data.shape, fcompute, name="T_matrix_set_diag", tag=_tag.INJECTIVE)

@@ -1,9 +1,34 @@
 """Relay operators. Element-wise, shape and reduction builders live here (``relay.add``, ``relay.reshape``...);
 ``relay.nn`` and ``relay.image`` hold the rest. ``OpPattern`` is the fusion pattern enum."""
 
-from . import algorithm, array, attrs, elemwise, image, like, memory, nn, reduce, tensor, transform, vision, vm
+from . import (
+    algorithm,
+    array,
+    array_more,
+    attrs,
+    elemwise,
+    image,
+    like,
+    memory,
+    nn,
+    reduce,
+    signal,
+    tensor,
+    transform,
+    vision,
+    vm,
+)
 from .algorithm import *  # noqa: F403
 from .array import *  # noqa: F403
+from .array_more import (
+    contrib_reverse_reshape,
+    debug,
+    fixed_point_multiply,
+    fixed_point_multiply_per_axis,
+    invert_permutation,
+    sparse_reshape,
+    strided_set,
+)
 from .elemwise import *  # noqa: F403
 from .like import *  # noqa: F403
 from .op import (
@@ -18,12 +43,13 @@ from .op import (
     register_strategy,
 )
 from .reduce import *  # noqa: F403
+from .signal import *  # noqa: F403
 from .tensor import *  # noqa: F403
 from .transform import *  # noqa: F403
 
 # the operator builders each family module defines (kiln.relay.op.op.builders): nothing to list by hand
-__all__ = [name for module in (tensor, reduce, transform, algorithm, array, like, elemwise)
-           for name in builders(vars(module))]
-__all__ += reduce.COMPOSITES  # logsumexp, std ...: made of other operators, as in TVM
+_FAMILIES = (tensor, reduce, transform, algorithm, array, array_more, like, elemwise, signal)
+__all__ = [name for module in _FAMILIES for name in builders(vars(module))]
+__all__ += reduce.COMPOSITES + array.COMPOSITES  # logsumexp, std, segment_sum: made of other operators, as in TVM
 
 from . import strategy  # noqa: E402  (registers every operator's compute, schedule and strategy, and the x86 layout hook)

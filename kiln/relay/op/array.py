@@ -1,5 +1,6 @@
 """Array operators TVM keeps in ``relay/op/transform.py`` beyond the data-movement set: ``stack arange meshgrid
-trilu unravel_index sequence_mask reverse_sequence ndarray_size searchsorted sparse_to_dense einsum``.
+trilu unravel_index sequence_mask reverse_sequence ndarray_size searchsorted sparse_to_dense einsum adv_index
+matrix_set_diag`` and ``segment_sum`` (made of ``scatter_elements``, as in TVM).
 
 ``arange`` needs constant ``start``/``stop``/``step`` (its length is part of its type; a value known only at run
 time is the dynamic-shapes issue's ``relay.Any``). ``einsum`` reads numpy's subscript notation, explicit
@@ -270,3 +271,74 @@ register_relay_op("einsum", 1, _einsum_rel, OpPattern.INJECTIVE, A.EinsumAttrs, 
 def einsum(data, equation):
     """numpy's ``einsum`` of the tensors of ``data`` by the subscripts ``equation``."""
     return make_call("einsum", [_as_tuple(data)], A.EinsumAttrs(str(equation)))
+
+
+def _adv_index_rel(types, attrs):
+    fields = _tuple_fields(types, "adv_index")
+    data, indices = fields[0], fields[1:]
+    if len(indices) > data.ndim:
+        raise TypeInferenceError(f"adv_index: {len(indices)} index tensors for {data}")
+    for t in indices:
+        check_dtype(t.dtype, INTEGER, "an index", "adv_index")
+    from .type_relations import broadcast_shapes
+
+    return TensorType(broadcast_shapes(*[t.shape for t in indices]) + data.shape[len(indices):], data.dtype)
+
+
+register_relay_op("adv_index", 1, _adv_index_rel, OpPattern.INJECTIVE)
+
+
+def adv_index(inputs):
+    """numpy's advanced indexing ``data[i0, i1, ...]`` of ``inputs = [data, i0, i1, ...]`` (index tensors
+    broadcast together; the remaining axes of ``data`` follow)."""
+    return make_call("adv_index", [_as_tuple(inputs)])
+
+
+def _matrix_set_diag_rel(types, attrs):
+    data, diagonal = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "diagonal")
+    if data.ndim < 2:
+        raise TypeInferenceError(f"matrix_set_diag: data {data} must have rank >= 2")
+    rows, cols = data.shape[-2:]
+    lengths = [min(rows + min(0, d), cols - max(0, d)) for d in range(attrs.k1, attrs.k2 + 1)]
+    if min(lengths) <= 0:
+        raise TypeInferenceError(f"matrix_set_diag: diagonals {attrs.k1}..{attrs.k2} are outside {data}")
+    want = data.shape[:-2] + ((attrs.k2 - attrs.k1 + 1,) if attrs.k1 != attrs.k2 else ()) + (max(lengths),)
+    if diagonal.shape != want:
+        raise TypeInferenceError(f"matrix_set_diag: diagonal {diagonal} must have shape {want} for data {data}")
+    same_dtype([data, diagonal], "matrix_set_diag data and diagonal")
+    return data
+
+
+register_relay_op("matrix_set_diag", 2, _matrix_set_diag_rel, OpPattern.INJECTIVE, A.MatrixSetDiagAttrs)
+
+
+def matrix_set_diag(data, diagonal, k=0, align="RIGHT_LEFT"):
+    """``data`` with the diagonals ``k`` (an int or a ``(low, high)`` range) of its last two axes replaced by
+    ``diagonal`` (TensorFlow's ``matrix_set_diag``; ``align`` places diagonals shorter than the longest)."""
+    k1, k2 = (k, k) if isinstance(k, int) else (int(k[0]), int(k[1]))
+    return make_call("matrix_set_diag", [data, diagonal], A.MatrixSetDiagAttrs(
+        k1, k2, align.startswith("RIGHT"), align.endswith("RIGHT")))
+
+
+def segment_sum(data, segment_ids, num_segments=None):
+    """The sums of the rows of ``data`` with the same segment id (a ``scatter_elements`` add into zeros, as in
+    TVM); ``num_segments`` defaults to the largest id + 1, which needs constant ids (or the dynamic-shapes
+    work)."""
+    from ..transform.infer_type import infer_type
+    from .tensor import reshape, zeros
+    from .transform import broadcast_to, scatter_elements
+
+    if num_segments is None:
+        values = getattr(segment_ids, "data", None)
+        if values is None:
+            raise TypeInferenceError("segment_sum: without num_segments the segment ids must be a constant "
+                                     "(the number of segments is the output's size)")
+        num_segments = int(values.numpy().max()) + 1
+    dtype_shape = infer_type(data).checked_type
+    shape, dtype = tuple(dtype_shape.shape), dtype_shape.dtype
+    ids = broadcast_to(reshape(segment_ids, (shape[0],) + (1,) * (len(shape) - 1)), shape)
+    return scatter_elements(zeros((int(num_segments),) + shape[1:], dtype), ids, data, 0, "add")
+
+
+COMPOSITES = ["segment_sum"]
+"""Builders of this module made of other operators (exported beside the operator builders)."""

@@ -137,3 +137,80 @@ class VarianceAttrs(Attrs):
             _int_tuple(self, "axis")
         for name in ("keepdims", "exclude", "unbiased"):
             object.__setattr__(self, name, bool(getattr(self, name)))
+
+
+@dataclass(frozen=True, slots=True)
+class SlidingWindowAttrs(Attrs):
+    axis: int = 0
+    window_shape: tuple = ()
+    strides: tuple = ()
+
+    def __post_init__(self):
+        _int_tuple(self, "window_shape")
+        _int_tuple(self, "strides")
+        self._require(len(self.window_shape) == len(self.strides), "strides", "must have one value per window axis")
+
+
+@dataclass(frozen=True, slots=True)
+class StftAttrs(Attrs):
+    n_fft: int = 0
+    hop_length: int = 0
+    win_length: int = 0
+    normalized: bool = False
+    onesided: bool = True
+
+    def __post_init__(self):
+        self._require(self.n_fft > 0 and self.hop_length > 0 and self.win_length > 0, "n_fft",
+                      "n_fft, hop_length and win_length must be positive")
+
+
+@dataclass(frozen=True, slots=True)
+class DFTAttrs(Attrs):
+    inverse: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FixedPointMultiplyAttrs(Attrs):
+    multiplier: int = 0
+    shift: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class FIFOBufferAttrs(Attrs):
+    axis: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MultiBoxPriorAttrs(Attrs):
+    sizes: tuple = (1.0,)
+    ratios: tuple = (1.0,)
+    steps: tuple = (-1.0, -1.0)
+    offsets: tuple = (0.5, 0.5)
+    clip: bool = False
+
+    def __post_init__(self):
+        for name in ("sizes", "ratios", "steps", "offsets"):
+            object.__setattr__(self, name, tuple(float(v) for v in getattr(self, name)))
+
+
+@dataclass(frozen=True, slots=True)
+class SparseDenseAttrs(Attrs):
+    sparse_lhs: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "sparse_lhs", bool(self.sparse_lhs))
+
+
+@dataclass(frozen=True, slots=True)
+class DebugAttrs(Attrs):
+    debug_func: object = None
+
+
+@dataclass(frozen=True, slots=True)
+class FixedPointMultiplyPerAxisAttrs(Attrs):
+    is_lshift_required: bool = False
+    is_rshift_required: bool = False
+    axes: tuple = ()
+
+    def __post_init__(self):
+        _int_tuple(self, "axes")

@@ -178,3 +178,54 @@ class DeformableConv2DAttrs(Attrs):
                       "data_layout", "must be NCHW with kernel layout OIHW (the layouts kiln computes it in)")
         self._require(self.groups == 1, "groups", "must be 1 (as in TVM's topi)")
         self._require(self.deformable_groups >= 1, "deformable_groups", "must be positive")
+
+
+@dataclass(frozen=True, slots=True)
+class AffineGridAttrs(Attrs):
+    target_shape: tuple = ()
+
+    def __post_init__(self):
+        _int_tuple(self, "target_shape", 2)
+        self._require(len(self.target_shape) == 2, "target_shape", "must be (height, width)")
+
+
+@dataclass(frozen=True, slots=True)
+class GridSampleAttrs(Attrs):
+    method: str = "bilinear"
+    layout: str = "NCHW"
+    padding_mode: str = "zeros"
+    align_corners: bool = True
+
+    def __post_init__(self):
+        self._require(self.method in ("bilinear", "nearest"), "method", "must be bilinear or nearest")
+        self._require(self.layout == "NCHW", "layout", "must be NCHW")
+        self._require(self.padding_mode in ("zeros", "border", "reflection"), "padding_mode",
+                      "must be zeros, border or reflection")
+        object.__setattr__(self, "align_corners", bool(self.align_corners))
+
+
+@dataclass(frozen=True, slots=True)
+class YoloReorgAttrs(Attrs):
+    stride: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class CorrelationAttrs(Attrs):
+    kernel_size: int = 1
+    max_displacement: int = 1
+    stride1: int = 1
+    stride2: int = 1
+    padding: int = 0
+    is_multiply: bool = True
+    layout: str = "NCHW"
+
+    def __post_init__(self):
+        self._require(self.layout == "NCHW", "layout", "must be NCHW")
+        self._require(self.kernel_size >= 1 and self.kernel_size % 2 == 1, "kernel_size", "must be a positive odd int")
+        self._require(self.stride1 >= 1 and self.stride2 >= 1, "stride1", "strides must be positive")
+
+
+@dataclass(frozen=True, slots=True)
+class GetValidCountsAttrs(Attrs):
+    id_index: int = 0
+    score_index: int = 1

@@ -1,4 +1,5 @@
-"""Image operators (``relay.image``): ``resize1d resize2d resize3d crop_and_resize dilation2d``."""
+"""Image operators (``relay.image``): ``resize1d resize2d resize3d crop_and_resize dilation2d affine_grid
+grid_sample``."""
 
 from ...error import TypeInferenceError
 from ...ir.type import TensorType
@@ -131,3 +132,37 @@ def dilation2d(data, weight, strides=(1, 1), padding=(0, 0), dilations=(1, 1), d
     """Morphological dilation: the maximum over the window of ``data + weight`` per channel."""
     return make_call("image.dilation2d", [data, weight], AI.Dilation2DAttrs(
         strides, padding, dilations, data_layout, kernel_layout, out_dtype))
+
+
+def _affine_grid_rel(types, attrs):
+    theta = tensor_arg(types, 0, "data")
+    if theta.ndim != 3 or theta.shape[1:] != (2, 3):
+        raise TypeInferenceError(f"image.affine_grid: data {theta} must be (batch, 2, 3)")
+    return TensorType((theta.shape[0], 2) + tuple(attrs.target_shape), theta.dtype)
+
+
+register_relay_op("image.affine_grid", 1, _affine_grid_rel, OpPattern.INJECTIVE, AI.AffineGridAttrs, dtypes=FLOAT)
+
+
+def affine_grid(data, target_shape=None):
+    """The sampling grid ``(batch, 2, H, W)`` of the affine matrices ``data`` ``(batch, 2, 3)`` applied to the
+    normalized coordinates of an ``H x W`` image (``[-1, 1]``, corners aligned)."""
+    return make_call("image.affine_grid", [data], AI.AffineGridAttrs(tuple(target_shape)))
+
+
+def _grid_sample_rel(types, attrs):
+    data, grid = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "grid")
+    if data.ndim != 4 or grid.ndim != 4 or grid.shape[1] != 2 or grid.shape[0] != data.shape[0]:
+        raise TypeInferenceError(f"image.grid_sample: data {data} must be NCHW and grid {grid} (N, 2, H, W)")
+    same_dtype([data, grid], "image.grid_sample data and grid")
+    return TensorType(data.shape[:2] + grid.shape[2:], data.dtype)
+
+
+register_relay_op("image.grid_sample", 2, _grid_sample_rel, OpPattern.INJECTIVE, AI.GridSampleAttrs, dtypes=FLOAT)
+
+
+def grid_sample(data, grid, method="bilinear", layout="NCHW", padding_mode="zeros", align_corners=True):
+    """Sample ``data`` at the normalized ``(x, y)`` positions of ``grid`` (bilinear or nearest; outside the image:
+    zeros, the border, or the reflection)."""
+    return make_call("image.grid_sample", [data, grid], AI.GridSampleAttrs(method, layout, padding_mode,
+                                                                           align_corners))

@@ -393,6 +393,7 @@ def lrn(data, size=5, axis=1, bias=2, alpha=0.00001, beta=0.75):
 
 
 # the other convolutions and poolings are defined in their own module and belong to relay.nn
+from .array_more import fifo_buffer, sparse_add, sparse_dense  # noqa: E402, F401
 from .nn_conv import (  # noqa: E402, F401
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -402,6 +403,8 @@ from .nn_conv import (  # noqa: E402, F401
     adaptive_max_pool3d,
     avg_pool1d,
     avg_pool3d,
+    contrib_conv2d_nchwc,
+    contrib_depthwise_conv2d_nchwc,
     conv1d,
     conv1d_transpose,
     conv2d_transpose,
@@ -412,7 +415,9 @@ from .nn_conv import (  # noqa: E402, F401
     max_pool3d,
 )
 from .nn_extra import (  # noqa: E402, F401
+    avg_pool2d_grad,
     batch_to_space_nd,
+    conv2d_backward_weight,
     cross_entropy,
     cross_entropy_with_logits,
     depth_to_space,
@@ -421,6 +426,7 @@ from .nn_extra import (  # noqa: E402, F401
     group_norm,
     instance_norm,
     l2_normalize,
+    max_pool2d_grad,
     mirror_pad,
     nll_loss,
     prelu,
@@ -429,3 +435,4 @@ from .nn_extra import (  # noqa: E402, F401
     upsampling,
     upsampling3d,
 )
+from .vision import correlation  # noqa: E402, F401

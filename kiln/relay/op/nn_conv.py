@@ -1,6 +1,7 @@
 """Convolutions beyond ``nn.conv2d`` (``relay.nn``): ``nn.conv1d nn.conv3d nn.conv1d_transpose nn.conv2d_transpose
 nn.conv3d_transpose``, and the poolings beyond 2-D: ``nn.max_pool1d nn.avg_pool1d nn.max_pool3d nn.avg_pool3d``,
-``nn.adaptive_{avg,max}_pool{1,2,3}d``; ``nn.deformable_conv2d``.
+``nn.adaptive_{avg,max}_pool{1,2,3}d``; ``nn.deformable_conv2d``; ``nn.contrib_conv2d_NCHWc`` and
+``nn.contrib_depthwise_conv2d_NCHWc`` (``nn.conv2d`` in blocked layouts, under TVM's names).
 
 Each type relation reads the data and kernel through their layouts' primal axes (``NCW``/``OIW``, ``NCDHW``/
 ``OIDHW``; the transposed convolutions' kernels are ``IO...``), so any layout with those axes types.
@@ -12,6 +13,7 @@ from ...tir.layout import layout as parse_layout
 from ...topi.nn.conv2d import conv_out_size
 from ...topi.nn.convnd import conv_transpose_out_size
 from ...topi.nn.pooling import pool_out_size
+from . import attrs as AS
 from . import attrs_image as AI
 from . import attrs_nn as A
 from .op import OpPattern, make_call, register_relay_op
@@ -253,3 +255,37 @@ def deformable_conv2d(data, offset, weight, strides=(1, 1), padding=(0, 0), dila
     return make_call("nn.deformable_conv2d", [data, offset, weight], AI.DeformableConv2DAttrs(
         strides, padding, dilation, deformable_groups, groups, channels, kernel_size, data_layout, kernel_layout,
         out_layout, out_dtype))
+
+
+# ------------------------------------------------------------- convolutions in blocked layouts (AlterOpLayout's form)
+def _blocked_conv_rel(op):
+    def relation(types, attrs):
+        from .nn import _conv2d_rel
+
+        if not any(a.islower() for a in attrs.data_layout):
+            raise TypeInferenceError(f"{op}: data_layout {attrs.data_layout} must be blocked (NCHW[x]c)")
+        return _conv2d_rel(types, attrs)
+
+    return relation
+
+
+register_relay_op("nn.contrib_conv2d_NCHWc", 2, _blocked_conv_rel("nn.contrib_conv2d_NCHWc"),
+                  OpPattern.OUT_ELEMWISE_FUSABLE, AS.Conv2DAttrs, dtypes=NUMERIC)
+register_relay_op("nn.contrib_depthwise_conv2d_NCHWc", 2, _blocked_conv_rel("nn.contrib_depthwise_conv2d_NCHWc"),
+                  OpPattern.OUT_ELEMWISE_FUSABLE, AS.Conv2DAttrs, dtypes=NUMERIC)
+
+
+def contrib_conv2d_nchwc(data, kernel, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1, channels=None,
+                         kernel_size=None, data_layout="NCHW8c", kernel_layout="OIHW8i8o", out_layout="",
+                         out_dtype=""):
+    """2-D convolution of data and kernel already in blocked layouts (``NCHW[x]c``, ``OIHW[x]i[y]o``)."""
+    return make_call("nn.contrib_conv2d_NCHWc", [data, kernel], AS.Conv2DAttrs(
+        strides, padding, dilation, groups, channels, kernel_size, data_layout, kernel_layout, out_layout, out_dtype))
+
+
+def contrib_depthwise_conv2d_nchwc(data, kernel, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,
+                                   channels=None, kernel_size=None, data_layout="NCHW8c", kernel_layout="OIHW1i8o",
+                                   out_layout="", out_dtype=""):
+    """Depthwise 2-D convolution in blocked layouts."""
+    return make_call("nn.contrib_depthwise_conv2d_NCHWc", [data, kernel], AS.Conv2DAttrs(
+        strides, padding, dilation, groups, channels, kernel_size, data_layout, kernel_layout, out_layout, out_dtype))

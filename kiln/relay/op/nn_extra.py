@@ -1,6 +1,7 @@
 """More ``relay.nn`` operators: ``nn.prelu nn.upsampling nn.upsampling3d nn.depth_to_space nn.space_to_depth
 nn.l2_normalize nn.instance_norm nn.group_norm nn.mirror_pad nn.fast_softmax nn.dilate nn.space_to_batch_nd
-nn.batch_to_space_nd nn.cross_entropy nn.cross_entropy_with_logits nn.nll_loss``."""
+nn.batch_to_space_nd nn.cross_entropy nn.cross_entropy_with_logits nn.nll_loss``, and the gradients
+``nn.conv2d_backward_weight nn.max_pool2d_grad nn.avg_pool2d_grad``."""
 
 import math
 
@@ -8,6 +9,7 @@ from ...error import TypeInferenceError
 from ...ir.type import TensorType
 from ...tir.layout import layout as parse_layout
 from ...topi.image.resize_nd import upsampled_size
+from . import attrs as AS
 from . import attrs_image as AI
 from . import attrs_nn as A
 from .attrs import SoftmaxAttrs
@@ -295,3 +297,65 @@ def nll_loss(predictions, targets, weights, reduction="mean", ignore_index=-100)
     """Negative log likelihood: ``-predictions[n, targets[n, ...], ...] * weights[target]`` (0 for
     ``ignore_index``), averaged over the weights, summed, or per element (``reduction``)."""
     return make_call("nn.nll_loss", [predictions, targets, weights], A.NLLLossAttrs(reduction, int(ignore_index)))
+
+
+# ------------------------------------------------------------------------------------------------------- gradients
+def _conv2d_backward_weight_rel(types, attrs):
+    grad, data = tensor_arg(types, 0, "grad"), tensor_arg(types, 1, "data")
+    if (attrs.data_layout, attrs.kernel_layout) != ("NCHW", "OIHW") or attrs.kernel_size is None or \
+            attrs.channels is None:
+        raise TypeInferenceError("nn.conv2d_backward_weight: needs NCHW data, an OIHW kernel, channels and "
+                                 "kernel_size")
+    if grad.ndim != 4 or data.ndim != 4 or grad.shape[0] != data.shape[0] or grad.shape[1] != attrs.channels:
+        raise TypeInferenceError(f"nn.conv2d_backward_weight: grad {grad} must be (N, channels, OH, OW) for data "
+                                 f"{data}")
+    same_dtype([grad, data], "nn.conv2d_backward_weight grad and data")
+    return TensorType((attrs.channels, data.shape[1] // attrs.groups) + tuple(attrs.kernel_size),
+                      attrs.out_dtype or data.dtype)
+
+
+register_relay_op("nn.conv2d_backward_weight", 2, _conv2d_backward_weight_rel, OpPattern.OUT_ELEMWISE_FUSABLE,
+                  AS.Conv2DAttrs, dtypes=FLOAT)
+
+
+def conv2d_backward_weight(grad, data, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1, channels=None,
+                           kernel_size=None, grad_layout="NCHW", data_layout="NCHW", kernel_layout="OIHW",
+                           out_dtype=""):
+    """The gradient of ``nn.conv2d`` with respect to its weight, from the output gradient ``grad`` and the input
+    ``data``."""
+    del grad_layout  # the gradient is laid out as the data (NCHW)
+    return make_call("nn.conv2d_backward_weight", [grad, data], AS.Conv2DAttrs(
+        strides, padding, dilation, groups, channels, kernel_size, data_layout, kernel_layout, "", out_dtype))
+
+
+def _pool_grad_rel(op):
+    def relation(types, attrs):
+        out_grad, data = tensor_arg(types, 0, "out_grad"), tensor_arg(types, 1, "data")
+        if attrs.layout != "NCHW" or tuple(attrs.dilation) != (1, 1):
+            raise TypeInferenceError(f"{op}: needs the NCHW layout and no dilation")
+        if data.ndim != 4 or out_grad.ndim != 4 or out_grad.shape[:2] != data.shape[:2]:
+            raise TypeInferenceError(f"{op}: out_grad {out_grad} does not fit data {data}")
+        same_dtype([out_grad, data], f"{op} out_grad and data")
+        return data
+
+    return relation
+
+
+register_relay_op("nn.max_pool2d_grad", 2, _pool_grad_rel("nn.max_pool2d_grad"), OpPattern.OUT_ELEMWISE_FUSABLE,
+                  AS.MaxPool2DAttrs, dtypes=FLOAT)
+register_relay_op("nn.avg_pool2d_grad", 2, _pool_grad_rel("nn.avg_pool2d_grad"), OpPattern.OUT_ELEMWISE_FUSABLE,
+                  AS.AvgPool2DAttrs, dtypes=FLOAT)
+
+
+def max_pool2d_grad(out_grad, data, pool_size=(1, 1), strides=(1, 1), padding=(0, 0), layout="NCHW",
+                    out_layout="", ceil_mode=False):
+    """The gradient of ``nn.max_pool2d`` with respect to its input."""
+    return make_call("nn.max_pool2d_grad", [out_grad, data], AS.MaxPool2DAttrs(
+        pool_size, strides, (1, 1), padding, layout, out_layout, ceil_mode))
+
+
+def avg_pool2d_grad(out_grad, data, pool_size=(1, 1), strides=(1, 1), padding=(0, 0), layout="NCHW",
+                    out_layout="", ceil_mode=False, count_include_pad=True):
+    """The gradient of ``nn.avg_pool2d`` with respect to its input."""
+    return make_call("nn.avg_pool2d_grad", [out_grad, data], AS.AvgPool2DAttrs(
+        pool_size, strides, (1, 1), padding, layout, out_layout, ceil_mode, count_include_pad))

@@ -1,11 +1,13 @@
-"""Vision operators (``relay.vision``): ``vision.roi_align vision.roi_pool``.
+"""Vision operators (``relay.vision``): ``vision.roi_align vision.roi_pool vision.yolo_reorg
+vision.get_valid_counts`` (and ``nn.correlation``, FlowNet's).
 
 Both take NCHW feature maps and regions ``(num_roi, 5)`` as ``[batch_index, x1, y1, x2, y2]`` in image
 coordinates (scaled by ``spatial_scale``), and give ``(num_roi, C, pooled_h, pooled_w)``.
 """
 
 from ...error import TypeInferenceError
-from ...ir.type import TensorType
+from ...ir.expr import RelayExpr
+from ...ir.type import TensorType, TupleType
 from . import attrs_image as A
 from .op import OpPattern, make_call, register_relay_op
 from .type_relations import FLOAT, same_dtype, tensor_arg
@@ -42,3 +44,72 @@ def roi_pool(data, rois, pooled_size, spatial_scale, layout="NCHW"):
     """Maximum over the pixels of each of ``pooled_size`` bins of each (rounded) region."""
     return make_call("vision.roi_pool", [data, rois], A.ROIPoolAttrs(_pair(pooled_size), float(spatial_scale),
                                                                      layout))
+
+
+def _yolo_reorg_rel(types, attrs):
+    data = tensor_arg(types, 0, "data")
+    s = attrs.stride
+    if data.ndim != 4 or data.shape[2] % s or data.shape[3] % s or data.shape[1] % (s * s):
+        raise TypeInferenceError(f"vision.yolo_reorg: data {data} must be NCHW with H and W divisible by stride {s} "
+                                 f"and C by stride**2")
+    n, c, h, w = data.shape
+    return TensorType((n, c * s * s, h // s, w // s), data.dtype)
+
+
+register_relay_op("vision.yolo_reorg", 1, _yolo_reorg_rel, OpPattern.INJECTIVE, A.YoloReorgAttrs)
+
+
+def yolo_reorg(data, stride):
+    """Darknet's ``reorg`` layer (YOLOv2): space-to-depth in darknet's element order."""
+    return make_call("vision.yolo_reorg", [data], A.YoloReorgAttrs(int(stride)))
+
+
+from .array_more import multibox_prior  # noqa: E402, F401
+
+
+def _correlation_rel(types, attrs):
+    a, b = tensor_arg(types, 0, "data1"), tensor_arg(types, 1, "data2")
+    if a.ndim != 4 or a.shape != b.shape:
+        raise TypeInferenceError(f"nn.correlation: data1 {a} and data2 {b} must be NCHW of one shape")
+    same_dtype([a, b], "nn.correlation data1 and data2")
+    border = attrs.max_displacement + (attrs.kernel_size - 1) // 2
+    size = 2 * (attrs.max_displacement // attrs.stride2) + 1
+    out_h = (a.shape[2] + 2 * attrs.padding - 2 * border + attrs.stride1 - 1) // attrs.stride1
+    out_w = (a.shape[3] + 2 * attrs.padding - 2 * border + attrs.stride1 - 1) // attrs.stride1
+    if out_h <= 0 or out_w <= 0:
+        raise TypeInferenceError(f"nn.correlation: max_displacement {attrs.max_displacement} leaves no output of {a}")
+    return TensorType((a.shape[0], size * size, out_h, out_w), a.dtype)
+
+
+register_relay_op("nn.correlation", 2, _correlation_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.CorrelationAttrs,
+                  dtypes=FLOAT)
+
+
+def correlation(data1, data2, kernel_size, max_displacement, stride1, stride2, padding, is_multiply, layout):
+    """FlowNet's correlation layer: the channel-and-window mean of ``data1 * data2`` (or ``|data1 - data2|``) for
+    every displacement of ``data2`` up to ``max_displacement`` (one output channel per displacement)."""
+    return make_call("nn.correlation", [data1, data2], A.CorrelationAttrs(
+        int(kernel_size), int(max_displacement), int(stride1), int(stride2), int(padding), bool(is_multiply), layout))
+
+
+def _get_valid_counts_rel(types, attrs):
+    data, threshold = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "score_threshold")
+    if data.ndim != 3 or threshold.shape:
+        raise TypeInferenceError(f"vision.get_valid_counts: data {data} must be (batch, boxes, values) and "
+                                 f"score_threshold {threshold} a scalar")
+    return TupleType([TensorType((data.shape[0],), "int32"), data, TensorType(data.shape[:2], "int32")])
+
+
+register_relay_op("vision.get_valid_counts", 2, _get_valid_counts_rel, OpPattern.OPAQUE, A.GetValidCountsAttrs,
+                  dtypes=(FLOAT, ("float32",)))
+
+
+def get_valid_counts(data, score_threshold, id_index=0, score_index=1):
+    """The boxes whose score exceeds ``score_threshold`` (and whose class id is not negative) moved to the front:
+    ``(valid_count, out, out_indices)``, the rest filled with -1."""
+    from ..expr import TupleWrapper, const
+
+    if not isinstance(score_threshold, RelayExpr):
+        score_threshold = const(float(score_threshold), "float32")
+    return TupleWrapper(make_call("vision.get_valid_counts", [data, score_threshold],
+                                  A.GetValidCountsAttrs(int(id_index), int(score_index))), 3)

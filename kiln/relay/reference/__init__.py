@@ -11,8 +11,23 @@ float32) the implementation says so. Results kiln leaves undefined (int32 overfl
 outside an integer type converted to it) are whatever numpy gives.
 """
 
-from . import algorithm, array, conv, convnd, elemwise, image, memory, nn, nn_extra, reduce, transform, vision
+from . import (
+    algorithm,
+    array,
+    array_more,
+    conv,
+    convnd,
+    elemwise,
+    grid,
+    image,
+    memory,
+    nn,
+    nn_extra,
+    reduce,
+    transform,
+    vision,
+)
 from .transform import convert_layout
 
-__all__ = ["algorithm", "array", "conv", "convnd", "convert_layout", "elemwise", "image", "memory", "nn", "nn_extra",
-           "reduce", "transform", "vision"]
+__all__ = ["algorithm", "array", "array_more", "conv", "convnd", "convert_layout", "elemwise", "grid", "image",
+           "memory", "nn", "nn_extra", "reduce", "transform", "vision"]

@@ -187,3 +187,70 @@ def einsum(attrs, data):
     dtype = data[0].dtype
     work = accumulator(dtype)
     return as_dtype(np.einsum(attrs.equation, *[d.astype(work) for d in data], dtype=work), dtype)
+
+
+def _angle(f, k, n, dtype):
+    return (np.mod(f * k, n)).astype("float64") * (2 * np.pi / n)
+
+
+@register("stft")
+def stft(attrs, data, window):
+    """TVM's short-time Fourier transform (angles over ``win_length``)."""
+    dtype = data.dtype
+    rows = attrs.n_fft // 2 + 1 if attrs.onesided else attrs.n_fft
+    frames = (data.shape[-1] - attrs.n_fft) // attrs.hop_length + 1
+    k = np.arange(attrs.win_length)
+    starts = np.arange(frames)[:, None] * attrs.hop_length + k[None, :]  # (frames, win)
+    segments = data[..., starts] * window  # (..., frames, win)
+    angle = _angle(np.arange(rows)[:, None], k[None, :], attrs.win_length, dtype)  # (rows, win), float64
+    scale = dtype.type(1 / np.sqrt(attrs.n_fft) if attrs.normalized else 1.0)
+    re = np.einsum("...tk,fk->...ft", segments, np.cos(angle).astype(dtype)) * scale
+    im = np.einsum("...tk,fk->...ft", segments, -np.sin(angle).astype(dtype)) * scale
+    return as_dtype(np.stack([re, im], axis=-1), dtype)
+
+
+@register("dft")
+def dft(attrs, re_data, im_data):
+    """The DFT (or inverse DFT, divided by the length) of the last axis."""
+    dtype = re_data.dtype
+    n = re_data.shape[-1]
+    sign = dtype.type(1.0 if attrs.inverse else -1.0)
+    factor = dtype.type(1.0 / n if attrs.inverse else 1.0)
+    angle = _angle(np.arange(n)[:, None], np.arange(n)[None, :], n, dtype) * float(sign)  # (out, k), float64
+    c, s = np.cos(angle).astype(dtype), np.sin(angle).astype(dtype)
+    re = (np.einsum("...k,fk->...f", re_data, c) - np.einsum("...k,fk->...f", im_data, s)) * factor
+    im = (np.einsum("...k,fk->...f", re_data, s) + np.einsum("...k,fk->...f", im_data, c)) * factor
+    return as_dtype(re, dtype), as_dtype(im, dtype)
+
+
+@register("sliding_window")
+def sliding_window(attrs, data):
+    """Every window over the axes from ``axis`` on."""
+    axis = attrs.axis % data.ndim
+    view = np.lib.stride_tricks.sliding_window_view(data, attrs.window_shape, axis=tuple(range(axis, data.ndim)))
+    steps = tuple(slice(None) for _ in range(axis)) + tuple(slice(None, None, s) for s in attrs.strides)
+    return np.ascontiguousarray(view[steps])
+
+
+@register("adv_index")
+def adv_index(attrs, inputs):
+    """numpy's advanced indexing."""
+    data, *indices = inputs
+    return np.ascontiguousarray(data[tuple(i.astype("int64") for i in indices)])
+
+
+@register("matrix_set_diag")
+def matrix_set_diag(attrs, data, diagonal):
+    """TensorFlow's ``matrix_set_diag`` (see :func:`kiln.topi.array.matrix_set_diag`)."""
+    out = np.array(data)
+    rows, cols = data.shape[-2:]
+    max_len = diagonal.shape[-1]
+    for k in range(attrs.k1, attrs.k2 + 1):
+        length = min(rows + min(0, k), cols - max(0, k))
+        right = attrs.super_diag_right_align if k >= 0 else attrs.sub_diag_right_align
+        offset = max_len - length if right else 0
+        values = diagonal if attrs.k1 == attrs.k2 else diagonal[..., attrs.k2 - k, :]
+        for n in range(length):
+            r, c = (n, n + k) if k >= 0 else (n - k, n)
+            out[..., r, c] = values[..., n + offset]
+    return out

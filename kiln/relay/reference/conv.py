@@ -53,7 +53,7 @@ def conv2d_nchw(data, weight, strides, padding, dilation, groups, out_dtype):
     return as_dtype(out.reshape(n, o, oh, ow), out_dtype)
 
 
-@register("nn.conv2d")
+@register("nn.conv2d", "nn.contrib_conv2d_NCHWc", "nn.contrib_depthwise_conv2d_NCHWc")
 def conv2d(attrs, data, weight):
     """2-D convolution in any data/kernel layout (see the module docstring)."""
     out_dtype = np_dtype(attrs.out_dtype or data.dtype)

@@ -239,3 +239,62 @@ def nll_loss(attrs, predictions, targets, weights):
     if attrs.reduction == "sum":
         return as_dtype(np.sum(loss), predictions.dtype)
     return as_dtype(np.sum(loss) / np.sum(w), predictions.dtype)
+
+
+@register("nn.conv2d_backward_weight")
+def conv2d_backward_weight(attrs, grad, data):
+    """``dW[o, c, ky, kx] = sum grad[n, o, y, x] * data_pad[n, g * cg + c, y * s + ky * d, x * s + kx * d]``."""
+    work = _work(data.dtype)
+    top, left, bottom, right = attrs.padding
+    xp = np.pad(data.astype(work), ((0, 0), (0, 0), (top, bottom), (left, right)))
+    kh, kw = attrs.kernel_size
+    (sh, sw), (dh, dw) = attrs.strides, attrs.dilation
+    _, o, gh, gw = grad.shape
+    cg, og = data.shape[1] // attrs.groups, o // attrs.groups
+    out = np.zeros((o, cg, kh, kw), work)
+    g = grad.astype(work)
+    for ky in range(kh):
+        for kx in range(kw):
+            window = xp[:, :, ky * dh: ky * dh + (gh - 1) * sh + 1: sh, kx * dw: kx * dw + (gw - 1) * sw + 1: sw]
+            for f in range(o):
+                channels = window[:, (f // og) * cg: (f // og + 1) * cg]  # (n, cg, gh, gw)
+                out[f, :, ky, kx] = np.einsum("nhw,nchw->c", g[:, f], channels)
+    return as_dtype(out, np.dtype(attrs.out_dtype or data.dtype))
+
+
+def _pool_grad(attrs, out_grad, data, kind):
+    n, c, h, w = data.shape
+    (kh, kw), (sh, sw) = attrs.pool_size, attrs.strides
+    top, left, _, _ = attrs.padding
+    oh, ow = out_grad.shape[2:]
+    out = np.zeros(data.shape, out_grad.dtype)
+    for oy in range(oh):
+        for ox in range(ow):
+            y0, x0 = oy * sh - top, ox * sw - left
+            ys, ye, xs, xe = max(y0, 0), min(y0 + kh, h), max(x0, 0), min(x0 + kw, w)
+            if ye <= ys or xe <= xs:
+                continue
+            g = out_grad[:, :, oy, ox]
+            if kind == "max":
+                window = data[:, :, ys:ye, xs:xe].reshape(n, c, -1)
+                first = np.argmax(window, axis=2)
+                yy, xx = ys + first // (xe - xs), xs + first % (xe - xs)
+                for b in range(n):
+                    for ch in range(c):
+                        out[b, ch, yy[b, ch], xx[b, ch]] += g[b, ch]
+            else:
+                count = kh * kw if attrs.count_include_pad else (ye - ys) * (xe - xs)
+                out[:, :, ys:ye, xs:xe] += (g / out_grad.dtype.type(count))[:, :, None, None]
+    return out
+
+
+@register("nn.max_pool2d_grad")
+def max_pool2d_grad(attrs, out_grad, data):
+    """Each window's gradient to its first maximum."""
+    return _pool_grad(attrs, out_grad, data, "max")
+
+
+@register("nn.avg_pool2d_grad")
+def avg_pool2d_grad(attrs, out_grad, data):
+    """Each window's gradient spread evenly over its cells."""
+    return _pool_grad(attrs, out_grad, data, "avg")

@@ -158,3 +158,46 @@ def deformable_conv2d(attrs, data, offset, weight):
     work = np.dtype("float32") if data.dtype == np.float16 else data.dtype
     out = np.einsum("bckyhw,ocky->bohw", sampled.astype(work), weight.astype(work))
     return as_dtype(out, np.dtype(attrs.out_dtype or data.dtype))
+
+
+@register("nn.correlation")
+def correlation(attrs, data1, data2):
+    """FlowNet's correlation (TVM's ``correlation_nchw``)."""
+    n, c, h, w = data1.shape
+    p, k, md = attrs.padding, attrs.kernel_size, attrs.max_displacement
+    a = np.pad(data1, ((0, 0), (0, 0), (p, p), (p, p)))
+    b = np.pad(data2, ((0, 0), (0, 0), (p, p), (p, p)))
+    border = md + (k - 1) // 2
+    radius = md // attrs.stride2
+    size = 2 * radius + 1
+    out_h = (h + 2 * p - 2 * border + attrs.stride1 - 1) // attrs.stride1
+    out_w = (w + 2 * p - 2 * border + attrs.stride1 - 1) // attrs.stride1
+    out = np.zeros((n, size * size, out_h, out_w), data1.dtype)
+    for q in range(size * size):
+        dy, dx = (q // size - radius) * attrs.stride2, (q % size - radius) * attrs.stride2
+        for i in range(out_h):
+            for j in range(out_w):
+                y1, x1 = i * attrs.stride1 + md, j * attrs.stride1 + md
+                wa = a[:, :, y1:y1 + k, x1:x1 + k]
+                wb = b[:, :, y1 + dy:y1 + dy + k, x1 + dx:x1 + dx + k]
+                out[:, q, i, j] = np.sum(wa * wb if attrs.is_multiply else np.abs(wa - wb), axis=(1, 2, 3))
+    return as_dtype(out * data1.dtype.type(1.0 / (k * k * c)), data1.dtype)
+
+
+@register("vision.get_valid_counts")
+def get_valid_counts(attrs, data, score_threshold):
+    """Valid boxes moved to the front of each batch, the rest -1."""
+    b_n, n, _ = data.shape
+    counts = np.zeros(b_n, "int32")
+    out = np.full(data.shape, -1, data.dtype)
+    indices = np.full((b_n, n), -1, "int32")
+    for b in range(b_n):
+        for j in range(n):
+            ok = data[b, j, attrs.score_index] > data.dtype.type(score_threshold)
+            if attrs.id_index >= 0:
+                ok = ok and data[b, j, attrs.id_index] >= 0
+            if ok:
+                out[b, counts[b]] = data[b, j]
+                indices[b, counts[b]] = j
+                counts[b] += 1
+    return counts, out, indices

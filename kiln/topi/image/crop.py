@@ -18,7 +18,7 @@ from ..nn.pad import pad
 from ..utils import get_const_tuple
 from ..vision import bilinear_sample_nchw
 
-__all__ = ["crop_and_resize", "dilation2d", "deformable_conv2d_nchw"]
+__all__ = ["crop_and_resize", "dilation2d", "deformable_conv2d_nchw", "correlation_nchw"]
 
 
 def crop_and_resize(data, boxes, box_indices, crop_size, layout="NCHW", method="bilinear", extrapolation_value=0.0,
@@ -129,3 +129,31 @@ def deformable_conv2d_nchw(data, offset, kernel, strides, padding, dilation, def
 
     out = compute((n, o, oh, ow), fcompute, name="T_deformable_conv2d", tag="deformable_conv2d_nchw")
     return _finish(out, out_dtype, "T_deformable_conv2d")
+
+
+def correlation_nchw(data1, data2, kernel_size, max_displacement, stride1, stride2, padding, is_multiply):
+    """FlowNet's correlation of two NCHW feature maps (TVM's ``correlation_nchw``): for each displacement
+    ``(dy, dx)`` in ``[-max_displacement, max_displacement]`` (step ``stride2``) the mean over channels and a
+    ``kernel_size`` window of ``data1 * data2`` shifted (or ``|data1 - data2|``)."""
+    n, c, h, w = get_const_tuple(data1.shape)
+    before, after = [0, 0, padding, padding], [0, 0, padding, padding]
+    p1 = pad(data1, before, after, name="pad_data1") if padding else data1
+    p2 = pad(data2, before, after, name="pad_data2") if padding else data2
+    border = max_displacement + (kernel_size - 1) // 2
+    radius = max_displacement // stride2
+    size = 2 * radius + 1
+    out_h = (h + 2 * padding - 2 * border + stride1 - 1) // stride1
+    out_w = (w + 2 * padding - 2 * border + stride1 - 1) // stride1
+
+    def fcompute(b, q, i, j):
+        rc, ry, rx = reduce_axis((0, c), name="rc"), reduce_axis((0, kernel_size), name="ry"), \
+            reduce_axis((0, kernel_size), name="rx")
+        y1, x1 = i * stride1 + max_displacement, j * stride1 + max_displacement
+        y2 = y1 + (q // size - radius) * stride2
+        x2 = x1 + (q % size - radius) * stride2
+        a, bb = p1(b, rc.var, y1 + ry.var, x1 + rx.var), p2(b, rc.var, y2 + ry.var, x2 + rx.var)
+        return _te_sum(a * bb if is_multiply else _op.abs(a - bb), axis=[rc, ry, rx])
+
+    total = compute((n, size * size, out_h, out_w), fcompute, name="T_correlation_sum", tag="correlation_nchw")
+    scale = _op.const(1.0 / (kernel_size * kernel_size * c), data1.dtype)
+    return compute(total.shape, lambda *i: total(*i) * scale, name="T_correlation", tag=_tag.ELEMWISE)

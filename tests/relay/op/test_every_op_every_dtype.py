@@ -188,6 +188,46 @@ SAMPLES = {
     "nn.cross_entropy": s(lambda v, o: relay.nn.cross_entropy(v(0, (2, 3), "positive"), v(0, (2, 3)))),
     "nn.cross_entropy_with_logits": s(lambda v, o: relay.nn.cross_entropy_with_logits(v(0, (2, 3)), v(0, (2, 3)))),
     "nn.nll_loss": s(lambda v, o: relay.nn.nll_loss(v(0, (2, 3, 2)), v(1, (2, 2), "index3"), v(0, (3,), "positive"))),
+    "stft": s(lambda v, o: relay.stft(v(0, (10,)), 4, 3, 3, v(0, (3,)), onesided=False)),
+    "dft": s(lambda v, o: relay.dft(v(0, (2, 4)), v(0, (2, 4)), True)[1]),
+    "sliding_window": s(lambda v, o: relay.sliding_window(v(0, (2, 5)), 1, (2,), (2,))),
+    "adv_index": s(lambda v, o: relay.adv_index([v(0, (3, 4)), c([[2, 0]], "int32"), c([1], "int64")])),
+    "matrix_set_diag": s(lambda v, o: relay.matrix_set_diag(v(0, (2, 3)), v(0, (2, 2)), (0, 1))),
+    "image.affine_grid": s(lambda v, o: relay.image.affine_grid(v(0, (1, 2, 3)), (2, 3))),
+    "image.grid_sample": s(lambda v, o: relay.image.grid_sample(v(0, (1, 1, 3, 3)), v(0, (1, 2, 2, 2)),
+                                                                padding_mode="border")),
+    "vision.yolo_reorg": s(lambda v, o: relay.vision.yolo_reorg(v(0, (1, 4, 2, 2)), 2)),
+    "invert_permutation": s(lambda v, o: relay.invert_permutation(relay.cast_like(c([2, 0, 3, 1], "int32"),
+                                                                                  v(0, (1,))))),
+    "contrib_reverse_reshape": s(lambda v, o: relay.contrib_reverse_reshape(v(0, (2, 3, 2)), (-1, 0))),
+    "strided_set": s(lambda v, o: relay.strided_set(v(0, (4, 3)), v(0, (2, 2)), *[relay.cast_like(
+        c(x, "int32"), v(2, (1,))) for x in ([1, 0], [4, 3], [2, 2])])),
+    "sparse_reshape": s(lambda v, o: relay.sparse_reshape(*[relay.cast_like(c(x, "int32"), v(0, (1,))) for x in (
+        [[0, 1], [1, 2]], [2, 3], [3, 2])])[0]),
+    "fixed_point_multiply": s(lambda v, o: relay.fixed_point_multiply(v(0, (2, 3)), 1395864371, 2)),
+    "nn.fifo_buffer": s(lambda v, o: relay.nn.fifo_buffer(v(0, (2, 1)), v(0, (2, 3)), 1)),
+    "vision.multibox_prior": s(lambda v, o: relay.vision.multibox_prior(v(0, (1, 1, 2, 2)), (0.5, 0.3), (1.0, 2.0),
+                                                                         clip=True)),
+    "nn.contrib_conv2d_NCHWc": s(lambda v, o: relay.nn.contrib_conv2d_nchwc(
+        v(0, (1, 1, 3, 3, 2)), v(1, (1, 1, 2, 2, 2, 2)), data_layout="NCHW2c", kernel_layout="OIHW2i2o")),
+    "nn.contrib_depthwise_conv2d_NCHWc": s(lambda v, o: relay.nn.contrib_depthwise_conv2d_nchwc(
+        v(0, (1, 1, 3, 3, 2)), v(1, (1, 1, 2, 2, 1, 2)), groups=2, data_layout="NCHW2c", kernel_layout="OIHW1i2o")),
+    "nn.correlation": s(lambda v, o: relay.nn.correlation(v(0, (1, 2, 4, 4)), v(0, (1, 2, 4, 4)), 1, 1, 1, 1, 0,
+                                                          False, "NCHW")),
+    "vision.get_valid_counts": s(lambda v, o: relay.vision.get_valid_counts(v(0, (1, 4, 3)), v(1, ()))[1]),
+    "nn.conv2d_backward_weight": s(lambda v, o: relay.nn.conv2d_backward_weight(
+        v(0, (1, 2, 2, 2)), v(0, (1, 2, 3, 3)), channels=2, kernel_size=(2, 2))),
+    "nn.max_pool2d_grad": s(lambda v, o: relay.nn.max_pool2d_grad(v(0, (1, 1, 2, 2)), v(0, (1, 1, 4, 4)), (2, 2),
+                                                                  (2, 2))),
+    "nn.avg_pool2d_grad": s(lambda v, o: relay.nn.avg_pool2d_grad(v(0, (1, 1, 3, 3)), v(0, (1, 1, 4, 4)), (2, 2),
+                                                                  padding=(1, 0))),
+    "nn.sparse_dense": s(lambda v, o: relay.nn.sparse_dense(v(0, (2, 3)), (v(0, (3,)), relay.cast_like(
+        c([0, 2, 1], "int32"), v(2, (1,))), relay.cast_like(c([0, 2, 2, 3], "int32"), v(2, (1,)))))),
+    "debug": s(lambda v, o: relay.debug(v(0, (2, 3)))),
+    "fixed_point_multiply_per_axis": s(lambda v, o: relay.fixed_point_multiply_per_axis(
+        v(0, (2, 3)), c([1395864371, 1073741824, 7], "int32"), v(0, (3,)), True, True, [1])),
+    "nn.sparse_add": s(lambda v, o: relay.nn.sparse_add(v(0, (3, 3)), (v(0, (3,)), relay.cast_like(
+        c([0, 2, 1], "int32"), v(2, (1,))), relay.cast_like(c([0, 2, 2, 3], "int32"), v(2, (1,)))))),
 }
 
 

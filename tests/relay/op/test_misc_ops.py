@@ -77,3 +77,80 @@ def test_nll_loss(reduction):
     want = {"none": loss, "sum": np.float32(loss.sum()), "mean": np.float32(loss.sum() / wsum)}[reduction]
     check(relay.nn.nll_loss(v("p", pred.shape), v("t", target.shape, "int32"), v("w", (4,)), reduction),
           {"p": pred, "t": target, "w": weights}, want)
+
+
+@pytest.mark.parametrize("strides,padding,groups", [((1, 1), (0, 0), 1), ((2, 1), (1, 1), 2)])
+def test_conv2d_backward_weight(strides, padding, groups):
+    data = RNG.standard_normal((2, 4, 6, 5)).astype("float32")
+    oh = (6 + 2 * padding[0] - 3) // strides[0] + 1
+    ow = (5 + 2 * padding[1] - 3) // strides[1] + 1
+    grad = RNG.standard_normal((2, 6, oh, ow)).astype("float32")
+    xp = np.pad(data, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
+    cg, og = 4 // groups, 6 // groups
+    want = np.zeros((6, cg, 3, 3))
+    for f in range(6):
+        for ch in range(cg):
+            for ky in range(3):
+                for kx in range(3):
+                    for y in range(oh):
+                        for x in range(ow):
+                            want[f, ch, ky, kx] += np.dot(grad[:, f, y, x],
+                                                          xp[:, (f // og) * cg + ch, y * strides[0] + ky,
+                                                             x * strides[1] + kx])
+    expr = relay.nn.conv2d_backward_weight(v("g", grad.shape), v("d", data.shape), strides, padding, groups=groups,
+                                           channels=6, kernel_size=(3, 3))
+    check(expr, {"g": grad, "d": data}, want.astype("float32"), rtol=1e-4)
+
+
+@pytest.mark.parametrize("kind", ["max", "avg"])
+@pytest.mark.parametrize("strides,padding", [((2, 2), (0, 0)), ((1, 2), (1, 1))])
+def test_pool2d_grad(kind, strides, padding):
+    data = RNG.standard_normal((1, 2, 5, 6)).astype("float32")
+    oh = (5 + 2 * padding[0] - 3) // strides[0] + 1
+    ow = (6 + 2 * padding[1] - 2) // strides[1] + 1
+    out_grad = RNG.standard_normal((1, 2, oh, ow)).astype("float32")
+    want = np.zeros_like(data)
+    for y in range(oh):
+        for x in range(ow):
+            y0, x0 = y * strides[0] - padding[0], x * strides[1] - padding[1]
+            ys, ye, xs, xe = max(y0, 0), min(y0 + 3, 5), max(x0, 0), min(x0 + 2, 6)
+            for ch in range(2):
+                if kind == "max":
+                    win = data[0, ch, ys:ye, xs:xe]
+                    r, q = np.unravel_index(np.argmax(win), win.shape)
+                    want[0, ch, ys + r, xs + q] += out_grad[0, ch, y, x]
+                else:
+                    want[0, ch, ys:ye, xs:xe] += out_grad[0, ch, y, x] / 6
+    build = relay.nn.max_pool2d_grad if kind == "max" else relay.nn.avg_pool2d_grad
+    expr = build(v("g", out_grad.shape), v("d", data.shape), (3, 2), strides, padding)
+    check(expr, {"g": out_grad, "d": data}, want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("sparse_lhs", [False, True])
+def test_sparse_dense(sparse_lhs):
+    dense = RNG.standard_normal((3, 5)).astype("float32")
+    w = RNG.standard_normal((4, 5)).astype("float32") * (RNG.random((4, 5)) < 0.5)
+    indptr = np.concatenate([[0], np.cumsum((w != 0).sum(axis=1))]).astype("int32")
+    rows, cols = np.nonzero(w)
+    data, indices = w[rows, cols].astype("float32"), cols.astype("int32")
+    want = w @ dense.T if sparse_lhs else dense @ w.T
+    expr = relay.nn.sparse_dense(v("x", dense.shape), (v("d", data.shape), v("i", indices.shape, "int32"),
+                                                       v("p", indptr.shape, "int32")), sparse_lhs)
+    check(expr, {"x": dense, "d": data, "i": indices, "p": indptr}, want.astype("float32"))
+
+
+def test_debug_passes_the_value_through_and_calls_back():
+    seen = []
+    a = RNG.standard_normal((2, 3)).astype("float32")
+    check(relay.add(relay.debug(v("x", a.shape), seen.append), relay.const(1.0)), {"x": a}, a + 1)
+    assert len(seen) == 1 and np.array_equal(seen[0], a)
+
+
+def test_sparse_add():
+    dense = RNG.standard_normal((4, 5)).astype("float32")
+    w = RNG.standard_normal((4, 5)).astype("float32") * (RNG.random((4, 5)) < 0.4)
+    indptr = np.concatenate([[0], np.cumsum((w != 0).sum(axis=1))]).astype("int64")
+    rows, cols = np.nonzero(w)
+    expr = relay.nn.sparse_add(v("x", dense.shape), (v("d", (len(rows),)), v("i", (len(rows),), "int64"),
+                                                     v("p", indptr.shape, "int64")))
+    check(expr, {"x": dense, "d": w[rows, cols].astype("float32"), "i": cols.astype("int64"), "p": indptr}, dense + w)

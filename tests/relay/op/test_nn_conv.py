@@ -151,3 +151,16 @@ def test_adaptive_pool(kind, shape, output_size):
             axis=tuple(range(2, 2 + nd)))
     expr = getattr(relay.nn, f"adaptive_{kind}_pool{nd}d")(relay.var("x", shape=shape), output_size)
     check(expr, {"x": x}, want)
+
+
+def test_contrib_conv2d_nchwc_is_conv2d_in_blocked_layouts():
+    x, w = rand((1, 8, 5, 5)), rand((8, 8, 3, 3))
+    want = naive_conv(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1)
+    xb = x.reshape(1, 2, 4, 5, 5).transpose(0, 1, 3, 4, 2)
+    wb = w.reshape(2, 4, 2, 4, 3, 3).transpose(0, 2, 4, 5, 3, 1)
+    expr = relay.nn.contrib_conv2d_nchwc(relay.var("x", shape=xb.shape), relay.var("w", shape=wb.shape), padding=1,
+                                         data_layout="NCHW4c", kernel_layout="OIHW4i4o")
+    check(expr, {"x": xb, "w": wb}, want.reshape(1, 2, 4, 5, 5).transpose(0, 1, 3, 4, 2), rtol=1e-4)
+    with pytest.raises(TypeInferenceError, match="must be blocked"):
+        relay.infer_type(relay.nn.contrib_conv2d_nchwc(relay.var("x", shape=x.shape), relay.var("w", shape=w.shape),
+                                                       data_layout="NCHW", kernel_layout="OIHW"))

@@ -143,3 +143,46 @@ def test_deformable_conv2d():
     with pytest.raises(TypeInferenceError, match="nn.deformable_conv2d: offset"):
         relay.infer_type(relay.nn.deformable_conv2d(relay.var("d", shape=data.shape), relay.var("o", shape=(1, 18, 5, 5)),
                                                     relay.var("w", shape=weight.shape), deformable_groups=2))
+
+
+@pytest.mark.parametrize("is_multiply,stride2,padding", [(True, 1, 0), (False, 2, 2)])
+def test_correlation(is_multiply, stride2, padding):
+    a = RNG.standard_normal((1, 3, 7, 8)).astype("float32")
+    b = RNG.standard_normal((1, 3, 7, 8)).astype("float32")
+    k, md = 3, 2
+    pa, pb = (np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding))) for x in (a, b))
+    border = md + 1
+    radius = md // stride2
+    size = 2 * radius + 1
+    out_h, out_w = 7 + 2 * padding - 2 * border, 8 + 2 * padding - 2 * border
+    want = np.zeros((1, size * size, out_h, out_w))
+    for q in range(size * size):
+        dy, dx = (q // size - radius) * stride2, (q % size - radius) * stride2
+        for i in range(out_h):
+            for j in range(out_w):
+                y, x = i + md, j + md
+                for c in range(3):
+                    for ry in range(k):
+                        for rx in range(k):
+                            u, w = pa[0, c, y + ry, x + rx], pb[0, c, y + dy + ry, x + dx + rx]
+                            want[0, q, i, j] += u * w if is_multiply else abs(u - w)
+    want /= k * k * 3
+    expr = relay.nn.correlation(relay.var("a", shape=a.shape), relay.var("b", shape=b.shape), k, md, 1, stride2,
+                                padding, is_multiply, "NCHW")
+    check(expr, {"a": a, "b": b}, want.astype("float32"), rtol=1e-4)
+
+
+def test_get_valid_counts():
+    data = RNG.uniform(-0.5, 1, (2, 6, 5)).astype("float32")
+    data[0, 2, 0] = -1.0  # a negative class id is invalid
+    counts, outs, idxs = [], [], []
+    for b in range(2):
+        valid = [j for j in range(6) if data[b, j, 1] > 0.3 and data[b, j, 0] >= 0]
+        counts.append(len(valid))
+        out = np.full((6, 5), -1.0, "float32")
+        out[:len(valid)] = data[b, valid]
+        outs.append(out)
+        idxs.append(valid + [-1] * (6 - len(valid)))
+    res = relay.vision.get_valid_counts(relay.var("d", shape=data.shape), 0.3)
+    check(relay.Tuple([res[0], res[1], res[2]]), {"d": data},
+          (np.array(counts, "int32"), np.stack(outs), np.array(idxs, "int32")))

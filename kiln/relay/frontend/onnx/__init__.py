@@ -10,7 +10,19 @@ import datetime
 import os
 
 from ....error import KilnError
-from . import control, image, indexing, math, nn, normalization, quantize, reduce, rnn, tensor  # noqa: F401  (register the converters)
+from . import (  # noqa: F401  (register the converters)
+    control,
+    image,
+    indexing,
+    math,
+    nn,
+    normalization,
+    quantize,
+    reduce,
+    rnn,
+    signal,
+    tensor,
+)
 from .common import CONVERTERS
 from .graph import DEFAULT_DOMAINS, GraphProto, node_names
 from .inputs import ModelInput, model_inputs

@@ -289,3 +289,21 @@ class RoiAlign(OnnxOpConverter):
         boxes = _op.concatenate([_op.expand_dims(_op.cast(batch, dtype), 1), rois], 1)
         size = (int(attr.get("output_height", 1)), int(attr.get("output_width", 1)))
         return _op.vision.roi_align(x, boxes, size, scale, int(attr.get("sampling_ratio", 0)))
+
+
+@register("GridSample")
+class GridSample(OnnxOpConverter):
+    """Sample the images at the normalized positions of a grid ``(N, H, W, 2)``: ``image.grid_sample`` of the grid
+    moved to ``(N, 2, H, W)`` (2-D images; linear or nearest)."""
+
+    @classmethod
+    def _impl_v16(cls, inputs, attr, ctx):
+        x, grid = inputs[0], inputs[1]
+        mode = {"linear": "bilinear", "cubic": "bicubic"}.get(attr.get("mode", "bilinear"), attr.get("mode",
+                                                                                                    "bilinear"))
+        if ctx.ndim(x) != 4 or mode not in ("bilinear", "nearest"):
+            raise ctx.error(f"GridSample of {ctx.ndim(x)}-D data in mode {mode} is not supported (2-D images, "
+                            "bilinear or nearest)", OpNotImplemented)
+        return _image.grid_sample(x, _op.transpose(grid, (0, 3, 1, 2)), "bilinear" if mode == "bilinear" else
+                                  "nearest", "NCHW", attr.get("padding_mode", "zeros"),
+                                  bool(attr.get("align_corners", 0)))

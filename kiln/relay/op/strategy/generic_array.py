@@ -4,8 +4,10 @@ and :mod:`kiln.topi.einsum`, merged into :data:`.generic.COMPUTES`."""
 
 from ....tir import op as _tir_op
 from ....topi import array as AR
+from ....topi import array_more as AM
 from ....topi import broadcast as B
 from ....topi import elemwise as EW
+from ....topi import signal as SG
 from ....topi import transform as T
 from ....topi.einsum import einsum
 from ....topi.reduction import reduce_axes
@@ -43,6 +45,29 @@ def _arange(attrs, inputs, out_type):
 
 
 ARRAY_COMPUTES = {
+    "nn.sparse_add": lambda attrs, inputs, out_type: [AM.sparse_add(inputs[0], inputs[1], inputs[2], inputs[3])],
+    "fixed_point_multiply_per_axis": lambda attrs, inputs, out_type: [AM.fixed_point_multiply_per_axis(
+        inputs[0], inputs[1], inputs[2], attrs.axes)],
+    "nn.sparse_dense": lambda attrs, inputs, out_type: [AM.sparse_dense(inputs[0], inputs[1], inputs[2], inputs[3],
+                                                                        attrs.sparse_lhs)],
+    "debug": lambda attrs, inputs, out_type: [EW.identity(inputs[0])],
+    "invert_permutation": lambda attrs, inputs, out_type: [AM.invert_permutation(inputs[0])],
+    "contrib_reverse_reshape": lambda attrs, inputs, out_type: [T.reshape(inputs[0], out_type.shape)],
+    "strided_set": lambda attrs, inputs, out_type: [AM.strided_set(*inputs[:5])],
+    "sparse_reshape": lambda attrs, inputs, out_type: AM.sparse_reshape(inputs[0], inputs[1], inputs[2]),
+    "fixed_point_multiply": lambda attrs, inputs, out_type: [AM.fixed_point_multiply(inputs[0], attrs.multiplier,
+                                                                                     attrs.shift)],
+    "nn.fifo_buffer": lambda attrs, inputs, out_type: [AM.fifo_buffer(inputs[0], inputs[1], attrs.axis)],
+    "vision.multibox_prior": lambda attrs, inputs, out_type: [AM.multibox_prior(
+        inputs[0], attrs.sizes, attrs.ratios, attrs.steps, attrs.offsets, attrs.clip)],
+    "adv_index": lambda attrs, inputs, out_type: [AR.adv_index(_flat(inputs)[0], _flat(inputs)[1:])],
+    "matrix_set_diag": lambda attrs, inputs, out_type: [AR.matrix_set_diag(
+        inputs[0], inputs[1], attrs.k1, attrs.k2, attrs.super_diag_right_align, attrs.sub_diag_right_align)],
+    "stft": lambda attrs, inputs, out_type: [SG.stft(inputs[0], attrs.n_fft, attrs.hop_length, attrs.win_length,
+                                                     inputs[1], attrs.normalized, attrs.onesided)],
+    "dft": lambda attrs, inputs, out_type: SG.dft(inputs[0], inputs[1], attrs.inverse),
+    "sliding_window": lambda attrs, inputs, out_type: [SG.sliding_window(inputs[0], attrs.axis, attrs.window_shape,
+                                                                         attrs.strides)],
     "fast_exp": lambda attrs, inputs, out_type: [EW.exp(inputs[0])],
     "fast_tanh": lambda attrs, inputs, out_type: [EW.tanh(inputs[0])],
     "fast_erf": lambda attrs, inputs, out_type: [EW.erf(inputs[0])],

@@ -3,11 +3,12 @@ adaptive) and the other ``relay.nn`` operators beyond the seed set: adapters fro
 :mod:`kiln.topi.nn.convnd`, :mod:`kiln.topi.nn.poolnd` and :mod:`kiln.topi.nn.extra`, merged into
 :data:`.generic.COMPUTES`."""
 
-from ....topi.image import crop, resize_nd
-from ....topi.nn import convnd, extra, loss, poolnd
+from ....topi.image import crop, grid, resize_nd
+from ....topi.nn import convnd, extra, grad, loss, poolnd
 from ....topi.nn.softmax import softmax
 from ....topi.sort import topk
 from ....topi.vision import roi_align_nchw, roi_pool_nchw
+from ....topi.vision_counts import get_valid_counts
 
 __all__ = ["NN_COMPUTES"]
 
@@ -48,6 +49,14 @@ def _adaptive(kind):
         return [_relayout(poolnd.adaptive_pool(inputs[0], attrs.output_size, kind, attrs.layout), attrs)]
 
     return fcompute
+
+
+def _conv2d_generic(attrs, inputs, out_type):
+    from ....topi import nn as topi_nn
+
+    return [topi_nn.conv2d(inputs[0], inputs[1], attrs.strides, attrs.padding, attrs.dilation, attrs.data_layout,
+                           attrs.kernel_layout, attrs.out_dtype or out_type.dtype, groups=attrs.groups,
+                           out_layout=attrs.out_layout)]
 
 
 def _resize(fn):
@@ -105,6 +114,25 @@ NN_COMPUTES = {
     "nn.cross_entropy_with_logits": lambda attrs, inputs, out_type: [loss.cross_entropy(inputs[0], inputs[1], True)],
     "nn.nll_loss": lambda attrs, inputs, out_type: [loss.nll_loss(inputs[0], inputs[1], inputs[2], attrs.reduction,
                                                                   attrs.ignore_index)],
+    "image.affine_grid": lambda attrs, inputs, out_type: [grid.affine_grid(inputs[0], attrs.target_shape)],
+    "image.grid_sample": lambda attrs, inputs, out_type: [grid.grid_sample(inputs[0], inputs[1], attrs.method,
+                                                                           attrs.padding_mode, attrs.align_corners)],
+    "vision.yolo_reorg": lambda attrs, inputs, out_type: [grid.reorg(inputs[0], attrs.stride)],
+    "nn.contrib_conv2d_NCHWc": lambda attrs, inputs, out_type: _conv2d_generic(attrs, inputs, out_type),
+    "nn.contrib_depthwise_conv2d_NCHWc": lambda attrs, inputs, out_type: _conv2d_generic(attrs, inputs, out_type),
+    "nn.correlation": lambda attrs, inputs, out_type: [crop.correlation_nchw(
+        inputs[0], inputs[1], attrs.kernel_size, attrs.max_displacement, attrs.stride1, attrs.stride2, attrs.padding,
+        attrs.is_multiply)],
+    "vision.get_valid_counts": lambda attrs, inputs, out_type: get_valid_counts(inputs[0], inputs[1](),
+                                                                                attrs.id_index, attrs.score_index),
+    "nn.conv2d_backward_weight": lambda attrs, inputs, out_type: [grad.conv2d_backward_weight_nchw(
+        inputs[0], inputs[1], attrs.kernel_size, attrs.strides, attrs.padding, attrs.dilation, attrs.groups,
+        out_type.dtype)],
+    "nn.max_pool2d_grad": lambda attrs, inputs, out_type: [grad.pool_grad_nchw(
+        inputs[0], inputs[1], attrs.pool_size, attrs.strides, attrs.padding, "max", attrs.ceil_mode)],
+    "nn.avg_pool2d_grad": lambda attrs, inputs, out_type: [grad.pool_grad_nchw(
+        inputs[0], inputs[1], attrs.pool_size, attrs.strides, attrs.padding, "avg", attrs.ceil_mode,
+        attrs.count_include_pad)],
     "nn.fast_softmax": lambda attrs, inputs, out_type: [softmax(inputs[0], attrs.axis)],
     **{name: _conv for name in ("nn.conv1d", "nn.conv3d")},
     **{name: _conv_transpose for name in ("nn.conv1d_transpose", "nn.conv2d_transpose", "nn.conv3d_transpose")},
