@@ -11,9 +11,17 @@ from ..error import OpAttributeInvalid
 from .node import Node
 
 
+_IMMEDIATES = ("tir.IntImm", "tir.FloatImm", "tir.StringImm")
+
+
 def _freeze(value):
+    """An attribute value as kiln stores it: sequences as tuples, and TIR immediates as the Python values they hold
+    (TVM's ``runtime.convert`` makes them of Python values), so ``with_attr("Primitive", tir.IntImm("int32", 1))``
+    equals ``with_attr("Primitive", 1)``."""
     if isinstance(value, list | tuple):
         return tuple(_freeze(v) for v in value)
+    if getattr(type(value), "type_key", None) in _IMMEDIATES:
+        return bool(value.value) if getattr(value, "dtype", "") == "bool" else value.value
     return value
 
 

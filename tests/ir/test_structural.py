@@ -107,3 +107,13 @@ def test_let_variable_annotations_are_hashed():
     assert not structural_equal(let("int32"), let("int64"))
     assert structural_hash(let("int32")) != structural_hash(let("int64"))
     assert structural_hash(let("int32")) == structural_hash(let("int32", "w"))
+
+
+def test_immediate_attributes_are_their_values():
+    """As TVM's runtime.convert normalizes them: a TIR immediate attribute equals the Python value (issue 13)."""
+    from kiln import tir
+
+    f = relay.Function([relay.var("x", shape=(2,))], relay.const(1.0))
+    assert structural_equal(f.with_attr("Primitive", tir.IntImm("int32", 1)), f.with_attr("Primitive", 1))
+    assert f.with_attr("Compiler", tir.StringImm("ccompiler")).attrs["Compiler"] == "ccompiler"
+    assert f.with_attr("flag", tir.IntImm("bool", 1)).attrs["flag"] is True
