@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from ..error import OpAttributeInvalid
 from .node import Node
 
-
 _IMMEDIATES = ("tir.IntImm", "tir.FloatImm", "tir.StringImm")
 
 
