@@ -4,6 +4,8 @@ Every error a user can cause derives from :class:`KilnError`, so ``except kiln.e
 Messages name what was wrong and where (operator, shape, pass, config key, file).
 """
 
+import dataclasses
+
 
 class KilnError(RuntimeError):
     """Base class of every kiln error; a ``RuntimeError``, as TVM's ``TVMError`` is (and reachable by that name:
@@ -63,3 +65,8 @@ class RuntimeArgumentError(KilnError, TypeError):
 
 class ArgumentTypeError(KilnError, TypeError):
     """An API was given a value of a kind it cannot use (where TVM raises ``TypeError``)."""
+
+
+class ImmutableNodeError(KilnError, dataclasses.FrozenInstanceError):
+    """An assignment to a field of an IR node, which are immutable (what Python raises for a frozen dataclass, an
+    ``AttributeError``)."""

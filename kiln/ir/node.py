@@ -15,10 +15,17 @@ variables, loop variables).
 import dataclasses
 from typing import Any, ClassVar
 
+from ..error import ImmutableNodeError
+
 IGNORE = {"structural": False}
 DEF = {"def": True}
 
 _NODE_TYPES: dict[str, type] = {}
+
+
+def _refuse_assignment(self, name, value=None):
+    raise ImmutableNodeError(f"{type(self).__name__}.{name} cannot be set: IR nodes are immutable (make a copy with "
+                             f"node.with_fields({name}=...))")
 
 
 class Node:
@@ -35,6 +42,11 @@ class Node:
         if "type_key" not in cls.__dict__:
             cls.type_key = f"{cls.__module__.split('.')[1]}.{cls.__name__}"
         _NODE_TYPES[cls.type_key] = cls  # a slots dataclass re-creates the class; the last one wins
+        if "__setattr__" in cls.__dict__ and "__dataclass_params__" in cls.__dict__:
+            # the frozen slots dataclass's own __setattr__ refers to the class it replaced and fails with an
+            # unrelated TypeError; an assignment gets this message instead
+            setattr(cls, "__setattr__", _refuse_assignment)  # noqa: B010  (mypy refuses assigning a method)
+            setattr(cls, "__delattr__", _refuse_assignment)  # noqa: B010
 
     def same_as(self, other) -> bool:
         """Whether ``other`` is this very node (TVM's ``ObjectRef.same_as``)."""

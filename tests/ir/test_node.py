@@ -79,3 +79,20 @@ def test_function_attrs():
     g = f.with_attr("Inline", 1)
     assert g.attrs["Inline"] == 1 and "Inline" not in f.attrs and g is not f
     assert DictAttrs.make({"a": [1, 2]})["a"] == (1, 2)
+
+
+def test_assigning_a_field_says_nodes_are_immutable():
+    """``node.field = v`` (which TVM programs sometimes do) is refused with a clear error, an AttributeError as
+    Python's own for a frozen object, not the TypeError a frozen slots dataclass raises."""
+    import pytest
+
+    from kiln import relay
+    from kiln.error import ImmutableNodeError
+
+    x = relay.var("x", shape=(2,))
+    with pytest.raises(AttributeError, match="immutable.*with_fields"):
+        x.virtual_device_ = None
+    with pytest.raises(ImmutableNodeError, match="TensorType.shape"):
+        relay.TensorType((2,), "float32").shape = (3,)
+    with pytest.raises(ImmutableNodeError):
+        del x.name_hint
