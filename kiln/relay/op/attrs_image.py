@@ -229,3 +229,15 @@ class CorrelationAttrs(Attrs):
 class GetValidCountsAttrs(Attrs):
     id_index: int = 0
     score_index: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class MultiBoxTransformLocAttrs(Attrs):
+    clip: bool = True
+    threshold: float = 0.01
+    variances: tuple = (0.1, 0.1, 0.2, 0.2)
+    keep_background: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "variances", tuple(float(v) for v in self.variances))
+        self._require(len(self.variances) == 4, "variances", "must have 4 values")

@@ -113,3 +113,29 @@ def get_valid_counts(data, score_threshold, id_index=0, score_index=1):
         score_threshold = const(float(score_threshold), "float32")
     return TupleWrapper(make_call("vision.get_valid_counts", [data, score_threshold],
                                   A.GetValidCountsAttrs(int(id_index), int(score_index))), 3)
+
+
+def _multibox_transform_loc_rel(types, attrs):
+    cls_prob, loc, anchor = (tensor_arg(types, i, n) for i, n in enumerate(["cls_prob", "loc_pred", "anchor"]))
+    if cls_prob.ndim != 3 or loc.shape != (cls_prob.shape[0], cls_prob.shape[2] * 4) or \
+            anchor.shape != (1, cls_prob.shape[2], 4):
+        raise TypeInferenceError(f"vision.multibox_transform_loc: cls_prob {cls_prob} (B, classes, anchors), "
+                                 f"loc_pred {loc} (B, anchors * 4) and anchor {anchor} (1, anchors, 4) do not fit")
+    same_dtype([cls_prob, loc, anchor], "vision.multibox_transform_loc inputs")
+    return TupleType([TensorType((cls_prob.shape[0], cls_prob.shape[2], 6), cls_prob.dtype),
+                      TensorType((cls_prob.shape[0],), "int32")])
+
+
+register_relay_op("vision.multibox_transform_loc", 3, _multibox_transform_loc_rel, OpPattern.OPAQUE,
+                  A.MultiBoxTransformLocAttrs, dtypes=("float32",))
+
+
+def multibox_transform_loc(cls_prob, loc_pred, anchor, clip=True, threshold=0.01, variances=(0.1, 0.1, 0.2, 0.2),
+                           keep_background=False):
+    """SSD box decoding: ``(boxes [class, score, x1, y1, x2, y2] of the non-background anchors first, the rest -1;
+    valid_count)``."""
+    from ..expr import TupleWrapper
+
+    return TupleWrapper(make_call("vision.multibox_transform_loc", [cls_prob, loc_pred, anchor],
+                                  A.MultiBoxTransformLocAttrs(bool(clip), float(threshold), tuple(variances),
+                                                              bool(keep_background))), 2)

@@ -201,3 +201,35 @@ def get_valid_counts(attrs, data, score_threshold):
                 indices[b, counts[b]] = j
                 counts[b] += 1
     return counts, out, indices
+
+
+@register("vision.multibox_transform_loc")
+def multibox_transform_loc(attrs, cls_prob, loc_pred, anchor):
+    """SSD box decoding (TVM's ``hybrid_multibox_transform_loc``, slots past the valid boxes -1)."""
+    b_n, n_cls, n = cls_prob.shape
+    f = cls_prob.dtype.type
+    out = np.full((b_n, n, 6), -1, cls_prob.dtype)
+    counts = np.zeros(b_n, "int32")
+    start = 0 if attrs.keep_background else 1
+    vx, vy, vw, vh = (f(v) for v in attrs.variances)
+    for b in range(b_n):
+        for j in range(n):
+            score, cls = f(-1.0), 0
+            for k in range(start, n_cls):
+                if cls_prob[b, k, j] > score:
+                    score, cls = cls_prob[b, k, j], k
+            if cls > 0 and score < f(attrs.threshold):
+                cls = 0
+            if not (attrs.keep_background or cls > 0):
+                continue
+            al, at, ar, ab = anchor[0, j]
+            px, py, pw, ph = loc_pred[b, j * 4: j * 4 + 4]
+            aw, ah = ar - al, ab - at
+            ox, oy = px * vx * aw + (al + ar) * f(0.5), py * vy * ah + (at + ab) * f(0.5)
+            ow, oh = np.exp(pw * vw) * aw * f(0.5), np.exp(ph * vh) * ah * f(0.5)
+            box = np.array([ox - ow, oy - oh, ox + ow, oy + oh], cls_prob.dtype)
+            if attrs.clip:
+                box = np.clip(box, 0, 1)
+            out[b, counts[b]] = [f(cls) - f(0 if attrs.keep_background else 1), score, *box]
+            counts[b] += 1
+    return out, counts

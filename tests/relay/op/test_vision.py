@@ -186,3 +186,31 @@ def test_get_valid_counts():
     res = relay.vision.get_valid_counts(relay.var("d", shape=data.shape), 0.3)
     check(relay.Tuple([res[0], res[1], res[2]]), {"d": data},
           (np.array(counts, "int32"), np.stack(outs), np.array(idxs, "int32")))
+
+
+def test_multibox_transform_loc():
+    # the example of TVM's test: three anchors, two classes
+    cls_prob = np.array([[[0.2, 0.5, 0.3], [0.7, 0.45, 0.3]]], "float32").reshape(1, 2, 3)
+    cls_prob = np.stack([1 - cls_prob[0, 1], cls_prob[0, 1]])[None].astype("float32")
+    loc = np.array([[0.1, -0.2, 0.3, 0.2, 0.2, 0.4, 0.5, -0.3, 0.7, -0.2, -0.4, -0.8]], "float32")
+    anchors = np.array([[[-0.1, -0.1, 0.1, 0.1], [-0.2, -0.2, 0.2, 0.2], [1.2, 1.2, 1.5, 1.5]]], "float32")
+    want = np.full((1, 3, 6), -1.0, "float32")
+    for j in range(3):
+        al, at, ar, ab = anchors[0, j].astype("float64")
+        px, py, pw, ph = loc[0, j * 4: j * 4 + 4].astype("float64")
+        aw, ah = ar - al, ab - at
+        ox, oy = px * 0.1 * aw + (al + ar) / 2, py * 0.1 * ah + (at + ab) / 2
+        ow, oh = np.exp(pw * 0.2) * aw / 2, np.exp(ph * 0.2) * ah / 2
+        want[0, j] = [0, cls_prob[0, 1, j], *np.clip([ox - ow, oy - oh, ox + ow, oy + oh], 0, 1)]
+    out = relay.vision.multibox_transform_loc(relay.var("c", shape=cls_prob.shape), relay.var("l", shape=loc.shape),
+                                              relay.var("a", shape=anchors.shape))
+    check(relay.Tuple([out[0], out[1]]), {"c": cls_prob, "l": loc, "a": anchors}, (want, np.array([3], "int32")),
+          rtol=1e-5)
+    high = relay.vision.multibox_transform_loc(relay.var("c", shape=cls_prob.shape),
+                                               relay.var("l", shape=loc.shape), relay.var("a", shape=anchors.shape),
+                                               threshold=0.6)
+    kept = [j for j in range(3) if cls_prob[0, 1, j] >= 0.6]
+    want_high = np.full((1, 3, 6), -1.0, "float32")
+    want_high[0, :len(kept)] = want[0, kept]
+    check(relay.Tuple([high[0], high[1]]), {"c": cls_prob, "l": loc, "a": anchors},
+          (want_high, np.array([len(kept)], "int32")), targets=("c",))

@@ -8,7 +8,7 @@ from ....topi.nn import convnd, extra, grad, loss, poolnd
 from ....topi.nn.softmax import softmax
 from ....topi.sort import topk
 from ....topi.vision import roi_align_nchw, roi_pool_nchw
-from ....topi.vision_counts import get_valid_counts
+from ....topi.vision_counts import get_valid_counts, multibox_transform_loc
 
 __all__ = ["NN_COMPUTES"]
 
@@ -133,6 +133,8 @@ NN_COMPUTES = {
     "nn.avg_pool2d_grad": lambda attrs, inputs, out_type: [grad.pool_grad_nchw(
         inputs[0], inputs[1], attrs.pool_size, attrs.strides, attrs.padding, "avg", attrs.ceil_mode,
         attrs.count_include_pad)],
+    "vision.multibox_transform_loc": lambda attrs, inputs, out_type: multibox_transform_loc(
+        inputs[0], inputs[1], inputs[2], attrs.clip, attrs.threshold, attrs.variances, attrs.keep_background),
     "nn.fast_softmax": lambda attrs, inputs, out_type: [softmax(inputs[0], attrs.axis)],
     **{name: _conv for name in ("nn.conv1d", "nn.conv3d")},
     **{name: _conv_transpose for name in ("nn.conv1d_transpose", "nn.conv2d_transpose", "nn.conv3d_transpose")},
