@@ -11,6 +11,7 @@ from math import gcd
 from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import op as _op
+from ..tir.stmt_functor import post_order_visit
 from .const_int_bound import NEG_INF, POS_INF
 from .linear import LinearForm, from_linear, is_index_dtype, linear_form
 
@@ -211,6 +212,30 @@ def simplify_min_max(node, s):
 
 
 # ---- comparisons ------------------------------------------------------------------------------------------------
+def _reads_data(node) -> bool:
+    """Whether a comparison involves values read from memory or computed by calls: tensor data, whose arithmetic
+    wraps, rather than index arithmetic over variables, which (as in TVM) is assumed not to overflow."""
+    found = []
+    post_order_visit(node, lambda e: found.append(e) if isinstance(e, E.BufferLoad | E.Call) else None)
+    return bool(found)
+
+
+def _exact_in(dtype, s, a, b, diff):
+    """Whether ``a``, ``b`` and any rearrangement of ``a - b`` (``diff``) into two sides are computed without
+    wrapping around ``dtype``: moving terms across a comparison of data values is exact only then
+    (``x * y > -z`` over loaded int32 values is not ``0 < z + x * y``, which overflows)."""
+    bits = _dt.DataType.parse(dtype).bits
+    low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+    forms = [linear_form(a, s.key_memo), linear_form(b, s.key_memo),
+             LinearForm(diff.dtype, {k: v for k, v in diff.terms.items() if v[1] > 0}, diff.const),
+             LinearForm(diff.dtype, {k: [t, -c] for k, (t, c) in diff.terms.items() if c < 0}, -diff.const)]
+    for form in forms:
+        bound = _form_bound(s, form)
+        if bound is None or bound[0] < low or bound[1] > high:
+            return False
+    return True
+
+
 def simplify_compare(node, s):
     """Integer comparisons: ``a > b -> b < a``, ``a >= b -> b <= a``; decided when the bounds of ``a - b`` settle it
     or a constraint in scope states it; otherwise normalized to ``P < N + k`` (terms with positive coefficients left,
@@ -242,6 +267,8 @@ def simplify_compare(node, s):
         if verdict is not None:
             return _op.const(verdict, node.dtype)
     if _dt.DataType.parse(node.a.dtype).is_uint():
+        return None
+    if _reads_data(node) and not _exact_in(node.a.dtype, s, node.a, node.b, d):
         return None
     g = d.coeff_gcd()
     c = d.const

@@ -221,3 +221,14 @@ def test_wrapping_types_are_not_canonicalized(dtype):
     after = arith.Analyzer().simplify(before)
     for value in (0, 1, 7):
         assert evaluate_expr(after, {u: value}) == evaluate_expr(before, {u: value})
+
+
+def test_data_comparisons_are_not_rearranged_into_overflow():
+    """Moving terms across a comparison assumes the sums do not wrap; for values loaded from a tensor that is not
+    known, so ``A[0] * A[1] > -A[2]`` keeps its sides (as ``0 < A[2] + A[0] * A[1]`` it overflowed: fuzz seed
+    9076); index arithmetic over variables is still normalized."""
+    A = tir.decl_buffer((3,), "int32", "A")
+    a, b, c = (tir.BufferLoad(A, [k]) for k in range(3))
+    out = arith.Analyzer().simplify(tir.GT(a * b, -c))
+    assert isinstance(out, tir.LT) and isinstance(out.b, tir.Mul)  # -A[2] < A[0] * A[1]
+    check(x + 1 < y + 1, x < y)

@@ -56,7 +56,7 @@ class Finding:
     def __str__(self):
         return (f"seed {self.seed} ({self.target}, opt_level {self.opt_level}): {self.kind}: {self.message}\n"
                 f"  replay: python -m kiln.relay.testing.fuzz --replay {self.seed} --verbose"
-                f"{' --vm' if self.target.endswith('vm') else ''}")
+                f"{' --vm' if self.target.endswith(', vm') else ''}")
 
 
 @dataclass

@@ -105,3 +105,11 @@ def test_control_flow_keeps_the_base_graph():
     branched = fuzz.random_graph(78, control_flow=True)[0]["main"]
     assert isinstance(branched.body, relay.If) and branched.params[-1].type_annotation.dtype == "bool"
     assert structural_equal(plain.body, branched.body.true_branch, map_free_vars=True)
+
+
+@pytest.mark.skipif(not HAVE_LLVM, reason="needs llvmlite and a C compiler")
+def test_wrapping_int32_comparison_is_kept():
+    """Seed 9076: ``greater(clip(-x) * clip(y), -x)`` on large int32 values, once simplified into a sum that
+    overflowed, on both targets."""
+    report = fuzz.fuzz(1, seed=9076, opt_levels=(3,))
+    assert not report.findings, "\n".join(str(f) for f in report.findings)
