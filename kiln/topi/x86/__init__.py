@@ -10,6 +10,7 @@ from .conv2d import (
     conv2d_alter_layout,
     conv2d_nchw,
     conv_blocking,
+    flat_map_preferred,
     register_tile,
     schedule_conv2d_nchw,
     schedule_conv2d_NCHWc,

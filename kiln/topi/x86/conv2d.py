@@ -41,8 +41,8 @@ from ..utils import (
 from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing
 from .micro_kernel import accumulator_budget, channel_block, latency_accumulators
 
-__all__ = ["conv2d_nchw", "schedule_conv2d_nchw", "schedule_conv2d_NCHWc", "conv_blocking", "register_tile",
-           "conv2d_alter_layout", "pack_data", "pack_kernel"]
+__all__ = ["conv2d_nchw", "schedule_conv2d_nchw", "schedule_conv2d_NCHWc", "conv_blocking", "flat_map_preferred",
+           "register_tile", "conv2d_alter_layout", "pack_data", "pack_kernel"]
 
 
 def register_tile(out_width, oc_bn, target=None, dtype="float32") -> int:
@@ -77,6 +77,16 @@ def conv_blocking(in_channels, out_channels, out_width, target=None, dtype="floa
     return ic_bn, oc_bn, register_tile(out_width, oc_bn, target, dtype)
 
 
+def flat_map_preferred(kernel_shape, strides, padding, oc_bn) -> bool:
+    """Whether an NCHW convolution runs better over its flattened map (:func:`kiln.topi.nn.group_conv2d_nchw`)
+    than blocked in ``oc_bn`` output channels: a 1x1 kernel at unit strides without padding whose output channels
+    block only oddly (YOLO's 255-channel heads in blocks of 15, or 257 channels in blocks of 1, leave every vector
+    partial; the flat map's vectors are whole)."""
+    one_by_one = tuple(int(d) for d in kernel_shape[2:]) == (1, 1) and tuple(strides) == (1, 1)
+    odd = oc_bn == 1 or oc_bn & (oc_bn - 1) != 0  # a prime channel count above a vector blocks in 1s
+    return one_by_one and not any(pad_tuple(padding)) and odd
+
+
 def conv2d_alter_layout(attrs, data_shape, kernel_shape, target=None):
     """The blocked layouts the x86 schedule prefers for an NCHW/OIHW ``nn.conv2d`` (TVM's x86
     ``_alter_conv2d_layout``), or None when the call does not qualify (other layouts, or groups whose channels are
@@ -104,6 +114,8 @@ def conv2d_alter_layout(attrs, data_shape, kernel_shape, target=None):
     padding = pad_tuple(attrs.padding)
     ow = conv_out_size(w, kw, sw, dw, padding[1], padding[3])
     ic_bn, oc_bn, _ = conv_blocking(c, o, ow, target)
+    if attrs.groups == 1 and flat_map_preferred(kernel_shape, attrs.strides, attrs.padding, oc_bn):
+        return None
     groups = attrs.groups
     if groups != 1 and (c // groups % ic_bn or o // groups % oc_bn or min(ic_bn, oc_bn) < vector_lanes(target) // 2):
         return None  # groups of a few channels stay NCHW, where their rows are the vectors

@@ -274,3 +274,26 @@ def test_grouped_conv_blocked_builds_exactly(target):
     y = relay.nn.relu(relay.nn.bias_add(y, const(64)))
     y = relay.nn.conv2d(y, const(32, 16, 1, 1), groups=4, channels=32, kernel_size=(1, 1))
     check_build(relay.Function([x], y), target)
+
+
+@pytest.mark.parametrize("target", ["llvm -mcpu=skylake-avx512", "llvm -mcpu=haswell"])
+def test_pointwise_conv_to_odd_channels_runs_over_the_flat_map(target):
+    """YOLO's heads: a 1x1 convolution to 255 channels would block in 15s (every vector partial); it stays NCHW and
+    runs over the flattened map, whole vectors of pixels. 256 channels block as usual."""
+    x = relay.var("data", shape=(1, 32, 20, 20))
+    odd = optimized(relay.Function([x], relay.nn.conv2d(x, const(255, 32, 1, 1), channels=255, kernel_size=(1, 1))),
+                    target)
+    (conv,) = calls(odd, "nn.conv2d")
+    assert conv.attrs.data_layout == "NCHW" and not calls(odd, "layout_transform")
+    even = optimized(relay.Function([x], relay.nn.conv2d(x, const(256, 32, 1, 1), channels=256, kernel_size=(1, 1))),
+                     target)
+    assert calls(even, "nn.conv2d")[0].attrs.data_layout.endswith("c")
+
+
+@pytest.mark.parametrize("target", HOST_TARGETS + ["c"])
+def test_pointwise_conv_to_odd_channels_builds_exactly(target):
+    x = relay.var("data", shape=(1, 16, 9, 7))
+    y = relay.nn.conv2d(relay.nn.relu(relay.nn.conv2d(x, const(32, 16, 3, 3), padding=(1, 1))), const(51, 32, 1, 1))
+    lib = check_build(relay.Function([x], relay.sigmoid(relay.nn.bias_add(y, const(51)))), target)
+    kernels = [n["attrs"]["func_name"] for n in json.loads(lib.get_graph_json())["nodes"] if n["op"] == "tvm_op"]
+    assert any("conv2d_add_sigmoid" in k for k in kernels)
