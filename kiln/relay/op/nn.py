@@ -70,17 +70,23 @@ def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups
         strides, padding, dilation, groups, channels, kernel_size, data_layout, kernel_layout, out_layout, out_dtype))
 
 
-def _bias_add_rel(types, attrs):
-    data, bias = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "bias")
-    axis = normalize_axis(attrs.axis, data.ndim, "bias_add axis")
-    if bias.shape != (data.shape[axis],):
-        raise TypeInferenceError(f"bias_add: bias must be Tensor[({data.shape[axis]},)] for axis {axis} of {data}, "
-                                 f"got {bias}")
-    same_dtype([data, bias], "bias_add data and bias")
-    return data
+def per_channel_rel(what, vector):
+    """The relation of ``op(data, vector)`` with ``vector`` holding one value per index of ``data`` along
+    ``attrs.axis`` (bias_add's bias, prelu's alpha): the result has ``data``'s type."""
+    def relation(types, attrs):
+        data, values = tensor_arg(types, 0, "data"), tensor_arg(types, 1, vector)
+        axis = normalize_axis(attrs.axis, data.ndim, f"{what} axis")
+        if values.shape != (data.shape[axis],):
+            raise TypeInferenceError(f"{what}: {vector} must be Tensor[({data.shape[axis]},)] for axis {axis} of "
+                                     f"{data}, got {values}")
+        same_dtype([data, values], f"{what} data and {vector}")
+        return data
+
+    return relation
 
 
-register_relay_op("nn.bias_add", 2, _bias_add_rel, OpPattern.BROADCAST, A.BiasAddAttrs, dtypes=NUMERIC)
+register_relay_op("nn.bias_add", 2, per_channel_rel("bias_add", "bias"), OpPattern.BROADCAST, A.BiasAddAttrs,
+                  dtypes=NUMERIC)
 
 
 def bias_add(data, bias, axis=1):

@@ -13,21 +13,12 @@ from . import attrs as AS
 from . import attrs_image as AI
 from . import attrs_nn as A
 from .attrs import SoftmaxAttrs
+from .nn import per_channel_rel
 from .op import OpPattern, make_call, register_relay_op
 from .type_relations import ALL, FLOAT, INTEGER, NUMERIC, normalize_axis, same_dtype, tensor_arg
 
-
-def _prelu_rel(types, attrs):
-    data, alpha = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "alpha")
-    axis = normalize_axis(attrs.axis, data.ndim, "prelu axis")
-    if alpha.shape != (data.shape[axis],):
-        raise TypeInferenceError(f"nn.prelu: alpha must be Tensor[({data.shape[axis]},)] for axis {axis} of {data}, "
-                                 f"got {alpha}")
-    same_dtype([data, alpha], "nn.prelu data and alpha")
-    return data
-
-
-register_relay_op("nn.prelu", 2, _prelu_rel, OpPattern.BROADCAST, A.PReluAttrs, dtypes=NUMERIC)
+register_relay_op("nn.prelu", 2, per_channel_rel("nn.prelu", "alpha"), OpPattern.BROADCAST, A.PReluAttrs,
+                  dtypes=NUMERIC)
 
 
 def prelu(data, alpha, axis=1):
