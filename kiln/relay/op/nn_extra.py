@@ -6,7 +6,7 @@ nn.batch_to_space_nd nn.cross_entropy nn.cross_entropy_with_logits nn.nll_loss``
 import math
 
 from ...error import TypeInferenceError
-from ...ir.type import TensorType
+from ...ir.type import TensorType, is_any
 from ...tir.layout import layout as parse_layout
 from ...topi.image.resize_nd import upsampled_size
 from . import attrs as AS
@@ -156,7 +156,7 @@ def _mirror_pad_rel(types, attrs):
     if len(attrs.pad_width) != data.ndim:
         raise TypeInferenceError(f"nn.mirror_pad: pad_width has {len(attrs.pad_width)} pairs for {data}")
     limit = 0 if attrs.mode == "SYMMETRIC" else 1
-    if any(max(p) > d - limit for p, d in zip(attrs.pad_width, data.shape, strict=True)):
+    if any(not is_any(d) and max(p) > d - limit for p, d in zip(attrs.pad_width, data.shape, strict=True)):
         raise TypeInferenceError(f"nn.mirror_pad: pad_width {attrs.pad_width} is larger than {data} allows in "
                                  f"{attrs.mode} mode")
     return TensorType(tuple(d + a + b for d, (a, b) in zip(data.shape, attrs.pad_width, strict=True)), data.dtype)

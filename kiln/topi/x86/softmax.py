@@ -66,6 +66,9 @@ def schedule_softmax(outs, target=None):
 
 
 def _big(shape):
+    """Whether the softmax is worth a parallel loop (a size known only at run time may be large: yes)."""
+    if not all(isinstance(d, int) for d in shape):
+        return True
     total = 1
     for d in shape:
         total *= d
