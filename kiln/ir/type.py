@@ -123,6 +123,11 @@ class TensorType(Type):
         """Whether some dimension is :class:`Any`."""
         return any(type(d) is Any for d in self.shape)
 
+    def admits(self, shape) -> bool:
+        """Whether a value of the concrete ``shape`` has this type's shape (a dynamic dimension admits any size)."""
+        return len(shape) == len(self.shape) and all(type(t) is Any or d == t
+                                                     for d, t in zip(shape, self.shape, strict=True))
+
     @property
     def ndim(self) -> int:
         """The rank."""

@@ -33,8 +33,7 @@ from ...error import CodegenError
 from ...ir.op import Op
 from ...ir.pass_context import PassContext
 from ...ir.structural import structural_equal, structural_hash
-from ...ir.type import TensorType, TupleType
-from ...ir.type import is_any
+from ...ir.type import TensorType, TupleType, is_any
 from ...te import compute, create_schedule, lower, placeholder, size_var
 from ...te.tensor import PlaceholderOp
 from ...tir.expr import Cast, IntImm, Select

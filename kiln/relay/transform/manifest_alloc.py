@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...error import CodegenError
 from ...ir.attrs import DictAttrs
 from ...ir.op import Op
 from ...ir.transform import PassInfo, register_pass
-from ...error import CodegenError
 from ...ir.type import TensorType, TupleType
 from ..backend.call_lowered import is_call_lowered
 from ..backend.te_compiler import flatten_type

@@ -32,13 +32,12 @@ from ..utils import (
     fused_output,
     get_const_tuple,
     largest_divisor,
-    num_elements,
     output_ops,
     resolve_target,
     schedule_anchored,
     vector_lanes,
 )
-from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing
+from .injective import schedule_injective_from_existing, worth_parallel
 from .micro_kernel import accumulator_budget, channel_block, latency_accumulators
 
 __all__ = ["conv2d_nchw", "schedule_conv2d_nchw", "schedule_conv2d_NCHWc", "conv_blocking", "flat_map_preferred",
@@ -188,7 +187,7 @@ def _schedule_packing(s, tensor):
         stage.unroll(ob)
     else:
         fused = stage.fuse(*list(stage.op.axis)[:3])
-    if num_elements(op.output(0).shape) >= PARALLEL_MIN_ELEMENTS:
+    if worth_parallel(op.output(0).shape):
         stage.parallel(fused)
 
 

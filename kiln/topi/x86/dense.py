@@ -21,7 +21,6 @@ memory once per row block: 64 against 160 GFLOP/s on a 197 x 768 x 3072 product)
 run in parallel as one loop, and so does the packing.
 """
 
-import math
 
 from ...te.operation import compute, reduce_axis
 from ...te.operation import sum as _te_sum
@@ -42,7 +41,7 @@ from ..utils import (
     traverse_inline,
     vector_lanes,
 )
-from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing, vector_factor
+from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing, vector_factor, worth_parallel
 from .micro_kernel import accumulator_budget
 
 __all__ = ["dense_pack", "dense_nopack", "matmul_tile", "batch_matmul_pack", "schedule_gemm", "schedule_dense_nopack",
@@ -266,7 +265,7 @@ def schedule_dense_nopack(outs, target=None):
         i, j = stage.op.axis
         jo, ji = stage.split(j, factor=largest_divisor(shape[1], 4))
         fused = stage.fuse(i, jo)
-        if math.prod(shape) * get_const_tuple(partial.shape)[2] >= PARALLEL_MIN_ELEMENTS // 16:
+        if worth_parallel((*shape, partial.shape[2]), PARALLEL_MIN_ELEMENTS // 16):
             stage.parallel(fused)
         if op is not last.op:
             s[op].compute_at(stage, ji)
