@@ -104,6 +104,8 @@ def dense_form(rows, reduced, units, target=None, dtype="float32"):
     lanes or more, else ``"pack"`` (:func:`dense_pack`) when the panels are at least four lanes wide (padded ones
     included), else None (the generic compute)."""
     lanes = vector_lanes(target, dtype)
+    if not isinstance(reduced, int) or not isinstance(units, int):
+        return None  # the generic product: no static panel or reduction block to plan
     if not isinstance(rows, int):  # a batch known only at run time: packed weights serve every size
         rows = NOPACK_MAX_ROWS + 1
     if rows <= NOPACK_MAX_ROWS and vector_factor(reduced, lanes) >= 4:
