@@ -8,4 +8,4 @@ from .node import Node
 from .op import Op, list_op_names, register_op, register_op_attr
 from .span import SourceName, Span
 from .structural import assert_structural_equal, structural_equal, structural_hash
-from .type import FuncType, PrimType, TensorType, TupleType, Type
+from .type import Any, FuncType, PrimType, TensorType, TupleType, Type

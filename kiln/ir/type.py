@@ -30,9 +30,67 @@ def _check_dtype(dtype, what) -> str:
     raise TypeInferenceError(f"{what}: unknown dtype {dtype!r}")
 
 
+class Any:
+    """A dimension known only at run time (TVM's ``tir.Any``, ``relay.Any()``); printed ``?``.
+
+    All ``Any`` dimensions are equal to each other and to nothing else: a type relation treats one as an unknown,
+    not as a wildcard. Arithmetic on an ``Any`` gives ``Any`` (an output dimension computed from an unknown one is
+    unknown), so relations written for static shapes derive dynamic ones; ``int(Any())`` is a
+    :class:`~kiln.error.TypeInferenceError`, which is how code that needs the value learns it has none.
+    """
+
+    __slots__ = ()
+
+    def __eq__(self, other):
+        return isinstance(other, Any)
+
+    def __hash__(self):
+        return hash("relay.Any")
+
+    def __repr__(self):
+        return "?"
+
+    def __int__(self):
+        raise TypeInferenceError("a dynamic dimension (relay.Any) has no static value")
+
+    __index__ = __int__
+
+    def __bool__(self):
+        raise TypeInferenceError("a dynamic dimension (relay.Any) has no static value to test")
+
+    def _unknown(self, other=None):
+        return self
+
+    def _order(self, other):
+        raise TypeInferenceError("a dynamic dimension (relay.Any) cannot be ordered against another dimension")
+
+    __lt__ = __le__ = __gt__ = __ge__ = _order
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _unknown
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __neg__ = _unknown
+
+
+def is_any(dim) -> bool:
+    """Whether ``dim`` is a dynamic dimension."""
+    return isinstance(dim, Any)
+
+
+def static_or_any(shape) -> tuple:
+    """``shape`` as a tuple of ints and :class:`Any` dimensions."""
+    return tuple(_dimension(d) for d in shape)
+
+
+def _dimension(d):
+    if isinstance(d, Any):
+        return d
+    if type(d).__name__ in ("Any", "AnyNode"):  # a TVM-style Any from another module
+        return Any()
+    return int(d)
+
+
 @dataclass(frozen=True, slots=True)
 class TensorType(Type):
-    """A tensor of static ``shape`` (a tuple of non-negative ints) and element ``dtype``.
+    """A tensor of ``shape`` (a tuple of non-negative ints and :class:`Any` dimensions) and element ``dtype``.
 
     Examples
     --------
@@ -45,18 +103,30 @@ class TensorType(Type):
 
     def __post_init__(self):
         try:
-            shape = tuple(int(d) for d in self.shape)
+            shape = tuple(_dimension(d) for d in self.shape)
         except (TypeError, ValueError) as exc:
             raise TypeInferenceError(f"TensorType: shape {self.shape!r} must be a sequence of ints") from exc
-        if any(d < 0 for d in shape):
+        if any(type(d) is int and d < 0 for d in shape):
             raise TypeInferenceError(f"TensorType: negative dimension in shape {shape}")
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "dtype", _check_dtype(self.dtype, "TensorType"))
 
     @property
     def concrete_shape(self) -> tuple:
-        """The shape as a tuple of ints (TVM's name)."""
+        """The shape as a tuple of ints (TVM's name); a TypeInferenceError for a dynamic shape."""
+        if self.is_dynamic:
+            raise TypeInferenceError(f"{self} has dynamic dimensions; its shape is known only at run time")
         return self.shape
+
+    @property
+    def is_dynamic(self) -> bool:
+        """Whether some dimension is :class:`Any`."""
+        return any(type(d) is Any for d in self.shape)
+
+    def admits(self, shape) -> bool:
+        """Whether a value of the concrete ``shape`` has this type's shape (a dynamic dimension admits any size)."""
+        return len(shape) == len(self.shape) and all(type(t) is Any or d == t
+                                                     for d, t in zip(shape, self.shape, strict=True))
 
     @property
     def ndim(self) -> int:
@@ -65,8 +135,8 @@ class TensorType(Type):
 
     @property
     def size(self) -> int:
-        """The number of elements."""
-        return int(np.prod(self.shape, dtype=np.int64))
+        """The number of elements; a TypeInferenceError for a dynamic shape."""
+        return int(np.prod(self.concrete_shape, dtype=np.int64))
 
     def __str__(self):
         if not self.shape:

@@ -1,6 +1,6 @@
 """kiln.relay: the high-level IR (TVM's Relay): expressions, operators, type inference, analyses and passes."""
 
-from ..ir import FuncType, GlobalVar, IRModule, TensorType, TupleType
+from ..ir import Any, FuncType, GlobalVar, IRModule, TensorType, TupleType
 from ..ir.expr import RelayExpr as Expr  # TVM's relay.Expr, for isinstance checks
 from ..ir.op import Op
 from ..runtime.packed_func import register_func

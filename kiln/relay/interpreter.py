@@ -93,7 +93,7 @@ def _conform(value, ttype, what):
     if isinstance(ttype, TensorType):
         if arr.dtype.name != ttype.dtype:
             arr = arr.astype(ttype.dtype)
-        if arr.shape != ttype.shape:
+        if not ttype.admits(arr.shape):
             raise InternalError(f"{what}: evaluated to shape {arr.shape}, its type is {ttype}")
     return arr
 
@@ -312,7 +312,7 @@ def _convert_arg(value, ttype, where):
     if isinstance(ttype, TensorType):
         if arr.dtype.name != ttype.dtype:
             raise _arg_error(where, f"expects dtype {ttype.dtype}, got {arr.dtype.name} (type {ttype})")
-        if arr.shape != ttype.shape:
+        if not ttype.admits(arr.shape):
             raise _arg_error(where, f"expects shape {ttype.shape}, got {arr.shape} (type {ttype})")
     return arr
 

@@ -26,7 +26,7 @@ from ..ir.json import load_json
 from ..ir.module import IRModule
 from ..ir.op import Op
 from ..ir.span import Span
-from ..ir.type import FuncType, TensorType, TupleType
+from ..ir.type import Any, FuncType, TensorType, TupleType
 from ..runtime.ndarray import array as nd_array
 from .expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
 from .function import Function
@@ -528,9 +528,11 @@ class Parser:
             self.expect("(", "`(` opening the shape")
             shape = []
             while self.peek()[0] != ")":
-                dim = self.peek()
-                if dim[0] == "?":
-                    raise self.error("dynamic dimensions (`?`) are not supported", dim)
+                if self.accept("?"):
+                    shape.append(Any())
+                    if not self.accept(","):
+                        break
+                    continue
                 dim = self.expect("NUM", "a dimension (a non-negative integer)")
                 try:
                     value, dtype = number_value(dim[1])

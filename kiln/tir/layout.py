@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 
 from ..error import KilnError
+from ..ir.type import is_any
 
 _TOKEN = re.compile(r"(\d*)([A-Za-z])")
 
@@ -62,9 +63,9 @@ class Layout:
         sizes = {}
         for (a, f), d in zip(self.axes, shape, strict=True):
             if f is None:
-                sizes[a] = sizes.get(a, 1) * int(d)
+                sizes[a] = sizes.get(a, 1) * _size(d)
             else:
-                if int(d) != f:
+                if not is_any(d) and int(d) != f:
                     raise KilnError(f"layout {self.name}: sub-axis {f}{a} needs size {f}, shape has {d}")
                 sizes[a.upper()] = sizes.get(a.upper(), 1) * f
         return sizes
@@ -79,7 +80,7 @@ class Layout:
             if a not in sizes:
                 raise KilnError(f"layout {self.name}: axis {a} has no size in {sizes}")
             factor = self.factor_of(a)
-            if sizes[a] % factor:
+            if not is_any(sizes[a]) and sizes[a] % factor:
                 raise KilnError(f"layout {self.name}: axis {a} of size {sizes[a]} is not divisible by {factor}")
             shape.append(sizes[a] // factor)
         return tuple(shape)
@@ -90,6 +91,11 @@ class Layout:
         if set(sizes) != set(dst.primal):
             raise KilnError(f"cannot convert layout {self.name} to {dst.name}: different primal axes")
         return dst.shape_from_primal(sizes)
+
+
+def _size(dim):
+    """A dimension as an int, or :class:`~kiln.ir.type.Any` kept as it is."""
+    return dim if is_any(dim) else int(dim)
 
 
 _CACHE: dict[str, Layout] = {}

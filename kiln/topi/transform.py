@@ -45,6 +45,10 @@ def reshape(data, newshape):
     """
     in_shape = get_const_tuple(data.shape)
     total = math.prod(in_shape)
+    newshape = get_const_tuple(newshape)
+    if not all(isinstance(d, int) for d in (*in_shape, *newshape)):
+        # symbolic sizes: ``newshape`` is already resolved (no -1) and holds as many elements by construction
+        return _injective(newshape, lambda *i: data(*unravel_index(ravel_index(i, newshape), in_shape)), "T_reshape")
     newshape = [int(d) for d in newshape]
     if newshape.count(-1) == 1:
         known = math.prod(d for d in newshape if d != -1)

@@ -31,6 +31,10 @@ __all__ = ["TASK_TABLE", "TaskTemplate", "Task", "create", "register_topi_comput
            "args_to_workload", "template_implementation", "lookup_template", "compute_flop", "UnknownTaskError"]
 
 
+class SymbolicShapeError(KilnError):
+    """A template argument with a size known only at run time (such kernels are not tuned)."""
+
+
 class UnknownTaskError(KilnError, KeyError):
     """A task name with no registered template (a record of another kiln, or a typo)."""
 
@@ -116,8 +120,8 @@ def _const_shape(tensor):
     dims = []
     for d in tensor.shape:
         if not isinstance(d, E.IntImm):
-            raise KilnError(f"autotvm: tensor {tensor.op.name} has a symbolic shape {tensor.shape}; only static "
-                            "shapes are tuned")
+            raise SymbolicShapeError(f"autotvm: tensor {tensor.op.name} has a symbolic shape {tensor.shape}; only "
+                                     "static shapes are tuned")
         dims.append(d.value)
     return dims
 
@@ -141,10 +145,14 @@ def template_implementation(task_name, args, target):
     forms, running the template ``task_name`` on ``args`` (the call's tensors and attributes) with the config the
     current dispatch context gives the workload."""
     template = lookup_template(task_name)
-    workload = args_to_workload(args, task_name)
+    try:
+        workload = args_to_workload(args, task_name)
+    except SymbolicShapeError:
+        workload = None  # sizes known only at run time: not a task, the hand-chosen schedule
+    fallback = FallbackConfigEntity()
 
     def config():
-        return DispatchContext.current.query(target, workload)
+        return fallback if workload is None else DispatchContext.current.query(target, workload)
 
     def fcompute(attrs, inputs, out_type):
         with target:  # computes that size blocks by the vector width read the current target

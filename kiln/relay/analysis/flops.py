@@ -16,6 +16,7 @@ and a GFLOP/s figure for them would mislead.
 import math
 import re
 
+from ...error import TypeInferenceError
 from ..expr import Call
 from ..expr_functor import post_order_visit
 
@@ -74,12 +75,13 @@ def estimate_flops(expr):
     Parameters
     ----------
     expr : relay.Expr
-        A typed expression, typically a fused primitive function; shapes must be static.
+        A typed expression, typically a fused primitive function.
 
     Returns
     -------
     flops : int or None
-        The sum over its convolutions and matrix products, None when it has none.
+        The sum over its convolutions and matrix products, None when it has none or when a counted operator has a
+        dimension known only at run time.
 
     Examples
     --------
@@ -93,7 +95,10 @@ def estimate_flops(expr):
         if isinstance(node, Call):
             counter = FLOP_COUNTERS.get(getattr(node.op, "name", None))
             if counter is not None:
-                counted.append(counter(node))
+                try:
+                    counted.append(counter(node))
+                except TypeInferenceError:  # a dynamic dimension: the count is known only at run time
+                    counted.append(None)
 
     post_order_visit(expr, visit)
-    return sum(counted) if counted else None
+    return sum(counted) if counted and None not in counted else None

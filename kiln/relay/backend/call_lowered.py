@@ -23,11 +23,14 @@ __all__ = ["CallLoweredAttrs", "call_lowered", "is_call_lowered", "CALL_LOWERED"
 
 @dataclass(frozen=True, slots=True)
 class CallLoweredAttrs(Attrs):
-    """Attributes of ``call_lowered``: ``out_type``, the Relay type of the result (a tensor or tuple type), and
-    ``reshape_only``, set when the kernel only reshapes its input (the VM then runs it as a view, no copy)."""
+    """Attributes of ``call_lowered``: ``out_type``, the Relay type of the result (a tensor or tuple type),
+    ``reshape_only``, set when the kernel only reshapes its input (the VM then runs it as a view, no copy), and
+    ``shape_func``, the GlobalVar of the PrimFunc computing the result's shapes from the arguments' when the result
+    type has dynamic dimensions (:func:`~kiln.relay.backend.te_compiler.shape_func_of`)."""
 
     out_type: Type = None
     reshape_only: bool = False
+    shape_func: GlobalVar | None = None
 
     def __post_init__(self):
         self._require(self.out_type is None or isinstance(self.out_type, TensorType | TupleType), "out_type",
@@ -53,7 +56,7 @@ register_relay_op("call_lowered", 2, _call_lowered_rel, OpPattern.OPAQUE, CallLo
 CALL_LOWERED = Op.get("call_lowered")
 
 
-def call_lowered(func: GlobalVar, args, out_type, span=None, reshape_only=False) -> Call:
+def call_lowered(func: GlobalVar, args, out_type, span=None, reshape_only=False, shape_func=None) -> Call:
     """``call_lowered(func, Tuple(args))`` typed ``out_type`` (the arguments must be typed already).
 
     Parameters
@@ -66,10 +69,12 @@ def call_lowered(func: GlobalVar, args, out_type, span=None, reshape_only=False)
         The result type.
     reshape_only : bool
         Whether the kernel only reshapes its one input.
+    shape_func : GlobalVar, optional
+        The shape function's PrimFunc, for a result with dynamic dimensions.
     """
     args = tuple(args)
     arg_tuple = Tuple(args, checked_type_=TupleType([a.checked_type_ for a in args]))
-    return Call(CALL_LOWERED, (func, arg_tuple), CallLoweredAttrs(out_type, bool(reshape_only)), span=span,
+    return Call(CALL_LOWERED, (func, arg_tuple), CallLoweredAttrs(out_type, bool(reshape_only), shape_func), span=span,
                 checked_type_=out_type)
 
 

@@ -142,9 +142,9 @@ class _Lowerer(ExprMutator):
         if func.checked_type_ is None:
             func = infer_type(func)
         func, constants = lift_constants(func)
-        gv = self.state.lower(func)
+        gv, shape_gv = self.state.lower(func)
         return call_lowered(gv, [*args, *constants], call.checked_type_, span=call.span,
-                            reshape_only=is_reshape_only(func))
+                            reshape_only=is_reshape_only(func), shape_func=shape_gv)
 
 
 class _LoweringState:
@@ -157,6 +157,7 @@ class _LoweringState:
         self.taken = set(taken)
         self.by_cached: dict = {}  # id(CachedFunc) -> GlobalVar
         self.prim_funcs: dict = {}  # GlobalVar -> PrimFunc
+        self.shape_funcs: dict = {}  # the kernel's GlobalVar -> its shape function's
         self.keep: list = []
 
     def _unique(self, base):
@@ -167,7 +168,8 @@ class _LoweringState:
         self.taken.add(name)
         return name
 
-    def lower(self, func) -> GlobalVar:
+    def lower(self, func) -> tuple:
+        """The GlobalVars of ``func``'s kernel and of its shape function (None when its result is static)."""
         cached = self.compiler.lower(func, self.target)
         gv = self.by_cached.get(id(cached))
         if gv is None:
@@ -179,7 +181,10 @@ class _LoweringState:
             if flops is not None:
                 attrs["kiln.flops"] = flops
             self.prim_funcs[gv] = cached.prim_func.with_attrs(attrs)
-        return gv
+            if cached.shape_func is not None:
+                shape_gv = self.shape_funcs[gv] = GlobalVar(f"{gv.name_hint}_shape_func")
+                self.prim_funcs[shape_gv] = cached.shape_func.with_attrs({"global_symbol": shape_gv.name_hint})
+        return gv, self.shape_funcs.get(gv)
 
 
 def relay_ops(func) -> tuple:

@@ -27,15 +27,20 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
+import numpy as np
+
 from ...autotvm.task import DispatchContext
 from ...error import CodegenError
 from ...ir.op import Op
 from ...ir.pass_context import PassContext
 from ...ir.structural import structural_equal, structural_hash
-from ...ir.type import TensorType, TupleType
-from ...te import compute, lower, placeholder
+from ...ir.type import TensorType, TupleType, is_any
+from ...te import compute, create_schedule, lower, placeholder, size_var
 from ...te.tensor import PlaceholderOp
+from ...tir.expr import Cast, IntImm, Select
+from ...tir.expr import Var as TirVar
 from ...tir.op import const as tir_const
+from ...tir.stmt_functor import substitute
 from ..expr import Call, Constant, Tuple, TupleGetItem, Var
 from ..expr_functor import post_order_visit
 from .schedule_builder import ScheduleBuilder
@@ -88,6 +93,59 @@ class CachedFunc:
     inputs: tuple
     outputs: tuple
     source_func: object
+    shape_func: object = None
+
+
+def _dimension(dim, name):
+    """A TE shape entry for a Relay dimension: the int, or a fresh size variable for :class:`~kiln.ir.type.Any`."""
+    return size_var(name) if is_any(dim) else dim
+
+
+def _select_by_index(values):
+    """``j -> values[j]`` as one expression (a shape of rank 0 is stored as ``[1]``)."""
+    def element(j):
+        expr = values[-1] if values else tir_const(1, "int64")
+        for index in range(len(values) - 2, -1, -1):
+            expr = Select(j == index, values[index], expr)
+        return expr
+
+    return element
+
+
+def _constant_of(value):
+    return lambda: value
+
+
+def shape_func_of(inputs, outputs, name):
+    """The shape function of a kernel whose output shapes are expressions of its inputs' size variables (TVM's
+    data-independent ``FShapeFunc``, here derived from the operators' own computes): a PrimFunc taking the int64
+    shape of every input that has a size variable and writing, for each output, its int64 shape and its size in
+    bytes (what ``memory.alloc_storage`` needs). None when every output shape is static."""
+    if all(isinstance(d, int) or isinstance(d, IntImm) for t in outputs for d in t.shape):
+        return None
+    shapes, bindings = [], {}
+    for i, tensor in enumerate(inputs):
+        dims = [(d, v) for d, v in enumerate(tensor.shape) if isinstance(v, TirVar)]
+        if not dims:
+            continue
+        shape = placeholder((len(tensor.shape),), "int64", name=f"in_shape_{i}")
+        shapes.append(shape)
+        for d, v in dims:
+            bindings[v] = Cast(v.dtype, shape[d])
+    results = []
+    for k, tensor in enumerate(outputs):
+        dims = [Cast("int64", substitute(tir_const(d, "int32") if isinstance(d, int) else d, bindings))
+                for d in tensor.shape]
+
+
+        nbytes = tir_const(np.dtype(tensor.dtype).itemsize, "int64")
+        for d in dims:
+            nbytes = nbytes * d
+        results.append(compute((max(len(dims), 1),), _select_by_index(dims), name=f"out_shape_{k}"))
+        results.append(compute((), _constant_of(nbytes), name=f"out_bytes_{k}"))
+    schedule = create_schedule([t.op for t in results])
+    (func,) = lower(schedule, [*shapes, *results], name=name).functions.values()
+    return func
 
 
 def _placeholders(ttype, name, out):
@@ -96,7 +154,8 @@ def _placeholders(ttype, name, out):
         return [_placeholders(t, f"{name}_{i}", out) for i, t in enumerate(ttype.fields)]
     if not isinstance(ttype, TensorType):
         raise CodegenError(f"lowering: parameter {name} has type {ttype}; kernels take tensors and tuples of tensors")
-    tensor = placeholder(ttype.shape, ttype.dtype, name=name)
+    shape = tuple(_dimension(d, f"{name}_dim{i}") for i, d in enumerate(ttype.shape))
+    tensor = placeholder(shape, ttype.dtype, name=name)
     out.append(tensor)
     return tensor
 
@@ -182,7 +241,8 @@ def lower_primitive(func, target=None, name=None) -> CachedFunc:
     mod = lower(schedule, [*inputs, *outputs], name=name or base)
     (prim_func,) = mod.functions.values()
     input_types = tuple(t for p in func.params for t in flatten_type(p.checked_type_))
-    return CachedFunc(prim_func, base, input_types, tuple(flatten_type(func.body.checked_type_)), func)
+    shape_func = shape_func_of(inputs, outputs, f"{name or base}_shape_func")
+    return CachedFunc(prim_func, base, input_types, tuple(flatten_type(func.body.checked_type_)), func, shape_func)
 
 
 def _config_key() -> tuple:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ...ir.attrs import Attrs
 from .attrs import _int_tuple, _layouts
+from .attrs_nn import padding_n, spatial
 
 _METHODS = ("nearest_neighbor", "linear", "cubic")
 _MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn")
@@ -143,8 +144,6 @@ class Dilation2DAttrs(Attrs):
     out_dtype: str = ""
 
     def __post_init__(self):
-        from .attrs_nn import padding_n, spatial
-
         spatial(self, "strides", 2)
         spatial(self, "dilations", 2)
         padding_n(self, 2)
@@ -167,8 +166,6 @@ class DeformableConv2DAttrs(Attrs):
     out_dtype: str = ""
 
     def __post_init__(self):
-        from .attrs_nn import padding_n, spatial
-
         spatial(self, "strides", 2)
         spatial(self, "dilation", 2)
         padding_n(self, 2)

@@ -26,7 +26,7 @@ import numpy as np
 from ...error import TypeInferenceError
 from ...ir.attrs import Attrs
 from ...ir.op import register_op_attr
-from ...ir.type import TensorType, TupleType, Type
+from ...ir.type import TensorType, TupleType, Type, is_any, static_or_any
 from ..expr import Constant, const
 from .op import OpPattern, make_call, register_relay_op
 
@@ -73,8 +73,8 @@ class AllocTensorAttrs(Attrs):
         for name in ("const_shape", "assert_shape"):
             value = getattr(self, name)
             if value is not None:
-                object.__setattr__(self, name, tuple(int(d) for d in value))
-                self._require(all(d >= 0 for d in getattr(self, name)), name, "must be non-negative")
+                object.__setattr__(self, name, static_or_any(value))
+                self._require(all(is_any(d) or d >= 0 for d in getattr(self, name)), name, "must be non-negative")
 
 
 def register_dialect_op(name, num_inputs, type_rel, attrs_type, description):

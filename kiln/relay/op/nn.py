@@ -12,7 +12,18 @@ from ...topi.nn.pooling import pool_out_size
 from ..expr import TupleWrapper, const
 from . import attrs as A
 from .op import OpPattern, make_call, register_relay_op
-from .type_relations import ALL, FLOAT, NUMERIC, check_dtype, identity_rel, normalize_axis, same_dtype, tensor_arg
+from .type_relations import (
+    ALL,
+    FLOAT,
+    NUMERIC,
+    broadcast_shapes,
+    check_dtype,
+    dims_match,
+    identity_rel,
+    normalize_axis,
+    same_dtype,
+    tensor_arg,
+)
 
 
 def _primal(ttype, layout_name, what):
@@ -70,17 +81,23 @@ def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups
         strides, padding, dilation, groups, channels, kernel_size, data_layout, kernel_layout, out_layout, out_dtype))
 
 
-def _bias_add_rel(types, attrs):
-    data, bias = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "bias")
-    axis = normalize_axis(attrs.axis, data.ndim, "bias_add axis")
-    if bias.shape != (data.shape[axis],):
-        raise TypeInferenceError(f"bias_add: bias must be Tensor[({data.shape[axis]},)] for axis {axis} of {data}, "
-                                 f"got {bias}")
-    same_dtype([data, bias], "bias_add data and bias")
-    return data
+def per_channel_rel(what, vector):
+    """The relation of ``op(data, vector)`` with ``vector`` holding one value per index of ``data`` along
+    ``attrs.axis`` (bias_add's bias, prelu's alpha): the result has ``data``'s type."""
+    def relation(types, attrs):
+        data, values = tensor_arg(types, 0, "data"), tensor_arg(types, 1, vector)
+        axis = normalize_axis(attrs.axis, data.ndim, f"{what} axis")
+        if values.shape != (data.shape[axis],):
+            raise TypeInferenceError(f"{what}: {vector} must be Tensor[({data.shape[axis]},)] for axis {axis} of "
+                                     f"{data}, got {values}")
+        same_dtype([data, values], f"{what} data and {vector}")
+        return data
+
+    return relation
 
 
-register_relay_op("nn.bias_add", 2, _bias_add_rel, OpPattern.BROADCAST, A.BiasAddAttrs, dtypes=NUMERIC)
+register_relay_op("nn.bias_add", 2, per_channel_rel("bias_add", "bias"), OpPattern.BROADCAST, A.BiasAddAttrs,
+                  dtypes=NUMERIC)
 
 
 def bias_add(data, bias, axis=1):
@@ -243,15 +260,17 @@ def _batch_matmul_rel(types, attrs):
         raise TypeInferenceError(f"batch_matmul: operands must have rank 3, got {x} and {y}")
     bx, m, kx = (x.shape[0], x.shape[2], x.shape[1]) if attrs.transpose_a else x.shape
     by, n, ky = y.shape if attrs.transpose_b else (y.shape[0], y.shape[2], y.shape[1])
-    if kx != ky:
+    if not dims_match(kx, ky):
         raise TypeInferenceError(f"batch_matmul: reduction sizes differ, {x} gives {kx} and {y} gives {ky}")
-    if bx != by and 1 not in (bx, by):
-        raise TypeInferenceError(f"batch_matmul: batch sizes {bx} and {by} cannot be broadcast")
+    try:
+        (batch,) = broadcast_shapes((bx,), (by,))
+    except TypeInferenceError:
+        raise TypeInferenceError(f"batch_matmul: batch sizes {bx} and {by} cannot be broadcast") from None
     if attrs.out_dtype:
         check_dtype(attrs.out_dtype, NUMERIC, "out_dtype", "batch_matmul")
     else:
         same_dtype([x, y], "batch_matmul operands")
-    return TensorType((max(bx, by), m, n), attrs.out_dtype or x.dtype)
+    return TensorType((batch, m, n), attrs.out_dtype or x.dtype)
 
 
 register_relay_op("nn.batch_matmul", 2, _batch_matmul_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.BatchMatmulAttrs,

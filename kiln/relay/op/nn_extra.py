@@ -6,28 +6,19 @@ nn.batch_to_space_nd nn.cross_entropy nn.cross_entropy_with_logits nn.nll_loss``
 import math
 
 from ...error import TypeInferenceError
-from ...ir.type import TensorType
+from ...ir.type import TensorType, is_any
 from ...tir.layout import layout as parse_layout
 from ...topi.image.resize_nd import upsampled_size
 from . import attrs as AS
 from . import attrs_image as AI
 from . import attrs_nn as A
 from .attrs import SoftmaxAttrs
+from .nn import per_channel_rel
 from .op import OpPattern, make_call, register_relay_op
 from .type_relations import ALL, FLOAT, INTEGER, NUMERIC, normalize_axis, same_dtype, tensor_arg
 
-
-def _prelu_rel(types, attrs):
-    data, alpha = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "alpha")
-    axis = normalize_axis(attrs.axis, data.ndim, "prelu axis")
-    if alpha.shape != (data.shape[axis],):
-        raise TypeInferenceError(f"nn.prelu: alpha must be Tensor[({data.shape[axis]},)] for axis {axis} of {data}, "
-                                 f"got {alpha}")
-    same_dtype([data, alpha], "nn.prelu data and alpha")
-    return data
-
-
-register_relay_op("nn.prelu", 2, _prelu_rel, OpPattern.BROADCAST, A.PReluAttrs, dtypes=NUMERIC)
+register_relay_op("nn.prelu", 2, per_channel_rel("nn.prelu", "alpha"), OpPattern.BROADCAST, A.PReluAttrs,
+                  dtypes=NUMERIC)
 
 
 def prelu(data, alpha, axis=1):
@@ -165,7 +156,7 @@ def _mirror_pad_rel(types, attrs):
     if len(attrs.pad_width) != data.ndim:
         raise TypeInferenceError(f"nn.mirror_pad: pad_width has {len(attrs.pad_width)} pairs for {data}")
     limit = 0 if attrs.mode == "SYMMETRIC" else 1
-    if any(max(p) > d - limit for p, d in zip(attrs.pad_width, data.shape, strict=True)):
+    if any(not is_any(d) and max(p) > d - limit for p, d in zip(attrs.pad_width, data.shape, strict=True)):
         raise TypeInferenceError(f"nn.mirror_pad: pad_width {attrs.pad_width} is larger than {data} allows in "
                                  f"{attrs.mode} mode")
     return TensorType(tuple(d + a + b for d, (a, b) in zip(data.shape, attrs.pad_width, strict=True)), data.dtype)

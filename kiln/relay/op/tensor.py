@@ -8,7 +8,7 @@ import itertools
 import math
 
 from ...error import TypeInferenceError
-from ...ir.type import TensorType, TupleType
+from ...ir.type import Any, TensorType, TupleType, is_any
 from ...tir.layout import layout as parse_layout
 from ...topi.transform import slice_ranges
 from ..expr import Tuple, TupleWrapper
@@ -107,6 +107,7 @@ def reshape_shape(in_shape, newshape, allowzero=0) -> tuple:
     out: list = []
     src = 0
     infer_at = None
+    derived_any = False  # a dynamic output dimension computed from dynamic input ones, not copied
     i = 0
     newshape = tuple(newshape)
     while i < len(newshape):
@@ -132,12 +133,17 @@ def reshape_shape(in_shape, newshape, allowzero=0) -> tuple:
             if src + 1 >= len(in_shape):
                 raise TypeInferenceError(f"reshape: -3 in {newshape} needs two input dimensions at {src}")
             out.append(in_shape[src] * in_shape[src + 1])
+            derived_any = derived_any or is_any(out[-1])
             src += 2
         elif v == -4:
             if i + 2 >= len(newshape) or src >= len(in_shape):
                 raise TypeInferenceError(f"reshape: -4 in {newshape} must be followed by two values")
             d0, d1 = newshape[i + 1], newshape[i + 2]
             whole = in_shape[src]
+            if is_any(whole):
+                out.extend([whole if d0 == -1 else d0, whole if d1 == -1 else d1])
+                derived_any, src, i = True, src + 1, i + 3
+                continue
             if d0 == -1:
                 d0 = whole // d1
             if d1 == -1:
@@ -151,6 +157,8 @@ def reshape_shape(in_shape, newshape, allowzero=0) -> tuple:
             raise TypeInferenceError(f"reshape: invalid value {v} in newshape {newshape}")
         i += 1
     total = math.prod(in_shape)
+    if is_any(total) or any(is_any(d) for d in out):
+        return _reshape_dynamic(in_shape, out, infer_at, derived_any)
     if infer_at is not None:
         known = math.prod(d for j, d in enumerate(out) if j != infer_at)
         if known == 0 or total % known:
@@ -158,6 +166,21 @@ def reshape_shape(in_shape, newshape, allowzero=0) -> tuple:
         out[infer_at] = total // known
     if math.prod(out) != total:
         raise TypeInferenceError(f"reshape: cannot reshape {in_shape} ({total} elements) to {tuple(out)}")
+    return tuple(out)
+
+
+def _reshape_dynamic(in_shape, out, infer_at, derived_any) -> tuple:
+    """:func:`reshape_shape`'s result when dimensions are known only at run time (the shape function checks the
+    sizes then). The ``-1`` is inferred statically when the dynamic dimensions were only copied (``0``, ``-2``):
+    ``(?, 3, 2)`` to ``(0, -1)`` is ``(?, 6)``; otherwise it is dynamic too."""
+    if infer_at is not None:
+        static_in = math.prod(d for d in in_shape if not is_any(d))
+        static_out = math.prod(d for j, d in enumerate(out) if j != infer_at and not is_any(d))
+        copied = not derived_any and sum(map(is_any, out)) == sum(map(is_any, in_shape))
+        if copied and static_out and not static_in % static_out:
+            out[infer_at] = static_in // static_out
+        else:
+            out[infer_at] = Any()
     return tuple(out)
 
 
@@ -285,6 +308,10 @@ def split_indices(dim, indices_or_sections, what="split") -> list[int]:
 def _split_rel(types, attrs):
     data = tensor_arg(types, 0)
     axis = normalize_axis(attrs.axis, data.ndim)
+    if is_any(data.shape[axis]):
+        ios = attrs.indices_or_sections
+        count = ios if isinstance(ios, int) else len(ios) + 1
+        return TupleType([data] * count)  # every part dynamic along the axis, as the data is
     points = [0, *split_indices(data.shape[axis], attrs.indices_or_sections), data.shape[axis]]
     fields = []
     for begin, end in itertools.pairwise(points):
@@ -334,8 +361,14 @@ def _strided_slice_rel(types, attrs):
         raise TypeInferenceError(f"strided_slice: {len(attrs.begin)} begin values for {len(attrs.axes)} axes")
     if attrs.axes is None and len(attrs.begin) > data.ndim:
         raise TypeInferenceError(f"strided_slice: {len(attrs.begin)} begin values for a rank-{data.ndim} tensor")
-    shape = tuple(len(range(b, e, s)) for b, e, s in strided_slice_ranges(data.shape, attrs))
+    # a dynamic axis is sliced like a huge one, and its result is dynamic: only the shape function knows it
+    known = tuple(_HUGE if is_any(d) else d for d in data.shape)
+    shape = tuple(Any() if is_any(d) else len(range(b, e, s))
+                  for d, (b, e, s) in zip(data.shape, strided_slice_ranges(known, attrs), strict=True))
     return TensorType(shape, data.dtype)
+
+
+_HUGE = 1 << 62
 
 
 register_relay_op("strided_slice", 1, _strided_slice_rel, OpPattern.INJECTIVE, A.StridedSliceAttrs)

@@ -8,7 +8,7 @@ convention: ``indices`` is ``(M, Y0, ..., Yk)``), ``one_hot`` inserts the ``dept
 
 from ...error import TypeInferenceError
 from ...ir.expr import RelayExpr
-from ...ir.type import TensorType
+from ...ir.type import TensorType, is_any
 from ..expr import const
 from . import attrs as A
 from .op import OpPattern, make_call, register_relay_op
@@ -86,7 +86,7 @@ def _gather_rel(types, attrs):
     data, indices = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "indices")
     axis = normalize_axis(attrs.axis, data.ndim, "gather axis")
     if indices.ndim != data.ndim or any(i != d for k, (i, d) in enumerate(zip(indices.shape, data.shape, strict=True))
-                                        if k != axis and i > d):
+                                        if k != axis and not is_any(i) and not is_any(d) and i > d):
         raise TypeInferenceError(f"gather: indices {indices} must have the rank of data {data} and fit it off "
                                  f"axis {axis}")
     return TensorType(indices.shape, data.dtype)

@@ -5,7 +5,7 @@ TypeInferenceError saying what was expected and what it got (InferType adds the 
 """
 
 from ...error import TypeInferenceError
-from ...ir.type import TensorType, TupleType
+from ...ir.type import TensorType, TupleType, is_any
 
 # the dtypes Relay operators compute on (kiln.tir.dtype_semantics says what each means); an operator registers the
 # ones each of its arguments accepts (register_relay_op's ``dtypes``), and its relation rejects any other
@@ -54,17 +54,31 @@ def normalize_axis(axis, ndim, what="axis") -> int:
 
 
 def broadcast_shapes(*shapes) -> tuple:
-    """The numpy broadcast of ``shapes``, or TypeInferenceError naming both shapes."""
+    """The numpy broadcast of ``shapes``, or TypeInferenceError naming both shapes.
+
+    A dynamic dimension (:class:`~kiln.ir.type.Any`) meeting a static one other than 1 takes the static size (the
+    shape function checks at run time that it fits); meeting only 1s and dynamic ones, it stays dynamic."""
     ndim = max(len(s) for s in shapes)
     out = []
     for i in range(-ndim, 0):
         dims = {s[i] for s in shapes if len(s) >= -i} - {1}
-        if len(dims) > 1:
+        static = {d for d in dims if not is_any(d)}
+        if len(static) > 1:
             raise TypeInferenceError(
                 f"shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot be broadcast together"
             )
-        out.append(dims.pop() if dims else 1)
+        out.append(static.pop() if static else dims.pop() if dims else 1)
     return tuple(out)
+
+
+def dims_match(a, b) -> bool:
+    """Whether dimensions ``a`` and ``b`` can be equal: the same size, or either known only at run time."""
+    return a == b or is_any(a) or is_any(b)
+
+
+def shapes_match(a, b) -> bool:
+    """:func:`dims_match` on every dimension of two shapes of the same rank."""
+    return len(a) == len(b) and all(dims_match(x, y) for x, y in zip(a, b, strict=True))
 
 
 def same_dtype(types, what="arguments") -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ...error import TypeInferenceError
 from ...ir.attrs import Attrs
 from ...ir.op import Op, register_op_attr
-from ...ir.type import FuncType, TensorType, TupleType
+from ...ir.type import FuncType, TensorType, TupleType, is_any, static_or_any
 from ..expr import Call, Tuple
 from .memory import register_dialect_op
 from .op import make_call
@@ -28,8 +28,8 @@ class ReshapeTensorAttrs(Attrs):
     newshape: tuple = ()
 
     def __post_init__(self):
-        object.__setattr__(self, "newshape", tuple(int(d) for d in self.newshape))
-        self._require(all(d >= 0 for d in self.newshape), "newshape", "must be non-negative")
+        object.__setattr__(self, "newshape", static_or_any(self.newshape))
+        self._require(all(is_any(d) or d >= 0 for d in self.newshape), "newshape", "must be non-negative")
 
 
 def _invoke_tvm_op_rel(arg_types, attrs):
@@ -55,7 +55,8 @@ def _reshape_tensor_rel(arg_types, attrs):
         raise TypeInferenceError(f"the data must be a tensor, got {data}")
     if shape != TensorType((len(attrs.newshape),), "int64"):
         raise TypeInferenceError(f"the shape must be an int64 tensor of {len(attrs.newshape)} elements, got {shape}")
-    if TensorType(attrs.newshape, data.dtype).size != data.size:
+    if not data.is_dynamic and not TensorType(attrs.newshape).is_dynamic and \
+            TensorType(attrs.newshape, data.dtype).size != data.size:
         raise TypeInferenceError(f"cannot view {data} as shape {attrs.newshape}")
     return TensorType(attrs.newshape, data.dtype)
 

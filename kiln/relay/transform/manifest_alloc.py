@@ -23,17 +23,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...error import CodegenError
 from ...ir.attrs import DictAttrs
 from ...ir.op import Op
 from ...ir.transform import PassInfo, register_pass
-from ...ir.type import TupleType
+from ...ir.type import TensorType, TupleType
 from ..backend.call_lowered import is_call_lowered
 from ..backend.te_compiler import flatten_type
-from ..expr import Call, Constant, If, Let, Tuple, Var, const
+from ..expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var, const
 from ..expr_functor import ExprMutator
 from ..function import Function
 from ..op.memory import StorageType, alloc_storage, alloc_tensor
-from ..op.vm import invoke_tvm_op, is_reshape_only, reshape_tensor
+from ..op.vm import invoke_tvm_op, is_reshape_only, reshape_tensor, shape_of
 from .function_pass import FunctionPass
 from .infer_type import infer_type
 
@@ -110,7 +111,13 @@ class _DialectRewriter(ExprMutator):
     def visit_call(self, call):
         if is_call_lowered(call):
             args = self.visit(call.args[1]).fields
+            if call.attrs.shape_func is not None:
+                return self.allocate_dynamic(call.args[0], call.attrs.shape_func, args, call.checked_type_,
+                                             call.attrs.reshape_only)
             return self.allocate(call.args[0], args, call.checked_type_, call.attrs.reshape_only)
+        if _is_dynamic(call.checked_type_):
+            raise CodegenError(f"ManifestAlloc: the call of {call.op} has the dynamic type {call.checked_type_}; "
+                               f"run LowerTE first (it derives the shape function that allocation needs)")
         if isinstance(call.op, Function) and call.op.is_primitive():
             args = tuple(self.visit(a) for a in call.args)
             return self.allocate(call.op, args, call.checked_type_, is_reshape_only(call.op))
@@ -135,6 +142,55 @@ class _DialectRewriter(ExprMutator):
         invoke = invoke_tvm_op(kernel, inputs, results).with_fields(checked_type_=TupleType(()))
         self._bind("_", invoke, TupleType(()))
         return _regroup(out_type, outputs)
+
+
+    def allocate_dynamic(self, kernel, shape_func, args, out_type, reshape_only):
+        """:meth:`allocate` for a result with dynamic dimensions: the shape function runs first (on the shapes of
+        the arguments that have dynamic dimensions, in the kernel's parameter order), and each output is allocated
+        with the size and shape it computed."""
+        shapes = []
+        for tensor in _flat_tensors(args):
+            if tensor.checked_type_.is_dynamic:
+                shape_type = TensorType((tensor.checked_type_.ndim,), "int64")
+                shapes.append(self._bind("in_shape", shape_of(tensor), shape_type))
+        outputs = flatten_type(out_type)
+        computed_types = TupleType(tuple(t for o in outputs for t in (TensorType((max(o.ndim, 1),), "int64"),
+                                                                      TensorType((), "int64"))))
+        computed = self.allocate(shape_func, tuple(shapes), computed_types, False).fields
+        if reshape_only:
+            return self._bind("view", reshape_tensor(args[0], computed[0], out_type.shape), out_type)
+        tensors = []
+        for k, ttype in enumerate(outputs):
+            shape, nbytes = computed[2 * k], computed[2 * k + 1]
+            storage = self._bind("storage", alloc_storage(nbytes, ALIGNMENT, dtype_hint=ttype.dtype), StorageType())
+            tensor = alloc_tensor(storage, 0, shape, ttype.dtype, assert_shape=ttype.shape)
+            tensors.append(self._bind("tensor", tensor, ttype))
+        inputs = Tuple(args, checked_type_=TupleType(tuple(a.checked_type_ for a in args)))
+        results = Tuple(tuple(tensors), checked_type_=TupleType(tuple(o.checked_type_ for o in tensors)))
+        self._bind("_", invoke_tvm_op(kernel, inputs, results).with_fields(checked_type_=TupleType(())), TupleType(()))
+        return _regroup(out_type, tensors)
+
+
+def _is_dynamic(ttype) -> bool:
+    return any(t.is_dynamic for t in _tensor_types(ttype))
+
+
+def _tensor_types(ttype) -> list:
+    if isinstance(ttype, TupleType):
+        return [t for f in ttype.fields for t in _tensor_types(f)]
+    return [ttype] if isinstance(ttype, TensorType) else []
+
+
+def _flat_tensors(args) -> list:
+    """The tensor-typed expressions of ``args`` in order, tuple-typed ones taken apart with projections."""
+    out = []
+    for arg in args:
+        if isinstance(arg.checked_type_, TupleType):
+            fields = [TupleGetItem(arg, i, checked_type_=f) for i, f in enumerate(arg.checked_type_.fields)]
+            out.extend(_flat_tensors(fields))
+        else:
+            out.append(arg)
+    return out
 
 
 def manifest_alloc(func: Function, mod=None) -> Function:

@@ -227,56 +227,52 @@ class LoopVectorizer(StmtExprMutator):
             vector = Vectorizer(op.loop_var, op.min, n).visit_stmt(op.body.then_case)
         except CannotVectorize:
             return serial
+        cond, terms = guard
         last = op.min + E.IntImm(op.loop_var.dtype, n - 1)
-        every_lane = E.And(substitute(guard, {op.loop_var: op.min}), substitute(guard, {op.loop_var: last}))
-        return S.IfThenElse(Analyzer().simplify(every_lane), vector, _shortened(serial, guard))
+        every_lane = E.And(substitute(cond, {op.loop_var: op.min}), substitute(cond, {op.loop_var: last}))
+        return S.IfThenElse(Analyzer().simplify(every_lane), vector, _shortened(serial, terms))
 
 
-def _shortened(loop, guard):
-    """``loop`` (a serial loop whose body is guarded by ``guard``) ending where an upper bound of ``guard`` on its
-    variable does: a tail of 4 valid lanes out of 32 iterates 4 times, not 32. The guard stays in the body."""
-    var, analyzer = loop.loop_var, Analyzer()
+def _shortened(loop, terms):
+    """``loop`` (a serial loop guarded by the comparisons ``terms`` of :func:`_affine_guard`) ending where an upper
+    bound on its variable does: a tail of 4 valid lanes out of 32 iterates 4 times, not 32. The guard stays in the
+    body."""
+    var = loop.loop_var
     one = E.IntImm(var.dtype, 1)
-    counts = []
-    terms = [guard]
-    while terms:
-        c = terms.pop()
-        if isinstance(c, E.And):
-            terms += [c.a, c.b]
-            continue
-        gap = c.a - c.b if isinstance(c, E.LT | E.LE) else c.b - c.a  # the term holds while gap < 0 (or <= 0)
-        step = analyzer.simplify(substitute(gap, {var: var + one}) - gap)
+    extent = loop.extent
+    for c, gap, step in terms:
         if isinstance(step, E.IntImm) and step.value == 1:  # gap grows with var: the lanes below a bound
             count = E.Sub(E.IntImm(var.dtype, 0), substitute(gap, {var: loop.min}))
-            counts.append(count + one if isinstance(c, E.LE | E.GE) else count)
-    if not counts:
+            extent = E.Min(extent, count + one if isinstance(c, E.LE | E.GE) else count)
+    if extent is loop.extent:
         return loop
-    extent = loop.extent
-    for count in counts:
-        extent = E.Min(extent, count)
-    return loop.with_fields(extent=analyzer.simplify(E.Max(extent, E.IntImm(var.dtype, 0))))
+    return loop.with_fields(extent=Analyzer().simplify(E.Max(extent, E.IntImm(var.dtype, 0))))
 
 
 def _affine_guard(body, var):
-    """The condition of ``body`` when it is ``if cond: ...`` (no else; ``likely`` unwrapped) and ``cond`` is a
-    conjunction of comparisons whose sides are affine in ``var``, else None."""
+    """``(cond, terms)`` when ``body`` is ``if cond: ...`` (no else; ``likely`` unwrapped) and ``cond`` is a
+    conjunction of comparisons whose sides are affine in ``var``, else None. Each term is ``(comparison, gap,
+    step)``: the comparison holds while ``gap < 0`` (``<= 0`` for ``<=``/``>=``), and ``gap`` changes by ``step``
+    from one lane to the next."""
     if not isinstance(body, S.IfThenElse) or body.else_case is not None:
         return None
     cond = body.condition
     if isinstance(cond, E.Call) and cond.op.name == "tir.likely":
         cond = cond.args[0]
-    analyzer = Analyzer()
-
-    def affine(c):
+    analyzer, terms, pending = Analyzer(), [], [cond]
+    while pending:
+        c = pending.pop()
         if isinstance(c, E.And):
-            return affine(c.a) and affine(c.b)
+            pending += [c.a, c.b]
+            continue
         if not isinstance(c, E.LT | E.LE | E.GT | E.GE):
-            return False
-        gap = c.a - c.b
+            return None
+        gap = c.a - c.b if isinstance(c, E.LT | E.LE) else c.b - c.a
         step = analyzer.simplify(substitute(gap, {var: var + E.IntImm(var.dtype, 1)}) - gap)
-        return not any(v is var for v in undefined_vars(step))
-
-    return cond if affine(cond) else None
+        if any(v is var for v in undefined_vars(step)):
+            return None
+        terms.append((c, gap, step))
+    return cond, terms
 
 
 def vectorize_loop(func, enable_vectorize=True):

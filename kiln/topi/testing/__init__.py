@@ -6,6 +6,8 @@ from the reference interpreter, so the two check each other).
 
 import numpy as np
 
+from ..nn.conv2d import _pair, pad_tuple
+
 __all__ = ["softmax_python", "log_softmax_python", "conv2d_nchw_python", "conv2d_nhwc_python", "dilate_python",
            "batch_matmul", "gather_python", "one_hot", "depth_to_space_python", "space_to_depth_python",
            "l2_normalize_python", "lrn_python", "strided_slice_python"]
@@ -23,22 +25,14 @@ def log_softmax_python(a_np, axis=1):
     return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
 
 
-def _pair(value):
-    return (value, value) if isinstance(value, int) else tuple(value)
-
-
 def _padding(padding, kernel):
-    """``(top, left, bottom, right)`` from an int, a pair, four ints or ``"SAME"``/``"VALID"`` (TVM's rule)."""
+    """``(top, left, bottom, right)`` from ``"SAME"``/``"VALID"`` or what :func:`kiln.topi.nn.pad_tuple` reads."""
     if isinstance(padding, str):
         if padding.upper() == "VALID":
             return (0, 0, 0, 0)
         kh, kw = kernel
         return ((kh - 1) // 2, (kw - 1) // 2, kh - 1 - (kh - 1) // 2, kw - 1 - (kw - 1) // 2)
-    if isinstance(padding, int):
-        return (padding,) * 4
-    if len(padding) == 2:
-        return (padding[0], padding[1], padding[0], padding[1])
-    return tuple(padding)
+    return pad_tuple(padding)
 
 
 def conv2d_nchw_python(a_np, w_np, stride, padding, groups=1):

@@ -45,13 +45,12 @@ from ..utils import (
     fused_output,
     get_const_tuple,
     largest_divisor,
-    num_elements,
     output_ops,
     resolve_target,
     schedule_anchored,
     vector_lanes,
 )
-from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing
+from .injective import schedule_injective_from_existing, worth_parallel
 from .micro_kernel import accumulator_budget, channel_block, latency_accumulators
 
 __all__ = ["conv2d_nchw", "schedule_conv2d_nchw", "schedule_conv2d_NCHWc", "conv_blocking", "flat_map_preferred",
@@ -90,13 +89,14 @@ def conv_blocking(in_channels, out_channels, out_width, target=None, dtype="floa
     return ic_bn, oc_bn, register_tile(out_width, oc_bn, target, dtype)
 
 
-def flat_map_preferred(kernel_shape, strides, padding, oc_bn) -> bool:
+def flat_map_preferred(kernel_shape, strides, padding, target=None) -> bool:
     """Whether an NCHW convolution runs better over its flattened map (:func:`kiln.topi.nn.group_conv2d_nchw`)
-    than blocked in ``oc_bn`` output channels: a 1x1 kernel at unit strides without padding whose output channels
-    block only oddly (YOLO's 255-channel heads in blocks of 15, or 257 channels in blocks of 1, leave every vector
-    partial; the flat map's vectors are whole)."""
-    one_by_one = tuple(int(d) for d in kernel_shape[2:]) == (1, 1) and tuple(strides) == (1, 1)
+    than blocked: a 1x1 kernel at unit strides without padding whose output channels block only oddly (YOLO's
+    255-channel heads in blocks of 15, or 257 channels in blocks of 1, leave every vector partial; the flat map's
+    vectors are whole)."""
+    oc_bn = channel_block(int(kernel_shape[0]), target)
     odd = oc_bn == 1 or oc_bn & (oc_bn - 1) != 0  # a prime channel count above a vector blocks in 1s
+    one_by_one = tuple(int(d) for d in kernel_shape[2:]) == (1, 1) and tuple(strides) == (1, 1)
     return one_by_one and not any(pad_tuple(padding)) and odd
 
 
@@ -127,7 +127,7 @@ def conv2d_alter_layout(attrs, data_shape, kernel_shape, target=None):
     padding = pad_tuple(attrs.padding)
     ow = conv_out_size(w, kw, sw, dw, padding[1], padding[3])
     ic_bn, oc_bn, _ = conv_blocking(c, o, ow, target)
-    if attrs.groups == 1 and flat_map_preferred(kernel_shape, attrs.strides, attrs.padding, oc_bn):
+    if attrs.groups == 1 and flat_map_preferred(kernel_shape, attrs.strides, attrs.padding, target):
         return None
     groups = attrs.groups
     if groups != 1 and (c // groups % ic_bn or o // groups % oc_bn or min(ic_bn, oc_bn) < vector_lanes(target) // 2):
@@ -200,7 +200,7 @@ def _schedule_packing(s, tensor):
         stage.unroll(ob)
     else:
         fused = stage.fuse(*list(stage.op.axis)[:3])
-    if num_elements(op.output(0).shape) >= PARALLEL_MIN_ELEMENTS:
+    if worth_parallel(op.output(0).shape):
         stage.parallel(fused)
 
 

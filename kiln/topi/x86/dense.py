@@ -26,7 +26,6 @@ is the layout's and so not a knob) and ``dense_nopack.x86`` declare ``tile_y`` (
 their fallback values are the choices above.
 """
 
-import math
 
 from ...autotvm.task import FallbackConfigEntity, OtherOptionEntity, register_topi_compute, register_topi_schedule
 from ...te.operation import compute, reduce_axis
@@ -48,7 +47,7 @@ from ..utils import (
     traverse_inline,
     vector_lanes,
 )
-from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing, vector_factor
+from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing, vector_factor, worth_parallel
 from .micro_kernel import accumulator_budget
 
 __all__ = ["dense_pack", "dense_nopack", "matmul_tile", "batch_matmul_pack", "schedule_gemm", "schedule_dense_nopack",
@@ -302,7 +301,7 @@ def schedule_dense_nopack(outs, target=None, cfg=None):
             cfg["tile_x"] = OtherOptionEntity(largest_divisor(shape[1], 4))
         jo, ji = stage.split(j, factor=cfg["tile_x"].val)
         fused = stage.fuse(i, jo)
-        if math.prod(shape) * get_const_tuple(partial.shape)[2] >= PARALLEL_MIN_ELEMENTS // 16:
+        if worth_parallel((*shape, partial.shape[2]), PARALLEL_MIN_ELEMENTS // 16):
             stage.parallel(fused)
         if op is not last.op:
             s[op].compute_at(stage, ji)

@@ -16,10 +16,22 @@ from ...te.tensor import ComputeOp
 from ..utils import auto_inline_injective, create_schedule_for, get_const_tuple, output_ops, vector_lanes
 
 __all__ = ["schedule_injective", "schedule_injective_from_existing", "schedule_concatenate", "PARALLEL_MIN_ELEMENTS",
+           "worth_parallel",
            "vector_factor"]
 
 PARALLEL_MIN_ELEMENTS = 16384
 """Outputs smaller than this run on one thread (a parallel launch costs a few microseconds)."""
+
+
+def worth_parallel(shape, min_elements=PARALLEL_MIN_ELEMENTS) -> bool:
+    """Whether a loop nest over ``shape`` has enough elements for a parallel loop; a size known only at run time
+    counts as enough (it is a batch or a sequence, large when it matters)."""
+    total = 1
+    for d in get_const_tuple(shape):
+        if not isinstance(d, int):
+            return True
+        total *= d
+    return total >= min_elements
 
 
 def vector_factor(extent, lanes) -> int:
@@ -44,9 +56,6 @@ def schedule_injective_from_existing(s, out, target=None):
         return s
     axes = list(stage.op.axis)
     shape = get_const_tuple(out.shape)
-    total = 1
-    for d in shape:
-        total = total * d if isinstance(d, int) else total
     v = vector_factor(shape[-1], vector_lanes(target, out.dtype))
     inner = axes[-1]
     if v > 1:
@@ -55,7 +64,7 @@ def schedule_injective_from_existing(s, out, target=None):
     else:
         outer_last = None
     lead = axes[:-1]
-    parallel = isinstance(total, int) and total >= PARALLEL_MIN_ELEMENTS
+    parallel = worth_parallel(shape)
     if lead and any(d != 1 for d in shape[:-1]):
         fused = stage.fuse(*lead) if len(lead) > 1 else lead[0]
     else:

@@ -18,7 +18,7 @@ from ..utils import (
     schedule_anchored,
     vector_lanes,
 )
-from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing, vector_factor
+from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing, vector_factor, worth_parallel
 
 __all__ = ["schedule_pool"]
 
@@ -40,10 +40,7 @@ def _schedule_pool_op(s, op, outs, target):
     v = vector_factor(shape[-1], vector_lanes(target, op.output(0).dtype))
     last_outer, last_inner = stage.split(axes[-1], factor=v)
     outer = stage.fuse(*axes[:-1], last_outer) if len(axes) > 1 else last_outer
-    total = 1
-    for d in shape:
-        total *= d
-    if total >= PARALLEL_MIN_ELEMENTS // 4:
+    if worth_parallel(shape, PARALLEL_MIN_ELEMENTS // 4):
         stage.parallel(outer)
     if v > 1:
         stage.vectorize(last_inner)

@@ -15,7 +15,7 @@ from ...te.tensor import ComputeOp
 from ...tir import expr as E
 from ...tir.stmt_functor import post_order_visit
 from ..utils import auto_inline_injective, create_schedule_for, get_const_tuple, output_ops, vector_lanes
-from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing, vector_factor
+from .injective import schedule_injective_from_existing, vector_factor, worth_parallel
 
 __all__ = ["schedule_reduce", "schedule_reduce_stage", "schedule_generic"]
 
@@ -34,10 +34,6 @@ def schedule_reduce_stage(s, op, target=None):
     if not dp:
         return s
     shape = get_const_tuple(op.output(0).shape)
-    work = 1
-    for iv in dp + red:
-        extent = iv.dom.extent
-        work *= extent.value if isinstance(extent, E.IntImm) else 1
     v = vector_factor(shape[-1], vector_lanes(target, op.output(0).dtype))
     outer = dp
     if v > 1 and red and _reads_contiguously(stage.op, dp[-1].var):
@@ -46,7 +42,7 @@ def schedule_reduce_stage(s, op, target=None):
         stage.reorder(*outer, *red, xi)
         stage.vectorize(xi)
     fused = stage.fuse(*outer) if len(outer) > 1 else outer[0]
-    if work >= PARALLEL_MIN_ELEMENTS and any(d != 1 for d in shape):
+    if worth_parallel([iv.dom.extent for iv in dp + red]) and any(d != 1 for d in shape):
         stage.parallel(fused)
     return s
 

@@ -8,7 +8,7 @@ so every step of a reduction adds whole vectors.
 """
 
 from ..utils import create_schedule_for, fused_output, get_const_tuple, output_ops, traverse_inline, vector_lanes
-from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing, vector_factor
+from .injective import PARALLEL_MIN_ELEMENTS, schedule_injective_from_existing, vector_factor, worth_parallel
 
 __all__ = ["schedule_softmax"]
 
@@ -47,7 +47,7 @@ def schedule_softmax(outs, target=None):
         stage = s[out]
         axes = list(stage.op.axis)
         outer = stage.fuse(*axes[:axis]) if axis > 1 else (axes[0] if axis == 1 else None)
-        if outer is not None and axis > 0 and _big(shape):
+        if outer is not None and axis > 0 and worth_parallel(shape, PARALLEL_MIN_ELEMENTS // 4):
             stage.parallel(outer)
         _vectorize_last(stage, axes[-1], shape[-1], lanes)
         for red in (max_elem, expsum):
@@ -64,12 +64,6 @@ def schedule_softmax(outs, target=None):
     traverse_inline(s, ops, callback)
     return s
 
-
-def _big(shape):
-    total = 1
-    for d in shape:
-        total *= d
-    return total >= PARALLEL_MIN_ELEMENTS // 4
 
 
 def _reduce_at(s, op, parent, scope, n_inner, lanes):

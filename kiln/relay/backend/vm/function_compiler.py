@@ -31,7 +31,7 @@ import numpy as np
 from ....error import CodegenError, InternalError
 from ....ir.expr import GlobalVar
 from ....ir.op import Op
-from ....ir.type import TensorType, TupleType
+from ....ir.type import TensorType, TupleType, is_any
 from ....runtime.vm import instruction as I
 from ....runtime.vm.function import OBJECT, TENSOR, TUPLE, VMFunction
 from ....tir.function import PrimFunc
@@ -53,9 +53,9 @@ def closure_body(func):
 
 def param_type(ttype):
     """The runtime description of a parameter type (see :mod:`kiln.runtime.vm.function`); a ``relay.Any``
-    dimension will be ``None`` there, which the VM's argument check already skips."""
+    dimension is ``None`` there, which the VM's argument check skips."""
     if isinstance(ttype, TensorType):
-        return TENSOR, tuple(ttype.shape), ttype.dtype
+        return TENSOR, tuple(None if is_any(d) else d for d in ttype.shape), ttype.dtype
     if isinstance(ttype, TupleType):
         return TUPLE, tuple(param_type(f) for f in ttype.fields)
     return (OBJECT,)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from ....error import OpNotImplemented
 from ....ir.op import Op, register_op_attr
 from ....target.target import resolve_target
+from ....tir.expr import IntImm
 
 __all__ = ["OpImplementation", "OpStrategy", "select_implementation", "register_compute", "register_schedule",
            "register_strategy", "op_name", "as_list"]
@@ -116,6 +117,10 @@ def select_implementation(op, attrs, inputs, out_type, target=None):
     target = resolve_target(target)
     registered = Op.get(name)
     fstrategy = registered.get_attr("FTVMStrategy")
+    if _has_symbolic_shape(inputs) and not registered.get_attr("TDynamicStrategy"):
+        # a target strategy plans its tiles from static sizes; with a size known only at run time the generic
+        # compute and schedule run, unless the operator declares its strategy handles symbolic sizes
+        fstrategy = _generic_strategy(name) or fstrategy
     if fstrategy is not None:
         impl = fstrategy(attrs, list(inputs), out_type, target).best()
     else:
@@ -125,3 +130,13 @@ def select_implementation(op, attrs, inputs, out_type, target=None):
                                    "and FTVMSchedule)")
         impl = OpImplementation(fcompute, fschedule, f"{name}.generic")
     return impl, as_list(impl.compute(attrs, list(inputs), out_type))
+
+
+def _has_symbolic_shape(tensors) -> bool:
+    return any(not isinstance(d, int | IntImm) for t in tensors for d in getattr(t, "shape", ()))
+
+
+def _generic_strategy(name):
+    from . import generic  # the generic strategies import this module
+
+    return generic.default_strategy(name) if name in generic.COMPUTES else None

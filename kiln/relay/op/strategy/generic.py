@@ -10,7 +10,11 @@ and broadcasting operators need no adapter of their own: topi's tables (``topi.e
 ``topi.broadcast.BINARY``) list their computes by operator name.
 """
 
+import math
+
+from ....error import OpNotImplemented
 from ....ir.op import has_op
+from ....ir.type import is_any
 from ....topi import broadcast as B
 from ....topi import elemwise as EW
 from ....topi import image, nn, x86
@@ -20,6 +24,7 @@ from ....topi import scan as SC
 from ....topi import scatter as SCT
 from ....topi import sort as SO
 from ....topi import transform as T
+from ....topi.utils import prod
 from .base import OpStrategy
 from .generic_array import ARRAY_COMPUTES
 from .generic_nn import NN_COMPUTES
@@ -33,6 +38,21 @@ def tensors_of(inputs) -> list:
     for x in inputs:
         out.extend(tensors_of(x) if isinstance(x, list | tuple) else [x])
     return out
+
+
+def reshaped_shape(data, out_type) -> tuple:
+    """The TE shape of ``data`` reshaped to ``out_type``: its static dimensions, and a dynamic one as what the
+    elements of ``data`` leave for it (a reshape has at most one dimension the others do not determine)."""
+    dynamic = [i for i, d in enumerate(out_type.shape) if is_any(d)]
+    if not dynamic:
+        return out_type.shape
+    if len(dynamic) > 1:
+        raise OpNotImplemented(f"reshape of {data.shape} to {out_type}: more than one dimension known only at run "
+                               f"time")
+    static = math.prod(d for d in out_type.shape if not is_any(d))
+    shape = list(out_type.shape)
+    shape[dynamic[0]] = prod(data.shape) // static
+    return tuple(shape)
 
 
 def _unary(fn):
@@ -148,7 +168,7 @@ COMPUTES = {
     "zeros": lambda attrs, inputs, out_type: [EW.zeros(attrs.shape, attrs.dtype)],
     "ones": lambda attrs, inputs, out_type: [EW.ones(attrs.shape, attrs.dtype)],
     "full": _full,
-    "reshape": lambda attrs, inputs, out_type: [T.reshape(inputs[0], out_type.shape)],
+    "reshape": lambda attrs, inputs, out_type: [T.reshape(inputs[0], reshaped_shape(inputs[0], out_type))],
     "transpose": lambda attrs, inputs, out_type: [T.transpose(inputs[0], attrs.axes)],
     "squeeze": lambda attrs, inputs, out_type: [T.squeeze(inputs[0], attrs.axis)],
     "expand_dims": lambda attrs, inputs, out_type: [T.expand_dims(inputs[0], attrs.axis, attrs.num_newaxis)],

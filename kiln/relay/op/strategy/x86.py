@@ -75,14 +75,6 @@ def _generic_with(name, fschedule, impl_name):
     return fstrategy
 
 
-def _flat_map_preferred(attrs, inputs, target) -> bool:
-    """Whether an NCHW convolution without groups goes to the direct compute over its flattened map rather than
-    being packed into blocks (:func:`kiln.topi.x86.flat_map_preferred`)."""
-    in_channels, out_channels = int(inputs[0].shape[1]), int(inputs[1].shape[0])
-    oc_bn = x86.conv_blocking(in_channels, out_channels, 1, target)[1]
-    return x86.flat_map_preferred(inputs[1].shape, attrs.strides, attrs.padding, oc_bn)
-
-
 def _template(strategy, task_name, args, target, impl_name=None):
     """Add the autotvm template ``task_name`` on ``args`` (the call's tensors and attributes) to ``strategy``."""
     fcompute, fschedule = template_implementation(task_name, args, target)
@@ -94,7 +86,7 @@ def _conv2d_strategy(attrs, inputs, out_type, target):
     data_layout, kernel_layout = attrs.data_layout, attrs.kernel_layout
     out_layout = attrs.out_layout or data_layout
     if attrs.groups == 1 and (data_layout, kernel_layout, out_layout) == ("NCHW", "OIHW", "NCHW") and \
-            not _flat_map_preferred(attrs, inputs, target):
+            not x86.flat_map_preferred(inputs[1].shape, attrs.strides, attrs.padding, target):
         def fcompute(attrs, inputs, out_type):
             return [x86.conv2d_nchw(inputs[0], inputs[1], attrs.strides, attrs.padding, attrs.dilation,
                                     _out_dtype(attrs, out_type), target)]
