@@ -1,12 +1,13 @@
 """Features of a candidate for the cost model (TVM's ``autotvm/feature.py``), from its lowered TIR.
 
-The candidate's schedule is lowered (``kiln.lower``: after vectorization and unrolling, so what is measured is
-what the code generator prints) and its loop nest walked, each statement seen with the loops around it. The
-``itervar`` feature vector (fixed length, every entry a log-scaled count) describes:
+The candidate's schedule is turned into its loop nest (``schedule_to_prim_func``: bound inference and the loop
+nest, before the TIR passes, so the loops still carry their kinds, as TVM's itervar features see them; the passes
+would cost a second per candidate) and walked, each statement seen with the loops around it. The ``itervar``
+feature vector (fixed length, every entry a log-scaled count or a ratio) describes:
 
-* the loop nest: depth, the extents of the three innermost loops, parallel loops and their extent, and how many
-  statements the innermost body holds (what unrolling made of it);
-* vectorization: the widest vector, the share of loads and stores that are vectors;
+* the loop nest: depth, the extents of the three innermost loops, parallel loops and their extent, the unrolled
+  extent around the innermost statements;
+* vectorization: the widest vectorized loop, the share of executed statements that are in vectorized loops;
 * memory per level: loads and stores executed in total and in the innermost body, bytes they touch, and the size
   of the local (register-tile) buffers;
 * arithmetic intensity: arithmetic operations per byte loaded, in total and innermost.
@@ -18,7 +19,7 @@ still differ. ``knob`` features are those values alone (cheap: nothing is lowere
 import math
 
 from ... import tir
-from ...te.lower import lower
+from ...te.lower import schedule_to_prim_func
 from ...tir.stmt_functor import children, post_order_visit
 
 __all__ = ["get_itervar_feature", "get_knob_feature", "get_feature", "ITERVAR_LENGTH"]
@@ -43,7 +44,7 @@ def _const(expr, default=1) -> int:
 
 
 class _Walk:
-    """Totals over the statements of a lowered function (see the module docstring)."""
+    """Totals over the statements of a loop nest (see the module docstring)."""
 
     def __init__(self):
         self.loads = self.stores = self.vector_ops = self.arith = 0.0
@@ -52,17 +53,19 @@ class _Walk:
         self.depth = 0
         self.parallel_loops = 0
         self.parallel_extent = 1
+        self.unrolled = 1
         self.local_bytes = 0
-        self.innermost = (0, [])  # (depth, the stores of the deepest loop body)
         self.inner_extents = []
+        self.inner_loads = self.inner_arith = 0
 
     def visit(self, node, loops):
+        """Walk ``node`` inside ``loops`` (a list of ``(extent, kind)``)."""
         if isinstance(node, tir.For):
             extent = _const(node.extent)
             if node.kind == tir.ForKind.PARALLEL:
                 self.parallel_loops += 1
                 self.parallel_extent *= extent
-            self.visit(node.body, loops + [extent])
+            self.visit(node.body, loops + [(extent, node.kind)])
             return
         if isinstance(node, tir.Allocate):
             self.local_bytes += math.prod(_const(e) for e in node.extents) * _bytes(node.dtype)
@@ -74,16 +77,16 @@ class _Walk:
                 self.visit(child, loops)
 
     def _store(self, store, loops):
-        count = math.prod(loops) if loops else 1
-        self.depth = max(self.depth, len(loops))
-        if len(loops) > self.innermost[0]:
-            self.innermost = (len(loops), [])
-            self.inner_extents = loops[-3:]
-        if len(loops) == self.innermost[0]:
-            self.innermost[1].append(store)
-        loads, arith, lanes = self._expr_counts(store)
-        lanes = max(lanes, _lanes(store.value.dtype))
+        count = math.prod(e for e, _ in loops) if loops else 1
+        lanes = math.prod(e for e, k in loops if k == tir.ForKind.VECTORIZED)
+        unrolled = math.prod(e for e, k in loops if k == tir.ForKind.UNROLLED)
+        loads, arith = self._expr_counts(store)
+        if len(loops) >= self.depth:
+            self.depth = len(loops)
+            self.inner_extents = [e for e, _ in loops[-3:]]
+            self.inner_loads, self.inner_arith = loads, arith
         self.max_lanes = max(self.max_lanes, lanes)
+        self.unrolled = max(self.unrolled, unrolled)
         self.stores += count
         self.loads += loads * count
         self.arith += arith * count
@@ -93,17 +96,16 @@ class _Walk:
 
     @staticmethod
     def _expr_counts(store):
-        counts = {"loads": 0, "arith": 0, "lanes": 1}
+        counts = {"loads": 0, "arith": 0}
 
         def fvisit(node):
             if isinstance(node, tir.BufferLoad):
                 counts["loads"] += 1
-                counts["lanes"] = max(counts["lanes"], _lanes(node.dtype))
             elif isinstance(node, _ARITH):
-                counts["arith"] += _lanes(node.dtype)
+                counts["arith"] += 1
 
         post_order_visit(store.value, fvisit)
-        return counts["loads"], counts["arith"], counts["lanes"]
+        return counts["loads"], counts["arith"]
 
 
 def _log(x) -> float:
@@ -114,20 +116,16 @@ def get_itervar_feature(task, config) -> list:
     """The ``itervar`` feature vector of ``config`` of ``task`` (module docstring), knob values appended."""
     s, tensors = task.instantiate(config)
     with task.target:
-        mod = lower(s, tensors)
+        func = schedule_to_prim_func(s, tensors, "features", None)
     walk = _Walk()
-    for func in mod.functions.values():
-        walk.visit(func.body, [])
-    inner = walk.innermost[1]
-    inner_loads = sum(_Walk._expr_counts(st)[0] for st in inner)
-    inner_arith = sum(_Walk._expr_counts(st)[1] for st in inner)
+    walk.visit(func.body, [])
     extents = ([1, 1, 1] + list(walk.inner_extents))[-3:]
     features = [
         walk.depth, *(_log(e) for e in extents), walk.parallel_loops, _log(walk.parallel_extent),
-        _log(len(inner)), _log(inner_loads), _log(inner_arith), _log(walk.max_lanes),
+        _log(walk.unrolled), _log(walk.inner_loads), _log(walk.inner_arith), _log(walk.max_lanes),
         walk.vector_ops / max(1.0, walk.loads + walk.stores), _log(walk.loads), _log(walk.stores),
         _log(walk.bytes), _log(walk.local_bytes), _log(walk.arith), walk.arith / max(1.0, walk.bytes),
-        inner_arith / max(1.0, inner_loads), _log(inner_loads * walk.max_lanes), _log(task.flop),
+        walk.inner_arith / max(1.0, walk.inner_loads), _log(walk.unrolled * walk.max_lanes), _log(task.flop),
     ]
     assert len(features) == ITERVAR_LENGTH
     return features + [float(v) for v in config.get_flatten_feature()]

@@ -103,7 +103,8 @@ class Tuner:
             results = measure_batch(inputs)
             for inp, res in zip(inputs, results, strict=True):
                 self.trials += 1
-                flops = self.task.flop / res.mean_cost if res.error_no == 0 and res.costs else 0.0
+                # a task without reductions counts no FLOPs: rate it by runs per second
+                flops = (self.task.flop or 1) / res.mean_cost if res.error_no == 0 and res.costs else 0.0
                 if flops > self.best_flops:
                     self.best_flops, self.best_config = flops, inp.config
                     self.best_measure_pair, self.best_iter = (inp, res), self.trials
