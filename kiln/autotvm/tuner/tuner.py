@@ -4,7 +4,7 @@
 it has not measured (:meth:`Tuner.next_batch`), measure them, tell it the results (:meth:`Tuner.update`), call the
 callbacks. The first candidate of every run is the task's default config (today's hand-chosen schedule), so the
 best record is never slower than an untuned build. The loop stops after ``n_trial`` measurements, when the space is
-exhausted, or ``early_stopping`` trials after the last improvement.
+exhausted, ``early_stopping`` trials after the last improvement, or when a callback calls :meth:`Tuner.stop`.
 """
 
 import logging
@@ -45,6 +45,7 @@ class Tuner:
         self.visited = set()
         self.trials = 0
         self._default_tried = False
+        self._stop = False
 
     # ---- what subclasses provide
     def has_next(self) -> bool:
@@ -57,6 +58,10 @@ class Tuner:
 
     def update(self, inputs, results):
         """Learn from measured ``inputs`` and their ``results`` (the search strategies that learn override it)."""
+
+    def stop(self):
+        """End the running ``tune`` after the current batch (a callback may call it: a time budget)."""
+        self._stop = True
 
     # ---- the loop
     def _first_batch(self, batch_size) -> list:
@@ -94,7 +99,8 @@ class Tuner:
         parallel = getattr(builder, "n_parallel", None) or os.cpu_count() or 1
         scale = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}.get(si_prefix, 1e9)
         start = self.trials
-        while self.trials - start < n_trial and self.has_next():
+        self._stop = False
+        while self.trials - start < n_trial and self.has_next() and not self._stop:
             size = min(parallel, n_trial - (self.trials - start))
             configs = self.next_batch(size) if self._default_tried else self._first_batch(size)
             if not configs:
