@@ -1,7 +1,8 @@
 """Measuring candidates on a Ray cluster (issue 17): :class:`RayRunner` builds and times each candidate on a
 cluster node, as ``LocalBuilder`` + ``LocalRunner`` do on this machine.
 
-Each candidate is one Ray task that builds it, runs the task's default config once per worker process for the
+Each candidate is one Ray task (carrying the task's template, so templates defined in a user's script work on the
+workers too) that builds it, runs the task's default config once per worker process for the
 correctness reference, and runs and times the candidate, the build and the run each in a forked child of the worker
 (:func:`~.isolation.run_isolated`), so a crashing kernel costs its trial and not the worker. A task asks for
 ``cpus_per_measurement`` CPUs (default: all of a node's), so measurements on one node do not overlap and disturb
@@ -19,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 
 from ...error import KilnError
+from ..task.task import TASK_TABLE, lookup_template
 from .isolation import run_isolated
 from .local import _task_seed, build_candidate, outcome_to_result, run_candidate
 from .measure import MeasureErrorNo, MeasureResult, Runner
@@ -28,8 +30,11 @@ __all__ = ["RayRunner"]
 _REFERENCES: dict = {}  # per worker process: task key -> the default config's outputs
 
 
-def _measure_remote(task, config, number, repeat, min_repeat_ms, timeout, check):
-    """Build, check and time one candidate (runs in a Ray worker); returns a MeasureResult."""
+def _measure_remote(task, template, config, number, repeat, min_repeat_ms, timeout, check):
+    """Build, check and time one candidate (runs in a Ray worker); returns a MeasureResult. ``template`` is the
+    task's template, registered in the worker if its module did not register it there (a template defined in the
+    user's script)."""
+    TASK_TABLE.setdefault(task.name, template)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="kiln-ray-") as directory:
         key = repr(task.workload) + str(task.target)
@@ -98,8 +103,8 @@ class RayRunner(Runner):
         import ray
 
         remote = self._connect()
-        refs = [remote.remote(inp.task, inp.config, self.number, self.repeat, self.min_repeat_ms, self.timeout,
-                              self.check_correctness) for inp in measure_inputs]
+        refs = [remote.remote(inp.task, lookup_template(inp.task.name), inp.config, self.number, self.repeat,
+                              self.min_repeat_ms, self.timeout, self.check_correctness) for inp in measure_inputs]
         results = []
         for ref in refs:
             try:
