@@ -13,6 +13,7 @@ kernel lowered under one set of configs is not reused under another.
 """
 
 import hashlib
+import itertools
 import threading
 import warnings
 
@@ -51,9 +52,11 @@ class DispatchContext:
     innermost one (per thread)."""
 
     _local = threading.local()
+    _serials = itertools.count()
 
     def __init__(self):
         self._old = None
+        self._serial = next(DispatchContext._serials)  # unlike id(), never reused by a later context
 
     @classmethod
     def _current(cls):
@@ -77,7 +80,7 @@ class DispatchContext:
         return f"{inner}|{outer}" if outer else inner
 
     def _own_key(self) -> str:
-        return f"{type(self).__name__}@{id(self)}"
+        return f"{type(self).__name__}#{self._serial}"
 
     def __enter__(self):
         self._old = getattr(DispatchContext._local, "current", None)
