@@ -11,7 +11,7 @@ How it works:
    (:mod:`.functions`).
 3. Initializers become constants (``freeze_params=True``) or typed parameters whose values are returned in
    ``params``; graph inputs that are not initializers become typed parameters, with the shape from ``shape`` or the
-   model (a symbolic dimension without a ``shape`` entry is an error naming the input).
+   model (a symbolic dimension without a ``shape`` entry is ``relay.Any``: the module then runs on the VM).
 4. Nodes are converted in order. Every value stored in the table is typed (type inference keeps already typed
    subexpressions, so typing each new node costs only the node itself), which lets converters read static shapes.
    A node whose inputs are all constants is folded to constants at once: this is how shape computations
@@ -24,7 +24,7 @@ import numpy as np
 
 from ....error import KilnError, OpNotImplemented
 from ....ir.module import IRModule
-from ....ir.type import TensorType
+from ....ir.type import Any, TensorType
 from ....runtime.ndarray import array as nd_array
 from ...analysis import free_vars
 from ...expr import Constant, Tuple, TupleGetItem, TupleWrapper, Var
@@ -50,8 +50,9 @@ def node_names(graph) -> list[str]:
     return names
 
 
-def _static_shape(value_info, shape_override, what):
-    """The static shape of a graph input, from ``shape_override`` or the model's type."""
+def _input_shape(value_info, shape_override, what):
+    """The shape of a graph input, from ``shape_override`` or the model's type (a symbolic dimension is
+    :class:`~kiln.ir.type.Any`)."""
     ttype = value_info.type.tensor_type
     if shape_override is not None:
         try:
@@ -71,10 +72,8 @@ def _static_shape(value_info, shape_override, what):
     for d in ttype.shape.dim:
         if d.HasField("dim_value") and d.dim_value >= 0:
             dims.append(int(d.dim_value))
-        else:
-            symbol = d.dim_param or "?"
-            raise KilnError(f"{what} has the symbolic dimension {symbol!r}: kiln needs static shapes, give it with "
-                            f"shape={{{value_info.name!r}: (...)}}")
+        else:  # symbolic ("batch") or unnamed: known only at run time, which the VM runs
+            dims.append(Any())
     return tuple(dims)
 
 
@@ -128,7 +127,7 @@ class GraphProto:
             if not info.type.HasField("tensor_type"):
                 raise OpNotImplemented(f"graph input {info.name!r} is not a tensor (sequences, maps and optionals "
                                        f"are not supported)")
-            ttype = TensorType(_static_shape(info, self.shape.get(info.name), f"graph input {info.name!r}"),
+            ttype = TensorType(_input_shape(info, self.shape.get(info.name), f"graph input {info.name!r}"),
                                self._input_dtype(info))
             var = Var(info.name, ttype, checked_type_=ttype)
             self.values[info.name] = var

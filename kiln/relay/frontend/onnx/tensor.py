@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ....error import OpNotImplemented
+from ....ir.type import is_any
 from ... import op as _op
 from ...op import nn as _nn
 from ...op.type_relations import broadcast_shapes
@@ -67,7 +68,13 @@ class Flatten(OnnxOpConverter):
         shape = ctx.shape(inputs[0])
         axis = attr.get("axis", 1)
         axis = axis + len(shape) if axis < 0 else axis
-        return _op.reshape(inputs[0], (math.prod(shape[:axis]), math.prod(shape[axis:])), allowzero=0 in shape)
+        rows, columns = math.prod(shape[:axis]), math.prod(shape[axis:])
+        if is_any(rows) and is_any(columns):
+            raise ctx.error(f"cannot flatten {ctx.ttype(inputs[0])} at axis {axis}: both sides have dimensions "
+                            f"known only at run time")
+        # a side known only at run time is what the other leaves (-1)
+        newshape = (-1 if is_any(rows) else rows, -1 if is_any(columns) else columns)
+        return _op.reshape(inputs[0], newshape, allowzero=0 in shape)
 
 
 @register("Transpose")
