@@ -37,6 +37,19 @@ def mixed_model():
     return kiln.IRModule.from_expr(relay.Function([x, w1, w2, w3, w4], out)), params
 
 
+def grouped_model():
+    """A grouped convolution (two groups of 16 channels) and a batched matmul: ``(mod, params)``."""
+    rng = np.random.default_rng(2)
+    x = relay.var("x", shape=(1, 32, 8, 8))
+    w = relay.var("w", shape=(32, 16, 3, 3))
+    a = relay.var("a", shape=(2, 64, 32))
+    b = relay.var("b", shape=(2, 48, 32))
+    y = relay.nn.conv2d(x, w, padding=(1, 1), groups=2, channels=32, kernel_size=(3, 3))
+    out = relay.Tuple([y, relay.nn.batch_matmul(a, b)])
+    params = {"w": rng.uniform(-1, 1, (32, 16, 3, 3)).astype("f4")}
+    return kiln.IRModule.from_expr(relay.Function([x, w, a, b], out)), params
+
+
 @pytest.fixture(autouse=True)
 def _fresh_fallbacks():
     clear_fallback_cache()

@@ -24,6 +24,8 @@ TEMPLATE_OPS = {
     "depthwise_conv2d_NCHWc.x86": ("nn.conv2d", "nn.depthwise_conv2d"),
     "dense_pack.x86": ("nn.dense", "nn.contrib_dense_pack", "nn.matmul"),
     "dense_nopack.x86": ("nn.dense", "nn.matmul"),
+    "group_conv2d_NCHWc.x86": ("nn.conv2d",),
+    "batch_matmul_pack.x86": ("nn.batch_matmul",),
 }
 
 
@@ -68,7 +70,8 @@ def extract_from_program(mod, params, target, target_host=None, ops=None, opt_le
     Returns
     -------
     tasks : list of Task
-        With ``name``, ``args``, ``target``, ``config_space`` and ``flop``.
+        With ``name``, ``args``, ``target``, ``config_space`` and ``flop``; kernels whose space has a single config
+        are left out.
     """
     if isinstance(mod, Function):
         mod = IRModule.from_expr(mod)
@@ -82,7 +85,9 @@ def extract_from_program(mod, params, target, target_host=None, ops=None, opt_le
     for _, workload in extractor.workloads.values():
         if wanted and not wanted & set(TEMPLATE_OPS.get(workload[0], ())):
             continue
-        tasks.append(create(workload[0], workload[1:], target))
+        task = create(workload[0], workload[1:], target)
+        if len(task.config_space) > 1:  # a kernel whose template leaves it no choice is not worth a task
+            tasks.append(task)
     return tasks
 
 

@@ -22,7 +22,8 @@ stem), copied padded first, so the short inner loops carry no guard. ``oc_bn`` i
 per column), ``reg_n`` the number of columns :func:`register_tile` picks from the target's register file (8, or 14
 with AVX-512 where 8 does not divide the width).
 
-Tuning (:mod:`kiln.autotvm`): the template ``conv2d_NCHWc.x86`` (the blocked convolution AlterOpLayout makes)
+Tuning (:mod:`kiln.autotvm`): the templates ``conv2d_NCHWc.x86`` (the blocked convolution AlterOpLayout makes)
+and ``group_conv2d_NCHWc.x86`` (its grouped form)
 declares two knobs, ``tile_ow`` (the register tile's columns, a split of the output width) and ``reduce_inner``
 (``"kw"``: the kernel's taps innermost and unrolled, or ``"ic"``: the block's input channels). Their fallback values
 are the choices above, so an untuned build is the hand-chosen schedule. The channel blocks are not knobs: they
@@ -326,4 +327,19 @@ def conv2d_NCHWc_template(cfg, data, kernel, strides, padding, dilation, data_la
 @register_topi_schedule("conv2d_NCHWc.x86")
 def schedule_conv2d_NCHWc_template(cfg, outs, target):  # noqa: N802
     """The schedule of the tuning template ``conv2d_NCHWc.x86``."""
+    return schedule_conv2d_NCHWc(outs, target, cfg)
+
+
+@register_topi_compute("group_conv2d_NCHWc.x86")
+def group_conv2d_NCHWc_template(cfg, data, kernel, strides, padding, dilation, data_layout, kernel_layout,  # noqa: N802
+                                out_dtype, groups, out_layout):
+    """The compute of the tuning template ``group_conv2d_NCHWc.x86``: ``topi.nn.conv2d`` of a grouped convolution
+    on blocked layouts (each group whole blocks)."""
+    return conv2d(data, kernel, strides, padding, dilation, data_layout, kernel_layout, out_dtype, groups=groups,
+                  out_layout=out_layout)
+
+
+@register_topi_schedule("group_conv2d_NCHWc.x86")
+def schedule_group_conv2d_NCHWc_template(cfg, outs, target):  # noqa: N802
+    """The schedule of the tuning template ``group_conv2d_NCHWc.x86`` (the blocked schedule)."""
     return schedule_conv2d_NCHWc(outs, target, cfg)

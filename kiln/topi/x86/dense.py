@@ -21,9 +21,9 @@ memory once per row block: 64 against 160 GFLOP/s on a 197 x 768 x 3072 product)
 run in parallel as one loop, and so does the packing.
 
 Tuning (:mod:`kiln.autotvm`): the templates ``dense_pack.x86`` (the product AlterOpLayout packs, whose panel width
-is the layout's and so not a knob) and ``dense_nopack.x86`` declare ``tile_y`` (rows of a register tile) and
-``tile_k`` (the reduction unrolled by that factor, 1: not split), resp. ``tile_x`` (columns per parallel block);
-their fallback values are the choices above.
+is the layout's and so not a knob) and ``batch_matmul_pack.x86`` declare ``tile_y`` (rows of a register tile) and
+``tile_k`` (the reduction unrolled by that factor, 1: not split); ``dense_nopack.x86`` declares ``tile_x`` (columns
+per parallel block). Their fallback values are the choices above.
 """
 
 
@@ -354,3 +354,15 @@ def dense_nopack_template(cfg, data, weight, out_dtype):
 def schedule_dense_nopack_template(cfg, outs, target):
     """The schedule of the tuning template ``dense_nopack.x86``."""
     return schedule_dense_nopack(outs, target, cfg)
+
+
+@register_topi_compute("batch_matmul_pack.x86")
+def batch_matmul_pack_template(cfg, x, y, transpose_a, transpose_b, out_dtype):
+    """The compute of the tuning template ``batch_matmul_pack.x86`` (the panel width from the current target)."""
+    return batch_matmul_pack(x, y, transpose_a, transpose_b, out_dtype)
+
+
+@register_topi_schedule("batch_matmul_pack.x86")
+def schedule_batch_matmul_pack_template(cfg, outs, target):
+    """The schedule of the tuning template ``batch_matmul_pack.x86`` (the GEMM schedule)."""
+    return schedule_gemm(outs, target, cfg)

@@ -7,7 +7,7 @@ from kiln import autotvm
 from kiln.ir import Op
 from kiln.target import Target
 
-from ..conftest import conv_model, mixed_model
+from ..conftest import conv_model, grouped_model, mixed_model
 
 
 def test_conv_model_has_one_blocked_task():
@@ -35,6 +35,14 @@ def test_mixed_model_tasks_and_ops_filter():
         assert 0 <= task.default_index < len(task.config_space)
     convs = autotvm.task.extract_from_program(mod, params, target="llvm", ops=[Op.get("nn.conv2d")])
     assert sorted(t.name for t in convs) == ["conv2d_NCHWc.x86", "depthwise_conv2d_NCHWc.x86"]
+
+
+def test_grouped_convolution_and_batch_matmul_are_tasks():
+    mod, params = grouped_model()
+    tasks = {t.name: t for t in autotvm.task.extract_from_program(mod, params, target="llvm")}
+    assert sorted(tasks) == ["batch_matmul_pack.x86", "group_conv2d_NCHWc.x86"]
+    assert tasks["batch_matmul_pack.x86"].flop == 2 * 2 * 64 * 48 * 32
+    assert tasks["group_conv2d_NCHWc.x86"].flop == 2 * 32 * 8 * 8 * 16 * 9
 
 
 def test_without_layout_alteration_there_is_no_blocked_task():

@@ -16,10 +16,12 @@ from kiln.relay.optimize import optimize
 from kiln.target import Target
 from kiln.topi import x86
 
-from ..conftest import conv_model, mixed_model
+from ..conftest import conv_model, grouped_model, mixed_model
 
 HAND_CHOSEN = {  # each template's schedule as topi calls it without any config
     "conv2d_NCHWc.x86": x86.schedule_conv2d_NCHWc,
+    "group_conv2d_NCHWc.x86": x86.schedule_conv2d_NCHWc,
+    "batch_matmul_pack.x86": x86.schedule_gemm,
     "depthwise_conv2d_NCHWc.x86": x86.schedule_conv2d_direct,
     "dense_pack.x86": x86.schedule_gemm,
     "dense_nopack.x86": x86.schedule_dense_nopack,
@@ -38,10 +40,11 @@ def lowered(task, config=None, schedule=None):
 
 
 @pytest.mark.parametrize("target", ["llvm", "llvm -mcpu=haswell"])
-def test_default_config_is_the_hand_chosen_schedule(target):
-    mod, params = mixed_model()
+@pytest.mark.parametrize("model,count", [(mixed_model, 4), (grouped_model, 2)], ids=["mixed", "grouped"])
+def test_default_config_is_the_hand_chosen_schedule(target, model, count):
+    mod, params = model()
     tasks = autotvm.task.extract_from_program(mod, params, target=target)
-    assert len(tasks) == 4
+    assert len(tasks) == count
     for task in tasks:
         today = lowered(task, schedule=HAND_CHOSEN[task.name])
         default = lowered(task, task.config_space.get(task.default_index))

@@ -81,6 +81,10 @@ def test_grid_search_exhausts_the_space_and_early_stopping_stops(conv_task):
         stopped = autotvm.tuner.GridSearchTuner(task)
         stopped.tune(100, {"builder": autotvm.LocalBuilder(n_parallel=1), "runner": None}, early_stopping=0)
         assert stopped.trials < len(task.config_space)
+        budget = autotvm.tuner.RandomTuner(task, seed=1)  # a callback ends the run (kiln tune's time budget)
+        budget.tune(100, {"builder": autotvm.LocalBuilder(n_parallel=2), "runner": None},
+                    callbacks=[lambda tuner, inputs, results: tuner.trials >= 4 and tuner.stop()])
+        assert budget.trials == 4
     finally:
         tuner_module.create_measure_batch = original
 

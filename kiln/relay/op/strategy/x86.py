@@ -100,8 +100,9 @@ def _conv2d_strategy(attrs, inputs, out_type, target):
     if topi_nn.is_packed(data_layout, kernel_layout) and attrs.groups == 1:
         return _template(strategy, "conv2d_NCHWc.x86", (*args, out_layout), target)
     if topi_nn.is_packed(data_layout, kernel_layout):  # grouped too, each group whole blocks
-        name, fschedule = "conv2d_NCHWc.x86", x86.schedule_conv2d_NCHWc
-    elif (data_layout, kernel_layout) in (("NCHW", "OIHW"), ("NHWC", "HWIO")):
+        return _template(strategy, "group_conv2d_NCHWc.x86", (*args, attrs.groups, out_layout), target,
+                         "conv2d_NCHWc.x86")
+    if (data_layout, kernel_layout) in (("NCHW", "OIHW"), ("NHWC", "HWIO")):
         name, fschedule = f"conv2d_{data_layout.lower()}_direct.x86", x86.schedule_conv2d_direct
     else:  # another layout pair: computed through NCHW, scheduled by the anchor's tag
         return generic.default_strategy("nn.conv2d")(attrs, inputs, out_type, target)
@@ -150,11 +151,8 @@ def _matmul_strategy(attrs, inputs, out_type, target):
 
 
 def _batch_matmul_strategy(attrs, inputs, out_type, target):
-    def fcompute(attrs, inputs, out_type):
-        return [x86.batch_matmul_pack(inputs[0], inputs[1], attrs.transpose_a, attrs.transpose_b,
-                                      _out_dtype(attrs, out_type), target)]
-
-    return OpStrategy().add_implementation(fcompute, _schedule(x86.schedule_gemm), "batch_matmul_pack.x86", 15)
+    args = (inputs[0], inputs[1], attrs.transpose_a, attrs.transpose_b, _out_dtype(attrs, out_type))
+    return _template(OpStrategy(), "batch_matmul_pack.x86", args, target)
 
 
 _POOLS = ("nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d", "nn.global_max_pool2d")
