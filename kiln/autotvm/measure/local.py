@@ -95,10 +95,15 @@ _OUTCOME_ERRORS = {"timeout": MeasureErrorNo.BUILD_TIMEOUT, "crash": MeasureErro
 @dataclass
 class LocalBuilder(Builder):
     """Compile candidates in up to ``n_parallel`` child processes (default: one per core), each within
-    ``timeout`` seconds (TVM's ``LocalBuilder``)."""
+    ``timeout`` seconds (TVM's ``LocalBuilder``; ``build_kwargs``, ``build_func``, ``do_fork`` and ``runtime``
+    are accepted for TVM compatibility: kiln always forks and builds with ``kiln.build``)."""
 
     timeout: float = 10
     n_parallel: int | None = None
+    build_kwargs: dict | None = None
+    build_func: object = "default"
+    do_fork: bool = True
+    runtime: object = None
     _dir: object = field(default=None, repr=False)
 
     def build(self, measure_inputs):
@@ -146,6 +151,10 @@ class LocalRunner(Runner):
         Measurements per candidate (the costs recorded).
     min_repeat_ms : float
         Least duration of a measurement: ``number`` grows until one takes this long.
+    cooldown_interval : float
+        Seconds to rest between two candidates (TVM's default, 0.1), so one does not run in the other's heat.
+    enable_cpu_cache_flush : bool
+        Accepted for TVM compatibility (the caches are not flushed between runs).
     check_correctness : bool
         Compare every candidate's outputs with the default config's (module docstring).
     rtol, atol : float
@@ -156,6 +165,9 @@ class LocalRunner(Runner):
     number: int = 4
     repeat: int = 3
     min_repeat_ms: float = 0
+    cooldown_interval: float = 0.1
+    enable_cpu_cache_flush: bool = False
+    module_loader: object = None
     check_correctness: bool = True
     rtol: float = 1e-3
     atol: float = 1e-3
@@ -183,7 +195,9 @@ class LocalRunner(Runner):
     def run(self, measure_inputs, build_results):
         """One :class:`MeasureResult` per input, in order."""
         results = []
-        for inp, built in zip(measure_inputs, build_results, strict=True):
+        for k, (inp, built) in enumerate(zip(measure_inputs, build_results, strict=True)):
+            if k and self.cooldown_interval > 0:
+                time.sleep(self.cooldown_interval)
             if built.error_no:
                 results.append(MeasureResult((), built.error_no, built.time_cost, time.time(), built.error_msg))
                 continue

@@ -3,8 +3,7 @@ fusion and layout alteration."""
 
 import pytest
 
-from kiln import autotvm
-from kiln.ir import Op
+from kiln import autotvm, relay
 from kiln.target import Target
 
 from ..conftest import conv_model, grouped_model, mixed_model
@@ -33,7 +32,7 @@ def test_mixed_model_tasks_and_ops_filter():
     for task in tasks:
         assert task.flop > 0 and len(task.config_space) >= 1
         assert 0 <= task.default_index < len(task.config_space)
-    convs = autotvm.task.extract_from_program(mod, params, target="llvm", ops=[Op.get("nn.conv2d")])
+    convs = autotvm.task.extract_from_program(mod, params, target="llvm", ops=[relay.op.get("nn.conv2d")])
     assert sorted(t.name for t in convs) == ["conv2d_NCHWc.x86", "depthwise_conv2d_NCHWc.x86"]
 
 
