@@ -99,3 +99,25 @@ def test_xgb_features_describe_the_loop_nest(conv_task):
     assert len({tuple(f[:ITERVAR_LENGTH]) for f in feats}) > 1  # the loop nests differ between configs
     with pytest.raises(kiln.error.KilnError, match="loss_type 'hinge' is unknown"):
         autotvm.tuner.XGBTuner(task, loss_type="hinge")
+
+
+def test_xgb_learns_from_other_workloads_of_the_template(conv_task):
+    pytest.importorskip("xgboost")
+    import sys
+
+    bench = __import__("pathlib").Path(__file__).resolve().parents[3] / "bench"
+    sys.path.insert(0, str(bench))
+    try:
+        from bench_tune import conv_task as make_conv_task
+    finally:
+        sys.path.remove(str(bench))
+    from kiln.autotvm.measure import MeasureInput, MeasureResult
+
+    _, _, task = conv_task
+    other = make_conv_task(16, 16, 13, 3, 1, "llvm")  # same template, another workload
+    history = [(MeasureInput(other.target, other, other.config_space.get(i)),
+                MeasureResult((1e-5 * (1 + i),), 0, 0.0, 0.0)) for i in range(len(other.config_space))]
+    tuner = autotvm.tuner.XGBTuner(task, min_train=2, seed=0)
+    tuner.load_history(history + [(MeasureInput(task.target, task, task.config_space.get(0)),
+                                   MeasureResult((1e-5,), 0, 0.0, 0.0))])  # its own workload is not "history"
+    assert list(tuner.extra) == [repr(other.workload)] and len(tuner.extra[repr(other.workload)][1]) == len(history)
