@@ -59,7 +59,7 @@ class Finding:
     def __str__(self):
         return (f"seed {self.seed} ({self.target}, opt_level {self.opt_level}): {self.kind}: {self.message}\n"
                 f"  replay: python -m kiln.relay.testing.fuzz --replay {self.seed} --verbose"
-                f"{' --vm' if self.target.endswith(', vm') else ''}")
+                f"{' --vm' if ', vm' in self.target else ''}")
 
 
 @dataclass
@@ -81,14 +81,19 @@ class Report:
 
 def random_graph(seed, max_ops=12, control_flow=False):
     """``(IRModule, inputs, params, exact)`` of graph ``seed`` (see :meth:`GraphGenerator.generate`)."""
-    func, inputs, params, exact = GraphGenerator(seed, max_ops, control_flow).generate()
-    return IRModule.from_expr(func), inputs, params, exact
+    generator = GraphGenerator(seed, max_ops, control_flow)
+    func, inputs, params, exact = generator.generate()
+    mod = IRModule.from_expr(func)
+    for gv, loop in generator.globals.items():
+        mod[gv] = loop
+    return mod, inputs, params, exact
 
 
-def _has_if(mod) -> bool:
+def _needs_vm(mod) -> bool:
+    """Whether the graph branches or loops (only the VM runs it)."""
     found = []
     post_order_visit(mod["main"], lambda e: found.append(e) if isinstance(e, If) else None)
-    return bool(found)
+    return bool(found) or len(mod.functions) > 1
 
 
 def _outputs(value) -> list:
@@ -150,7 +155,7 @@ def check_graph(seed, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=12, vm=F
         coarsest = coarsest_floats(mod)
     except Exception as exc:  # noqa: BLE001  (a failure of the generator or the reference is reported, not raised)
         return [Finding(seed, "reference", -1, "invalid graph", f"{type(exc).__name__}: {exc}")], 0
-    executors = (["vm", "dynamic"] if vm else []) + ([] if vm and _has_if(mod) else ["graph"])
+    executors = (["vm", "dynamic"] if vm else []) + ([] if vm and _needs_vm(mod) else ["graph"])
     dynamic = with_dynamic_inputs(mod, inputs) if vm else None
     findings, builds = [], 0
     for executor in executors:
@@ -178,8 +183,10 @@ def with_dynamic_inputs(mod, inputs):
             binds[p] = new
             p = new
         params.append(p)
+    dynamic = IRModule({gv: f for gv, f in mod.functions.items() if gv.name_hint != "main"})
+    dynamic["main"] = Function(params, bind(main.body, binds))
     try:
-        return infer_type(IRModule.from_expr(Function(params, bind(main.body, binds))))
+        return infer_type(dynamic)
     except TypeInferenceError:
         return None
 
