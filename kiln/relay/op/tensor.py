@@ -7,7 +7,7 @@ shared with the interpreter and topi, so every layer agrees on the semantics.
 import itertools
 import math
 
-from ...error import TypeInferenceError
+from ...error import OpAttributeInvalid, TypeInferenceError
 from ...ir.expr import RelayExpr
 from ...ir.type import Any, TensorType, TupleType, is_any
 from ...tir.layout import layout as parse_layout
@@ -193,17 +193,32 @@ def _reshape_rel(types, attrs):
 register_relay_op("reshape", 1, _reshape_rel, OpPattern.INJECTIVE, A.ReshapeAttrs)
 
 
+def is_dynamic(value) -> bool:
+    """Whether a shape-deciding argument is known only at run time: a Relay expression other than a constant (the
+    static builders then make the ``dyn.*`` call, as TVM's do)."""
+    from ..expr import Constant  # relay.expr imports the operators
+
+    return isinstance(value, RelayExpr) and not isinstance(value, Constant)
+
+
+def constant_value(value):
+    """A shape-deciding argument as Python values: a Relay constant's entries as a list of ints (an int for a 0-d
+    constant), anything else as given."""
+    if isinstance(value, RelayExpr):
+        array = value.data.numpy()
+        return int(array) if array.ndim == 0 else [int(v) for v in array.reshape(-1)]
+    return value
+
+
 def reshape(data, newshape, allowzero=False):
     """Reshape ``data`` to ``newshape`` (with TVM's special values 0, -1, -2, -3, -4; see :func:`reshape_shape`);
     ``newshape`` given as a Relay expression (a shape computed at run time) makes ``dyn.reshape``, unless it is a
     constant (as in TVM)."""
-    if isinstance(newshape, RelayExpr):
-        from ..expr import Constant  # relay.expr imports the operators
+    if is_dynamic(newshape):
         from .dyn import reshape as dyn_reshape  # the dyn package builds on this module
 
-        if not isinstance(newshape, Constant):
-            return dyn_reshape(data, newshape, allowzero)
-        newshape = [int(v) for v in newshape.data.numpy().reshape(-1)]
+        return dyn_reshape(data, newshape, allowzero)
+    newshape = constant_value(newshape)
     if isinstance(newshape, int):
         newshape = [newshape]
     return make_call("reshape", [data], A.ReshapeAttrs(tuple(newshape), int(allowzero)))
@@ -254,7 +269,13 @@ register_relay_op("squeeze", 1, _squeeze_rel, OpPattern.INJECTIVE, A.SqueezeAttr
 
 
 def squeeze(data, axis=None):
-    """Remove size-1 axes (all of them when ``axis`` is None)."""
+    """Remove size-1 axes (all of them when ``axis`` is None); ``axis`` a non-constant Relay expression makes
+    ``dyn.squeeze``."""
+    if is_dynamic(axis):
+        from .dyn import squeeze as dyn_squeeze
+
+        return dyn_squeeze(data, axis)
+    axis = constant_value(axis)
     return make_call("squeeze", [data], A.SqueezeAttrs(None if axis is None else tuple(axis)))
 
 
@@ -272,7 +293,12 @@ register_relay_op("expand_dims", 1, _expand_dims_rel, OpPattern.BROADCAST, A.Exp
 
 
 def expand_dims(data, axis, num_newaxis=1):
-    """Insert ``num_newaxis`` size-1 axes at ``axis``."""
+    """Insert ``num_newaxis`` size-1 axes at ``axis`` (a non-constant Relay expression makes ``dyn.expand_dims``)."""
+    if is_dynamic(axis):
+        from .dyn import expand_dims as dyn_expand_dims
+
+        return dyn_expand_dims(data, axis, num_newaxis)
+    axis = constant_value(axis)
     return make_call("expand_dims", [data], A.ExpandDimsAttrs(int(axis), int(num_newaxis)))
 
 
@@ -385,7 +411,12 @@ register_relay_op("strided_slice", 1, _strided_slice_rel, OpPattern.INJECTIVE, A
 
 
 def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
-    """Slice ``data`` like ``data[begin:end:strides]`` on each axis (Python clamping rules)."""
+    """Slice ``data`` like ``data[begin:end:strides]`` on each axis (Python clamping rules). ``begin``, ``end`` or
+    ``strides`` given as a non-constant Relay expression makes ``dyn.strided_slice`` (the others become constants;
+    ``axes`` is then not supported, as in TVM)."""
+    if any(is_dynamic(v) for v in (begin, end, strides)):
+        return _dyn_strided_slice(data, begin, end, strides, axes, slice_mode)
+    begin, end, strides = constant_value(begin), constant_value(end), constant_value(strides)
     return make_call(
         "strided_slice",
         [data],
@@ -394,6 +425,20 @@ def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
             None if axes is None else tuple(axes), slice_mode,
         ),
     )
+
+
+def _dyn_strided_slice(data, begin, end, strides, axes, slice_mode):
+    from ..expr import const
+    from .dyn import strided_slice as dyn_strided_slice
+
+    if axes is not None:
+        raise OpAttributeInvalid("strided_slice: axes cannot be given with begin/end/strides known only at run time")
+    begin, end = (v if isinstance(v, RelayExpr) else const(list(v), "int64") for v in (begin, end))
+    if strides is None:
+        strides = const([1], "int64")
+    elif not isinstance(strides, RelayExpr):
+        strides = const(list(strides), "int64")
+    return dyn_strided_slice(data, begin, end, strides, slice_mode)
 
 
 def _where_rel(types, attrs):
@@ -430,23 +475,39 @@ register_relay_op("full", 1, _full_rel, OpPattern.ELEMWISE, A.InitOpAttrs)
 
 
 def zeros(shape, dtype="float32"):
-    """A tensor of zeros."""
+    """A tensor of zeros (``shape`` a non-constant Relay expression: ``dyn.zeros``)."""
+    if is_dynamic(shape):
+        from .dyn import zeros as dyn_zeros
+
+        return dyn_zeros(shape, dtype)
+    shape = constant_value(shape)
     return make_call("zeros", [], A.InitOpAttrs(tuple(shape), dtype))
 
 
 def ones(shape, dtype="float32"):
-    """A tensor of ones."""
+    """A tensor of ones (``shape`` a non-constant Relay expression: ``dyn.ones``)."""
+    if is_dynamic(shape):
+        from .dyn import ones as dyn_ones
+
+        return dyn_ones(shape, dtype)
+    shape = constant_value(shape)
     return make_call("ones", [], A.InitOpAttrs(tuple(shape), dtype))
 
 
 def full(fill_value, shape=(), dtype=""):
     """A tensor filled with the scalar expression (or Python number) ``fill_value``, of ``dtype`` or, when it is
-    empty, of the fill value's dtype (a Python number's as :func:`~kiln.relay.const` gives it)."""
+    empty, of the fill value's dtype (a Python number's as :func:`~kiln.relay.const` gives it). ``shape`` a
+    non-constant Relay expression makes ``dyn.full``."""
     from ..expr import const
 
     if not isinstance(fill_value, RelayExpr):
         fill_value = const(fill_value, dtype or None)
         dtype = dtype or str(fill_value.data.dtype)
+    if is_dynamic(shape):
+        from .dyn import full as dyn_full
+
+        return dyn_full(fill_value, shape, dtype)
+    shape = constant_value(shape)
     return make_call("full", [fill_value], A.InitOpAttrs(tuple(shape), dtype or ""))
 
 

@@ -12,6 +12,7 @@ from ...ir.type import TensorType, is_any
 from ..expr import const
 from . import attrs as A
 from .op import OpPattern, make_call, register_relay_op
+from .tensor import constant_value, is_dynamic
 from .type_relations import ALL, INTEGER, broadcast_shapes, check_dtype, normalize_axis, same_dtype, tensor_arg
 
 
@@ -27,7 +28,13 @@ register_relay_op("broadcast_to", 1, _broadcast_to_rel, OpPattern.BROADCAST, A.I
 
 
 def broadcast_to(data, shape):
-    """Broadcast ``data`` to ``shape`` (numpy rules: size-1 axes stretch, missing leading axes are added)."""
+    """Broadcast ``data`` to ``shape`` (numpy rules: size-1 axes stretch, missing leading axes are added); ``shape``
+    a non-constant Relay expression makes ``dyn.broadcast_to``."""
+    if is_dynamic(shape):
+        from .dyn import broadcast_to as dyn_broadcast_to  # the dyn package builds on this module
+
+        return dyn_broadcast_to(data, shape)
+    shape = constant_value(shape)
     return make_call("broadcast_to", [data], A.InitOpAttrs(tuple(int(d) for d in shape)))
 
 
@@ -48,7 +55,13 @@ register_relay_op("tile", 1, _tile_rel, OpPattern.BROADCAST, A.TileAttrs)
 
 
 def tile(data, reps):
-    """Repeat the whole of ``data`` ``reps[i]`` times along axis ``i`` (numpy's ``tile``)."""
+    """Repeat the whole of ``data`` ``reps[i]`` times along axis ``i`` (numpy's ``tile``); ``reps`` a non-constant
+    Relay expression makes ``dyn.tile``."""
+    if is_dynamic(reps):
+        from .dyn import tile as dyn_tile
+
+        return dyn_tile(data, reps)
+    reps = constant_value(reps)
     return make_call("tile", [data], A.TileAttrs(tuple(reps)))
 
 
@@ -138,11 +151,17 @@ register_relay_op("one_hot", 3, _one_hot_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.
 
 
 def one_hot(indices, on_value, off_value, depth, axis, dtype):
-    """``on_value`` where the new ``depth`` axis (inserted at ``axis``) equals the index, ``off_value`` elsewhere."""
+    """``on_value`` where the new ``depth`` axis (inserted at ``axis``) equals the index, ``off_value`` elsewhere;
+    ``depth`` a non-constant Relay expression makes ``dyn.one_hot``."""
     if not isinstance(on_value, RelayExpr):
         on_value = const(on_value, dtype)
     if not isinstance(off_value, RelayExpr):
         off_value = const(off_value, dtype)
+    if is_dynamic(depth):
+        from .dyn import one_hot as dyn_one_hot
+
+        return dyn_one_hot(indices, on_value, off_value, depth, axis, dtype)
+    depth = constant_value(depth)
     return make_call("one_hot", [indices, on_value, off_value], A.OneHotAttrs(int(depth), int(axis), dtype))
 
 
