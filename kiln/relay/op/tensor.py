@@ -7,21 +7,20 @@ shared with the interpreter and topi, so every layer agrees on the semantics.
 import itertools
 import math
 
-from ...error import OpAttributeInvalid, TypeInferenceError
+from ...error import TypeInferenceError
 from ...ir.expr import RelayExpr
 from ...ir.type import Any, TensorType, TupleType, is_any
 from ...tir.layout import layout as parse_layout
 from ...topi.transform import slice_ranges
 from ..expr import Tuple, TupleWrapper
 from . import attrs as A
+from .dispatch import constant_value, dyn_ops, is_dynamic
 from .op import OpPattern, make_call, register_relay_op
 from .type_relations import (
     ALL,
     BOOL,
-    FLOAT,
     INTEGER,
     NUMERIC,
-    broadcast_bool_rel,
     broadcast_rel,
     broadcast_shapes,
     check_dtype,
@@ -193,31 +192,12 @@ def _reshape_rel(types, attrs):
 register_relay_op("reshape", 1, _reshape_rel, OpPattern.INJECTIVE, A.ReshapeAttrs)
 
 
-def is_dynamic(value) -> bool:
-    """Whether a shape-deciding argument is known only at run time: a Relay expression other than a constant (the
-    static builders then make the ``dyn.*`` call, as TVM's do)."""
-    from ..expr import Constant  # relay.expr imports the operators
-
-    return isinstance(value, RelayExpr) and not isinstance(value, Constant)
-
-
-def constant_value(value):
-    """A shape-deciding argument as Python values: a Relay constant's entries as a list of ints (an int for a 0-d
-    constant), anything else as given."""
-    if isinstance(value, RelayExpr):
-        array = value.data.numpy()
-        return int(array) if array.ndim == 0 else [int(v) for v in array.reshape(-1)]
-    return value
-
-
 def reshape(data, newshape, allowzero=False):
     """Reshape ``data`` to ``newshape`` (with TVM's special values 0, -1, -2, -3, -4; see :func:`reshape_shape`);
     ``newshape`` given as a Relay expression (a shape computed at run time) makes ``dyn.reshape``, unless it is a
     constant (as in TVM)."""
     if is_dynamic(newshape):
-        from .dyn import reshape as dyn_reshape  # the dyn package builds on this module
-
-        return dyn_reshape(data, newshape, allowzero)
+        return dyn_ops().reshape(data, newshape, allowzero)
     newshape = constant_value(newshape)
     if isinstance(newshape, int):
         newshape = [newshape]
@@ -272,9 +252,7 @@ def squeeze(data, axis=None):
     """Remove size-1 axes (all of them when ``axis`` is None); ``axis`` a non-constant Relay expression makes
     ``dyn.squeeze``."""
     if is_dynamic(axis):
-        from .dyn import squeeze as dyn_squeeze
-
-        return dyn_squeeze(data, axis)
+        return dyn_ops().squeeze(data, axis)
     axis = constant_value(axis)
     return make_call("squeeze", [data], A.SqueezeAttrs(None if axis is None else tuple(axis)))
 
@@ -295,9 +273,7 @@ register_relay_op("expand_dims", 1, _expand_dims_rel, OpPattern.BROADCAST, A.Exp
 def expand_dims(data, axis, num_newaxis=1):
     """Insert ``num_newaxis`` size-1 axes at ``axis`` (a non-constant Relay expression makes ``dyn.expand_dims``)."""
     if is_dynamic(axis):
-        from .dyn import expand_dims as dyn_expand_dims
-
-        return dyn_expand_dims(data, axis, num_newaxis)
+        return dyn_ops().expand_dims(data, axis, num_newaxis)
     axis = constant_value(axis)
     return make_call("expand_dims", [data], A.ExpandDimsAttrs(int(axis), int(num_newaxis)))
 
@@ -415,7 +391,7 @@ def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
     ``strides`` given as a non-constant Relay expression makes ``dyn.strided_slice`` (the others become constants;
     ``axes`` is then not supported, as in TVM)."""
     if any(is_dynamic(v) for v in (begin, end, strides)):
-        return _dyn_strided_slice(data, begin, end, strides, axes, slice_mode)
+        return dyn_ops().transform.strided_slice_of(data, begin, end, strides, axes, slice_mode)
     begin, end, strides = constant_value(begin), constant_value(end), constant_value(strides)
     return make_call(
         "strided_slice",
@@ -425,20 +401,6 @@ def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
             None if axes is None else tuple(axes), slice_mode,
         ),
     )
-
-
-def _dyn_strided_slice(data, begin, end, strides, axes, slice_mode):
-    from ..expr import const
-    from .dyn import strided_slice as dyn_strided_slice
-
-    if axes is not None:
-        raise OpAttributeInvalid("strided_slice: axes cannot be given with begin/end/strides known only at run time")
-    begin, end = (v if isinstance(v, RelayExpr) else const(list(v), "int64") for v in (begin, end))
-    if strides is None:
-        strides = const([1], "int64")
-    elif not isinstance(strides, RelayExpr):
-        strides = const(list(strides), "int64")
-    return dyn_strided_slice(data, begin, end, strides, slice_mode)
 
 
 def _where_rel(types, attrs):
@@ -477,9 +439,7 @@ register_relay_op("full", 1, _full_rel, OpPattern.ELEMWISE, A.InitOpAttrs)
 def zeros(shape, dtype="float32"):
     """A tensor of zeros (``shape`` a non-constant Relay expression: ``dyn.zeros``)."""
     if is_dynamic(shape):
-        from .dyn import zeros as dyn_zeros
-
-        return dyn_zeros(shape, dtype)
+        return dyn_ops().zeros(shape, dtype)
     shape = constant_value(shape)
     return make_call("zeros", [], A.InitOpAttrs(tuple(shape), dtype))
 
@@ -487,9 +447,7 @@ def zeros(shape, dtype="float32"):
 def ones(shape, dtype="float32"):
     """A tensor of ones (``shape`` a non-constant Relay expression: ``dyn.ones``)."""
     if is_dynamic(shape):
-        from .dyn import ones as dyn_ones
-
-        return dyn_ones(shape, dtype)
+        return dyn_ops().ones(shape, dtype)
     shape = constant_value(shape)
     return make_call("ones", [], A.InitOpAttrs(tuple(shape), dtype))
 
@@ -504,9 +462,7 @@ def full(fill_value, shape=(), dtype=""):
         fill_value = const(fill_value, dtype or None)
         dtype = dtype or str(fill_value.data.dtype)
     if is_dynamic(shape):
-        from .dyn import full as dyn_full
-
-        return dyn_full(fill_value, shape, dtype)
+        return dyn_ops().full(fill_value, shape, dtype)
     shape = constant_value(shape)
     return make_call("full", [fill_value], A.InitOpAttrs(tuple(shape), dtype or ""))
 
@@ -539,51 +495,3 @@ register_relay_op("shape_of", 1, _shape_of_rel, OpPattern.OPAQUE, A.ShapeOfAttrs
 def shape_of(data, dtype="int32"):
     """The shape of ``data`` as a 1-D tensor (FoldConstant turns it into a constant: shapes are static)."""
     return make_call("shape_of", [data], A.ShapeOfAttrs(dtype))
-
-
-# ------------------------------------------------------------------- more element-wise math, comparisons, logic
-# (the ops TVM has beyond the basic set; frontends such as ONNX map onto them one to one)
-_UNARY_MATH = ["trunc", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
-               "logical_not", "bitwise_not"]
-_UNARY_PREDICATE = ["isnan", "isinf", "isfinite"]
-_BINARY_MORE = ["floor_divide", "floor_mod", "mod", "trunc_divide", "trunc_mod", "logical_and", "logical_or",
-                "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"]
-_COMPARE = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
-
-
-def _predicate_rel(types, attrs):
-    return TensorType(tensor_arg(types, 0).shape, "bool")
-
-
-_LOGICAL = ("logical_and", "logical_or", "logical_xor", "logical_not")  # the truth of any value
-_BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")
-_SHIFTS = ("left_shift", "right_shift")
-
-
-def _dtypes_of(name):
-    if name in _LOGICAL:
-        return ALL
-    if name in _BITWISE:
-        return BOOL + INTEGER
-    return INTEGER if name in _SHIFTS else NUMERIC
-
-
-for _name in _UNARY_MATH:
-    register_relay_op(_name, 1, identity_rel, OpPattern.ELEMWISE, dtypes=_dtypes_of(_name))
-for _name in _UNARY_PREDICATE:
-    register_relay_op(_name, 1, _predicate_rel, OpPattern.ELEMWISE, dtypes=FLOAT)
-for _name in _BINARY_MORE:
-    register_relay_op(_name, 2, broadcast_rel, OpPattern.BROADCAST, dtypes=_dtypes_of(_name))
-for _name in _COMPARE:
-    register_relay_op(_name, 2, broadcast_bool_rel, OpPattern.BROADCAST, dtypes=ALL)
-
-(trunc, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, logical_not,
- bitwise_not) = map(_unary, _UNARY_MATH)
-isnan, isinf, isfinite = map(_unary, _UNARY_PREDICATE)
-(floor_divide, floor_mod, mod, trunc_divide, trunc_mod, logical_and, logical_or, logical_xor, bitwise_and,
- bitwise_or, bitwise_xor, left_shift, right_shift) = map(_binary, _BINARY_MORE)
-trunc_divide.__doc__ = "Broadcasting division rounding toward zero: ``trunc(lhs / rhs)`` (C's ``/`` on integers)."
-trunc_mod.__doc__ = "Broadcasting remainder of :func:`trunc_divide`, with the sign of ``lhs`` (C's ``%`` on integers)."
-equal, not_equal, less, less_equal, greater, greater_equal = map(_binary, _COMPARE)
-for _build in (equal, not_equal, less, less_equal, greater, greater_equal):
-    _build.__doc__ = f"Broadcasting comparison ``{_build.__name__}`` of two tensors of one dtype; the result is bool."

@@ -11,8 +11,8 @@ from ...ir.expr import RelayExpr
 from ...ir.type import TensorType, is_any
 from ..expr import const
 from . import attrs as A
+from .dispatch import constant_value, dyn_ops, is_dynamic
 from .op import OpPattern, make_call, register_relay_op
-from .tensor import constant_value, is_dynamic
 from .type_relations import ALL, INTEGER, broadcast_shapes, check_dtype, normalize_axis, same_dtype, tensor_arg
 
 
@@ -31,9 +31,7 @@ def broadcast_to(data, shape):
     """Broadcast ``data`` to ``shape`` (numpy rules: size-1 axes stretch, missing leading axes are added); ``shape``
     a non-constant Relay expression makes ``dyn.broadcast_to``."""
     if is_dynamic(shape):
-        from .dyn import broadcast_to as dyn_broadcast_to  # the dyn package builds on this module
-
-        return dyn_broadcast_to(data, shape)
+        return dyn_ops().broadcast_to(data, shape)
     shape = constant_value(shape)
     return make_call("broadcast_to", [data], A.InitOpAttrs(tuple(int(d) for d in shape)))
 
@@ -58,9 +56,7 @@ def tile(data, reps):
     """Repeat the whole of ``data`` ``reps[i]`` times along axis ``i`` (numpy's ``tile``); ``reps`` a non-constant
     Relay expression makes ``dyn.tile``."""
     if is_dynamic(reps):
-        from .dyn import tile as dyn_tile
-
-        return dyn_tile(data, reps)
+        return dyn_ops().tile(data, reps)
     reps = constant_value(reps)
     return make_call("tile", [data], A.TileAttrs(tuple(reps)))
 
@@ -158,9 +154,7 @@ def one_hot(indices, on_value, off_value, depth, axis, dtype):
     if not isinstance(off_value, RelayExpr):
         off_value = const(off_value, dtype)
     if is_dynamic(depth):
-        from .dyn import one_hot as dyn_one_hot
-
-        return dyn_one_hot(indices, on_value, off_value, depth, axis, dtype)
+        return dyn_ops().one_hot(indices, on_value, off_value, depth, axis, dtype)
     depth = constant_value(depth)
     return make_call("one_hot", [indices, on_value, off_value], A.OneHotAttrs(int(depth), int(axis), dtype))
 

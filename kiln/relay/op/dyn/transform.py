@@ -9,8 +9,9 @@ constants."""
 
 from dataclasses import dataclass
 
-from ....error import TypeInferenceError
+from ....error import OpAttributeInvalid, TypeInferenceError
 from ....ir.attrs import Attrs
+from ....ir.expr import RelayExpr
 from ....ir.type import Any, TensorType
 from ....te import compute
 from ....tir import op as _op
@@ -40,7 +41,7 @@ from .common import (
 )
 
 __all__ = ["DynReshapeAttrs", "DynExpandDimsAttrs", "DynStridedSliceAttrs", "DynOneHotAttrs", "reshape",
-           "broadcast_to", "tile", "expand_dims", "squeeze", "strided_slice", "one_hot"]
+           "broadcast_to", "tile", "expand_dims", "squeeze", "strided_slice", "strided_slice_of", "one_hot"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,6 +335,21 @@ def _strided_slice_to_static(call, values):
     if 0 in strides:
         return None  # left for the shape function to refuse at run time, with its message
     return static_strided_slice(call.args[0], begin, end, strides or None, None, call.attrs.slice_mode)
+
+
+def strided_slice_of(data, begin, end, strides, axes, slice_mode):
+    """``dyn.strided_slice`` from the arguments of the static builder, at least one of them a Relay expression: the
+    others become int64 constants (no ``strides``: 1 on every axis); ``axes`` is not supported, as in TVM."""
+    from ...expr import const
+
+    if axes is not None:
+        raise OpAttributeInvalid("strided_slice: axes cannot be given with begin/end/strides known only at run time")
+    begin, end = (v if isinstance(v, RelayExpr) else const(list(v), "int64") for v in (begin, end))
+    if strides is None:
+        strides = const([1], "int64")
+    elif not isinstance(strides, RelayExpr):
+        strides = const(list(strides), "int64")
+    return strided_slice(data, begin, end, strides, slice_mode)
 
 
 # -------------------------------------------------------------------------------------------------------- one_hot
