@@ -6,8 +6,12 @@ import numpy as np
 
 from ...error import KilnError
 from ..op import attrs as A
+from ..op.dyn.image import static_attrs
 from ..op.tensor import reshape_shape
+from . import algorithm as AL
 from . import elemwise as EL
+from . import image as IM
+from . import nn as NN
 from . import transform as TR
 from .common import register
 
@@ -104,3 +108,25 @@ def dyn_full(attrs, fill_value, shape):
     """``fill_value`` in the shape held by ``shape``."""
     shape = tuple(_nonnegative("dyn.full", "shape", _ints(shape)))
     return EL.full(A.InitOpAttrs(shape, attrs.dtype), fill_value)
+
+
+@register("dyn.topk")
+def dyn_topk(attrs, data, k):
+    """``topk`` with ``k`` the value of the tensor."""
+    (k,) = _ints(k)
+    return AL.topk(A.TopKAttrs(k, attrs.axis, attrs.ret_type, attrs.is_ascend, attrs.dtype), data)
+
+
+@register("dyn.nn.pad")
+def dyn_pad(attrs, data, pad_width, pad_value):
+    """``nn.pad`` with the widths held by ``pad_width``."""
+    widths = np.asarray(pad_width).astype("int64").tolist()
+    _nonnegative("dyn.nn.pad", "pad_width", [v for pair in widths for v in pair])
+    return NN.pad(A.PadAttrs(tuple(tuple(p) for p in widths), attrs.pad_mode), data, pad_value)
+
+
+@register("dyn.image.resize2d")
+def dyn_resize2d(attrs, data, size, roi):
+    """``image.resize2d`` to the height and width held by ``size``."""
+    size = _nonnegative("dyn.image.resize2d", "size", _ints(size))
+    return IM.resize2d(A.Resize2DAttrs(**static_attrs(attrs, size, np.asarray(roi).reshape(-1))), data)

@@ -44,6 +44,23 @@ Z = np.arange(60, dtype="float32").reshape(3, 4, 5)
 IDX = np.array([0, 2, 1, 3], "int32")
 
 
+D = np.array([[3, 1, 4, 1, 5], [9, 2, 6, 5, 3]], "float32")
+IMG = np.arange(24, dtype="float32").reshape(1, 2, 3, 4)
+ROI = np.zeros(4, "float32")
+
+
+def _topk(d, k):
+    order = np.argsort(-d, axis=1, kind="stable")
+    return np.take_along_axis(d, order[:, :int(k) if k >= 1 else None], axis=1)
+
+
+def _nearest(img, roi, size):
+    """Nearest-neighbour resize with asymmetric coordinates (``floor(y * in / out)``)."""
+    rows, cols = (np.minimum(np.floor(np.arange(o) * np.float32(i / o) + 1e-5).astype(int), i - 1)
+                  for i, o in zip(img.shape[2:], size, strict=True))
+    return img[:, :, rows][:, :, :, cols]
+
+
 def _one_hot(i, d):
     return (i[:, None] == np.arange(int(d))).astype("float32")
 
@@ -69,6 +86,16 @@ CASES = [
          "dyn.strided_slice: stride 1 is 0", "strided_slice"),
     Case("dyn.one_hot", lambda i, d: relay.one_hot(i, 1.0, 0.0, d, -1, "float32"), [IDX], [[s64(4)], [s64(2)]],
          _one_hot, [[s64(-1)]], "dyn.one_hot: depth is negative", "one_hot"),
+    Case("dyn.topk", lambda d, k: relay.topk(d, k, axis=1, ret_type="values"), [D], [[s64(2)], [s64(0)]], _topk,
+         [], "", "topk"),
+    Case("dyn.nn.pad", lambda x, w: relay.nn.pad(x, w, 7.0), [X], [[np.array([[1, 0], [0, 2]])], [np.array([[0, 1],
+                                                                                                   [2, 2]])]],
+         lambda x, w: np.pad(x, w, constant_values=7.0), [[np.array([[0, -1], [1, 1]])]],
+         r"dyn.nn.pad: pad_width\[0\]\[1\] is negative", "nn.pad"),
+    Case("dyn.image.resize2d", lambda x, r, s: relay.image.resize2d(x, s, r, method="nearest_neighbor",
+                                                                    coordinate_transformation_mode="asymmetric"),
+         [IMG, ROI], [[s64([6, 8])], [s64([2, 7])]], _nearest, [[s64([-1, 2])]], "dyn.image.resize2d: size",
+         "image.resize2d"),
 ]
 
 
@@ -169,3 +196,36 @@ def test_type_relations_refuse_a_shape_of_unknown_length():
     x, s = relay.var("x", shape=(2, 3)), relay.var("s", shape=(relay.Any(),), dtype="int64")
     with pytest.raises(KilnError, match="dyn.broadcast_to.*static length"):
         relay.transform.InferType()(kiln.IRModule.from_expr(relay.Function([x, s], relay.broadcast_to(x, s))))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bool", "int8"])
+def test_argwhere_counts_at_run_time(dtype):
+    """One executable for a tensor of a dynamic leading dimension: every batch, any number of non-zeros (none, all),
+    rows in row-major order, against numpy and the reference interpreter."""
+    x = relay.var("x", shape=(relay.Any(), 3, 2), dtype=dtype)
+    mod = kiln.IRModule.from_expr(relay.Function([x], relay.argwhere(x, "int64")))
+    vm = VirtualMachine(relay.vm.compile(mod, target="llvm"), kiln.cpu(0))
+    reference = relay.create_executor("debug", mod=mod).evaluate()
+    rng = np.random.default_rng(0)
+    for batch, density in ((1, 0.5), (5, 0.3), (4, 0.0), (2, 1.0), (40, 0.5)):
+        a = (rng.random((batch, 3, 2)) < density).astype(dtype)
+        got = vm.invoke("main", a).numpy()
+        np.testing.assert_array_equal(got, np.argwhere(a))
+        assert got.dtype == np.int64 and got.shape == (np.count_nonzero(a), 3)
+        np.testing.assert_array_equal(reference(a).numpy(), np.argwhere(a))
+
+
+def test_argwhere_feeds_shape_of():
+    """The count of non-zeros decides a later shape: ``zeros(shape_of(argwhere(x)))``."""
+    x = relay.var("x", shape=(6,))
+    rows = relay.argwhere(x)
+    mod = kiln.IRModule.from_expr(relay.Function([x], relay.ones(relay.shape_of(rows, "int64"), "int32")))
+    vm = VirtualMachine(relay.vm.compile(mod, target="llvm"), kiln.cpu(0))
+    for a in (np.array([0, 1, 0, 2, 3, 0], "float32"), np.zeros(6, "float32")):
+        np.testing.assert_array_equal(vm.invoke("main", a).numpy(), np.ones((np.count_nonzero(a), 1), "int32"))
+
+
+def test_argwhere_refuses_a_scalar():
+    x = relay.var("x", shape=())
+    with pytest.raises(KilnError, match="argwhere.*at least one dimension"):
+        relay.transform.InferType()(kiln.IRModule.from_expr(relay.Function([x], relay.argwhere(x))))
