@@ -88,6 +88,8 @@ SAMPLES = {
     "dyn.ones": s(lambda v, o: relay.ones(v(0, (2,), "values:3,1"), o), ALL),
     "dyn.full": s(lambda v, o: relay.full(v(0, ()), v(1, (2,), "values:2,3"), o), ALL),
     "argwhere": s(lambda v, o: relay.argwhere(v(0, (3, 4)), o), ("int32", "int64")),
+    "vision.all_class_non_max_suppression": s(lambda v, o: relay.vision.all_class_non_max_suppression(
+        v(0, (1, 5, 4)), v(0, (1, 2, 5)), v(2, (), "values:2"), v(3, (), "positive"), v(3, ()))[0]),
     "dyn.topk": s(lambda v, o: relay.topk(v(0, (2, 5)), v(1, (), "values:3"), axis=1, ret_type="indices", dtype=o),
                   INTEGER),
     "dyn.nn.pad": s(lambda v, o: relay.nn.pad(v(0, (2, 2)), v(1, (2, 2), "values:1,0,0,2"), v(2, ()))),

@@ -3,6 +3,7 @@ Their results' ``relay.Any`` dimensions become size variables the kernel binds f
 allocates with the shape the operator's shape function computed. ``dyn.expand_dims`` and ``dyn.squeeze`` only add or
 remove size-1 axes, so their kernel is the row-major copy of ``dyn.reshape``."""
 
+from ....error import OpNotImplemented
 from ....ir.type import TupleType, is_any
 from ....te import size_var
 from ....tir.layout import layout as parse_layout
@@ -50,6 +51,11 @@ def _resize2d(attrs, inputs, out_type):
                            attrs.out_dtype or out_type.dtype)]
 
 
+def _prebuilt(attrs, inputs, out_type):
+    raise OpNotImplemented("this operator has a loop-nest kernel of its own (FTVMPrimFunc), which the TE compiler "
+                           "lowers directly; it has no TE compute")
+
+
 DYN_COMPUTES = {
     "dyn.reshape": _reshaped,
     "dyn.expand_dims": _reshaped,
@@ -66,6 +72,7 @@ DYN_COMPUTES = {
     "dyn.nn.pad": lambda attrs, inputs, out_type: [D.pad(inputs[0], inputs[1], inputs[2](), te_shape(out_type),
                                                          attrs.pad_mode)],
     "dyn.image.resize2d": _resize2d,
+    "vision.all_class_non_max_suppression": _prebuilt,
     "argwhere": lambda attrs, inputs, out_type: [AW.argwhere(inputs[0], te_shape(out_type)[0], attrs.dtype)],
 }
 """Relay operator name -> ``FTVMCompute``."""
