@@ -147,11 +147,13 @@ def concatenate(tensors, axis=0):
         raise OpAttributeInvalid("topi.concatenate: no tensors to join")
     ndim = len(tensors[0].shape)
     axis = normalize_axis(axis, ndim, "concatenate axis")
-    sizes = [int(get_const_tuple(t.shape)[axis]) for t in tensors]
+    sizes = [get_const_tuple(t.shape)[axis] for t in tensors]
     shape = list(tensors[0].shape)
-    shape[axis] = sum(sizes)
-    starts = [sum(sizes[:k]) for k in range(len(sizes))]
-    parts = [(t, start, size) for t, start, size in zip(tensors, starts, sizes, strict=True) if size > 0]
+    shape[axis] = prod_sum(sizes)
+    starts = [prod_sum(sizes[:k]) for k in range(len(sizes))]
+    # a part of a size known only at run time is kept (it may be empty; then the next part's range starts there)
+    parts = [(t, start, size) for t, start, size in zip(tensors, starts, sizes, strict=True)
+             if not isinstance(size, int) or size > 0]
 
     def read(part, i):
         t, start, _ = part
@@ -170,6 +172,14 @@ def concatenate(tensors, axis=0):
     return _injective(shape, fcompute, "T_concat")
 
 
+def prod_sum(values):
+    """The sum of ints or expressions (0 for none), as ints while they are."""
+    total = 0
+    for v in values:
+        total = total + v
+    return total
+
+
 def split(data, indices_or_sections, axis=0):
     """Cut ``data`` along ``axis`` into equal sections (an int) or at the given indices.
 
@@ -180,6 +190,8 @@ def split(data, indices_or_sections, axis=0):
     shape = get_const_tuple(data.shape)
     axis = normalize_axis(axis, len(shape), "split axis")
     dim = shape[axis]
+    if not isinstance(dim, int):  # a dimension known only at run time: the points may pass its end
+        return _split_dynamic(data, shape, axis, indices_or_sections)
     if isinstance(indices_or_sections, int):
         if indices_or_sections <= 0 or dim % indices_or_sections:
             raise OpAttributeInvalid(f"topi.split: {indices_or_sections} sections do not divide a dimension of {dim}")
@@ -197,15 +209,43 @@ def split(data, indices_or_sections, axis=0):
     return pieces
 
 
+def _split_dynamic(data, shape, axis, indices_or_sections):
+    """:func:`split` of a dimension known only at run time: equal sections of ``dim // sections`` (the shape
+    function checks they divide it), or the pieces between the given points clamped to the dimension."""
+    dim = shape[axis]
+    if isinstance(indices_or_sections, int):
+        step = dim // indices_or_sections
+        points = [step * k for k in range(indices_or_sections + 1)]
+        check = (_op.equal(_op.floormod(dim, indices_or_sections), 0),
+                 f"{indices_or_sections} sections do not divide the dimension {axis} of {tuple(shape)}")
+    else:
+        points, check = [0, *(int(p) for p in indices_or_sections), dim], None
+    pieces = []
+    for k, (begin, end) in enumerate(itertools.pairwise(points)):
+        begin = _op.minimum(begin, dim) if isinstance(begin, int) and begin else begin
+        end = _op.minimum(end, dim) if isinstance(end, int) else end
+        piece_shape = list(shape)
+        piece_shape[axis] = _op.maximum(end - begin, 0)
+        pieces.append(compute(tuple(piece_shape), _shifted_reader(data, axis, begin), name=f"T_split_{k}",
+                              tag=_tag.INJECTIVE, attrs={SHAPE_CHECKS: (check,)} if check else None))
+    return pieces
+
+
 def _shifted_reader(data, axis, begin):
     return lambda *i: data(*(i[:axis] + (i[axis] + begin,) + i[axis + 1:]))
 
 
 def _in_range(idx, size, mode):
     """An index expression brought into ``[0, size)`` as ``take``'s ``mode`` says."""
-    if mode == "clip":
+    if not isinstance(size, int):  # a size known only at run time
+        size = _op.cast(size, idx.dtype)
+        if mode == "clip":
+            return _op.minimum(_op.maximum(idx, _op.const(0, idx.dtype)), _op.maximum(size - 1, 0))
+        if mode == "wrap":
+            return _op.floormod(idx, _op.maximum(size, 1))
+    elif mode == "clip":
         return _op.minimum(_op.maximum(idx, _op.const(0, idx.dtype)), _op.const(max(size - 1, 0), idx.dtype))
-    if mode == "wrap":
+    elif mode == "wrap":
         return _op.floormod(idx, _op.const(size, idx.dtype)) if size else idx
     if mode == "fast":
         return idx

@@ -167,3 +167,53 @@ def test_a_broadcast_the_run_time_sizes_do_not_allow_is_refused_by_the_shape_fun
     np.testing.assert_array_equal(vm.invoke("main", b, a).numpy(), np.full((4, 3), 3))
     with pytest.raises(KilnError, match=r"fused_add_shape_func.*does not broadcast"):
         vm.invoke("main", np.ones((2, 3), "float32"), a)
+
+
+@pytest.mark.parametrize("target, lanes", [("llvm -mcpu=haswell", 8), ("llvm -mcpu=skylake-avx512", 16)])
+def test_a_dynamic_batch_keeps_the_static_axes_vectorized(target, lanes):
+    """The dense kernel over a dynamic batch is the packed GEMM (row blocks outside the column panels, so the
+    column guards fold away and whole vectors remain); the convolution keeps its blocked layout."""
+    from kiln.relay.backend.vm.compiler import lower_for_vm
+    from kiln.tir.function import PrimFunc
+
+    x = relay.var("x", shape=(relay.Any(), 3, 8, 8))
+    w, d = relay.var("w", shape=(32, 3, 3, 3)), relay.var("d", shape=(64, 32 * 8 * 8))
+    y = relay.nn.dense(relay.nn.batch_flatten(relay.nn.relu(relay.nn.conv2d(x, w, padding=(1, 1)))), d)
+    rng = np.random.default_rng(4)
+    params = {"w": rng.standard_normal((32, 3, 3, 3)).astype("float32"),
+              "d": rng.standard_normal((64, 2048)).astype("float32")}
+    with kiln.transform.PassContext(opt_level=3), kiln.target.Target(target):
+        lowered = lower_for_vm(kiln.IRModule.from_expr(relay.Function([x, w, d], y)), kiln.target.Target(target), params)
+    kernels = {gv.name_hint: str(f) for gv, f in lowered.functions.items()
+               if isinstance(f, PrimFunc) and not gv.name_hint.endswith("_shape_func")}
+    (dense,) = [text for name, text in kernels.items() if "dense_pack" in name]
+    assert f"T.Broadcast(T.float32(0.0), {2 * lanes})" in dense and "< 64" not in dense
+    (conv,) = [text for name, text in kernels.items() if "conv2d" in name]
+    assert "T.Broadcast" in conv and f"T.Buffer((p0_dim0, {32 // lanes}, 8, 8, {lanes}), \"float32\")" in conv
+
+
+def test_batch_matmul_over_dynamic_batches_broadcasts_and_checks_at_run_time():
+    x, y = relay.var("x", shape=(relay.Any(), 4, 8)), relay.var("y", shape=(relay.Any(), 6, 8))
+    mod = kiln.IRModule.from_expr(relay.Function([x, y], relay.nn.batch_matmul(x, y)))
+    vm = VirtualMachine(relay.vm.compile(mod, "llvm"), kiln.cpu(0))
+    rng = np.random.default_rng(5)
+    for bx, by in ((3, 3), (1, 3), (3, 1)):
+        a, b = rng.standard_normal((bx, 4, 8)).astype("float32"), rng.standard_normal((by, 6, 8)).astype("float32")
+        np.testing.assert_allclose(vm.invoke("main", a, b).numpy(), a @ b.transpose(0, 2, 1), rtol=1e-5, atol=1e-5)
+    with pytest.raises(KilnError, match="does not broadcast"):
+        vm.invoke("main", np.zeros((2, 4, 8), "float32"), np.zeros((3, 6, 8), "float32"))
+
+
+def test_a_static_value_fits_where_a_dynamic_type_is_declared():
+    """A function whose parameter is ``Tensor[(?, 1)]`` takes a ``Tensor[(2, 1)]``; branches of different sizes
+    join into a dynamic type; a declared dynamic result stays dynamic."""
+    x = relay.var("x", shape=(relay.Any(), 1), dtype="int32")
+    f = relay.Function([x], x + relay.const(1, "int32"), ret_type=relay.TensorType((relay.Any(), 1), "int32"))
+    y = relay.var("y", shape=(2, 1), dtype="int32")
+    c = relay.var("c", shape=(), dtype="bool")
+    z = relay.var("z", shape=(3, 1), dtype="int32")
+    body = relay.If(c, relay.Call(f, [y]), z)
+    typed = relay.infer_type(relay.Function([y, z, c], body))
+    assert typed.ret_type == TensorType((Any(), 1), "int32")
+    with pytest.raises(TypeInferenceError, match="argument 0 expected"):
+        relay.infer_type(relay.Function([y], relay.Call(f, [relay.cast(y, "float32")])))

@@ -39,7 +39,7 @@ def dynamic_to_static(func, mod=None):
     """``func`` with constants folded and every ``dyn`` call on constant shapes made static; typed (its result type
     inferred anew: it may have become static)."""
     folded = fold_constant(func, mod)
-    body = rewrite(folded.body, _rules())  # the body alone: the function's return type may become static
+    body = rewrite(folded.body, _rules(), mod=mod)  # the body alone: the function's return type may become static
     if folded is func and body is func.body:
         return func
     return infer_type(folded.with_fields(body=body, ret_type=None, checked_type_=None), mod)
