@@ -9,6 +9,7 @@ Indices must lie in range, as TVM requires (the reference interpreter checks it)
 """
 
 from ..te.operation import compute
+from ..tir import expr as E
 from ..tir import op as _op
 from . import tag as _tag
 from .elemwise import cast_expr
@@ -62,7 +63,9 @@ def one_hot(indices, on_value, off_value, depth, axis, dtype):
     indices : te.Tensor
     on_value, off_value : PrimExpr or number
         Converted to ``dtype``.
-    depth, axis : int
+    depth : int or PrimExpr
+        The size of the new axis (a size variable for ``dyn.one_hot``).
+    axis : int
     dtype : str
 
     Returns
@@ -71,7 +74,7 @@ def one_hot(indices, on_value, off_value, depth, axis, dtype):
     """
     ishape = get_const_tuple(indices.shape)
     axis = axis if axis >= 0 else axis + len(ishape) + 1
-    out_shape = ishape[:axis] + (int(depth),) + ishape[axis:]
+    out_shape = ishape[:axis] + (depth if isinstance(depth, E.PrimExpr) else int(depth),) + ishape[axis:]
     on = cast_expr(_op.const(on_value) if isinstance(on_value, int | float) else on_value, dtype)
     off = cast_expr(_op.const(off_value) if isinstance(off_value, int | float) else off_value, dtype)
 

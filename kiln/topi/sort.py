@@ -10,6 +10,7 @@ the axis, but every stage is a plain reduction or gather that any schedule handl
 from ..error import OpNotImplemented
 from ..te.operation import compute, reduce_axis
 from ..te.operation import sum as _te_sum
+from ..tir import expr as E
 from ..tir import op as _op
 from . import tag as _tag
 from .utils import get_const_tuple, normalize_axis
@@ -53,7 +54,8 @@ def argsort(data, valid_count=None, axis=-1, is_ascend=True, dtype="float32"):
 
 
 def topk(data, k=1, axis=-1, ret_type="both", is_ascend=False, dtype="int32"):
-    """The ``k`` largest (smallest when ``is_ascend``) elements along ``axis`` and their indices (``k < 1``: all).
+    """The ``k`` largest (smallest when ``is_ascend``) elements along ``axis`` and their indices (``k < 1``: all; a
+    size variable: as many as the output buffer holds, which ``dyn.topk``'s shape function made ``min(k, size)``).
 
     Returns
     -------
@@ -62,7 +64,8 @@ def topk(data, k=1, axis=-1, ret_type="both", is_ascend=False, dtype="int32"):
     """
     shape = get_const_tuple(data.shape)
     axis = normalize_axis(axis, len(shape), "topk axis")
-    k = shape[axis] if k < 1 else min(int(k), shape[axis])
+    if not isinstance(k, E.PrimExpr):  # a size variable: dyn.topk's shape function sized the result
+        k = shape[axis] if k < 1 else min(int(k), shape[axis])
     indices = _positions(data, axis, k, is_ascend, dtype)
     if ret_type == "indices":
         return indices

@@ -169,6 +169,9 @@ def lower_primitive(func, target=None, name=None) -> CachedFunc:
     for node in nodes:
         if not isinstance(node, Call | Constant | Tuple | TupleGetItem | Var | Op):
             raise CodegenError(f"lowering: a primitive function cannot contain a {type(node).__name__}")
+    prebuilt = _prebuilt_kernel(func, nodes, name)
+    if prebuilt is not None:
+        return prebuilt
     builder = ScheduleBuilder(target)
     op_names: list = []
     for node in nodes:
@@ -195,6 +198,26 @@ def lower_primitive(func, target=None, name=None) -> CachedFunc:
     input_types = tuple(t for p in func.params for t in flatten_type(p.checked_type_))
     shape_func = _shape_func(func, nodes, inputs, outputs, f"{name or base}_shape_func")
     return CachedFunc(prim_func, base, input_types, tuple(flatten_type(func.body.checked_type_)), func, shape_func)
+
+
+def _prebuilt_kernel(func, nodes, name):
+    """The CachedFunc of a primitive function calling an operator whose kernel is a loop nest written directly
+    (``FTVMPrimFunc(attrs, arg_types, out_types, name) -> tir.PrimFunc``, for sequential algorithms a TE compute
+    cannot state, as TVM's ``ir_builder`` kernels); None for any other function. Such an operator is ``OPAQUE``, so
+    it is alone in its function, and its shapes are static (no shape function)."""
+    calls = [n for n in nodes if isinstance(n, Call) and isinstance(n.op, Op) and n.op.get_attr("FTVMPrimFunc")]
+    if not calls:
+        return None
+    call = calls[0]
+    if len(calls) > 1 or call is not func.body or list(call.args) != list(func.params):
+        raise CodegenError(f"lowering: {call.op.name} has a kernel of its own (FTVMPrimFunc), so it must be alone in "
+                           f"its primitive function")
+    base = fused_name([call.op.name])
+    input_types = tuple(t for p in func.params for t in flatten_type(p.checked_type_))
+    out_types = tuple(flatten_type(call.checked_type_))
+    prim = call.op.get_attr("FTVMPrimFunc")(call.attrs, input_types, out_types, name or base)
+    (prim_func,) = lower(prim, name=name or base).functions.values()
+    return CachedFunc(prim_func, base, input_types, out_types, func, None)
 
 
 def _shape_func(func, nodes, inputs, outputs, name):

@@ -9,6 +9,7 @@ NaNs is left undefined.
 from ...ir.type import TensorType, TupleType
 from ..expr import TupleWrapper
 from . import attrs as A
+from .dispatch import constant_value, dyn_ops, is_dynamic
 from .op import OpPattern, make_call, register_relay_op
 from .type_relations import ALL, INTEGER, check_dtype, normalize_axis, tensor_arg
 
@@ -31,7 +32,11 @@ register_relay_op("topk", 1, _topk_rel, OpPattern.OPAQUE, A.TopKAttrs, dtypes=AL
 
 def topk(data, k=1, axis=-1, ret_type="both", is_ascend=False, dtype="int32"):
     """The ``k`` largest elements along ``axis`` (smallest when ``is_ascend``) and their indices; ties keep the
-    lower index first. With ``ret_type="both"`` index the result (``[0]`` values, ``[1]`` indices)."""
+    lower index first. With ``ret_type="both"`` index the result (``[0]`` values, ``[1]`` indices). ``k`` a
+    non-constant Relay expression makes ``dyn.topk``."""
+    if is_dynamic(k):
+        return dyn_ops().topk(data, k, axis, ret_type, is_ascend, dtype)
+    k = constant_value(k)
     call = make_call("topk", [data], A.TopKAttrs(int(k), int(axis), ret_type, is_ascend, dtype))
     return TupleWrapper(call, 2) if ret_type == "both" else call
 

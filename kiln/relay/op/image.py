@@ -2,10 +2,12 @@
 grid_sample``."""
 
 from ...error import TypeInferenceError
+from ...ir.expr import RelayExpr
 from ...ir.type import TensorType
 from ...tir.layout import layout as parse_layout
 from . import attrs as A
 from . import attrs_image as AI
+from .dispatch import constant_value, dyn_ops, is_dynamic
 from .op import OpPattern, make_call, register_relay_op
 from .type_relations import FLOAT, INTEGER, NUMERIC, check_dtype, same_dtype, tensor_arg
 
@@ -27,7 +29,20 @@ register_relay_op("image.resize2d", 1, _resize2d_rel, OpPattern.INJECTIVE, A.Res
 
 def resize2d(data, size, roi=None, layout="NCHW", method="linear", coordinate_transformation_mode="half_pixel",
              rounding_method="", cubic_alpha=-0.5, cubic_exclude=0, extrapolation_value=0.0, out_dtype=None):
-    """Resize the H x W plane of ``data`` to ``size`` by nearest-neighbour, linear or cubic interpolation."""
+    """Resize the H x W plane of ``data`` to ``size`` by nearest-neighbour, linear or cubic interpolation; ``size``
+    a non-constant Relay expression (2 integers) makes ``dyn.image.resize2d``."""
+    if is_dynamic(size) or is_dynamic(roi):
+        from ..expr import const
+
+        if not isinstance(roi, RelayExpr):
+            roi = const(list(roi) if roi is not None else [0.0] * 4, "float32")
+        if not isinstance(size, RelayExpr):
+            size = const(list(size), "int64")
+        return dyn_ops().image.resize2d(data, size, roi, layout, method, coordinate_transformation_mode,
+                                        rounding_method, cubic_alpha, cubic_exclude, extrapolation_value, out_dtype)
+    size = constant_value(size)
+    if isinstance(roi, RelayExpr):  # a constant
+        roi = roi.data.numpy().reshape(-1).tolist()
     return make_call("image.resize2d", [data], A.Resize2DAttrs(
         tuple(size), tuple(roi) if roi is not None else (0.0, 0.0, 0.0, 0.0), layout, method,
         coordinate_transformation_mode, rounding_method, cubic_alpha, cubic_exclude, extrapolation_value,

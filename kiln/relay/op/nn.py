@@ -397,11 +397,17 @@ register_relay_op("nn.pad", 2, _pad_rel, OpPattern.INJECTIVE, A.PadAttrs, dtypes
 
 
 def pad(data, pad_width, pad_value=0, pad_mode="constant"):
-    """Pad each axis by ``(before, after)``; ``pad_value`` (a scalar or scalar expression) fills constant padding."""
+    """Pad each axis by ``(before, after)``; ``pad_value`` (a scalar or scalar expression) fills constant padding.
+    ``pad_width`` a non-constant Relay expression (an ``(ndim, 2)`` integer tensor) makes ``dyn.nn.pad``."""
     from ...ir.expr import RelayExpr
+    from .dispatch import dyn_ops, is_dynamic
 
     if not isinstance(pad_value, RelayExpr):
         pad_value = const(float(pad_value), "float32")
+    if is_dynamic(pad_width):
+        return dyn_ops().nn.pad(data, pad_width, pad_value, pad_mode)
+    if isinstance(pad_width, RelayExpr):
+        pad_width = pad_width.data.numpy().tolist()
     return make_call("nn.pad", [data, pad_value], A.PadAttrs(tuple(tuple(p) for p in pad_width), pad_mode))
 
 

@@ -13,15 +13,14 @@ from ...tir.layout import layout as parse_layout
 from ...topi.transform import slice_ranges
 from ..expr import Tuple, TupleWrapper
 from . import attrs as A
+from .dispatch import constant_value, dyn_ops, is_dynamic
 from .op import OpPattern, make_call, register_relay_op
 from .shape_rules import reshape_shape  # noqa: F401  (re-exported: the relations of reshape-like ops use it)
 from .type_relations import (
     ALL,
     BOOL,
-    FLOAT,
     INTEGER,
     NUMERIC,
-    broadcast_bool_rel,
     broadcast_rel,
     broadcast_shapes,
     check_dtype,
@@ -103,13 +102,9 @@ def reshape(data, newshape, allowzero=False):
     """Reshape ``data`` to ``newshape`` (with TVM's special values 0, -1, -2, -3, -4; see :func:`reshape_shape`);
     ``newshape`` given as a Relay expression (a shape computed at run time) makes ``dyn.reshape``, unless it is a
     constant (as in TVM)."""
-    if isinstance(newshape, RelayExpr):
-        from ..expr import Constant  # relay.expr imports the operators
-        from .dyn import reshape as dyn_reshape  # the dyn package builds on this module
-
-        if not isinstance(newshape, Constant):
-            return dyn_reshape(data, newshape, allowzero)
-        newshape = [int(v) for v in newshape.data.numpy().reshape(-1)]
+    if is_dynamic(newshape):
+        return dyn_ops().reshape(data, newshape, allowzero)
+    newshape = constant_value(newshape)
     if isinstance(newshape, int):
         newshape = [newshape]
     return make_call("reshape", [data], A.ReshapeAttrs(tuple(newshape), int(allowzero)))
@@ -160,7 +155,11 @@ register_relay_op("squeeze", 1, _squeeze_rel, OpPattern.INJECTIVE, A.SqueezeAttr
 
 
 def squeeze(data, axis=None):
-    """Remove size-1 axes (all of them when ``axis`` is None)."""
+    """Remove size-1 axes (all of them when ``axis`` is None); ``axis`` a non-constant Relay expression makes
+    ``dyn.squeeze``."""
+    if is_dynamic(axis):
+        return dyn_ops().squeeze(data, axis)
+    axis = constant_value(axis)
     return make_call("squeeze", [data], A.SqueezeAttrs(None if axis is None else tuple(axis)))
 
 
@@ -178,7 +177,10 @@ register_relay_op("expand_dims", 1, _expand_dims_rel, OpPattern.BROADCAST, A.Exp
 
 
 def expand_dims(data, axis, num_newaxis=1):
-    """Insert ``num_newaxis`` size-1 axes at ``axis``."""
+    """Insert ``num_newaxis`` size-1 axes at ``axis`` (a non-constant Relay expression makes ``dyn.expand_dims``)."""
+    if is_dynamic(axis):
+        return dyn_ops().expand_dims(data, axis, num_newaxis)
+    axis = constant_value(axis)
     return make_call("expand_dims", [data], A.ExpandDimsAttrs(int(axis), int(num_newaxis)))
 
 
@@ -291,7 +293,12 @@ register_relay_op("strided_slice", 1, _strided_slice_rel, OpPattern.INJECTIVE, A
 
 
 def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
-    """Slice ``data`` like ``data[begin:end:strides]`` on each axis (Python clamping rules)."""
+    """Slice ``data`` like ``data[begin:end:strides]`` on each axis (Python clamping rules). ``begin``, ``end`` or
+    ``strides`` given as a non-constant Relay expression makes ``dyn.strided_slice`` (the others become constants;
+    ``axes`` is then not supported, as in TVM)."""
+    if any(is_dynamic(v) for v in (begin, end, strides)):
+        return dyn_ops().transform.strided_slice_of(data, begin, end, strides, axes, slice_mode)
+    begin, end, strides = constant_value(begin), constant_value(end), constant_value(strides)
     return make_call(
         "strided_slice",
         [data],
@@ -336,23 +343,33 @@ register_relay_op("full", 1, _full_rel, OpPattern.ELEMWISE, A.InitOpAttrs)
 
 
 def zeros(shape, dtype="float32"):
-    """A tensor of zeros."""
+    """A tensor of zeros (``shape`` a non-constant Relay expression: ``dyn.zeros``)."""
+    if is_dynamic(shape):
+        return dyn_ops().zeros(shape, dtype)
+    shape = constant_value(shape)
     return make_call("zeros", [], A.InitOpAttrs(tuple(shape), dtype))
 
 
 def ones(shape, dtype="float32"):
-    """A tensor of ones."""
+    """A tensor of ones (``shape`` a non-constant Relay expression: ``dyn.ones``)."""
+    if is_dynamic(shape):
+        return dyn_ops().ones(shape, dtype)
+    shape = constant_value(shape)
     return make_call("ones", [], A.InitOpAttrs(tuple(shape), dtype))
 
 
 def full(fill_value, shape=(), dtype=""):
     """A tensor filled with the scalar expression (or Python number) ``fill_value``, of ``dtype`` or, when it is
-    empty, of the fill value's dtype (a Python number's as :func:`~kiln.relay.const` gives it)."""
+    empty, of the fill value's dtype (a Python number's as :func:`~kiln.relay.const` gives it). ``shape`` a
+    non-constant Relay expression makes ``dyn.full``."""
     from ..expr import const
 
     if not isinstance(fill_value, RelayExpr):
         fill_value = const(fill_value, dtype or None)
         dtype = dtype or str(fill_value.data.dtype)
+    if is_dynamic(shape):
+        return dyn_ops().full(fill_value, shape, dtype)
+    shape = constant_value(shape)
     return make_call("full", [fill_value], A.InitOpAttrs(tuple(shape), dtype or ""))
 
 
@@ -384,51 +401,3 @@ register_relay_op("shape_of", 1, _shape_of_rel, OpPattern.OPAQUE, A.ShapeOfAttrs
 def shape_of(data, dtype="int32"):
     """The shape of ``data`` as a 1-D tensor (FoldConstant turns it into a constant: shapes are static)."""
     return make_call("shape_of", [data], A.ShapeOfAttrs(dtype))
-
-
-# ------------------------------------------------------------------- more element-wise math, comparisons, logic
-# (the ops TVM has beyond the basic set; frontends such as ONNX map onto them one to one)
-_UNARY_MATH = ["trunc", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
-               "logical_not", "bitwise_not"]
-_UNARY_PREDICATE = ["isnan", "isinf", "isfinite"]
-_BINARY_MORE = ["floor_divide", "floor_mod", "mod", "trunc_divide", "trunc_mod", "logical_and", "logical_or",
-                "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"]
-_COMPARE = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
-
-
-def _predicate_rel(types, attrs):
-    return TensorType(tensor_arg(types, 0).shape, "bool")
-
-
-_LOGICAL = ("logical_and", "logical_or", "logical_xor", "logical_not")  # the truth of any value
-_BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")
-_SHIFTS = ("left_shift", "right_shift")
-
-
-def _dtypes_of(name):
-    if name in _LOGICAL:
-        return ALL
-    if name in _BITWISE:
-        return BOOL + INTEGER
-    return INTEGER if name in _SHIFTS else NUMERIC
-
-
-for _name in _UNARY_MATH:
-    register_relay_op(_name, 1, identity_rel, OpPattern.ELEMWISE, dtypes=_dtypes_of(_name))
-for _name in _UNARY_PREDICATE:
-    register_relay_op(_name, 1, _predicate_rel, OpPattern.ELEMWISE, dtypes=FLOAT)
-for _name in _BINARY_MORE:
-    register_relay_op(_name, 2, broadcast_rel, OpPattern.BROADCAST, dtypes=_dtypes_of(_name))
-for _name in _COMPARE:
-    register_relay_op(_name, 2, broadcast_bool_rel, OpPattern.BROADCAST, dtypes=ALL)
-
-(trunc, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, logical_not,
- bitwise_not) = map(_unary, _UNARY_MATH)
-isnan, isinf, isfinite = map(_unary, _UNARY_PREDICATE)
-(floor_divide, floor_mod, mod, trunc_divide, trunc_mod, logical_and, logical_or, logical_xor, bitwise_and,
- bitwise_or, bitwise_xor, left_shift, right_shift) = map(_binary, _BINARY_MORE)
-trunc_divide.__doc__ = "Broadcasting division rounding toward zero: ``trunc(lhs / rhs)`` (C's ``/`` on integers)."
-trunc_mod.__doc__ = "Broadcasting remainder of :func:`trunc_divide`, with the sign of ``lhs`` (C's ``%`` on integers)."
-equal, not_equal, less, less_equal, greater, greater_equal = map(_binary, _COMPARE)
-for _build in (equal, not_equal, less, less_equal, greater, greater_equal):
-    _build.__doc__ = f"Broadcasting comparison ``{_build.__name__}`` of two tensors of one dtype; the result is bool."

@@ -1,17 +1,26 @@
 """Data-movement operators beyond reshape/slice (TVM keeps them in ``relay/op/transform.py``): ``broadcast_to tile
-repeat reverse gather gather_nd one_hot cumsum cumprod scatter_elements scatter_nd``.
+repeat reverse gather gather_nd one_hot cumsum cumprod scatter_elements scatter_nd argwhere``.
 
 Each relation gives the static result type; ``gather`` indexes along one axis with an index tensor of the data's
 rank (numpy's ``take_along_axis``), ``gather_nd`` takes its index tuples from the *first* axis of ``indices`` (TVM's
 convention: ``indices`` is ``(M, Y0, ..., Yk)``), ``one_hot`` inserts the ``depth`` axis at ``axis``.
 """
 
+from dataclasses import dataclass
+
 from ...error import TypeInferenceError
+from ...ir.attrs import Attrs
 from ...ir.expr import RelayExpr
-from ...ir.type import TensorType, is_any
+from ...ir.type import Any, TensorType, is_any
+from ...te import compute as te_compute
+from ...tir.expr import Cast as _tir_cast
+from ...tir.expr import Select as _tir_select
+from ...tir.op import const as _tir_const
+from ...topi.argwhere import count_nonzero
 from ..expr import const
 from . import attrs as A
-from .op import OpPattern, make_call, register_relay_op
+from .dispatch import constant_value, dyn_ops, is_dynamic
+from .op import OpPattern, make_call, register_relay_op, register_shape_func
 from .type_relations import ALL, INTEGER, broadcast_shapes, check_dtype, normalize_axis, same_dtype, tensor_arg
 
 
@@ -27,7 +36,11 @@ register_relay_op("broadcast_to", 1, _broadcast_to_rel, OpPattern.BROADCAST, A.I
 
 
 def broadcast_to(data, shape):
-    """Broadcast ``data`` to ``shape`` (numpy rules: size-1 axes stretch, missing leading axes are added)."""
+    """Broadcast ``data`` to ``shape`` (numpy rules: size-1 axes stretch, missing leading axes are added); ``shape``
+    a non-constant Relay expression makes ``dyn.broadcast_to``."""
+    if is_dynamic(shape):
+        return dyn_ops().broadcast_to(data, shape)
+    shape = constant_value(shape)
     return make_call("broadcast_to", [data], A.InitOpAttrs(tuple(int(d) for d in shape)))
 
 
@@ -48,7 +61,11 @@ register_relay_op("tile", 1, _tile_rel, OpPattern.BROADCAST, A.TileAttrs)
 
 
 def tile(data, reps):
-    """Repeat the whole of ``data`` ``reps[i]`` times along axis ``i`` (numpy's ``tile``)."""
+    """Repeat the whole of ``data`` ``reps[i]`` times along axis ``i`` (numpy's ``tile``); ``reps`` a non-constant
+    Relay expression makes ``dyn.tile``."""
+    if is_dynamic(reps):
+        return dyn_ops().tile(data, reps)
+    reps = constant_value(reps)
     return make_call("tile", [data], A.TileAttrs(tuple(reps)))
 
 
@@ -138,11 +155,15 @@ register_relay_op("one_hot", 3, _one_hot_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.
 
 
 def one_hot(indices, on_value, off_value, depth, axis, dtype):
-    """``on_value`` where the new ``depth`` axis (inserted at ``axis``) equals the index, ``off_value`` elsewhere."""
+    """``on_value`` where the new ``depth`` axis (inserted at ``axis``) equals the index, ``off_value`` elsewhere;
+    ``depth`` a non-constant Relay expression makes ``dyn.one_hot``."""
     if not isinstance(on_value, RelayExpr):
         on_value = const(on_value, dtype)
     if not isinstance(off_value, RelayExpr):
         off_value = const(off_value, dtype)
+    if is_dynamic(depth):
+        return dyn_ops().one_hot(indices, on_value, off_value, depth, axis, dtype)
+    depth = constant_value(depth)
     return make_call("one_hot", [indices, on_value, off_value], A.OneHotAttrs(int(depth), int(axis), dtype))
 
 
@@ -213,3 +234,36 @@ def scatter_nd(data, indices, updates, mode="update"):
     """A copy of ``data`` with the slices at the index tuples along the first axis of ``indices`` (TVM's
     convention, as in :func:`gather_nd`) replaced by ``updates`` (or combined by ``mode``: add, mul, min, max)."""
     return make_call("scatter_nd", [data, indices, updates], A.ScatterNDAttrs(mode))
+
+
+@dataclass(frozen=True, slots=True)
+class ArgWhereAttrs(Attrs):
+    """``dtype``: the indices' (int32 as in TVM, or int64 as ONNX's ``NonZero`` gives them)."""
+
+    dtype: str = "int32"
+
+
+def _argwhere_rel(types, attrs):
+    condition = tensor_arg(types, 0, "condition")
+    if condition.ndim < 1:
+        raise TypeInferenceError(f"condition must have at least one dimension, got {condition}")
+    check_dtype(attrs.dtype, ("int32", "int64"), "the result", "argwhere")
+    return TensorType((Any(), condition.ndim), attrs.dtype)
+
+
+register_relay_op("argwhere", 1, _argwhere_rel, OpPattern.OPAQUE, ArgWhereAttrs)
+
+
+@register_shape_func("argwhere", True)
+def _argwhere_shape_func(attrs, inputs, out_types):
+    """``(number of non-zero elements, ndim)``: the count is a reduction over the condition."""
+    count = count_nonzero(inputs[0])
+    ndim = _tir_const(len(inputs[0].shape), "int64")
+    shape = te_compute((2,), lambda j: _tir_select(j == 0, _tir_cast("int64", count()), ndim), name="argwhere_shape")
+    return [shape], []
+
+
+def argwhere(condition, dtype="int32"):
+    """The indices of the non-zero elements of ``condition``: a ``(count, ndim)`` tensor whose rows are in row-major
+    order, ``count`` known only at run time."""
+    return make_call("argwhere", [condition], ArgWhereAttrs(dtype))

@@ -1,16 +1,21 @@
 """Vision operators (``relay.vision``): ``vision.roi_align vision.roi_pool vision.yolo_reorg
-vision.get_valid_counts`` (and ``nn.correlation``, FlowNet's).
+vision.get_valid_counts vision.all_class_non_max_suppression`` (and ``nn.correlation``, FlowNet's).
 
 Both take NCHW feature maps and regions ``(num_roi, 5)`` as ``[batch_index, x1, y1, x2, y2]`` in image
 coordinates (scaled by ``spatial_scale``), and give ``(num_roi, C, pooled_h, pooled_w)``.
 """
 
+from dataclasses import dataclass
+
 from ...error import TypeInferenceError
+from ...ir.attrs import Attrs
 from ...ir.expr import RelayExpr
+from ...ir.op import register_op_attr
 from ...ir.type import TensorType, TupleType
+from ...topi import nms
 from . import attrs_image as A
 from .op import OpPattern, make_call, register_relay_op
-from .type_relations import FLOAT, same_dtype, tensor_arg
+from .type_relations import FLOAT, INTEGER, same_dtype, tensor_arg
 
 
 def _roi_rel(op):
@@ -139,3 +144,78 @@ def multibox_transform_loc(cls_prob, loc_pred, anchor, clip=True, threshold=0.01
     return TupleWrapper(make_call("vision.multibox_transform_loc", [cls_prob, loc_pred, anchor],
                                   A.MultiBoxTransformLocAttrs(bool(clip), float(threshold), tuple(variances),
                                                               bool(keep_background))), 2)
+
+
+@dataclass(frozen=True, slots=True)
+class AllClassNonMaximumSuppressionAttrs(Attrs):
+    """``output_format``: ``onnx`` (rows of ``(batch, class, box)``, as ONNX's ``NonMaxSuppression``)."""
+
+    output_format: str = "onnx"
+
+    def __post_init__(self):
+        self._require(self.output_format == "onnx", "output_format", "must be onnx (the only format supported)")
+
+
+def _all_class_nms_rel(types, attrs):
+    boxes, scores = tensor_arg(types, 0, "boxes"), tensor_arg(types, 1, "scores")
+    for index, what in enumerate(("max_output_boxes_per_class", "iou_threshold", "score_threshold"), 2):
+        t = tensor_arg(types, index, what)
+        if t.ndim > 1 or (t.ndim == 1 and t.shape[0] != 1):
+            raise TypeInferenceError(f"{what} must be a scalar (or a 1-element tensor), got {t}")
+    if boxes.is_dynamic or scores.is_dynamic:
+        raise TypeInferenceError(f"boxes {boxes} and scores {scores} need static shapes")
+    if boxes.ndim != 3 or boxes.shape[2] != 4 or scores.ndim != 3 or scores.shape[0] != boxes.shape[0] \
+            or scores.shape[2] != boxes.shape[1]:
+        raise TypeInferenceError(f"boxes must be (batch, boxes, 4) and scores (batch, classes, boxes), got {boxes} "
+                                 f"and {scores}")
+    same_dtype([boxes, scores], "boxes and scores")
+    batch, classes, n = scores.shape
+    return TupleType([TensorType((batch * classes * n, 3), "int64"), TensorType((1,), "int64")])
+
+
+register_relay_op("vision.all_class_non_max_suppression", 5, _all_class_nms_rel, OpPattern.OPAQUE,
+                  AllClassNonMaximumSuppressionAttrs, dtypes=(FLOAT, FLOAT, INTEGER, FLOAT, FLOAT))
+
+
+@register_op_attr("vision.all_class_non_max_suppression", "FTVMPrimFunc")
+def _all_class_nms_prim_func(attrs, arg_types, out_types, name):
+    """The sequential kernel (:func:`kiln.topi.nms.all_class_non_max_suppression`)."""
+    boxes, scores = arg_types[:2]
+    scalars = [(t.shape, t.dtype) for t in arg_types[2:]]
+    return nms.all_class_non_max_suppression(boxes.shape, scores.shape, boxes.dtype, scalars, name)
+
+
+def all_class_non_max_suppression(boxes, scores, max_output_boxes_per_class=-1, iou_threshold=-1.0,
+                                  score_threshold=-1.0, output_format="onnx"):
+    """Greedy non-maximum suppression of every class of every batch (ONNX's ``NonMaxSuppression``; TVM's name).
+
+    Parameters
+    ----------
+    boxes : relay.Expr
+        ``(batch, boxes, 4)`` corners ``[y1, x1, y2, x2]``.
+    scores : relay.Expr
+        ``(batch, classes, boxes)``.
+    max_output_boxes_per_class, iou_threshold, score_threshold : int, float or relay.Expr
+        At most that many boxes per class (negative: no limit); a box is dropped when its IoU with a selected one
+        is above ``iou_threshold``; only boxes scoring above ``score_threshold`` take part.
+
+    Returns
+    -------
+    TupleWrapper
+        ``(selected_indices, num_total_detections)``: ``(batch * classes * boxes, 3)`` int64 rows of
+        ``(batch, class, box)``, the first ``num_total_detections[0]`` of them written (TVM's padded form; slice
+        with ``relay.strided_slice(selected_indices, [0, 0], concatenate([num_total_detections, [3]]))`` for the
+        ``(num_selected, 3)`` result, its first dimension known at run time).
+    """
+    from ..expr import TupleWrapper, const
+
+    if not isinstance(max_output_boxes_per_class, RelayExpr):
+        max_output_boxes_per_class = const(int(max_output_boxes_per_class), "int64")
+    if not isinstance(iou_threshold, RelayExpr):
+        iou_threshold = const(float(iou_threshold), "float32")
+    if not isinstance(score_threshold, RelayExpr):
+        score_threshold = const(float(score_threshold), "float32")
+    call = make_call("vision.all_class_non_max_suppression",
+                     [boxes, scores, max_output_boxes_per_class, iou_threshold, score_threshold],
+                     AllClassNonMaximumSuppressionAttrs(output_format))
+    return TupleWrapper(call, 2)

@@ -291,3 +291,9 @@ def scatter_nd(attrs, data, indices, updates):
     else:
         _SCATTER_UFUNCS[attrs.mode].at(out, where, updates)
     return out
+
+
+@register("argwhere")
+def argwhere(attrs, condition):
+    """The indices of the non-zero elements, one row each, in row-major order."""
+    return np.argwhere(condition).astype(attrs.dtype)

@@ -233,3 +233,39 @@ def multibox_transform_loc(attrs, cls_prob, loc_pred, anchor):
             out[b, counts[b]] = [f(cls) - f(0 if attrs.keep_background else 1), score, *box]
             counts[b] += 1
     return out, counts
+
+
+def _suppresses(a, b, threshold) -> bool:
+    """Whether box ``a`` suppresses box ``b`` (corners ``[y1, x1, y2, x2]`` in either order; ONNX Runtime's rule)."""
+    ay1, ay2, ax1, ax2 = min(a[0], a[2]), max(a[0], a[2]), min(a[1], a[3]), max(a[1], a[3])
+    by1, by2, bx1, bx2 = min(b[0], b[2]), max(b[0], b[2]), min(b[1], b[3]), max(b[1], b[3])
+    inter = max(min(ay2, by2) - max(ay1, by1), 0) * max(min(ax2, bx2) - max(ax1, bx1), 0)
+    area_a, area_b = (ay2 - ay1) * (ax2 - ax1), (by2 - by1) * (bx2 - bx1)
+    union = area_a + area_b - inter
+    return bool(inter > 0 and area_a > 0 and area_b > 0 and union > 0 and inter > threshold * union)
+
+
+@register("vision.all_class_non_max_suppression")
+def all_class_non_max_suppression(attrs, boxes, scores, max_output, iou_threshold, score_threshold):
+    """Greedy suppression per batch and class, highest score first (the lower index among equals): the
+    ``(batch * classes * boxes, 3)`` rows of ``(batch, class, box)``, zero-padded, and their count."""
+    batch, classes, n = scores.shape
+    limit = int(np.asarray(max_output).reshape(-1)[0])
+    limit = n if limit < 0 else min(limit, n)
+    iou = np.asarray(iou_threshold, boxes.dtype).reshape(-1)[0]
+    floor = np.asarray(score_threshold, scores.dtype).reshape(-1)[0]
+    rows = []
+    for b in range(batch):
+        for c in range(classes):
+            order = [int(i) for i in np.argsort(-scores[b, c], kind="stable") if scores[b, c, i] > floor]
+            chosen = []
+            for i in order:
+                if len(chosen) == limit:
+                    break
+                if not any(_suppresses(boxes[b, j], boxes[b, i], iou) for j in chosen):
+                    chosen.append(i)
+            rows += [(b, c, i) for i in chosen]
+    out = np.zeros((batch * classes * n, 3), "int64")
+    if rows:
+        out[: len(rows)] = rows
+    return out, np.array([len(rows)], "int64")

@@ -38,10 +38,11 @@ def _rules():
 def dynamic_to_static(func, mod=None):
     """``func`` with constants folded and every ``dyn`` call on constant shapes made static; typed (its result type
     inferred anew: it may have become static)."""
-    out = rewrite(fold_constant(func, mod), _rules(), mod=mod)
-    if out is func:
+    folded = fold_constant(func, mod)
+    body = rewrite(folded.body, _rules(), mod=mod)  # the body alone: the function's return type may become static
+    if folded is func and body is func.body:
         return func
-    return infer_type(out.with_fields(ret_type=None, checked_type_=None), mod)
+    return infer_type(folded.with_fields(body=body, ret_type=None, checked_type_=None), mod)
 
 
 @register_pass("DynamicToStatic")

@@ -46,8 +46,10 @@ class _ConstantFolder(ExprMutator):
         if not isinstance(new.op, Op) or new.op.get_attr("TOpIsStateful"):
             return new
         if new.op is Op.get("shape_of"):
-            shape = call.args[0].checked_type.shape
-            return Constant(nd_array(np.array(shape, dtype=new.attrs.dtype)))
+            arg_type = call.args[0].checked_type
+            if arg_type.is_dynamic:  # a relay.Any dimension: known only when the program runs
+                return new
+            return Constant(nd_array(np.array(arg_type.shape, dtype=new.attrs.dtype)))
         if all(_is_constant(a) for a in new.args):
             return _to_expr(evaluate_expr(new, mod=self.mod), call.checked_type)
         return new

@@ -52,17 +52,29 @@ def _const(value, work):
     return _op.const(float(np.asarray(value, dtype=work)), work)
 
 
+def _ratio(a, b, work):
+    """``a / b`` in ``work`` precision: folded when both are ints, else computed at run time (a size variable)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return _const(np.asarray(a, work) / np.asarray(b, work), work)
+    return _op.cast(a, work) / _op.cast(b, work)
+
+
 def _source_coord(i, out_size, in_size, mode, work):
-    """The source coordinate of output index ``i`` (a float expression of dtype ``work``)."""
+    """The source coordinate of output index ``i`` (a float expression of dtype ``work``); the sizes are ints or,
+    for ``dyn.image.resize2d``, size variables."""
     pos = _op.cast(i, work)
-    scale = _const(np.asarray(in_size, work) / np.asarray(out_size, work), work)
+    scale = _ratio(in_size, out_size, work)
     half = _const(0.5, work)
-    if mode == "half_pixel" or (mode == "pytorch_half_pixel" and out_size > 1):
+    static = isinstance(out_size, int)
+    if mode == "half_pixel" or (mode == "pytorch_half_pixel" and static and out_size > 1):
         return (pos + half) * scale - half
+    if mode == "pytorch_half_pixel" and not static:
+        return E.Select(out_size > 1, (pos + half) * scale - half, _const(0.0, work))
     if mode == "align_corners":
-        if out_size == 1:
+        if static and out_size == 1:
             return _const(0.0, work)
-        return _const(np.asarray(in_size - 1, work) / np.asarray(out_size - 1, work), work) * pos
+        coord = _ratio(in_size - 1, out_size - 1, work) * pos
+        return coord if static else E.Select(out_size == 1, _const(0.0, work), coord)
     if mode == "asymmetric":
         return scale * pos
     if mode == "pytorch_half_pixel":
@@ -79,12 +91,40 @@ def _int_factor(in_size, out_size):
 
 
 def _clamp(idx, size):
-    return _op.minimum(_op.maximum(idx, _op.const(0, "int32")), _op.const(size - 1, "int32"))
+    last = _op.const(size - 1, "int32") if isinstance(size, int) else _op.cast(size, "int32") - 1
+    return _op.minimum(_op.maximum(idx, _op.const(0, "int32")), last)
+
+
+def _int_division(i, in_size, out_size):
+    """For a run-time ``out_size`` and a static ``in_size``: the index by integer division where TVM's rule would
+    take it (``out_size`` a multiple of ``in_size`` by a factor within the bound), else None (no such case)."""
+    bound = int(1 / (1e-5 * in_size + 1e-5))
+    if bound < 1:
+        return None
+    out = _op.cast(out_size, "int32")
+    factor = _op.maximum(out // in_size, _op.const(1, "int32"))
+    holds = _op.logical_and(_op.equal(_op.floormod(out, in_size), 0), out // in_size <= bound)
+    return holds, _clamp(i // factor, in_size)
 
 
 def _nearest(i, coord, method, in_size, out_size, int_div):
-    if int_div:
+    if int_div and isinstance(out_size, int):
         return _clamp(i // _int_factor(in_size, out_size), in_size)
+    index = _rounded(coord, method, in_size)
+    if int_div and isinstance(in_size, int):  # dyn: the integer rule decided at run time
+        holds, by_division = _int_division(i, in_size, out_size)
+        return E.Select(holds, by_division, index)
+    return index
+
+
+def _can_divide(in_size, out_size):
+    """Whether the integer rule may apply: decided now for static sizes, at run time for a size variable."""
+    if isinstance(out_size, int) and isinstance(in_size, int):
+        return _int_factor(in_size, out_size) is not None
+    return isinstance(in_size, int)
+
+
+def _rounded(coord, method, in_size):
     work = coord.dtype
     if method == "round":
         rounded = round_half_away(coord)
@@ -159,7 +199,7 @@ def resize2d(data, roi, size, layout="NCHW", method="linear", coordinate_transfo
         raise OpAttributeInvalid(f"topi.resize2d: unknown coordinate_transformation_mode {mode!r}")
     shape = get_const_tuple(data.shape)
     in_h, in_w = shape[h_axis], shape[w_axis]
-    out_h, out_w = (int(v) for v in size)
+    out_h, out_w = (v if isinstance(v, E.PrimExpr) else int(v) for v in size)  # size variables for dyn
     out_shape = list(shape)
     out_shape[h_axis], out_shape[w_axis] = out_h, out_w
     out_dtype = out_dtype or data.dtype
@@ -178,8 +218,8 @@ def resize2d(data, roi, size, layout="NCHW", method="linear", coordinate_transfo
         if method == "nearest_neighbor":
             rounding = rounding_method or ("round" if mode == "align_corners" else "floor")
             int_div = mode == "asymmetric"
-            iy = _nearest(i[h_axis], cy, rounding, in_h, out_h, int_div and _int_factor(in_h, out_h) is not None)
-            ix = _nearest(i[w_axis], cx, rounding, in_w, out_w, int_div and _int_factor(in_w, out_w) is not None)
+            iy = _nearest(i[h_axis], cy, rounding, in_h, out_h, int_div and _can_divide(in_h, out_h))
+            ix = _nearest(i[w_axis], cx, rounding, in_w, out_w, int_div and _can_divide(in_w, out_w))
             return cast_expr(read(i, iy, ix), out_dtype)
         if method == "linear":
             return _lets([_intrin.floor(cy), _intrin.floor(cx)], "base", lambda b: linear(i, cy, cx, *b))

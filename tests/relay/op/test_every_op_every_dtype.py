@@ -76,6 +76,25 @@ SAMPLES = {
     "full": s(lambda v, o: relay.full(v(0, ()), (2, 3), o), ALL),
     "reshape": s(lambda v, o: relay.reshape(v(0, (2, 3, 2)), (3, -1))),
     "dyn.reshape": s(lambda v, o: relay.reshape(v(0, (2, 3, 2)), v(1, (3,), "values:0,-1,3"))),
+    "dyn.broadcast_to": s(lambda v, o: relay.broadcast_to(v(0, (3, 1)), v(1, (3,), "values:2,3,4"))),
+    "dyn.tile": s(lambda v, o: relay.tile(v(0, (2, 3)), v(1, (3,), "values:2,1,2"))),
+    "dyn.expand_dims": s(lambda v, o: relay.expand_dims(v(0, (2, 3)), v(1, (), "values:-2"), 2)),
+    "dyn.squeeze": s(lambda v, o: relay.squeeze(v(0, (2, 1, 3, 1)), v(1, (2,), "values:3,-3"))),
+    "dyn.strided_slice": s(lambda v, o: relay.strided_slice(v(0, (3, 4, 5)), v(1, (2,), "values:2,-1"),
+                                                            v(1, (2,), "values:0,0"), v(1, (2,), "values:-1,-2"))),
+    "dyn.one_hot": s(lambda v, o: relay.one_hot(v(0, (3,), "index4"), v(1, ()), v(1, ()), v(3, (), "values:4"), 0, o),
+                     ALL),
+    "dyn.zeros": s(lambda v, o: relay.zeros(v(0, (2,), "values:2,3"), o), ALL),
+    "dyn.ones": s(lambda v, o: relay.ones(v(0, (2,), "values:3,1"), o), ALL),
+    "dyn.full": s(lambda v, o: relay.full(v(0, ()), v(1, (2,), "values:2,3"), o), ALL),
+    "argwhere": s(lambda v, o: relay.argwhere(v(0, (3, 4)), o), ("int32", "int64")),
+    "vision.all_class_non_max_suppression": s(lambda v, o: relay.vision.all_class_non_max_suppression(
+        v(0, (1, 5, 4)), v(0, (1, 2, 5)), v(2, (), "values:2"), v(3, (), "positive"), v(3, ()))[0]),
+    "dyn.topk": s(lambda v, o: relay.topk(v(0, (2, 5)), v(1, (), "values:3"), axis=1, ret_type="indices", dtype=o),
+                  INTEGER),
+    "dyn.nn.pad": s(lambda v, o: relay.nn.pad(v(0, (2, 2)), v(1, (2, 2), "values:1,0,0,2"), v(2, ()))),
+    "dyn.image.resize2d": s(lambda v, o: relay.image.resize2d(v(0, (1, 1, 2, 3)), v(1, (2,), "values:4,5"),
+                                                              v(2, (4,), "values:0,0,0,0"), method="nearest_neighbor")),
     "transpose": s(lambda v, o: relay.transpose(v(0, (2, 3, 4)), (1, 2, 0))),
     "squeeze": s(lambda v, o: relay.squeeze(v(0, (2, 1, 3)), (1,))),
     "expand_dims": s(lambda v, o: relay.expand_dims(v(0, (2, 3)), 1, 2)),
@@ -297,7 +316,7 @@ class Inputs:
     def random(self, name, dtype, shape, role, index, out_dtype):
         kind = np.dtype(dtype).kind
         if role and role.startswith("values:"):  # a shape-deciding argument of a dyn operator
-            return np.array([int(v) for v in role[7:].split(",")], dtype)
+            return np.array([int(v) for v in role[7:].split(",")], dtype).reshape(shape)
         if role and role.startswith("index"):
             return self.rng.integers(0, int(role[5:]), shape).astype(dtype)
         if kind == "b":

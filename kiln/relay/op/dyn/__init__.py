@@ -1,9 +1,13 @@
 """The dynamic forms of shape-deciding operators (TVM's ``relay.op.dyn``): the shape arrives as a tensor computed at
 run time rather than as an attribute, so the result's dimensions are ``relay.Any`` and each operator registers a
 data-dependent shape function. ``relay.transform.DynamicToStatic`` turns a call whose shape tensor is a constant
-back into the static operator."""
+back into the static operator. The static builders (``relay.broadcast_to``, ``relay.full``, ``relay.topk``...) make
+the dynamic call themselves when given a non-constant Relay expression, as TVM's do."""
 
-from . import transform
-from .transform import reshape
+from . import algorithm, image, nn, tensor, transform
+from .algorithm import topk
+from .tensor import full, ones, zeros
+from .transform import broadcast_to, expand_dims, one_hot, reshape, squeeze, strided_slice, tile
 
-__all__ = ["reshape", "transform"]
+__all__ = ["broadcast_to", "expand_dims", "full", "one_hot", "ones", "reshape", "squeeze", "strided_slice", "tile",
+           "topk", "zeros", "algorithm", "image", "nn", "tensor", "transform"]

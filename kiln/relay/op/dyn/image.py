@@ -1,0 +1,91 @@
+"""``dyn.image.resize2d``: :func:`kiln.relay.image.resize2d` with ``size`` (output height and width) a 1-D integer
+tensor of 2 entries and ``roi`` a float tensor, known at run time (TVM's ``relay/op/dyn/image``)."""
+
+from dataclasses import dataclass
+
+from ....error import TypeInferenceError
+from ....ir.attrs import Attrs
+from ....ir.type import Any, TensorType
+from ....tir.layout import layout as parse_layout
+from ..image import resize2d as static_resize2d
+from ..op import OpPattern, make_call, register_op_attr, register_relay_op, register_shape_func
+from ..type_relations import FLOAT, NUMERIC, SIGNED, check_dtype, tensor_arg
+from .common import constant_ints, dim64, entries, nonnegative_checks, shape_tensor, static_length
+
+__all__ = ["DynResize2DAttrs", "resize2d"]
+
+
+@dataclass(frozen=True, slots=True)
+class DynResize2DAttrs(Attrs):
+    """As :class:`~kiln.relay.op.attrs.Resize2DAttrs` without ``size`` and ``roi``, which are arguments."""
+
+    layout: str = "NCHW"
+    method: str = "linear"
+    coordinate_transformation_mode: str = "half_pixel"
+    rounding_method: str = ""
+    cubic_alpha: float = -0.5
+    cubic_exclude: int = 0
+    extrapolation_value: float = 0.0
+    out_dtype: str = ""
+
+
+def _axes(attrs, data):
+    lay = parse_layout(attrs.layout)
+    h, w = lay.index_of("H"), lay.index_of("W")
+    if h < 0 or w < 0 or lay.ndim != data.ndim:
+        raise TypeInferenceError(f"data {data} does not fit layout {attrs.layout}")
+    return h, w
+
+
+def _resize2d_rel(types, attrs):
+    data, size, roi = (tensor_arg(types, i, n) for i, n in enumerate(("data", "size", "roi")))
+    h, w = _axes(attrs, data)
+    if static_length(size, "dyn.image.resize2d", "size") != 2:
+        raise TypeInferenceError(f"size must hold 2 entries (height, width), got {size}")
+    static_length(roi, "dyn.image.resize2d", "roi")
+    shape = list(data.shape)
+    shape[h], shape[w] = Any(), Any()
+    check_dtype(attrs.out_dtype or data.dtype, NUMERIC, "the result", "dyn.image.resize2d")
+    return TensorType(tuple(shape), attrs.out_dtype or data.dtype)
+
+
+register_relay_op("dyn.image.resize2d", 3, _resize2d_rel, OpPattern.OPAQUE, DynResize2DAttrs,
+                  dtypes=(NUMERIC, SIGNED, FLOAT))
+
+
+@register_shape_func("dyn.image.resize2d", True)
+def _resize2d_shape_func(attrs, inputs, out_types):
+    """The data's shape with H and W from ``size``; checks: neither negative."""
+    data, size = inputs[0], inputs[1]
+    lay = parse_layout(attrs.layout)
+    dims = [dim64(data, k) for k in range(len(data.shape))]
+    values = entries(size, 2)
+    dims[lay.index_of("H")], dims[lay.index_of("W")] = values
+    return [shape_tensor(dims, "dyn_resize2d_shape")], nonnegative_checks(values, "dyn.image.resize2d", "size")
+
+
+def resize2d(data, size, roi, layout="NCHW", method="linear", coordinate_transformation_mode="half_pixel",
+             rounding_method="", cubic_alpha=-0.5, cubic_exclude=0, extrapolation_value=0.0, out_dtype=None):
+    """Resize the H x W plane of ``data`` to the run-time ``size`` (see :func:`kiln.relay.image.resize2d`)."""
+    attrs = DynResize2DAttrs(layout, method, coordinate_transformation_mode, rounding_method, cubic_alpha,
+                             cubic_exclude, extrapolation_value, out_dtype or "")
+    return make_call("dyn.image.resize2d", [data, size, roi], attrs)
+
+
+def static_attrs(attrs, size, roi):
+    """The keyword arguments of the static ``resize2d`` for a dyn call's ``attrs`` and the values of its size/roi."""
+    return dict(size=tuple(size), roi=tuple(float(v) for v in roi), layout=attrs.layout, method=attrs.method,
+                coordinate_transformation_mode=attrs.coordinate_transformation_mode,
+                rounding_method=attrs.rounding_method, cubic_alpha=attrs.cubic_alpha,
+                cubic_exclude=attrs.cubic_exclude, extrapolation_value=attrs.extrapolation_value,
+                out_dtype=attrs.out_dtype or None)
+
+
+@register_op_attr("dyn.image.resize2d", "FDynamicToStatic")
+def _resize2d_to_static(call, values):
+    """``image.resize2d(data, size)`` once ``size`` is a constant (``roi`` only matters to ``tf_crop_and_resize``,
+    which kiln does not support, so a run-time ``roi`` does not keep the call dynamic)."""
+    if values[1] is None or (values[1] < 0).any():
+        return None
+    roi = values[2].reshape(-1) if values[2] is not None else (0.0, 0.0, 0.0, 0.0)
+    return static_resize2d(call.args[0], **static_attrs(call.attrs, constant_ints(values[1]), roi))

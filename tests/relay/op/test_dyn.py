@@ -1,0 +1,231 @@
+"""The ``dyn.*`` operators (kiln/relay/op/dyn): each compiled once for the VM with its shape-deciding argument as a
+run-time input and run with two different values, against numpy and the reference interpreter; DynamicToStatic
+turns a call with a constant shape argument into the static operator; a value the operator cannot take raises a
+KilnError naming it, from the VM (the shape function's check) and from the reference interpreter."""
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln import relay
+from kiln.error import KilnError
+from kiln.runtime.vm import VirtualMachine
+
+
+def i64(*values):
+    return np.array(values, "int64")
+
+
+def s64(value):
+    return np.array(value, "int64")
+
+
+@dataclass
+class Case:
+    """``build(*vars)`` the call; ``args`` the static inputs then the shape-deciding ones; ``runs`` the values of the
+    shape-deciding inputs for two runs, ``numpy(*args)`` what each gives; ``bad`` values that must be refused with
+    ``error`` in the message; ``static`` the static operator DynamicToStatic makes."""
+
+    op: str
+    build: object
+    args: list
+    runs: list
+    numpy: object
+    bad: list
+    error: str
+    static: str
+
+
+X = np.arange(6, dtype="float32").reshape(2, 3)
+Y = np.arange(6, dtype="float32").reshape(1, 2, 1, 1, 3)
+Z = np.arange(60, dtype="float32").reshape(3, 4, 5)
+IDX = np.array([0, 2, 1, 3], "int32")
+
+
+D = np.array([[3, 1, 4, 1, 5], [9, 2, 6, 5, 3]], "float32")
+IMG = np.arange(24, dtype="float32").reshape(1, 2, 3, 4)
+ROI = np.zeros(4, "float32")
+
+
+def _topk(d, k):
+    order = np.argsort(-d, axis=1, kind="stable")
+    return np.take_along_axis(d, order[:, :int(k) if k >= 1 else None], axis=1)
+
+
+def _nearest(img, roi, size):
+    """Nearest-neighbour resize with asymmetric coordinates (``floor(y * in / out)``)."""
+    rows, cols = (np.minimum(np.floor(np.arange(o) * np.float32(i / o) + 1e-5).astype(int), i - 1)
+                  for i, o in zip(img.shape[2:], size, strict=True))
+    return img[:, :, rows][:, :, :, cols]
+
+
+def _one_hot(i, d):
+    return (i[:, None] == np.arange(int(d))).astype("float32")
+
+
+CASES = [
+    Case("dyn.broadcast_to", relay.broadcast_to, [X], [[i64(4, 2, 3)], [i64(1, 2, 3)]],
+         lambda x, s: np.broadcast_to(x, s), [[i64(2, 2, 4)], [i64(-1, 2, 3)]], "dyn.broadcast_to", "broadcast_to"),
+    Case("dyn.tile", relay.tile, [X], [[i64(2, 3)], [i64(3, 1)]], np.tile, [[i64(-1, 2)]], "dyn.tile: reps", "tile"),
+    Case("dyn.zeros", lambda s: relay.zeros(s, "int32"), [], [[i64(2, 3)], [i64(4, 1)]],
+         lambda s: np.zeros(s, "int32"), [[i64(2, -3)]], "dyn.zeros: shape entry 1 is negative", "zeros"),
+    Case("dyn.ones", lambda s: relay.ones(s), [], [[i64(2, 3)], [i64(0, 5)]],
+         lambda s: np.ones(s, "float32"), [[i64(-2, 3)]], "dyn.ones", "ones"),
+    Case("dyn.full", lambda f, s: relay.full(f, s), [np.array(2.5, "float32")], [[i64(2, 3)], [i64(1, 4)]],
+         lambda f, s: np.full(s, f), [[i64(2, -1)]], "dyn.full", "full"),
+    Case("dyn.expand_dims", lambda x, a: relay.expand_dims(x, a, 2), [X], [[s64(0)], [s64(-1)]],
+         lambda x, a: np.expand_dims(x, (int(a), int(a) + 1) if a >= 0 else (-2, -1)), [[s64(3)], [s64(-4)]],
+         "dyn.expand_dims: axis is out of range", "expand_dims"),
+    Case("dyn.squeeze", relay.squeeze, [Y], [[i64(0, 2)], [i64(-2, 2)]], lambda y, a: np.squeeze(y, tuple(a)),
+         [[i64(1, 0)], [i64(0, 0)], [i64(5, 0)]], "dyn.squeeze: axis", "squeeze"),
+    Case("dyn.strided_slice", relay.strided_slice, [Z], [[i64(0, 1), i64(2, 3), i64(1, 1)],
+                                                         [i64(-1, 3), i64(-4, 0), i64(-1, -2)]],
+         lambda z, b, e, s: z[b[0]:e[0]:s[0], b[1]:e[1]:s[1]], [[i64(0, 0), i64(1, 1), i64(1, 0)]],
+         "dyn.strided_slice: stride 1 is 0", "strided_slice"),
+    Case("dyn.one_hot", lambda i, d: relay.one_hot(i, 1.0, 0.0, d, -1, "float32"), [IDX], [[s64(4)], [s64(2)]],
+         _one_hot, [[s64(-1)]], "dyn.one_hot: depth is negative", "one_hot"),
+    Case("dyn.topk", lambda d, k: relay.topk(d, k, axis=1, ret_type="values"), [D], [[s64(2)], [s64(0)]], _topk,
+         [], "", "topk"),
+    Case("dyn.nn.pad", lambda x, w: relay.nn.pad(x, w, 7.0), [X], [[np.array([[1, 0], [0, 2]])], [np.array([[0, 1],
+                                                                                                   [2, 2]])]],
+         lambda x, w: np.pad(x, w, constant_values=7.0), [[np.array([[0, -1], [1, 1]])]],
+         r"dyn.nn.pad: pad_width\[0\]\[1\] is negative", "nn.pad"),
+    Case("dyn.image.resize2d", lambda x, r, s: relay.image.resize2d(x, s, r, method="nearest_neighbor",
+                                                                    coordinate_transformation_mode="asymmetric"),
+         [IMG, ROI], [[s64([6, 8])], [s64([2, 7])]], _nearest, [[s64([-1, 2])]], "dyn.image.resize2d: size",
+         "image.resize2d"),
+]
+
+
+def _module(case):
+    params = [relay.var(f"a{k}", shape=a.shape, dtype=str(a.dtype)) for k, a in enumerate(case.args + case.runs[0])]
+    return kiln.IRModule.from_expr(relay.Function(params, case.build(*params)))
+
+
+def _numpy(value):
+    return [v.numpy() for v in value] if isinstance(value, list | tuple) else value.numpy()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.op)
+def test_compiled_once_and_run_with_two_shapes(case):
+    mod = _module(case)
+    assert case.op in str(mod)
+    vm = VirtualMachine(relay.vm.compile(mod, target="llvm"), kiln.cpu(0))
+    reference = relay.create_executor("debug", mod=mod).evaluate()
+    shapes = set()
+    for values in case.runs:
+        args = case.args + values
+        got, want = _numpy(vm.invoke("main", *args)), case.numpy(*args)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(_numpy(reference(*args)), want)
+        assert got.dtype == want.dtype
+        shapes.add(got.shape)
+    assert len(shapes) == 2
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.op)
+def test_bad_runtime_value_raises_naming_the_op(case):
+    mod = _module(case)
+    vm = VirtualMachine(relay.vm.compile(mod, target="llvm"), kiln.cpu(0))
+    reference = relay.create_executor("debug", mod=mod).evaluate()
+    for values in case.bad:
+        with pytest.raises(KilnError, match=case.error):
+            vm.invoke("main", *case.args, *values)
+        with pytest.raises(KilnError, match=case.op):
+            reference(*case.args, *values)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.op)
+def test_dynamic_to_static_with_constant_shape_arguments(case):
+    values = case.runs[0]
+    params = [relay.var(f"a{k}", shape=a.shape, dtype=str(a.dtype)) for k, a in enumerate(case.args)]
+    dyn_args = [relay.var(f"s{k}", shape=v.shape, dtype=str(v.dtype)) for k, v in enumerate(values)]
+    call = case.build(*params, *dyn_args)
+    # bind the shape arguments to constants after building, so the dyn call is what DynamicToStatic sees
+    func = relay.bind(relay.Function(params + dyn_args, call), {v: relay.const(a) for v, a in zip(dyn_args, values,
+                                                                                              strict=True)})
+    mod = kiln.IRModule.from_expr(relay.Function(params, func.body))
+    assert case.op in str(mod)
+    out = relay.transform.DynamicToStatic()(mod)
+    body = out["main"].body
+    assert case.op not in str(body)
+    assert case.static in str(body) or isinstance(body, relay.Constant)  # no variable argument: folded whole
+    assert not out["main"].checked_type.ret_type.is_dynamic
+    want = case.numpy(*case.args, *values)
+    got = relay.create_executor("debug", mod=out).evaluate()(*case.args)
+    np.testing.assert_array_equal(_numpy(got), want)
+
+
+def test_shape_of_a_dynamic_tensor_decides_a_broadcast():
+    """``broadcast_to(x, shape_of(y))`` with ``y`` of a dynamic batch: one executable, every batch."""
+    x, y = relay.var("x", shape=(1, 3)), relay.var("y", shape=(relay.Any(), 3))
+    z = relay.broadcast_to(x, relay.shape_of(y, "int64")) + y
+    mod = kiln.IRModule.from_expr(relay.Function([x, y], z))
+    vm = VirtualMachine(relay.vm.compile(mod, target="llvm"), kiln.cpu(0))
+    xv = np.array([[1, 2, 3]], "float32")
+    for batch in (1, 4):
+        yv = np.ones((batch, 3), "float32")
+        np.testing.assert_array_equal(vm.invoke("main", xv, yv).numpy(), xv + yv)
+
+
+def test_shape_of_a_static_tensor_makes_the_static_operator():
+    x, y = relay.var("x", shape=(1, 3)), relay.var("y", shape=(4, 3))
+    mod = kiln.IRModule.from_expr(relay.Function([x, y], relay.zeros(relay.shape_of(y)) + relay.tile(x, [1, 1])))
+    assert "dyn.zeros" in str(mod)
+    out = relay.transform.DynamicToStatic()(mod)
+    assert "dyn." not in str(out) and out["main"].checked_type.ret_type.shape == (4, 3)
+
+
+def test_builders_keep_the_static_operator_for_constants():
+    x = relay.var("x", shape=(2, 3))
+    assert relay.broadcast_to(x, relay.const(np.array([2, 2, 3]))).op.name == "broadcast_to"
+    assert relay.tile(x, relay.const(np.array([2, 1]))).op.name == "tile"
+    assert relay.zeros(relay.const(np.array([2]))).op.name == "zeros"
+    assert relay.strided_slice(x, relay.const(np.array([1])), [2]).op.name == "strided_slice"
+
+
+def test_dynamic_strided_slice_refuses_axes():
+    x, b = relay.var("x", shape=(2, 3)), relay.var("b", shape=(1,), dtype="int64")
+    with pytest.raises(KilnError, match="axes"):
+        relay.strided_slice(x, b, [2], axes=[1])
+
+
+def test_type_relations_refuse_a_shape_of_unknown_length():
+    x, s = relay.var("x", shape=(2, 3)), relay.var("s", shape=(relay.Any(),), dtype="int64")
+    with pytest.raises(KilnError, match="dyn.broadcast_to.*static length"):
+        relay.transform.InferType()(kiln.IRModule.from_expr(relay.Function([x, s], relay.broadcast_to(x, s))))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bool", "int8"])
+def test_argwhere_counts_at_run_time(dtype):
+    """One executable for a tensor of a dynamic leading dimension: every batch, any number of non-zeros (none, all),
+    rows in row-major order, against numpy and the reference interpreter."""
+    x = relay.var("x", shape=(relay.Any(), 3, 2), dtype=dtype)
+    mod = kiln.IRModule.from_expr(relay.Function([x], relay.argwhere(x, "int64")))
+    vm = VirtualMachine(relay.vm.compile(mod, target="llvm"), kiln.cpu(0))
+    reference = relay.create_executor("debug", mod=mod).evaluate()
+    rng = np.random.default_rng(0)
+    for batch, density in ((1, 0.5), (5, 0.3), (4, 0.0), (2, 1.0), (40, 0.5)):
+        a = (rng.random((batch, 3, 2)) < density).astype(dtype)
+        got = vm.invoke("main", a).numpy()
+        np.testing.assert_array_equal(got, np.argwhere(a))
+        assert got.dtype == np.int64 and got.shape == (np.count_nonzero(a), 3)
+        np.testing.assert_array_equal(reference(a).numpy(), np.argwhere(a))
+
+
+def test_argwhere_feeds_shape_of():
+    """The count of non-zeros decides a later shape: ``zeros(shape_of(argwhere(x)))``."""
+    x = relay.var("x", shape=(6,))
+    rows = relay.argwhere(x)
+    mod = kiln.IRModule.from_expr(relay.Function([x], relay.ones(relay.shape_of(rows, "int64"), "int32")))
+    vm = VirtualMachine(relay.vm.compile(mod, target="llvm"), kiln.cpu(0))
+    for a in (np.array([0, 1, 0, 2, 3, 0], "float32"), np.zeros(6, "float32")):
+        np.testing.assert_array_equal(vm.invoke("main", a).numpy(), np.ones((np.count_nonzero(a), 1), "int32"))
+
+
+def test_argwhere_refuses_a_scalar():
+    x = relay.var("x", shape=())
+    with pytest.raises(KilnError, match="argwhere.*at least one dimension"):
+        relay.transform.InferType()(kiln.IRModule.from_expr(relay.Function([x], relay.argwhere(x))))

@@ -1,0 +1,110 @@
+"""vision.all_class_non_max_suppression (ONNX's NonMaxSuppression): the sequential kernel against the reference
+interpreter and onnxruntime, on both targets, and sliced to its run-time row count on the VM."""
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln import relay
+from kiln.contrib import graph_executor
+from kiln.error import KilnError
+from kiln.runtime.vm import VirtualMachine
+
+from ...target.conftest import TARGETS
+
+B, C, N = 2, 3, 12
+
+
+def _data(seed=0):
+    rng = np.random.default_rng(seed)
+    boxes = rng.random((B, N, 4)).astype("float32")
+    boxes[..., 2:] = boxes[..., :2] + rng.random((B, N, 2)).astype("float32") * 0.6
+    boxes[1, 0] = boxes[1, 0, [2, 3, 0, 1]]  # corners in the other order count the same
+    scores = rng.random((B, C, N)).astype("float32")
+    scores[0, 0, 3] = scores[0, 0, 5]  # a tie: the lower index first
+    return boxes, scores
+
+
+SETTINGS = [(3, 0.5, 0.2), (0, 0.5, 0.0), (-1, 0.3, 0.5), (100, 0.0, 0.0), (2, 1.0, 0.9)]
+
+
+def _vars():
+    return (relay.var("boxes", shape=(B, N, 4)), relay.var("scores", shape=(B, C, N)),
+            relay.var("m", shape=(), dtype="int64"), relay.var("iou", shape=(1,)), relay.var("thr", shape=()))
+
+
+def _args(boxes, scores, m, iou, thr):
+    return [boxes, scores, np.array(m, "int64"), np.array([iou], "float32"), np.array(thr, "float32")]
+
+
+def _onnxruntime(boxes, scores, m, iou, thr):
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    helper, TensorProto = onnx.helper, onnx.TensorProto
+
+    node = helper.make_node("NonMaxSuppression", ["b", "s", "m", "i", "t"], ["y"])
+    inputs = [helper.make_tensor_value_info("b", TensorProto.FLOAT, boxes.shape),
+              helper.make_tensor_value_info("s", TensorProto.FLOAT, scores.shape),
+              helper.make_tensor_value_info("m", TensorProto.INT64, [1]),
+              helper.make_tensor_value_info("i", TensorProto.FLOAT, [1]),
+              helper.make_tensor_value_info("t", TensorProto.FLOAT, [1])]
+    graph = helper.make_graph([node], "nms", inputs, [helper.make_tensor_value_info("y", TensorProto.INT64, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    model.ir_version = 7
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    feed = {"b": boxes, "s": scores, "m": np.array([m], "int64"), "i": np.array([iou], "float32"),
+            "t": np.array([thr], "float32")}
+    return session.run(None, feed)[0]
+
+
+def test_vm_gives_the_selected_rows_at_their_run_time_count():
+    """One executable; each setting selects a different number of rows, as onnxruntime selects them."""
+    boxes, scores = _data()
+    bv, sv, mv, iv, tv = _vars()
+    out = relay.vision.all_class_non_max_suppression(bv, sv, mv, iv, tv)
+    count = relay.concatenate([out[1], relay.const([3], "int64")], 0)
+    selected = relay.strided_slice(out[0], relay.const([0, 0], "int64"), count)
+    mod = kiln.IRModule.from_expr(relay.Function([bv, sv, mv, iv, tv], selected))
+    assert mod["main"].body.op.name == "dyn.strided_slice"
+    vm = VirtualMachine(relay.vm.compile(mod, target="llvm"), kiln.cpu(0))
+    reference = relay.create_executor("debug", mod=mod).evaluate()
+    counts = set()
+    for setting in SETTINGS:
+        args = _args(boxes, scores, *setting)
+        got = vm.invoke("main", *args).numpy()
+        want = _onnxruntime(boxes, scores, *setting) if setting[0] >= 0 else reference(*args).numpy()
+        np.testing.assert_array_equal(got, want, err_msg=str(setting))
+        np.testing.assert_array_equal(reference(*args).numpy(), got)
+        counts.add(got.shape[0])
+    assert len(counts) >= 4 and 0 in counts
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_padded_form_on_the_graph_executor(target):
+    boxes, scores = _data(1)
+    bv, sv, mv, iv, tv = _vars()
+    out = relay.vision.all_class_non_max_suppression(bv, sv, mv, iv, tv)
+    mod = kiln.IRModule.from_expr(relay.Function([bv, sv, mv, iv, tv], out.astuple()))
+    lib = relay.build(mod, target=target)
+    module = graph_executor.GraphModule(lib["default"](kiln.cpu(0)))
+    reference = relay.create_executor("debug", mod=mod).evaluate()
+    for setting in SETTINGS:
+        args = _args(boxes, scores, *setting)
+        module.run(**dict(zip(["boxes", "scores", "m", "iou", "thr"], args, strict=True)))
+        want = reference(*args)
+        rows, count = module.get_output(0).numpy(), module.get_output(1).numpy()
+        np.testing.assert_array_equal(rows, want[0].numpy())
+        np.testing.assert_array_equal(count, want[1].numpy())
+        assert rows.shape == (B * C * N, 3) and not rows[count[0]:].any()
+
+
+def test_refuses_dynamic_shapes_and_mismatched_boxes():
+    boxes = relay.var("b", shape=(relay.Any(), N, 4))
+    scores = relay.var("s", shape=(B, C, N))
+    call = relay.vision.all_class_non_max_suppression(boxes, scores, 2, 0.5, 0.1).astuple()
+    with pytest.raises(KilnError, match="all_class_non_max_suppression.*static shapes"):
+        relay.transform.InferType()(kiln.IRModule.from_expr(relay.Function([boxes, scores], call)))
+    boxes = relay.var("b", shape=(B, N + 1, 4))
+    call = relay.vision.all_class_non_max_suppression(boxes, scores, 2, 0.5, 0.1).astuple()
+    with pytest.raises(KilnError, match=r"\(batch, boxes, 4\)"):
+        relay.transform.InferType()(kiln.IRModule.from_expr(relay.Function([boxes, scores], call)))
