@@ -22,9 +22,9 @@ def canonicalize_bias_add(call):
     return _op.add(data, expand_to_axis(bias, ndim, call.attrs.axis % ndim))
 
 
-def canonicalize_ops(expr):
+def canonicalize_ops(expr, mod=None):
     """Apply CanonicalizeOps' rules to ``expr``; returns a typed expression."""
-    return rewrite(expr, RULES)
+    return rewrite(expr, RULES, mod=mod)
 
 
 @register_pass("CanonicalizeOps")
@@ -35,4 +35,4 @@ class CanonicalizeOps(FunctionPass):
     info = PassInfo(3, "CanonicalizeOps", required=("InferType",))
 
     def transform_function(self, func, mod, ctx):
-        return canonicalize_ops(func)
+        return canonicalize_ops(func, mod)

@@ -19,7 +19,7 @@ from ...ir.expr import GlobalVar
 from ...ir.module import IRModule
 from ...ir.op import Op
 from ...ir.transform import ModulePass, PassInfo, register_pass, same_contents
-from ...ir.type import FuncType, PrimType, TensorType, TupleType
+from ...ir.type import FuncType, PrimType, TensorType, TupleType, is_any
 from ...tir.function import PrimFunc
 from ..expr_functor import ExprMutator
 from ..function import Function
@@ -98,7 +98,7 @@ class TypeInferencer(KeepTyped):
                 f"{_where(call)}"
             )
         for i, (expected, actual) in enumerate(zip(ftype.arg_types, arg_types, strict=True)):
-            if expected != actual:
+            if not _accepts(expected, actual):
                 raise TypeInferenceError(
                     f"call of {_callee_name(call.op)}: argument {i} expected {expected}, actual {actual}{_where(call)}"
                 )
@@ -165,6 +165,21 @@ class TypeInferencer(KeepTyped):
             raise TypeInferenceError(f"function return type expected {fn.ret_type}, actual {btype}{_where(fn)}")
         ftype = FuncType(tuple(p.checked_type_ for p in params), btype)
         return fn.with_fields(params=params, body=body, ret_type=btype, checked_type_=ftype)
+
+
+def _accepts(expected, actual) -> bool:
+    """Whether a value of type ``actual`` may be passed where ``expected`` is declared: the same type, or one whose
+    static dimensions stand where ``expected`` has ``relay.Any`` (an ONNX Loop passes a tensor of 0 rows to a
+    parameter whose row count grows at run time)."""
+    if expected == actual:
+        return True
+    if isinstance(expected, TensorType) and isinstance(actual, TensorType):
+        return (expected.dtype == actual.dtype and len(expected.shape) == len(actual.shape)
+                and all(is_any(e) or e == a for e, a in zip(expected.shape, actual.shape, strict=True)))
+    if isinstance(expected, TupleType) and isinstance(actual, TupleType):
+        return len(expected.fields) == len(actual.fields) and all(
+            _accepts(e, a) for e, a in zip(expected.fields, actual.fields, strict=True))
+    return False
 
 
 def _callee_name(op) -> str:

@@ -11,7 +11,7 @@ from ...ir.op import Op
 from ...ir.registry import Registry, op_table
 from ..expr import Call, TupleGetItem
 from ..expr_functor import ExprMutator
-from .infer_type import KeepTyped, TypeInferencer
+from .infer_type import KeepTyped, TypeInferencer, _typed_global
 
 
 def RuleTable():  # noqa: N802  (reads as the table type it makes)
@@ -29,10 +29,10 @@ def RuleTable():  # noqa: N802  (reads as the table type it makes)
 
 
 class _Rewriter(ExprMutator):
-    def __init__(self, table, max_steps):
+    def __init__(self, table, max_steps, typer):
         super().__init__()
         self.table = table
-        self.typer = TypeInferencer()
+        self.typer = typer
         self.max_steps = max_steps
 
     def _typed(self, expr):
@@ -82,7 +82,12 @@ class _SubRewriter(KeepTyped):
         return self.outer._apply(self.outer._typed(new))
 
 
-def rewrite(expr, table: Registry, max_steps: int = 64):
-    """Apply the rules of ``table`` to every call of ``expr`` (typed) until no rule matches; returns a typed expr."""
-    typed = TypeInferencer().visit(expr)
-    return _Rewriter(table, max_steps).visit(typed)
+def rewrite(expr, table: Registry, max_steps: int = 64, mod=None):
+    """Apply the rules of ``table`` to every call of ``expr`` (typed) until no rule matches; returns a typed expr.
+    ``mod`` is the module of the global functions ``expr`` calls (a function pass passes its own)."""
+    typed = _typer(mod).visit(expr)
+    return _Rewriter(table, max_steps, _typer(mod)).visit(typed)
+
+
+def _typer(mod):
+    return TypeInferencer() if mod is None else TypeInferencer(lambda gv: _typed_global(mod, gv))

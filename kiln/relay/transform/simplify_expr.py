@@ -148,9 +148,9 @@ def simplify_double_negative(call):
     return data.args[0] if _is_op(data, "negative") else None
 
 
-def simplify_expr(expr):
+def simplify_expr(expr, mod=None):
     """Apply SimplifyExpr's rules to ``expr``; returns a typed expression."""
-    return rewrite(expr, RULES)
+    return rewrite(expr, RULES, mod=mod)
 
 
 @register_pass("SimplifyExpr")
@@ -161,4 +161,4 @@ class SimplifyExpr(FunctionPass):
     info = PassInfo(0, "SimplifyExpr", required=("InferType",))
 
     def transform_function(self, func, mod, ctx):
-        return simplify_expr(func)
+        return simplify_expr(func, mod)

@@ -77,9 +77,9 @@ def simplify_layer_norm(call):
     return out
 
 
-def simplify_inference(expr):
+def simplify_inference(expr, mod=None):
     """Apply SimplifyInference's rules to ``expr``; returns a typed expression."""
-    return rewrite(expr, RULES)
+    return rewrite(expr, RULES, mod=mod)
 
 
 @register_pass("SimplifyInference")
@@ -90,4 +90,4 @@ class SimplifyInference(FunctionPass):
     info = PassInfo(0, "SimplifyInference", required=("InferType",))
 
     def transform_function(self, func, mod, ctx):
-        return simplify_inference(func)
+        return simplify_inference(func, mod)

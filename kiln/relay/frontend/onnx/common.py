@@ -130,10 +130,9 @@ class ConvertContext:
         """An exception of ``cls`` whose message names this node."""
         return cls(f"ONNX node {self.name!r} ({self.node.op_type}): {message}")
 
-    @staticmethod
-    def typed(expr):
+    def typed(self, expr):
         """``expr`` with types filled in (already typed subexpressions are kept as they are)."""
-        return infer_type(expr)
+        return infer_type(expr, self.graph.mod)
 
     def ttype(self, expr) -> TensorType:
         """The tensor type of ``expr``."""

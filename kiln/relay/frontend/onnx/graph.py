@@ -11,7 +11,7 @@ How it works:
    (:mod:`.functions`).
 3. Initializers become constants (``freeze_params=True``) or typed parameters whose values are returned in
    ``params``; graph inputs that are not initializers become typed parameters, with the shape from ``shape`` or the
-   model (a symbolic dimension without a ``shape`` entry is an error naming the input).
+   model (a symbolic dimension without a ``shape`` entry is ``relay.Any``: the module then runs on the VM).
 4. Nodes are converted in order. Every value stored in the table is typed (type inference keeps already typed
    subexpressions, so typing each new node costs only the node itself), which lets converters read static shapes.
    A node whose inputs are all constants is folded to constants at once: this is how shape computations
@@ -24,7 +24,7 @@ import numpy as np
 
 from ....error import KilnError, OpNotImplemented
 from ....ir.module import IRModule
-from ....ir.type import TensorType
+from ....ir.type import Any, TensorType
 from ....runtime.ndarray import array as nd_array
 from ...analysis import free_vars
 from ...expr import Constant, Tuple, TupleGetItem, TupleWrapper, Var
@@ -50,8 +50,9 @@ def node_names(graph) -> list[str]:
     return names
 
 
-def _static_shape(value_info, shape_override, what):
-    """The static shape of a graph input, from ``shape_override`` or the model's type."""
+def _input_shape(value_info, shape_override, what):
+    """The shape of a graph input, from ``shape_override`` or the model's type (a symbolic dimension is
+    :class:`~kiln.ir.type.Any`)."""
     ttype = value_info.type.tensor_type
     if shape_override is not None:
         try:
@@ -71,10 +72,8 @@ def _static_shape(value_info, shape_override, what):
     for d in ttype.shape.dim:
         if d.HasField("dim_value") and d.dim_value >= 0:
             dims.append(int(d.dim_value))
-        else:
-            symbol = d.dim_param or "?"
-            raise KilnError(f"{what} has the symbolic dimension {symbol!r}: kiln needs static shapes, give it with "
-                            f"shape={{{value_info.name!r}: (...)}}")
+        else:  # symbolic ("batch") or unnamed: known only at run time, which the VM runs
+            dims.append(Any())
     return tuple(dims)
 
 
@@ -88,6 +87,7 @@ class GraphProto:
         self.values: dict = {}      # ONNX value name -> typed Relay expression
         self.param_vars: dict = {}  # initializer Var -> numpy array (freeze_params=False)
         self.input_names: set = set()
+        self.mod = IRModule()       # global functions converters add (Loop bodies), typed against each other
 
     def _input_dtype(self, value_info):
         if isinstance(self.dtype, dict) and value_info.name in self.dtype:
@@ -128,7 +128,7 @@ class GraphProto:
             if not info.type.HasField("tensor_type"):
                 raise OpNotImplemented(f"graph input {info.name!r} is not a tensor (sequences, maps and optionals "
                                        f"are not supported)")
-            ttype = TensorType(_static_shape(info, self.shape.get(info.name), f"graph input {info.name!r}"),
+            ttype = TensorType(_input_shape(info, self.shape.get(info.name), f"graph input {info.name!r}"),
                                self._input_dtype(info))
             var = Var(info.name, ttype, checked_type_=ttype)
             self.values[info.name] = var
@@ -168,11 +168,13 @@ class GraphProto:
         for k, body_node in enumerate(expand(node, proto, f"{name}/", opset)):
             self._convert(body_node, f"{name}/{body_node.op_type}_{k}", ctx, body_opset)
 
-    def convert_subgraph(self, graph, prefix, ctx):
-        """Convert the nodes of a subgraph (an If branch) in this graph's scope; returns its output values."""
+    def convert_subgraph(self, graph, prefix, ctx, inputs=None):
+        """Convert the nodes of a subgraph (an If branch, a Loop body) in this graph's scope, its inputs bound to
+        ``inputs`` (a dict from name to expression); returns its output values."""
         from onnx import numpy_helper
 
         opset, node, name = ctx.opset, ctx.node, ctx.name
+        self.values.update(inputs or {})
         for init in graph.initializer:
             dtype = onnx_dtype(init.data_type, f"initializer {init.name!r}")
             self.values[init.name] = Constant(nd_array(np.asarray(numpy_helper.to_array(init)).astype(dtype)))
@@ -204,15 +206,14 @@ class GraphProto:
                 continue
             if value is None:
                 raise KilnError(f"ONNX node {name!r} ({op_type}): kiln does not compute its output {out_name!r}")
-            value = infer_type(value)
+            value = infer_type(value, self.mod)
             if fold and not isinstance(value, Constant):
                 value = fold_constant(value)
             self.values[out_name] = value
 
-    @staticmethod
-    def _split_outputs(out, count):
+    def _split_outputs(self, out, count):
         if isinstance(out, TupleWrapper):
-            tup = infer_type(out.astuple())
+            tup = infer_type(out.astuple(), self.mod)
             return [TupleGetItem(tup, i) for i in range(len(out))]
         if isinstance(out, list | tuple):
             return list(out) + [None] * (count - len(out))
@@ -242,9 +243,12 @@ class GraphProto:
         body = outputs[0] if len(outputs) == 1 else Tuple(tuple(outputs))
         used = set(free_vars(body))
         params = inputs + [v for v in self.param_vars if v in used]
-        func = infer_type(Function(params, body))
         param_values = {v.name_hint: nd_array(a) for v, a in self.param_vars.items() if v in used}
-        return IRModule.from_expr(func), param_values
+        if not self.mod.functions:
+            return IRModule.from_expr(infer_type(Function(params, body))), param_values
+        mod = IRModule(self.mod.functions)
+        mod["main"] = Function(params, body)
+        return infer_type(mod), param_values
 
 
 def _tensor_dtype(expr):

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ....error import OpNotImplemented
+from ....ir.type import is_any
 from ... import op as _op
 from ...op import nn as _nn
 from ...op.type_relations import broadcast_shapes
@@ -67,7 +68,13 @@ class Flatten(OnnxOpConverter):
         shape = ctx.shape(inputs[0])
         axis = attr.get("axis", 1)
         axis = axis + len(shape) if axis < 0 else axis
-        return _op.reshape(inputs[0], (math.prod(shape[:axis]), math.prod(shape[axis:])), allowzero=0 in shape)
+        rows, columns = math.prod(shape[:axis]), math.prod(shape[axis:])
+        if is_any(rows) and is_any(columns):
+            raise ctx.error(f"cannot flatten {ctx.ttype(inputs[0])} at axis {axis}: both sides have dimensions "
+                            f"known only at run time")
+        # a side known only at run time is what the other leaves (-1)
+        newshape = (-1 if is_any(rows) else rows, -1 if is_any(columns) else columns)
+        return _op.reshape(inputs[0], newshape, allowzero=0 in shape)
 
 
 @register("Transpose")
@@ -203,21 +210,30 @@ class Slice(OnnxOpConverter):
 
 @register("Shape")
 class Shape(OnnxOpConverter):
-    """The static shape as an int64 constant (``start``/``end`` slice it from opset 15)."""
+    """The shape as an int64 constant when it is static (``start``/``end`` slice it from opset 15), else read at run
+    time with ``shape_of``."""
 
     @classmethod
     def _impl_v1(cls, inputs, attr, ctx):
         shape = ctx.shape(inputs[0])
-        return const(np.array(shape[attr.get("start", 0) : attr.get("end", len(shape))], "int64"), "int64")
+        start, end = slice(attr.get("start", 0), attr.get("end", len(shape))).indices(len(shape))[:2]
+        if not any(is_any(d) for d in shape[start:end]):
+            return const(np.array(shape[start:end], "int64"), "int64")
+        dims = _op.shape_of(inputs[0], "int64")
+        return dims if (start, end) == (0, len(shape)) else _op.strided_slice(dims, [start], [max(start, end)])
 
 
 @register("Size")
 class Size(OnnxOpConverter):
-    """The static number of elements as an int64 scalar constant."""
+    """The number of elements as an int64 scalar: a constant when the shape is static, else the product of the shape
+    read at run time."""
 
     @classmethod
     def _impl_v1(cls, inputs, attr, ctx):
-        return const(math.prod(ctx.shape(inputs[0])), "int64")
+        shape = ctx.shape(inputs[0])
+        if not any(is_any(d) for d in shape):
+            return const(math.prod(shape), "int64")
+        return _op.prod(_op.shape_of(inputs[0], "int64"))
 
 
 @register("Constant")

@@ -1,0 +1,96 @@
+"""ONNX graphs whose shapes or control flow depend on values known only at run time (SPEC §9): each model is
+compiled once (``kiln.backend.onnx.prepare``, which picks the VM when the module needs it) and run at two
+different input values or shapes against onnxruntime."""
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+from kiln.error import KilnError
+
+
+def _graph(name, nodes, inputs, outputs):
+    return helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+                             [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs])
+
+
+def test_shape_and_size_of_a_symbolic_dimension(ox):
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Shape", ["x"], ["s0"], start=0, end=1),
+             helper.make_node("Size", ["x"], ["n"])]
+    model = ox.make_model(nodes, {"x": (["batch", 3], "float32")}, [("s", "int64"), ("s0", "int64"), ("n", "int64")])
+    rep = ox.check_compiled_once(model, [{"x": np.ones((2, 3), "float32")}, {"x": np.ones((5, 3), "float32")}])
+    assert rep.uses_vm
+
+
+def test_if_on_an_input_runs_either_branch(ox):
+    then = _graph("then", [helper.make_node("Relu", ["x"], ["a"])], [], [("a", TensorProto.FLOAT, [3])])
+    other = _graph("else", [helper.make_node("Neg", ["x"], ["b"])], [], [("b", TensorProto.FLOAT, [3])])
+    model = ox.make_model([helper.make_node("If", ["cond"], ["y"], then_branch=then, else_branch=other)],
+                          {"x": ((3,), "float32"), "cond": ((), "bool")}, ["y"], opset=13)
+    x = np.array([-1, 2, -3], "float32")
+    rep = ox.check_compiled_once(model, [{"x": x, "cond": np.array(True)}, {"x": x, "cond": np.array(False)}])
+    assert rep.uses_vm
+
+
+def _counting_loop(ox, with_cond):
+    """y = x * 2**k with k = min(M, first k where the sum exceeds the limit) and the scan output of each step."""
+    body_nodes = [helper.make_node("Mul", ["v_in", "two"], ["v_out"]),
+                  helper.make_node("ReduceSum", ["v_out"], ["total"], keepdims=0),
+                  helper.make_node("Less", ["total", "limit"], ["cond_out"]),
+                  helper.make_node("Identity", ["v_out"], ["scan_out"])]
+    body = _graph("body", body_nodes, [("i", TensorProto.INT64, []), ("cond_in", TensorProto.BOOL, []),
+                                       ("v_in", TensorProto.FLOAT, [2])],
+                  [("cond_out", TensorProto.BOOL, []), ("v_out", TensorProto.FLOAT, [2]),
+                   ("scan_out", TensorProto.FLOAT, [2])])
+    cond = "cond" if with_cond else ""
+    loop = helper.make_node("Loop", ["M", cond, "x"], ["y", "steps"], body=body)
+    inputs = {"M": ((), "int64"), "x": ((2,), "float32")} | ({"cond": ((), "bool")} if with_cond else {})
+    return ox.make_model([loop], inputs, ["y", "steps"], {"two": np.array(2, "float32"),
+                                                          "limit": np.array(100, "float32")}, opset=13)
+
+
+@pytest.mark.parametrize("with_cond", [False, True])
+def test_loop_with_a_run_time_trip_count(ox, with_cond):
+    model = _counting_loop(ox, with_cond)
+    x = np.array([1, 2], "float32")
+    cond = {"cond": np.array(True)} if with_cond else {}
+    feeds = [{"M": np.array(3, "int64"), "x": x} | cond, {"M": np.array(10, "int64"), "x": x} | cond]
+    rep = ox.check_compiled_once(model, feeds)
+    assert rep.uses_vm
+    if with_cond:  # the condition is false from the start: no iteration
+        ox.check_compiled_once(model, [{"M": np.array(5, "int64"), "x": x, "cond": np.array(False)}])
+
+
+def test_loop_reads_values_of_the_enclosing_graph(ox):
+    body = _graph("body", [helper.make_node("Add", ["acc", "step"], ["acc_out"]),
+                           helper.make_node("Identity", ["cond_in"], ["cond_out"])],
+                  [("i", TensorProto.INT64, []), ("cond_in", TensorProto.BOOL, []), ("acc", TensorProto.FLOAT, [2])],
+                  [("cond_out", TensorProto.BOOL, []), ("acc_out", TensorProto.FLOAT, [2])])
+    nodes = [helper.make_node("Relu", ["x"], ["step"]), helper.make_node("Loop", ["M", "", "x"], ["y"], body=body)]
+    model = ox.make_model(nodes, {"M": ((), "int64"), "x": ((2,), "float32")}, ["y"], opset=13)
+    x = np.array([1, -2], "float32")
+    ox.check_compiled_once(model, [{"M": np.array(0, "int64"), "x": x}, {"M": np.array(4, "int64"), "x": x}])
+
+
+def test_scan_unrolls_over_the_sequence(ox):
+    body = _graph("body", [helper.make_node("Add", ["s", "e"], ["s_out"]),
+                           helper.make_node("Identity", ["s_out"], ["o"])],
+                  [("s", TensorProto.FLOAT, [2]), ("e", TensorProto.FLOAT, [2])],
+                  [("s_out", TensorProto.FLOAT, [2]), ("o", TensorProto.FLOAT, [2])])
+    scan = helper.make_node("Scan", ["init", "seq"], ["final", "partial"], body=body, num_scan_inputs=1,
+                            scan_input_directions=[1])
+    model = ox.make_model([scan], {"init": ((2,), "float32"), "seq": ((4, 2), "float32")}, ["final", "partial"],
+                          opset=11)
+    rng = np.random.default_rng(0)
+    feeds = [{"init": rng.standard_normal(2).astype("float32"), "seq": rng.standard_normal((4, 2)).astype("float32")}
+             for _ in range(2)]
+    ox.check_compiled_once(model, feeds)
+
+
+def test_loop_without_body_outputs_is_an_error(ox):
+    body = _graph("body", [], [("i", TensorProto.INT64, []), ("c", TensorProto.BOOL, []),
+                               ("v", TensorProto.FLOAT, [2])], [])
+    model = ox.make_model([helper.make_node("Loop", ["M", "", "x"], ["y"], body=body, name="my_loop")],
+                          {"M": ((), "int64"), "x": ((2,), "float32")}, ["y"], opset=13)
+    with pytest.raises(KilnError, match="my_loop"):
+        ox.check_compiled_once(model, [])
