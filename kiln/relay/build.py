@@ -133,10 +133,17 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None, wo
 
 
 def check_graph_executable(mod):
-    """Raise KilnError when ``@main`` of the optimized ``mod`` needs the VM: an ``if``, a call of a global function
-    (recursion among them), a closure or a call of a function value; the message says to use ``relay.vm.compile``."""
+    """Raise KilnError when ``@main`` of the optimized ``mod`` needs the VM: a dimension known only at run time
+    (``relay.Any``), an ``if``, a call of a global function (recursion among them), a closure or a call of a function
+    value; the message says to use ``relay.vm.compile``."""
+    main = mod["main"]
+    for param in main.params:
+        if _has_dynamic_shape(param.checked_type_):
+            raise KilnError(f"relay.build: @main parameter %{param.name_hint} has the dynamic type "
+                            f"{param.checked_type_}; the graph executor needs static shapes: compile the module with "
+                            f"relay.vm.compile(mod, target) and run it with kiln.runtime.vm.VirtualMachine")
     nodes: list = []
-    post_order_visit(mod["main"].body, nodes.append)
+    post_order_visit(main.body, nodes.append)
     # let variables bound to primitive functions: LowerTE lowers their calls like any fused call
     kernels = {n.var for n in nodes if isinstance(n, Let) and isinstance(n.value, Function) and n.value.is_primitive()}
     for expr in nodes:
@@ -146,8 +153,16 @@ def check_graph_executable(mod):
                             f"relay.vm.compile(mod, target) and run it with kiln.runtime.vm.VirtualMachine")
 
 
+def _has_dynamic_shape(ttype) -> bool:
+    if isinstance(ttype, TupleType):
+        return any(_has_dynamic_shape(f) for f in ttype.fields)
+    return isinstance(ttype, TensorType) and ttype.is_dynamic
+
+
 def _needs_vm(expr, mod, kernels):
     """Why the graph executor cannot run ``expr``, or None."""
+    if isinstance(expr, Call | Var) and _has_dynamic_shape(expr.checked_type_):
+        return f"a value of the dynamic type {expr.checked_type_} (a shape known only at run time)"
     if isinstance(expr, If):
         return "a If (control flow on a condition known only at run time)"
     if isinstance(expr, Function) and not expr.is_primitive():

@@ -9,7 +9,6 @@ import re
 from dataclasses import dataclass
 
 from ..error import KilnError
-from ..ir.type import is_any
 
 _TOKEN = re.compile(r"(\d*)([A-Za-z])")
 
@@ -65,7 +64,7 @@ class Layout:
             if f is None:
                 sizes[a] = sizes.get(a, 1) * _size(d)
             else:
-                if not is_any(d) and int(d) != f:
+                if isinstance(_size(d), int) and int(d) != f:
                     raise KilnError(f"layout {self.name}: sub-axis {f}{a} needs size {f}, shape has {d}")
                 sizes[a.upper()] = sizes.get(a.upper(), 1) * f
         return sizes
@@ -80,7 +79,7 @@ class Layout:
             if a not in sizes:
                 raise KilnError(f"layout {self.name}: axis {a} has no size in {sizes}")
             factor = self.factor_of(a)
-            if not is_any(sizes[a]) and sizes[a] % factor:
+            if isinstance(sizes[a], int) and sizes[a] % factor:
                 raise KilnError(f"layout {self.name}: axis {a} of size {sizes[a]} is not divisible by {factor}")
             shape.append(sizes[a] // factor)
         return tuple(shape)
@@ -94,8 +93,11 @@ class Layout:
 
 
 def _size(dim):
-    """A dimension as an int, or :class:`~kiln.ir.type.Any` kept as it is."""
-    return dim if is_any(dim) else int(dim)
+    """A dimension as an int; a dynamic one (:class:`~kiln.ir.type.Any`, a symbolic TIR size) kept as it is."""
+    try:
+        return int(dim)
+    except (TypeError, KilnError):
+        return dim
 
 
 _CACHE: dict[str, Layout] = {}

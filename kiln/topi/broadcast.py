@@ -9,6 +9,8 @@ Integer ``divide`` truncates toward zero (C's and TVM's ``truncdiv``); integer `
 truncates back, which is exact as long as the result fits in 53 bits.
 """
 
+import functools
+
 from ..error import OpAttributeInvalid
 from ..te.operation import compute
 from ..te.tensor import Tensor
@@ -17,7 +19,7 @@ from ..tir import expr as E
 from ..tir import intrin as _intrin
 from ..tir import op as _op
 from . import tag as _tag
-from .utils import get_const_tuple
+from .utils import SHAPE_CHECKS, get_const_tuple
 
 __all__ = [
     "broadcast_shape", "broadcast_to", "add", "subtract", "multiply", "divide", "floor_divide", "floor_mod", "mod",
@@ -39,10 +41,14 @@ def broadcast_shape(*shapes, what="topi") -> tuple:
     ndim = max((len(s) for s in shapes), default=0)
     out = []
     for i in range(-ndim, 0):
-        dims = {s[i] for s in shapes if len(s) >= -i} - {1}
-        if len(dims) > 1:
+        dims = list(dict.fromkeys(s[i] for s in shapes if len(s) >= -i and not (isinstance(s[i], int) and s[i] == 1)))
+        static = [d for d in dims if isinstance(d, int)]
+        if len(static) > 1:
             raise OpAttributeInvalid(f"{what}: shapes {' and '.join(str(s) for s in shapes)} cannot be broadcast")
-        out.append(dims.pop() if dims else 1)
+        if static or len(dims) <= 1:
+            out.append(static[0] if static else dims[0] if dims else 1)
+        else:  # sizes known only at run time, each the result's or 1
+            out.append(functools.reduce(_op.maximum, dims))
     return tuple(out)
 
 
@@ -53,10 +59,30 @@ def _reader(x, out_shape):
     shape = get_const_tuple(x.shape)
     offset = len(out_shape) - len(shape)
 
+    def index(k, d, i):
+        result = out_shape[offset + k]
+        if isinstance(d, int):
+            return 0 if d == 1 and not (isinstance(result, int) and result == 1) else i
+        return i if d is result else E.Select(d == 1, _op.const(0, i.dtype), i)  # a run-time size: 1 broadcasts
+
     def read(idx):
-        return x(*[0 if d == 1 and out_shape[offset + k] != 1 else idx[offset + k] for k, d in enumerate(shape)])
+        return x(*[index(k, d, idx[offset + k]) for k, d in enumerate(shape)])
 
     return read
+
+
+def _broadcast_checks(shapes, out_shape) -> tuple:
+    """What the run-time sizes of a broadcast must meet: each symbolic dimension is the result's or 1."""
+    checks = []
+    for shape in shapes:
+        offset = len(out_shape) - len(shape)
+        for k, d in enumerate(shape):
+            result = out_shape[offset + k]
+            if not isinstance(d, int) and d is not result:
+                checks.append((_op.logical_or(_op.equal(d, result), _op.equal(d, 1)),
+                               f"dimension {k} of the operand of shape {tuple(shape)} does not broadcast to "
+                               f"{tuple(out_shape)}"))
+    return tuple(checks)
 
 
 def _is_broadcast(operands, out_shape):
@@ -78,7 +104,9 @@ def _broadcast_compute(fcombine, operands, name):
     out_shape = broadcast_shape(*[x.shape for x in tensors]) if tensors else ()
     readers = [_reader(x, out_shape) for x in operands]
     tag = _tag.BROADCAST if _is_broadcast(operands, out_shape) else _tag.ELEMWISE
-    return compute(out_shape, lambda *idx: fcombine(*[r(idx) for r in readers]), name=name, tag=tag)
+    checks = _broadcast_checks([get_const_tuple(t.shape) for t in tensors], out_shape)
+    return compute(out_shape, lambda *idx: fcombine(*[r(idx) for r in readers]), name=name, tag=tag,
+                   attrs={SHAPE_CHECKS: checks} if checks else None)
 
 
 def _binary(name, fcombine, doc):

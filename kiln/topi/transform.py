@@ -19,7 +19,7 @@ from ..tir import intrin as _intrin
 from ..tir import op as _op
 from ..tir.layout import layout as parse_layout
 from . import tag as _tag
-from .utils import get_const_tuple, normalize_axis, ravel_index, unravel_index
+from .utils import SHAPE_CHECKS, get_const_tuple, normalize_axis, prod, ravel_index, unravel_index
 
 __all__ = [
     "reshape", "transpose", "squeeze", "expand_dims", "concatenate", "split", "take", "strided_slice",
@@ -47,8 +47,10 @@ def reshape(data, newshape):
     total = math.prod(in_shape)
     newshape = get_const_tuple(newshape)
     if not all(isinstance(d, int) for d in (*in_shape, *newshape)):
-        # symbolic sizes: ``newshape`` is already resolved (no -1) and holds as many elements by construction
-        return _injective(newshape, lambda *i: data(*unravel_index(ravel_index(i, newshape), in_shape)), "T_reshape")
+        # symbolic sizes: ``newshape`` is resolved (no -1); the shape function checks it holds as many elements
+        check = (_op.equal(prod(newshape), prod(in_shape)), f"cannot reshape {in_shape} to {tuple(newshape)}")
+        return compute(tuple(newshape), lambda *i: data(*unravel_index(ravel_index(i, newshape), in_shape)),
+                       name="T_reshape", tag=_tag.INJECTIVE, attrs={SHAPE_CHECKS: (check,)})
     newshape = [int(d) for d in newshape]
     if newshape.count(-1) == 1:
         known = math.prod(d for d in newshape if d != -1)

@@ -23,6 +23,11 @@ __all__ = [
 ]
 
 
+SHAPE_CHECKS = "kiln.shape_checks"
+"""The ``te.compute`` attribute holding ``(condition, message)`` pairs the sizes of its inputs must meet when some are
+known only at run time (a broadcast dimension equal to the result's or 1); the shape function asserts them."""
+
+
 def get_const_int(expr) -> int:
     """The value of an integer constant (a Python int passes through); TIRError for a symbolic expression."""
     if isinstance(expr, int):

@@ -26,11 +26,13 @@ class CallLoweredAttrs(Attrs):
     """Attributes of ``call_lowered``: ``out_type``, the Relay type of the result (a tensor or tuple type),
     ``reshape_only``, set when the kernel only reshapes its input (the VM then runs it as a view, no copy), and
     ``shape_func``, the GlobalVar of the PrimFunc computing the result's shapes from the arguments' when the result
-    type has dynamic dimensions (:func:`~kiln.relay.backend.te_compiler.shape_func_of`)."""
+    type has dynamic dimensions (:mod:`~kiln.relay.backend.shape_func`), and ``shape_func_reads_data``, set when that
+    function takes the arguments themselves (a data-dependent one) rather than their shapes."""
 
     out_type: Type = None
     reshape_only: bool = False
     shape_func: GlobalVar | None = None
+    shape_func_reads_data: bool = False
 
     def __post_init__(self):
         self._require(self.out_type is None or isinstance(self.out_type, TensorType | TupleType), "out_type",
@@ -56,7 +58,8 @@ register_relay_op("call_lowered", 2, _call_lowered_rel, OpPattern.OPAQUE, CallLo
 CALL_LOWERED = Op.get("call_lowered")
 
 
-def call_lowered(func: GlobalVar, args, out_type, span=None, reshape_only=False, shape_func=None) -> Call:
+def call_lowered(func: GlobalVar, args, out_type, span=None, reshape_only=False, shape_func=None,
+                 shape_func_reads_data=False) -> Call:
     """``call_lowered(func, Tuple(args))`` typed ``out_type`` (the arguments must be typed already).
 
     Parameters
@@ -71,10 +74,13 @@ def call_lowered(func: GlobalVar, args, out_type, span=None, reshape_only=False,
         Whether the kernel only reshapes its one input.
     shape_func : GlobalVar, optional
         The shape function's PrimFunc, for a result with dynamic dimensions.
+    shape_func_reads_data : bool
+        Whether the shape function takes the arguments (data-dependent) rather than their shapes.
     """
     args = tuple(args)
     arg_tuple = Tuple(args, checked_type_=TupleType([a.checked_type_ for a in args]))
-    return Call(CALL_LOWERED, (func, arg_tuple), CallLoweredAttrs(out_type, bool(reshape_only), shape_func), span=span,
+    attrs = CallLoweredAttrs(out_type, bool(reshape_only), shape_func, bool(shape_func_reads_data))
+    return Call(CALL_LOWERED, (func, arg_tuple), attrs, span=span,
                 checked_type_=out_type)
 
 

@@ -144,7 +144,8 @@ class _Lowerer(ExprMutator):
         func, constants = lift_constants(func)
         gv, shape_gv = self.state.lower(func)
         return call_lowered(gv, [*args, *constants], call.checked_type_, span=call.span,
-                            reshape_only=is_reshape_only(func), shape_func=shape_gv)
+                            reshape_only=is_reshape_only(func), shape_func=shape_gv,
+                            shape_func_reads_data=shape_gv is not None and te_compiler.is_data_dependent(func))
 
 
 class _LoweringState:

@@ -27,24 +27,21 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-import numpy as np
-
 from ...error import CodegenError
 from ...ir.op import Op
 from ...ir.pass_context import PassContext
 from ...ir.structural import structural_equal, structural_hash
 from ...ir.type import TensorType, TupleType, is_any
-from ...te import compute, create_schedule, lower, placeholder, size_var
+from ...te import compute, lower, placeholder, size_var
 from ...te.tensor import PlaceholderOp
-from ...tir.expr import Cast, IntImm, Select
-from ...tir.expr import Var as TirVar
 from ...tir.op import const as tir_const
-from ...tir.stmt_functor import substitute
 from ..expr import Call, Constant, Tuple, TupleGetItem, Var
 from ..expr_functor import post_order_visit
+from . import shape_func
 from .schedule_builder import ScheduleBuilder
 
-__all__ = ["CachedFunc", "TECompiler", "get", "lower_primitive", "flatten_type", "fused_name", "MAX_NAME_LENGTH"]
+__all__ = ["CachedFunc", "TECompiler", "get", "lower_primitive", "flatten_type", "fused_name", "MAX_NAME_LENGTH",
+           "is_data_dependent"]
 
 MAX_NAME_LENGTH = 80
 """Longer fused names are cut and given a hash suffix, as TVM's ``kMaxFuncNameLength``."""
@@ -85,6 +82,8 @@ class CachedFunc:
         The flattened parameter and result types.
     source_func : relay.Function
         The primitive function it was lowered from.
+    shape_func : tir.PrimFunc or None
+        The shape function (:mod:`.shape_func`) when the result has dynamic dimensions.
     """
 
     prim_func: object
@@ -98,53 +97,6 @@ class CachedFunc:
 def _dimension(dim, name):
     """A TE shape entry for a Relay dimension: the int, or a fresh size variable for :class:`~kiln.ir.type.Any`."""
     return size_var(name) if is_any(dim) else dim
-
-
-def _select_by_index(values):
-    """``j -> values[j]`` as one expression (a shape of rank 0 is stored as ``[1]``)."""
-    def element(j):
-        expr = values[-1] if values else tir_const(1, "int64")
-        for index in range(len(values) - 2, -1, -1):
-            expr = Select(j == index, values[index], expr)
-        return expr
-
-    return element
-
-
-def _constant_of(value):
-    return lambda: value
-
-
-def shape_func_of(inputs, outputs, name):
-    """The shape function of a kernel whose output shapes are expressions of its inputs' size variables (TVM's
-    data-independent ``FShapeFunc``, here derived from the operators' own computes): a PrimFunc taking the int64
-    shape of every input that has a size variable and writing, for each output, its int64 shape and its size in
-    bytes (what ``memory.alloc_storage`` needs). None when every output shape is static."""
-    if all(isinstance(d, int) or isinstance(d, IntImm) for t in outputs for d in t.shape):
-        return None
-    shapes, bindings = [], {}
-    for i, tensor in enumerate(inputs):
-        dims = [(d, v) for d, v in enumerate(tensor.shape) if isinstance(v, TirVar)]
-        if not dims:
-            continue
-        shape = placeholder((len(tensor.shape),), "int64", name=f"in_shape_{i}")
-        shapes.append(shape)
-        for d, v in dims:
-            bindings[v] = Cast(v.dtype, shape[d])
-    results = []
-    for k, tensor in enumerate(outputs):
-        dims = [Cast("int64", substitute(tir_const(d, "int32") if isinstance(d, int) else d, bindings))
-                for d in tensor.shape]
-
-
-        nbytes = tir_const(np.dtype(tensor.dtype).itemsize, "int64")
-        for d in dims:
-            nbytes = nbytes * d
-        results.append(compute((max(len(dims), 1),), _select_by_index(dims), name=f"out_shape_{k}"))
-        results.append(compute((), _constant_of(nbytes), name=f"out_bytes_{k}"))
-    schedule = create_schedule([t.op for t in results])
-    (func,) = lower(schedule, [*shapes, *results], name=name).functions.values()
-    return func
 
 
 def _placeholders(ttype, name, out):
@@ -240,8 +192,29 @@ def lower_primitive(func, target=None, name=None) -> CachedFunc:
     mod = lower(schedule, [*inputs, *outputs], name=name or base)
     (prim_func,) = mod.functions.values()
     input_types = tuple(t for p in func.params for t in flatten_type(p.checked_type_))
-    shape_func = shape_func_of(inputs, outputs, f"{name or base}_shape_func")
+    shape_func = _shape_func(func, nodes, inputs, outputs, f"{name or base}_shape_func")
     return CachedFunc(prim_func, base, input_types, tuple(flatten_type(func.body.checked_type_)), func, shape_func)
+
+
+def _shape_func(func, nodes, inputs, outputs, name):
+    """The shape function of the kernel lowered from ``func`` (:mod:`.shape_func`), None for a static result."""
+    dependent = [n for n in nodes if isinstance(n, Call) and n.op.get_attr("FShapeFunc") is not None]
+    if not dependent:
+        return shape_func.data_independent_shape_func(inputs, outputs, name)
+    call = dependent[0]
+    if len(dependent) > 1 or call is not func.body or list(call.args) != list(func.params):
+        raise CodegenError(f"lowering {name}: {call.op.name} has a data-dependent shape function, so it must be "
+                           f"alone in its primitive function (it is OPAQUE: FuseOps does not fuse it)")
+    fshape = call.op.get_attr("FShapeFunc")
+    return shape_func.data_dependent_shape_func(fshape, call.attrs, inputs, flatten_type(call.checked_type_), name)
+
+
+def is_data_dependent(func) -> bool:
+    """Whether the primitive function ``func`` calls an operator whose shape function reads its arguments' values."""
+    found = []
+    post_order_visit(func.body, lambda n: found.append(n) if isinstance(n, Call) and isinstance(n.op, Op)
+                     and n.op.get_attr("FShapeFunc") is not None else None)
+    return bool(found)
 
 
 def _config_key() -> tuple:

@@ -112,8 +112,7 @@ class _DialectRewriter(ExprMutator):
         if is_call_lowered(call):
             args = self.visit(call.args[1]).fields
             if call.attrs.shape_func is not None:
-                return self.allocate_dynamic(call.args[0], call.attrs.shape_func, args, call.checked_type_,
-                                             call.attrs.reshape_only)
+                return self.allocate_dynamic(call.args[0], call.attrs, args, call.checked_type_)
             return self.allocate(call.args[0], args, call.checked_type_, call.attrs.reshape_only)
         if _is_dynamic(call.checked_type_):
             raise CodegenError(f"ManifestAlloc: the call of {call.op} has the dynamic type {call.checked_type_}; "
@@ -144,20 +143,23 @@ class _DialectRewriter(ExprMutator):
         return _regroup(out_type, outputs)
 
 
-    def allocate_dynamic(self, kernel, shape_func, args, out_type, reshape_only):
-        """:meth:`allocate` for a result with dynamic dimensions: the shape function runs first (on the shapes of
-        the arguments that have dynamic dimensions, in the kernel's parameter order), and each output is allocated
-        with the size and shape it computed."""
-        shapes = []
-        for tensor in _flat_tensors(args):
-            if tensor.checked_type_.is_dynamic:
-                shape_type = TensorType((tensor.checked_type_.ndim,), "int64")
-                shapes.append(self._bind("in_shape", shape_of(tensor), shape_type))
+    def allocate_dynamic(self, kernel, attrs, args, out_type):
+        """:meth:`allocate` for a result with dynamic dimensions: the shape function runs first (on the arguments
+        themselves when it is data-dependent, else on the shapes of those with dynamic dimensions, in the kernel's
+        parameter order), and each output is allocated with the size and shape it computed."""
+        if attrs.shape_func_reads_data:
+            shapes = _flat_tensors(args)
+        else:
+            shapes = []
+            for tensor in _flat_tensors(args):
+                if tensor.checked_type_.is_dynamic:
+                    shape_type = TensorType((tensor.checked_type_.ndim,), "int64")
+                    shapes.append(self._bind("in_shape", shape_of(tensor), shape_type))
         outputs = flatten_type(out_type)
         computed_types = TupleType(tuple(t for o in outputs for t in (TensorType((max(o.ndim, 1),), "int64"),
                                                                       TensorType((), "int64"))))
-        computed = self.allocate(shape_func, tuple(shapes), computed_types, False).fields
-        if reshape_only:
+        computed = self.allocate(attrs.shape_func, tuple(shapes), computed_types, False).fields
+        if attrs.reshape_only:
             return self._bind("view", reshape_tensor(args[0], computed[0], out_type.shape), out_type)
         tensors = []
         for k, ttype in enumerate(outputs):

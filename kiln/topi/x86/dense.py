@@ -115,6 +115,8 @@ def dense_alter_layout(data_shape, weight_shape, target=None, dtype="float32"):
     if len(data_shape) != 2 or len(weight_shape) != 2:
         return None
     (rows, reduced), units = data_shape, weight_shape[0]
+    if not all(isinstance(d, int) for d in (rows, reduced, units)):
+        return None  # sizes known only at run time: the generic product
     if dense_form(rows, reduced, units, target, dtype) != "pack":
         return None
     return f"NC{gemm_blocking(rows, units, target, dtype, pad=True)[1]}n"
