@@ -122,6 +122,16 @@ def expand_dims(data, axis, num_newaxis=1):
     return _injective(shape, lambda *i: data(*(i[:axis] + i[axis + num_newaxis:])), "T_expand_dims")
 
 
+def _sum(values):
+    """The sum of ints or expressions (0 for none), folding the constant part."""
+    constant = sum(v for v in values if isinstance(v, int))
+    out = constant
+    for v in values:
+        if not isinstance(v, int):
+            out = v if isinstance(out, int) and out == 0 else out + v
+    return out
+
+
 def concatenate(tensors, axis=0):
     """Join ``tensors`` along ``axis``.
 
@@ -139,11 +149,12 @@ def concatenate(tensors, axis=0):
         raise OpAttributeInvalid("topi.concatenate: no tensors to join")
     ndim = len(tensors[0].shape)
     axis = normalize_axis(axis, ndim, "concatenate axis")
-    sizes = [int(get_const_tuple(t.shape)[axis]) for t in tensors]
+    sizes = [get_const_tuple(t.shape)[axis] for t in tensors]  # ints, or expressions for sizes known at run time
     shape = list(tensors[0].shape)
-    shape[axis] = sum(sizes)
-    starts = [sum(sizes[:k]) for k in range(len(sizes))]
-    parts = [(t, start, size) for t, start, size in zip(tensors, starts, sizes, strict=True) if size > 0]
+    shape[axis] = _sum(sizes)
+    starts = [_sum(sizes[:k]) for k in range(len(sizes))]
+    parts = [(t, start, size) for t, start, size in zip(tensors, starts, sizes, strict=True)
+             if not isinstance(size, int) or size > 0]
 
     def read(part, i):
         t, start, _ = part

@@ -119,7 +119,8 @@ class Loop(OnnxOpConverter):
         else:
             raise ctx.error("the loop-carried values change type from one iteration to the next")
         i_var, cond_var, carried_vars = loop_vars[0], loop_vars[1], loop_vars[2:]
-        cond_out = _scalar(ctx, outs[0], "the condition the body computes") if cond is not None else cond_var
+        # the condition the body computes stops the loop even when the node omits cond (as onnxruntime does)
+        cond_out = _scalar(ctx, outs[0], "the condition the body computes")
         carried_out, scan_out = outs[1:1 + n_carried], outs[1 + n_carried:]
         scan_types = []
         for k, s in enumerate(scan_out):
