@@ -5,7 +5,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from kiln import relay
-from kiln.error import KilnError, OpNotImplemented
+from kiln.error import OpNotImplemented
 
 
 def _branch(name, op, extra=None):
