@@ -169,6 +169,27 @@ class ConvertContext:
                 f"supports static shapes only); it depends on the graph input(s) {', '.join(names) or '?'}", names)
         return value
 
+    def value_or_none(self, expr, what="input"):
+        """``value`` of ``expr``, or None when it depends on graph inputs (known only at run time: the converter then
+        builds the dynamic form of its operator)."""
+        try:
+            return self.value(expr, what)
+        except StaticValueRequired:
+            return None
+
+    def dynamic_op(self, name, what):
+        """The builder ``kiln.relay.op.<name>`` (``"dyn.reshape"``, ``"argwhere"``) of an operator for a node whose
+        ``what`` is known only at run time; OpNotImplemented naming the node and the operator while kiln lacks it."""
+        from ... import op as relay_op
+
+        builder = relay_op
+        for part in name.split("."):
+            builder = getattr(builder, part, None)
+        if builder is None:
+            raise self.error(f"{what} is known only at run time (it depends on graph inputs), which needs the "
+                             f"operator {name}; kiln does not have it yet", OpNotImplemented)
+        return builder
+
     def optional_value(self, inputs, index, what, default=None):
         """``value`` of ``inputs[index]``, or ``default`` when that optional input is omitted (or empty)."""
         if index >= len(inputs) or inputs[index] is None:

@@ -102,7 +102,13 @@ class TopK(OnnxOpConverter):
 
     @classmethod
     def _impl_v10(cls, inputs, attr, ctx):
-        k = int(ctx.value(inputs[1], "k").reshape(-1)[0])
+        k = ctx.value_or_none(inputs[1], "k")
+        if k is None:  # known only at run time: dyn.topk
+            k = _op.reshape(inputs[1], ())
+            out = ctx.dynamic_op("dyn.topk", "k")(inputs[0], k, attr.get("axis", -1), "both",
+                                                   not attr.get("largest", 1), "int64")
+            return [out[0], out[1]]
+        k = int(k.reshape(-1)[0])
         if k < 1:
             raise ctx.error(f"k must be positive, got {k}")
         return _op.topk(inputs[0], k, attr.get("axis", -1), is_ascend=not attr.get("largest", 1), dtype="int64")

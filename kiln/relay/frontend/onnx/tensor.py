@@ -16,6 +16,7 @@ from ....ir.type import is_any
 from ... import op as _op
 from ...op import nn as _nn
 from ...op.type_relations import broadcast_shapes
+from . import dynamic
 from .common import OnnxOpConverter, const, onnx_dtype, register
 
 
@@ -51,7 +52,10 @@ class Reshape(OnnxOpConverter):
 
     @classmethod
     def _impl_v5(cls, inputs, attr, ctx):
-        return cls._reshape(inputs[0], ctx.value(inputs[1], "shape"), attr.get("allowzero", 0), ctx)
+        shape = ctx.value_or_none(inputs[1], "shape")
+        if shape is None:  # a shape computed at run time
+            return ctx.dynamic_op("dyn.reshape", "the shape")(inputs[0], inputs[1], attr.get("allowzero", 0))
+        return cls._reshape(inputs[0], shape, attr.get("allowzero", 0), ctx)
 
     @staticmethod
     def _reshape(x, target, allowzero, ctx):
@@ -190,8 +194,15 @@ class Slice(OnnxOpConverter):
 
     @classmethod
     def _impl_v10(cls, inputs, attr, ctx):
-        starts, ends = ctx.value(inputs[1], "starts"), ctx.value(inputs[2], "ends")
+        starts, ends = ctx.value_or_none(inputs[1], "starts"), ctx.value_or_none(inputs[2], "ends")
         axes = ctx.optional_value(inputs, 3, "axes")
+        if starts is None or ends is None:  # known only at run time
+            steps = inputs[4] if len(inputs) > 4 else None
+            if steps is not None:
+                steps = ctx.value_or_none(steps, "steps")
+                steps = inputs[4] if steps is None else steps.reshape(-1)
+            return dynamic.strided_slice(inputs[0], inputs[1], inputs[2], None if axes is None else axes.reshape(-1),
+                                         steps, ctx)
         steps = ctx.optional_value(inputs, 4, "steps")
         return cls._slice(inputs[0], starts.reshape(-1), ends.reshape(-1),
                           None if axes is None else axes.reshape(-1), None if steps is None else steps.reshape(-1),
@@ -261,8 +272,11 @@ class ConstantOfShape(OnnxOpConverter):
 
     @classmethod
     def _impl_v9(cls, inputs, attr, ctx):
-        shape = [int(d) for d in ctx.value(inputs[0], "shape").reshape(-1)]
         value = np.asarray(attr.get("value", np.zeros(1, "float32"))).reshape(-1)
+        shape = ctx.value_or_none(inputs[0], "shape")
+        if shape is None:
+            return dynamic.full(value[0], inputs[0], value.dtype.name, ctx)
+        shape = [int(d) for d in shape.reshape(-1)]
         return const(np.full(shape, value[0], value.dtype), value.dtype.name)
 
 
@@ -302,7 +316,10 @@ class Expand(OnnxOpConverter):
     @classmethod
     def _impl_v8(cls, inputs, attr, ctx):
         x = inputs[0]
-        target = tuple(int(d) for d in ctx.value(inputs[1], "shape").reshape(-1))
+        target = ctx.value_or_none(inputs[1], "shape")
+        if target is None:
+            return dynamic.expand(x, inputs[1], ctx)
+        target = tuple(int(d) for d in target.reshape(-1))
         shape = broadcast_shapes(ctx.shape(x), target)
         return x if shape == ctx.shape(x) else _op.broadcast_to(x, shape)
 
@@ -313,7 +330,10 @@ class Tile(OnnxOpConverter):
 
     @classmethod
     def _impl_v6(cls, inputs, attr, ctx):
-        return _op.tile(inputs[0], [int(r) for r in ctx.value(inputs[1], "repeats").reshape(-1)])
+        repeats = ctx.value_or_none(inputs[1], "repeats")
+        if repeats is None:
+            return dynamic.tile(inputs[0], inputs[1], ctx)
+        return _op.tile(inputs[0], [int(r) for r in repeats.reshape(-1)])
 
 
 @register("Range")
@@ -323,8 +343,11 @@ class Range(OnnxOpConverter):
     @classmethod
     def _impl_v11(cls, inputs, attr, ctx):
         names = ("start", "limit", "delta")  # three inputs: the schema check (validate.py) saw to it
-        start, limit, delta = (ctx.value(i, name).reshape(()) for i, name in zip(inputs, names, strict=True))
+        values = [ctx.value_or_none(i, name) for i, name in zip(inputs, names, strict=True)]
         dtype = ctx.dtype(inputs[0])
+        if any(v is None for v in values):
+            return dynamic.arange(*inputs, dtype, ctx)
+        start, limit, delta = (v.reshape(()) for v in values)
         count = max(int(np.ceil((float(limit) - float(start)) / float(delta))), 0)
         return const(start + np.arange(count, dtype=dtype) * delta, dtype)
 

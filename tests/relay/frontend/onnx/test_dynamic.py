@@ -94,3 +94,44 @@ def test_loop_without_body_outputs_is_an_error(ox):
                           {"M": ((), "int64"), "x": ((2,), "float32")}, ["y"], opset=13)
     with pytest.raises(KilnError, match="my_loop"):
         ox.check_compiled_once(model, [])
+
+
+def _needs(path):
+    """Skip until kiln has the operator ``kiln.relay.op.<path>`` (the dyn.* operators land one by one); until then
+    the converter's error names the node and the operator."""
+    from kiln.relay import op
+
+    for part in path.split("."):
+        op = getattr(op, part, None)
+    if op is None:
+        pytest.skip(f"kiln has no {path} yet")
+
+
+def test_a_missing_dynamic_operator_is_named(ox, monkeypatch):
+    from kiln.relay import op
+
+    monkeypatch.setattr(op, "argwhere", None, raising=False)  # as before argwhere existed
+    model = ox.node_model("NonZero", {"x": ((2, 2), "float32")}, out_dtype="int64")
+    with pytest.raises(KilnError, match=r"'NonZero_0' \(NonZero\).*needs the operator argwhere"):
+        ox.run_kiln(model, {})
+
+
+def test_reshape_to_a_shape_given_as_input(ox):
+    _needs("dyn.reshape")
+    model = ox.node_model("Reshape", {"x": ((2, 6), "float32"), "shape": ((2,), "int64")})
+    x = np.arange(12, dtype="float32").reshape(2, 6)
+    rep = ox.check_compiled_once(model, [{"x": x, "shape": np.array([3, 4], "int64")},
+                                         {"x": x, "shape": np.array([-1, 2], "int64")},
+                                         {"x": x, "shape": np.array([0, 3, 2], "int64")[:2]}])
+    assert rep.uses_vm
+
+
+def test_nonzero_and_compress_of_inputs(ox):
+    _needs("argwhere")
+    x = np.array([[1, 0, 2], [0, 0, 3]], "float32")
+    model = ox.node_model("NonZero", {"x": x}, out_dtype="int64")
+    ox.check_compiled_once(model, [{"x": x}, {"x": np.zeros((2, 3), "float32")}, {"x": np.ones((2, 3), "float32")}])
+    model = ox.node_model("Compress", {"x": ((3, 2), "float32"), "c": ((3,), "bool")}, {"axis": 0})
+    data = np.arange(6, dtype="float32").reshape(3, 2)
+    ox.check_compiled_once(model, [{"x": data, "c": np.array([1, 0, 1], bool)},
+                                   {"x": data, "c": np.array([0, 1, 0], bool)}])

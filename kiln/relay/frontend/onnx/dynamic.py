@@ -1,0 +1,118 @@
+"""The dynamic forms of ONNX operators whose shape-deciding input is known only at run time (a graph input, or
+computed from one): Reshape's ``shape``, Expand's ``shape``, Slice's ``starts``/``ends``, ConstantOfShape, Tile's
+``repeats``, Pad's ``pads``, TopK's ``k``, OneHot's ``depth``, Range's bounds, and NonZero / Compress, whose result
+size depends on values.
+
+Each converter reads its shape-deciding input with :meth:`~.common.ConvertContext.value_or_none`; when that gives
+None it calls the builder here, which maps the node onto Relay's ``dyn.*`` operators (TVM's names, results with
+``relay.Any`` dimensions, run by the VM). :meth:`~.common.ConvertContext.dynamic_op` finds the operator, and while
+kiln lacks it raises ``OpNotImplemented`` naming the node and the missing operator.
+"""
+
+import numpy as np
+
+from ... import op as _op
+from .common import const
+
+
+def int64(expr, ctx):
+    """``expr`` as int64 (shapes and indices are int64 at run time)."""
+    return expr if ctx.dtype(expr) == "int64" else _op.cast(expr, "int64")
+
+
+def vector(expr, ctx, what):
+    """``expr`` (a tensor of a static number of elements) as a 1-D int64 tensor; returns ``(tensor, length)``."""
+    shape = ctx.shape(expr)
+    if any(not isinstance(d, int) for d in shape):
+        raise ctx.error(f"{what} must have a static number of elements (the rank of the result), got shape {shape}")
+    length = int(np.prod(shape, dtype=np.int64))
+    expr = int64(expr, ctx)
+    return (expr if len(shape) == 1 else _op.reshape(expr, (length,))), length
+
+
+def expand(x, shape, ctx):
+    """ONNX Expand with a run-time shape: the bidirectional broadcast of ``x``'s shape and ``shape``
+    (``dyn.broadcast_to`` to ``where(shape == 1, shape_of(x), shape)``, both padded with ones on the left)."""
+    broadcast_to = ctx.dynamic_op("dyn.broadcast_to", "the shape")
+    shape, n = vector(shape, ctx, "shape")
+    rank = ctx.ndim(x)
+    have = _op.shape_of(x, "int64")
+    if rank > n:
+        shape = _op.concatenate([const(np.ones(rank - n, "int64"), "int64"), shape], 0)
+    elif n > rank:
+        have = _op.concatenate([const(np.ones(n - rank, "int64"), "int64"), have], 0)
+    return broadcast_to(x, _op.where(_op.equal(shape, const(1, "int64")), have, shape))
+
+
+def full(value, shape, dtype, ctx):
+    """A tensor of the run-time ``shape`` filled with the scalar ``value`` (``dyn.full``)."""
+    shape, _ = vector(shape, ctx, "shape")
+    return ctx.dynamic_op("dyn.full", "the shape")(const(value, dtype), shape, dtype)
+
+
+def tile(x, repeats, ctx):
+    """numpy's ``tile`` with run-time ``repeats`` (``dyn.tile``)."""
+    repeats, _ = vector(repeats, ctx, "repeats")
+    return ctx.dynamic_op("dyn.tile", "repeats")(x, repeats)
+
+
+def strided_slice(x, starts, ends, axes, steps, ctx):
+    """ONNX Slice with run-time ``starts``/``ends`` (``axes`` constant, ``steps`` constant or run-time): full-rank
+    begin/end/strides for ``dyn.strided_slice``, the axes not sliced taken whole."""
+    slicer = ctx.dynamic_op("dyn.strided_slice", "starts or ends")
+    starts, n = vector(starts, ctx, "starts")
+    ends, _ = vector(ends, ctx, "ends")
+    rank = ctx.ndim(x)
+    axes = list(range(n)) if axes is None else [ctx.axis(a, rank, "axes") for a in axes]
+    if len(set(axes)) != len(axes):
+        raise ctx.error(f"axes repeat an axis: {axes}")
+    step_values = steps if steps is None or isinstance(steps, np.ndarray) else None
+    if step_values is None and steps is not None:
+        steps, _ = vector(steps, ctx, "steps")
+    big = np.iinfo(np.int64).max
+    begin, end, stride = [], [], []
+    for axis in range(rank):
+        if axis in axes:
+            k = axes.index(axis)
+            begin.append(_op.strided_slice(starts, [k], [k + 1]))
+            end.append(_op.strided_slice(ends, [k], [k + 1]))
+            if steps is None:
+                stride.append(const([1], "int64"))
+            elif step_values is not None:
+                stride.append(const([int(step_values[k])], "int64"))
+            else:
+                stride.append(_op.strided_slice(steps, [k], [k + 1]))
+        else:
+            begin.append(const([0], "int64"))
+            end.append(const([big], "int64"))
+            stride.append(const([1], "int64"))
+    return slicer(x, _op.concatenate(begin, 0), _op.concatenate(end, 0), _op.concatenate(stride, 0))
+
+
+def arange(start, limit, delta, dtype, ctx):
+    """ONNX Range with run-time bounds: ``start + delta * i`` for ``i < max(ceil((limit - start) / delta), 0)``.
+    The count is a run-time value: ``i`` is the running sum of a ``dyn.full`` of that many ones, minus one."""
+    full_op = ctx.dynamic_op("dyn.full", "the bounds")
+    as_float = [_op.cast(_op.reshape(v, ()), "float64") for v in (start, limit, delta)]
+    count = _op.maximum(_op.ceil(_op.divide(_op.subtract(as_float[1], as_float[0]), as_float[2])),
+                        const(0.0, "float64"))
+    ones = full_op(const(1, "int64"), _op.reshape(_op.cast(count, "int64"), (1,)), "int64")
+    index = _op.subtract(_op.cumsum(ones, 0), const(1, "int64"))
+    start, delta = (_op.reshape(v, ()) for v in (start, delta))
+    return _op.add(start, _op.multiply(delta, _op.cast(index, dtype)))
+
+
+def nonzero(x, ctx):
+    """The int64 indices of the nonzero elements of ``x``, one row per axis (``argwhere``, transposed)."""
+    found = ctx.dynamic_op("argwhere", "which elements are nonzero")(x)
+    return _op.transpose(int64(found, ctx), (1, 0))
+
+
+def compress(x, condition, axis, ctx):
+    """The slices of ``x`` along ``axis`` (of its flattened elements when None) where the run-time ``condition``
+    holds."""
+    found = ctx.dynamic_op("argwhere", "the condition")(condition)
+    indices = _op.squeeze(int64(found, ctx), [1])
+    if axis is None:
+        return _op.take(_op.reshape(x, (-1,)), indices)
+    return _op.take(x, indices, axis=axis)
