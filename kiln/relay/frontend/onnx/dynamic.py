@@ -7,11 +7,17 @@ Each converter reads its shape-deciding input with :meth:`~.common.ConvertContex
 None it calls the builder here, which maps the node onto Relay's ``dyn.*`` operators (TVM's names, results with
 ``relay.Any`` dimensions, run by the VM). :meth:`~.common.ConvertContext.dynamic_op` finds the operator, and while
 kiln lacks it raises ``OpNotImplemented`` naming the node and the missing operator.
+
+Inputs that act as attributes (the ``axes`` of a reduction, Unsqueeze or Squeeze, the ``axis`` of CumSum) have few
+possible values: the node is built for each of them (:func:`axis_sets`, :func:`axis_choices`) and the value is
+picked at run time by a chain of Relay ``If`` (:func:`choose`).
 """
 
 import numpy as np
 
+from ....error import OpNotImplemented
 from ... import op as _op
+from ...expr import If as RelayIf
 from .common import const
 
 
@@ -116,3 +122,58 @@ def compress(x, condition, axis, ctx):
     if axis is None:
         return _op.take(_op.reshape(x, (-1,)), indices)
     return _op.take(x, indices, axis=axis)
+
+
+#: the most alternatives :func:`choose` builds for an attribute-like input known only at run time
+MAX_CASES = 64
+
+
+def axis_sets(axes, rank, ctx, what="axes"):
+    """For ``axes`` known only at run time (a tensor of a static number ``k`` of distinct axes, negative ones counted
+    from the end): ``[(axes tuple, condition)]`` for every set of ``k`` axes of a tensor of rank ``rank``, the
+    condition (a bool scalar expression) saying the run-time ``axes`` are that set."""
+    from itertools import combinations
+    from math import comb
+
+    axes, k = vector(axes, ctx, what)
+    if k > rank:
+        raise ctx.error(f"{what} lists {k} axes for a tensor of rank {rank}")
+    if comb(rank, k) > MAX_CASES:
+        raise ctx.error(f"{what} known only at run time: {comb(rank, k)} possible sets of axes is too many",
+                        OpNotImplemented)
+    normalized = _op.where(_op.less(axes, const(0, "int64")), _op.add(axes, const(rank, "int64")), axes)
+    hits = _op.equal(_op.reshape(normalized, (k, 1)), const(np.arange(rank, dtype="int64").reshape(1, rank), "int64"))
+    mask = _op.any(hits, axis=0)
+    cases = []
+    for chosen in combinations(range(rank), k):
+        indicator = const(np.isin(np.arange(rank), chosen), "bool")
+        cases.append((chosen, _op.all(_op.equal(mask, indicator))))
+    return cases
+
+
+def axis_choices(axis, rank, ctx, what="axis"):
+    """For a scalar ``axis`` known only at run time: ``[(axis, condition)]`` for each axis of a tensor of rank
+    ``rank`` (a negative axis counts from the end)."""
+    axis, n = vector(axis, ctx, what)
+    if n != 1:
+        raise ctx.error(f"{what} must hold one value, got {n}")
+    axis = _op.reshape(axis, ())
+    normalized = _op.where(_op.less(axis, const(0, "int64")), _op.add(axis, const(rank, "int64")), axis)
+    return [(a, _op.equal(normalized, const(a, "int64"))) for a in range(rank)]
+
+
+def choose(cases, ctx, what):
+    """One of the values of ``cases`` (``[(condition, value)]``), picked at run time by the first condition that
+    holds (the last value when none does): a chain of Relay ``If``. Values of different static shapes (of one rank
+    and dtype) are given dynamic shapes first (``dyn.reshape`` to their own shape), so the branches share one type."""
+    values = [ctx.typed(v) for _, v in cases]
+    if len(values) == 1:
+        return values[0]
+    types = [v.checked_type for v in values]
+    if any(t != types[0] for t in types):
+        reshape = ctx.dynamic_op("dyn.reshape", what)
+        values = [reshape(v, _op.shape_of(v, "int64")) for v in values]
+    result = values[-1]
+    for (cond, _), value in zip(reversed(cases[:-1]), reversed(values[:-1]), strict=True):
+        result = RelayIf(cond, value, result)
+    return result

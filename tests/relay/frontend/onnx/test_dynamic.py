@@ -122,7 +122,7 @@ def test_reshape_to_a_shape_given_as_input(ox):
     x = np.arange(12, dtype="float32").reshape(2, 6)
     rep = ox.check_compiled_once(model, [{"x": x, "shape": np.array([3, 4], "int64")},
                                          {"x": x, "shape": np.array([-1, 2], "int64")},
-                                         {"x": x, "shape": np.array([0, 3, 2], "int64")[:2]}])
+                                         {"x": x, "shape": np.array([0, -1], "int64")}])
     assert rep.uses_vm
 
 
