@@ -17,6 +17,7 @@ from .function import Function
 #: pass names in the order the standard pipeline runs them (each gated by its own opt_level)
 STANDARD_PIPELINE = (
     "InferType",
+    "DynamicToStatic",
     "SimplifyInference",
     "EliminateCommonSubexpr",
     "SimplifyExpr",

@@ -62,6 +62,14 @@ def reshape(data, newshape):
     return _injective(newshape, lambda *i: data(*unravel_index(ravel_index(i, newshape), in_shape)), "T_reshape")
 
 
+def dyn_reshape(data, out_shape):
+    """``data``'s elements in row-major order as a tensor of ``out_shape``, whose entries may be size variables bound
+    at run time from the output buffer (``dyn.reshape``; its shape function checks the sizes)."""
+    in_shape = get_const_tuple(data.shape)
+    return compute(tuple(out_shape), lambda *i: data(*unravel_index(ravel_index(i, out_shape), in_shape)),
+                   name="T_dyn_reshape", tag=_tag.INJECTIVE)
+
+
 def flatten(data):
     """``data`` as ``(shape[0], prod(shape[1:]))`` (``nn.batch_flatten``)."""
     shape = get_const_tuple(data.shape)

@@ -6,6 +6,7 @@ from . import (
     array,
     array_more,
     attrs,
+    dyn,
     elemwise,
     image,
     like,

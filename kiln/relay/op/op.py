@@ -123,6 +123,26 @@ def register_compute(op_name, fcompute=None, level=10):
     return register_op_attr(op_name, "FTVMCompute", fcompute, level)
 
 
+def register_shape_func(op_name, data_dependent, fshape=None, level=10):
+    """Register the shape function of ``op_name`` (TVM's ``FShapeFunc``); usable as a decorator.
+
+    ``fshape(attrs, inputs, out_types) -> (shapes, checks)`` builds with TE, from ``inputs`` (the arguments'
+    placeholders when ``data_dependent``), one int64 1-D shape tensor per output (``out_types``: the outputs'
+    TensorTypes) and ``(condition, message)`` pairs the values must meet (asserted at run time). Only operators
+    whose result shape depends on values need one: every other shape function is derived from the operator's
+    compute (:mod:`kiln.relay.backend.shape_func`). An operator with a data-dependent shape function must be
+    ``OPAQUE``, so it is never fused."""
+    if not data_dependent:
+        raise OpAttributeInvalid(f"register_shape_func({op_name!r}): data-independent shape functions are derived "
+                                 f"from the operator's compute; only data-dependent ones are registered")
+
+    def register(f):
+        register_op_attr(op_name, "FShapeFunc", f, level)
+        return f
+
+    return register(fshape) if fshape is not None else register
+
+
 def register_pattern(op_name, pattern, level=10):
     """Set the fusion pattern (:class:`OpPattern`) of ``op_name`` (``TOpPattern``)."""
     return register_op_attr(op_name, "TOpPattern", OpPattern(pattern), level)

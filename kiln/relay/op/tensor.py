@@ -8,6 +8,7 @@ import itertools
 import math
 
 from ...error import TypeInferenceError
+from ...ir.expr import RelayExpr
 from ...ir.type import Any, TensorType, TupleType, is_any
 from ...tir.layout import layout as parse_layout
 from ...topi.transform import slice_ranges
@@ -193,7 +194,16 @@ register_relay_op("reshape", 1, _reshape_rel, OpPattern.INJECTIVE, A.ReshapeAttr
 
 
 def reshape(data, newshape, allowzero=False):
-    """Reshape ``data`` to ``newshape`` (with TVM's special values 0, -1, -2, -3, -4; see :func:`reshape_shape`)."""
+    """Reshape ``data`` to ``newshape`` (with TVM's special values 0, -1, -2, -3, -4; see :func:`reshape_shape`);
+    ``newshape`` given as a Relay expression (a shape computed at run time) makes ``dyn.reshape``, unless it is a
+    constant (as in TVM)."""
+    if isinstance(newshape, RelayExpr):
+        from ..expr import Constant  # relay.expr imports the operators
+        from .dyn import reshape as dyn_reshape  # the dyn package builds on this module
+
+        if not isinstance(newshape, Constant):
+            return dyn_reshape(data, newshape, allowzero)
+        newshape = [int(v) for v in newshape.data.numpy().reshape(-1)]
     if isinstance(newshape, int):
         newshape = [newshape]
     return make_call("reshape", [data], A.ReshapeAttrs(tuple(newshape), int(allowzero)))
@@ -432,7 +442,6 @@ def ones(shape, dtype="float32"):
 def full(fill_value, shape=(), dtype=""):
     """A tensor filled with the scalar expression (or Python number) ``fill_value``, of ``dtype`` or, when it is
     empty, of the fill value's dtype (a Python number's as :func:`~kiln.relay.const` gives it)."""
-    from ...ir.expr import RelayExpr
     from ..expr import const
 
     if not isinstance(fill_value, RelayExpr):

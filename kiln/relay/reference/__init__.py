@@ -17,6 +17,7 @@ from . import (
     array_more,
     conv,
     convnd,
+    dyn,
     elemwise,
     grid,
     image,

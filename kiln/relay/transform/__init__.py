@@ -7,6 +7,7 @@ from .canonicalize_ops import CanonicalizeOps
 from .common_subexpr import EliminateCommonSubexpr
 from .convert_layout import ConvertLayout
 from .dead_code import DeadCodeElimination
+from .dynamic_to_static import DynamicToStatic
 from .fold_constant import FoldConstant
 from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
 from .function_pass import FunctionPass, function_pass

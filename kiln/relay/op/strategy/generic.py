@@ -27,6 +27,7 @@ from ....topi import transform as T
 from ....topi.utils import prod
 from .base import OpStrategy
 from .generic_array import ARRAY_COMPUTES
+from .generic_dyn import DYN_COMPUTES
 from .generic_nn import NN_COMPUTES
 
 __all__ = ["COMPUTES", "tensors_of", "default_strategy", "fschedule_by_tag"]
@@ -232,6 +233,7 @@ COMPUTES = {
 
 COMPUTES.update(ARRAY_COMPUTES)
 COMPUTES.update(NN_COMPUTES)
+COMPUTES.update(DYN_COMPUTES)
 
 
 def fschedule_by_tag(attrs, outs, target):
