@@ -164,15 +164,20 @@ def axis_choices(axis, rank, ctx, what="axis"):
 
 def choose(cases, ctx, what):
     """One of the values of ``cases`` (``[(condition, value)]``), picked at run time by the first condition that
-    holds (the last value when none does): a chain of Relay ``If``. Values of different static shapes (of one rank
-    and dtype) are given dynamic shapes first (``dyn.reshape`` to their own shape), so the branches share one type."""
+    holds (the last value when none does): a chain of Relay ``If``.
+
+    Values of different static shapes (of one rank and dtype) are given dynamic shapes first, so the branches share
+    one type: ``dyn.reshape(value, shape_of(value) * condition)``. The factor is 1 where the value is taken; it keeps
+    DynamicToStatic from folding the shape back to a constant, and when no condition holds (an invalid run-time
+    value) the last value's reshape to zeros fails at run time with dyn.reshape's size check."""
     values = [ctx.typed(v) for _, v in cases]
     if len(values) == 1:
         return values[0]
     types = [v.checked_type for v in values]
     if any(t != types[0] for t in types):
         reshape = ctx.dynamic_op("dyn.reshape", what)
-        values = [reshape(v, _op.shape_of(v, "int64")) for v in values]
+        values = [reshape(v, _op.multiply(_op.shape_of(v, "int64"), _op.cast(cond, "int64")))
+                  for (cond, _), v in zip(cases, values, strict=True)]
     result = values[-1]
     for (cond, _), value in zip(reversed(cases[:-1]), reversed(values[:-1]), strict=True):
         result = RelayIf(cond, value, result)

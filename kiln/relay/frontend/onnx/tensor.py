@@ -101,12 +101,27 @@ def _axes_input(inputs, index, attr, ctx, opset_since):
     return None if value is None else [int(a) for a in value.reshape(-1)]
 
 
+def _run_time_axes(inputs, index, ctx, opset_since):
+    """The axes input when its values are known only at run time (else None)."""
+    if ctx.opset < opset_since or len(inputs) <= index or inputs[index] is None:
+        return None
+    return inputs[index] if ctx.value_or_none(inputs[index], "axes") is None else None
+
+
 @register("Squeeze")
 class Squeeze(OnnxOpConverter):
     """Remove size-1 axes (all of them when ``axes`` is absent)."""
 
     @classmethod
     def _impl_v1(cls, inputs, attr, ctx):
+        given = _run_time_axes(inputs, 1, ctx, 13)
+        if given is not None:  # one squeeze per set of size-1 axes, picked at run time
+            shape = ctx.shape(inputs[0])
+            cases = [(axes, cond) for axes, cond in dynamic.axis_sets(given, len(shape), ctx)
+                     if all(shape[a] == 1 for a in axes)]
+            if not cases:
+                raise ctx.error(f"no {ctx.shape(given)[0]} axes of {shape} have size 1")
+            return dynamic.choose([(cond, _op.squeeze(inputs[0], list(axes))) for axes, cond in cases], ctx, "axes")
         axes = _axes_input(inputs, 1, attr, ctx, 13)
         return _op.squeeze(inputs[0], axis=None if axes is None else axes)
 
@@ -117,14 +132,23 @@ class Unsqueeze(OnnxOpConverter):
 
     @classmethod
     def _impl_v1(cls, inputs, attr, ctx):
+        given = _run_time_axes(inputs, 1, ctx, 13)
+        if given is not None:  # one result per set of new axes, picked at run time
+            rank = ctx.ndim(inputs[0]) + int(np.prod(ctx.shape(given)))
+            cases = dynamic.axis_sets(given, rank, ctx)
+            return dynamic.choose([(cond, cls._unsqueeze(inputs[0], axes, ctx)) for axes, cond in cases], ctx, "axes")
         axes = _axes_input(inputs, 1, attr, ctx, 13)
         if axes is None:
             raise ctx.error("axes are required")
-        shape = list(ctx.shape(inputs[0]))
+        return cls._unsqueeze(inputs[0], axes, ctx)
+
+    @staticmethod
+    def _unsqueeze(x, axes, ctx):
+        shape = list(ctx.shape(x))
         rank = len(shape) + len(axes)
         for axis in sorted(ctx.axis(a, rank, "axes") for a in axes):
             shape.insert(axis, 1)
-        return _op.reshape(inputs[0], shape, allowzero=0 in shape)
+        return _op.reshape(x, shape, allowzero=0 in shape)
 
 
 @register("Concat")

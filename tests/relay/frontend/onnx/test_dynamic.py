@@ -135,3 +135,23 @@ def test_nonzero_and_compress_of_inputs(ox):
     data = np.arange(6, dtype="float32").reshape(3, 2)
     ox.check_compiled_once(model, [{"x": data, "c": np.array([1, 0, 1], bool)},
                                    {"x": data, "c": np.array([0, 1, 0], bool)}])
+
+
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_reduction_over_axes_given_as_input(ox, keepdims):
+    model = ox.node_model("ReduceSum", {"x": ((2, 3, 4), "float32"), "axes": ((1,), "int64")},
+                          {"keepdims": keepdims}, opset=13)
+    x = np.random.default_rng(0).standard_normal((2, 3, 4)).astype("float32")
+    ox.check_compiled_once(model, [{"x": x, "axes": np.array([a], "int64")} for a in (0, -1, 1)])
+
+
+def test_cumsum_along_an_axis_given_as_input(ox):
+    model = ox.node_model("CumSum", {"x": ((2, 3), "float32"), "axis": ((), "int64")}, opset=14)
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    ox.check_compiled_once(model, [{"x": x, "axis": np.array(a, "int64")} for a in (0, 1)])
+
+
+def test_unsqueeze_at_axes_given_as_input(ox):
+    model = ox.node_model("Unsqueeze", {"x": ((2, 3), "float32"), "axes": ((1,), "int64")}, opset=13)
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    ox.check_compiled_once(model, [{"x": x, "axes": np.array([a], "int64")} for a in (0, 2, -2)])
