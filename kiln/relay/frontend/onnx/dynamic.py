@@ -182,3 +182,24 @@ def choose(cases, ctx, what):
     for (cond, _), value in zip(reversed(cases[:-1]), reversed(values[:-1]), strict=True):
         result = RelayIf(cond, value, result)
     return result
+
+
+def pad(x, pads, axes, mode, value, ctx):
+    """ONNX Pad with run-time ``pads`` (all begins, then all ends, of ``axes`` or every axis): ``dyn.nn.pad`` with
+    the ``(rank, 2)`` int64 widths (negative widths are not supported at run time)."""
+    pad_op = ctx.dynamic_op("dyn.nn.pad", "pads")
+    if mode not in ("constant", "edge", "reflect"):
+        raise ctx.error(f"pad mode {mode!r} with pads known only at run time is not supported", OpNotImplemented)
+    rank = ctx.ndim(x)
+    pads, n = vector(pads, ctx, "pads")
+    axes = list(range(rank)) if axes is None else [ctx.axis(a, rank, "axes") for a in axes]
+    if n != 2 * len(axes):
+        raise ctx.error(f"pads has {n} values for {len(axes)} axes (all begins, then all ends)")
+    zero = const([0], "int64")
+    begins = [_op.strided_slice(pads, [axes.index(a)], [axes.index(a) + 1]) if a in axes else zero
+              for a in range(rank)]
+    ends = [_op.strided_slice(pads, [len(axes) + axes.index(a)], [len(axes) + axes.index(a) + 1]) if a in axes
+            else zero for a in range(rank)]
+    width = _op.stack([_op.concatenate(begins, 0), _op.concatenate(ends, 0)], 1)
+    value = const(value, ctx.dtype(x)) if isinstance(value, np.ndarray | float | int) else _op.reshape(value, ())
+    return pad_op(x, width, value, mode)

@@ -27,6 +27,7 @@ from ....error import OpNotImplemented
 from ... import op as _op
 from ...op import image as _image
 from ...op import nn as _nn
+from . import dynamic
 from .common import OnnxOpConverter, const, register
 
 _RESIZE2D_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn")
@@ -206,6 +207,10 @@ class Resize(OnnxOpConverter):
         ndim = len(shape)
         attrs = _resize_attrs(attr, _RESIZE_DEFAULTS)
         axes = [ctx.axis(a, ndim, "axes") for a in attr.get("axes", range(ndim))]
+        run_time = [i for i in (2, 3) if len(inputs) > i and inputs[i] is not None and 0 not in ctx.shape(inputs[i])
+                    and ctx.value_or_none(inputs[i], "scales" if i == 2 else "sizes") is None]
+        if run_time:
+            return cls._dynamic(x, inputs[run_time[0]], run_time[0] == 3, axes, attrs, ctx)
         roi = ctx.optional_value(inputs, 1, "roi")
         scales_in = ctx.optional_value(inputs, 2, "scales")
         sizes_in = ctx.optional_value(inputs, 3, "sizes")
@@ -233,6 +238,46 @@ class Resize(OnnxOpConverter):
         else:
             roi = None
         return resize(x, out, scales, attrs, ctx, roi)
+
+
+    @staticmethod
+    def _dynamic(x, given, is_sizes, axes, attrs, ctx):
+        """Resize to sizes (or by scales) known only at run time: ``dyn.image.resize2d`` of the H x W plane of an
+        NCHW tensor."""
+        what = "sizes" if is_sizes else "scales"
+        ndim = ctx.ndim(x)
+        if ndim != 4 or attrs.get("antialias") or attr_roi_mode(attrs):
+            raise ctx.error(f"{what} known only at run time are supported for 4-D NCHW data without antialias or "
+                            f"tf_crop_and_resize", OpNotImplemented)
+        resize2d = ctx.dynamic_op("dyn.image.resize2d", what)
+        values, count = dynamic.vector(given, ctx, what) if is_sizes else (given, int(np.prod(ctx.shape(given))))
+        if count != len(axes):
+            raise ctx.error(f"{what} has {count} values for {len(axes)} axes")
+        if axes != list(range(ndim)):
+            if sorted(axes) != [2, 3]:
+                raise ctx.error(f"{what} known only at run time must resize axes 2 and 3", OpNotImplemented)
+            start = 0
+        else:
+            start = 2
+        flat = values if is_sizes else _op.cast(_op.reshape(given, (count,)), "float32")
+        pair = _op.strided_slice(flat, [start], [start + 2])
+        if axes == [3, 2]:
+            pair = _op.reverse(pair, 0)
+        if is_sizes:
+            size = pair
+        else:
+            plane = _op.cast(_op.strided_slice(_op.shape_of(x, "int64"), [2], [4]), "float32")
+            size = _op.cast(_op.floor(_op.multiply(plane, pair)), "int64")
+        method = {"nearest": "nearest_neighbor"}.get(attrs["mode"], attrs["mode"])
+        return resize2d(x, size, layout="NCHW", method=method,
+                        coordinate_transformation_mode=attrs["coordinate_transformation_mode"],
+                        rounding_method=attrs["nearest_mode"], cubic_alpha=attrs["cubic_coeff_a"],
+                        cubic_exclude=attrs["exclude_outside"], extrapolation_value=attrs["extrapolation_value"])
+
+
+def attr_roi_mode(attrs) -> bool:
+    """Whether the resize reads its region of interest (``tf_crop_and_resize``)."""
+    return attrs["coordinate_transformation_mode"] == "tf_crop_and_resize"
 
 
 @register("Upsample")
@@ -307,3 +352,29 @@ class GridSample(OnnxOpConverter):
         return _image.grid_sample(x, _op.transpose(grid, (0, 3, 1, 2)), "bilinear" if mode == "bilinear" else
                                   "nearest", "NCHW", attr.get("padding_mode", "zeros"),
                                   bool(attr.get("align_corners", 0)))
+
+
+@register("NonMaxSuppression")
+class NonMaxSuppression(OnnxOpConverter):
+    """The ``(batch, class, box)`` int64 indices of the boxes kept per batch and class, as TVM's frontend builds
+    them: ``vision.all_class_non_max_suppression`` (ONNX output format) gives the indices padded and their count,
+    which a run-time slice keeps (``center_point_box=1`` boxes are converted to corners first)."""
+
+    @classmethod
+    def _impl_v10(cls, inputs, attr, ctx):
+        nms = ctx.dynamic_op("vision.all_class_non_max_suppression", "the number of boxes kept")
+        boxes, scores = inputs[0], inputs[1]
+        if attr.get("center_point_box", 0):
+            center, size = _op.split(boxes, [2], axis=2)
+            half = _op.divide(size, const(2, ctx.dtype(boxes)))
+            boxes = _op.concatenate([_op.subtract(center, half), _op.add(center, half)], 2)
+            # ONNX's corners are (y1, x1, y2, x2); a center box is (x, y, w, h)
+            boxes = _op.take(boxes, const([1, 0, 3, 2], "int64"), axis=2)
+        optional = [inputs[i] if len(inputs) > i and inputs[i] is not None else None for i in (2, 3, 4)]
+        count = const(0, "int64") if optional[0] is None else _op.reshape(_op.cast(optional[0], "int64"), ())
+        iou = const(0.0, "float32") if optional[1] is None else _op.reshape(optional[1], ())
+        floor = const(float(np.finfo("float32").min), "float32") if optional[2] is None else \
+            _op.reshape(optional[2], ())
+        selected, total = nms(boxes, scores, count, iou, floor, output_format="onnx")
+        return dynamic.strided_slice(selected, const([0], "int64"), _op.reshape(_op.cast(total, "int64"), (1,)),
+                                     [0], None, ctx)

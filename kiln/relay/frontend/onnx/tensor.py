@@ -432,17 +432,21 @@ class Pad(OnnxOpConverter):
     def _impl_v11(cls, inputs, attr, ctx):
         x = inputs[0]
         n = ctx.ndim(x)
-        pads = [int(p) for p in ctx.value(inputs[1], "pads").reshape(-1)]
         axes = ctx.optional_value(inputs, 3, "axes")
+        value = 0
+        if len(inputs) > 2 and inputs[2] is not None:
+            value = inputs[2] if not ctx.is_const(inputs[2]) else ctx.value(inputs[2]).reshape(())
+        pads = ctx.value_or_none(inputs[1], "pads")
+        if pads is None:
+            return dynamic.pad(x, inputs[1], None if axes is None else axes.reshape(-1), attr.get("mode", "constant"),
+                               value, ctx)
+        pads = [int(p) for p in pads.reshape(-1)]
         if axes is not None:
             full = [0] * (2 * n)
             k = len(axes)
             for i, axis in enumerate(int(a) % n for a in axes.reshape(-1)):
                 full[axis], full[n + axis] = pads[i], pads[k + i]
             pads = full
-        value = 0
-        if len(inputs) > 2 and inputs[2] is not None:
-            value = inputs[2] if not ctx.is_const(inputs[2]) else ctx.value(inputs[2]).reshape(())
         return pad(x, pads, attr.get("mode", "constant"), value, ctx)
 
 

@@ -155,3 +155,13 @@ def test_unsqueeze_at_axes_given_as_input(ox):
     model = ox.node_model("Unsqueeze", {"x": ((2, 3), "float32"), "axes": ((1,), "int64")}, opset=13)
     x = np.arange(6, dtype="float32").reshape(2, 3)
     ox.check_compiled_once(model, [{"x": x, "axes": np.array([a], "int64")} for a in (0, 2, -2)])
+
+
+def test_non_max_suppression(ox):
+    _needs("vision.all_class_non_max_suppression")
+    boxes = np.array([[[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, 0.9, 1, 1.9], [0, 10, 1, 11]]], "float32")
+    scores = np.array([[[0.9, 0.75, 0.6, 0.95]]], "float32")
+    model = ox.node_model("NonMaxSuppression", {"boxes": boxes, "scores": scores, "count": ((), "int64"),
+                                                "iou": ((), "float32")}, out_dtype="int64")
+    ox.check_compiled_once(model, [{"boxes": boxes, "scores": scores, "count": np.array(n, "int64"),
+                                    "iou": np.array(0.5, "float32")} for n in (2, 3)])
