@@ -13,6 +13,9 @@ possible values: the node is built for each of them (:func:`axis_sets`, :func:`a
 picked at run time by a chain of Relay ``If`` (:func:`choose`).
 """
 
+from itertools import combinations
+from math import comb
+
 import numpy as np
 
 from ....error import OpNotImplemented
@@ -132,23 +135,40 @@ def axis_sets(axes, rank, ctx, what="axes"):
     """For ``axes`` known only at run time (a tensor of a static number ``k`` of distinct axes, negative ones counted
     from the end): ``[(axes tuple, condition)]`` for every set of ``k`` axes of a tensor of rank ``rank``, the
     condition (a bool scalar expression) saying the run-time ``axes`` are that set."""
-    from itertools import combinations
-    from math import comb
-
     axes, k = vector(axes, ctx, what)
     if k > rank:
         raise ctx.error(f"{what} lists {k} axes for a tensor of rank {rank}")
     if comb(rank, k) > MAX_CASES:
         raise ctx.error(f"{what} known only at run time: {comb(rank, k)} possible sets of axes is too many",
                         OpNotImplemented)
-    normalized = _op.where(_op.less(axes, const(0, "int64")), _op.add(axes, const(rank, "int64")), axes)
-    hits = _op.equal(_op.reshape(normalized, (k, 1)), const(np.arange(rank, dtype="int64").reshape(1, rank), "int64"))
-    mask = _op.any(hits, axis=0)
+    mask, _ = _axis_mask(axes, rank, ctx, what)
     cases = []
     for chosen in combinations(range(rank), k):
         indicator = const(np.isin(np.arange(rank), chosen), "bool")
         cases.append((chosen, _op.all(_op.equal(mask, indicator))))
     return cases
+
+
+def _axis_mask(axes, rank, ctx, what="axes"):
+    """The ``(rank,)`` bool mask of the run-time ``axes`` (negative ones counted from the end)."""
+    axes, k = vector(axes, ctx, what)
+    normalized = _op.where(_op.less(axes, const(0, "int64")), _op.add(axes, const(rank, "int64")), axes)
+    hits = _op.equal(_op.reshape(normalized, (k, 1)), const(np.arange(rank, dtype="int64").reshape(1, rank), "int64"))
+    return _op.any(hits, axis=0), k
+
+
+def unsqueeze(x, axes, ctx):
+    """ONNX Unsqueeze at run-time ``axes``: ``dyn.reshape`` to ``x``'s shape with ones inserted where the mask of
+    the axes (in the output) is set; each other output dimension is the next input dimension."""
+    reshape = ctx.dynamic_op("dyn.reshape", "axes")
+    rank = ctx.ndim(x)
+    _, k = vector(axes, ctx, "axes")
+    mask, _ = _axis_mask(axes, rank + k, ctx)
+    if rank == 0:
+        return reshape(x, const(np.ones(k, "int64"), "int64"))
+    source = _op.subtract(_op.cumsum(_op.cast(_op.logical_not(mask), "int64"), 0), const(1, "int64"))
+    dims = _op.take(_op.shape_of(x, "int64"), _op.clip(source, 0, rank - 1))
+    return reshape(x, _op.where(mask, const(1, "int64"), dims))
 
 
 def axis_choices(axis, rank, ctx, what="axis"):

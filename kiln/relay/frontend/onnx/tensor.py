@@ -133,10 +133,8 @@ class Unsqueeze(OnnxOpConverter):
     @classmethod
     def _impl_v1(cls, inputs, attr, ctx):
         given = _run_time_axes(inputs, 1, ctx, 13)
-        if given is not None:  # one result per set of new axes, picked at run time
-            rank = ctx.ndim(inputs[0]) + int(np.prod(ctx.shape(given)))
-            cases = dynamic.axis_sets(given, rank, ctx)
-            return dynamic.choose([(cond, cls._unsqueeze(inputs[0], axes, ctx)) for axes, cond in cases], ctx, "axes")
+        if given is not None:  # a reshape to a shape computed at run time
+            return dynamic.unsqueeze(inputs[0], given, ctx)
         axes = _axes_input(inputs, 1, attr, ctx, 13)
         if axes is None:
             raise ctx.error("axes are required")
