@@ -33,7 +33,7 @@ OPS = [
     "rotary_embedding", "round", "scatter", "scatternd", "selu", "shape", "shrink", "sigmoid", "sign", "sin", "sinh",
     "size", "slice", "softmax", "softplus", "softsign", "spacetodepth", "split", "sqrt", "squeeze", "sub", "sum",
     "swiglu", "swish", "tan", "tanh", "thresholdedrelu", "tile", "top_k", "transpose", "tril", "triu", "unsqueeze",
-    "upsample", "where", "xor", "if", "rnn", "simple_rnn", "gru", "lstm",
+    "upsample", "where", "xor", "if", "rnn", "simple_rnn", "gru", "lstm", "loop", "scan", "linear_attention",
 ]
 
 #: node tests of those operators that kiln does not pass, with the reason
@@ -52,9 +52,44 @@ EXCLUDED = {
     r"^test_dft_irfft": "an inverse DFT of a onesided spectrum (dft_length longer than the input)",
     r"^test_identity_(opt|sequence)": "optional and sequence values",
     r"^test_cast_no_saturate|^test_castlike_no_saturate": "saturating casts to float8",
-    r"^test_range_.*_expanded": "the expanded form of Range loops (Loop)",
-    r"^test_split_to_sequence|^test_if_(opt|seq)": "sequence and optional values",
+    r"^test_split_to_sequence|^test_if_(opt|seq)|^test_loop(13|16)_seq": "sequence and optional values",
+    r"^test_scan_sum": "Scan of opset 8 (a batch axis and sequence_lens)",
+    r"^test_attention_4d_.*fp16": "one-ulp float16 differences: a fused kernel keeps float32 intermediates where the "
+                                  "reference rounds after every operator",
+    r"^test_resize_.*(antialias|tf_crop_and_resize|not_larger|not_smaller)": "scales or sizes given as graph inputs "
+                                  "with antialias, a region of interest or an aspect-ratio policy (the dynamic "
+                                  "resize has none of them)",
+    r"^test_stft": "frame_step given as a graph input decides the output shape (kiln has no dynamic STFT)",
+    r"^test_lstm_with_peepholes": "sequence_lens given as a graph input (kiln's recurrences run the whole sequence)",
 }
+
+#: node tests whose shape-deciding inputs are graph inputs and that run, compiled once, on an operator kiln may not
+#: have yet (``kiln.relay.op.<name>``): skipped only while that operator is missing
+NEEDS_OPERATOR = {
+    r"^test_center_crop_pad_|^test_constant_pad": "dyn.nn.pad",
+    r"^test_compress_|^test_nonzero_": "argwhere",
+    r"^test_constantofshape_|^test_range_(float|int)\w*_delta_cpu": "dyn.full",
+    r"^test_expand_dim_": "dyn.broadcast_to",
+    r"^test_onehot_": "dyn.one_hot",
+    r"^test_resize_|^test_upsample_nearest": "dyn.image.resize2d",
+    r"^test_slice_|^test_split_variable_parts|^test_split_zero_size|^test_loop11": "dyn.strided_slice",
+    r"^test_tile_": "dyn.tile",
+    r"^test_top_k_": "dyn.topk",
+}
+
+
+def _missing_operators() -> list:
+    """The patterns of NEEDS_OPERATOR whose operator kiln does not have."""
+    from kiln.relay import op
+
+    missing = []
+    for pattern, name in NEEDS_OPERATOR.items():
+        found = op
+        for part in name.split("."):
+            found = getattr(found, part, None)
+        if found is None:
+            missing.append(pattern)
+    return missing
 
 #: the whole suite: how many tests kiln passes at least (measured when this file last changed)
 MIN_PASSED = {"Node": 1440, "Simple": 7, "PyTorchConverted": 69, "PyTorchOperator": 35, "Real": 9}
@@ -86,14 +121,18 @@ def _node_names(op):
     cls = _suite()["OnnxBackendNodeModelTest"]
     pattern = re.compile(rf"^test_{op}(_|\d)")
     names = [n for n in dir(cls) if pattern.match(n) and n.endswith("_cpu")]
-    return cls, [n for n in names if not any(re.search(p, n) for p in EXCLUDED)]
+    names = [n for n in names if not any(re.search(p, n) for p in EXCLUDED)]
+    waiting = _missing_operators()
+    return cls, names, [n for n in names if not any(re.search(p, n) for p in waiting)]
 
 
 @pytest.mark.parametrize("op", OPS)
 def test_node(op):
-    cls, names = _node_names(op)
+    cls, names, runnable = _node_names(op)
     assert names, f"no ONNX node tests match {op!r}"
-    _, failed = _run(cls, names)
+    if not runnable:
+        pytest.skip(f"every node test of {op!r} waits for an operator kiln does not have yet (NEEDS_OPERATOR)")
+    _, failed = _run(cls, runnable)
     assert not failed, "\n".join(f"{k}: {v}" for k, v in sorted(failed.items()))
 
 

@@ -66,36 +66,50 @@ def tile(x, repeats, ctx):
 
 
 def strided_slice(x, starts, ends, axes, steps, ctx):
-    """ONNX Slice with run-time ``starts``/``ends`` (``axes`` constant, ``steps`` constant or run-time): full-rank
-    begin/end/strides for ``dyn.strided_slice``, the axes not sliced taken whole."""
+    """ONNX Slice with run-time ``starts``/``ends``: full-rank begin/end/strides for ``dyn.strided_slice``, the axes
+    not sliced taken whole. ``axes`` and ``steps`` are each None (every axis in order; steps of 1), numpy values, or
+    expressions known only at run time (then the begins, ends and strides of the sliced axes are scattered into
+    full-rank vectors at run time)."""
     slicer = ctx.dynamic_op("dyn.strided_slice", "starts or ends")
     starts, n = vector(starts, ctx, "starts")
     ends, _ = vector(ends, ctx, "ends")
     rank = ctx.ndim(x)
-    axes = list(range(n)) if axes is None else [ctx.axis(a, rank, "axes") for a in axes]
-    if len(set(axes)) != len(axes):
-        raise ctx.error(f"axes repeat an axis: {axes}")
-    step_values = steps if steps is None or isinstance(steps, np.ndarray) else None
-    if step_values is None and steps is not None:
+    if steps is None:
+        steps = const(np.ones(n, "int64"), "int64")
+    elif isinstance(steps, np.ndarray):
+        steps = const(steps.reshape(-1).astype("int64"), "int64")
+    else:
         steps, _ = vector(steps, ctx, "steps")
-    big = np.iinfo(np.int64).max
-    begin, end, stride = [], [], []
-    for axis in range(rank):
-        if axis in axes:
-            k = axes.index(axis)
-            begin.append(_op.strided_slice(starts, [k], [k + 1]))
-            end.append(_op.strided_slice(ends, [k], [k + 1]))
-            if steps is None:
-                stride.append(const([1], "int64"))
-            elif step_values is not None:
-                stride.append(const([int(step_values[k])], "int64"))
-            else:
-                stride.append(_op.strided_slice(steps, [k], [k + 1]))
-        else:
-            begin.append(const([0], "int64"))
-            end.append(const([big], "int64"))
-            stride.append(const([1], "int64"))
-    return slicer(x, _op.concatenate(begin, 0), _op.concatenate(end, 0), _op.concatenate(stride, 0))
+    if axes is None:
+        axes = np.arange(n)
+    if isinstance(axes, np.ndarray):
+        axes = [ctx.axis(a, rank, "axes") for a in axes.reshape(-1)]
+        if len(set(axes)) != len(axes):
+            raise ctx.error(f"axes repeat an axis: {axes}")
+        axes = const(np.asarray(axes, "int64"), "int64")
+    else:
+        axes, _ = vector(axes, ctx, "axes")
+        axes = _op.where(_op.less(axes, const(0, "int64")), _op.add(axes, const(rank, "int64")), axes)
+
+    def full(fill, values):
+        return _op.scatter_elements(const(np.full(rank, fill, "int64"), "int64"), axes, values, 0)
+
+    return slicer(x, full(0, starts), full(np.iinfo(np.int64).max, ends), full(1, steps))
+
+
+def split(x, sizes, axis, count, ctx):
+    """ONNX Split into ``count`` parts along ``axis`` whose run-time ``sizes`` say how long each is: part ``j`` is
+    the slice from the sum of the sizes before it."""
+    sizes, n = vector(sizes, ctx, "split")
+    if n != count:
+        raise ctx.error(f"split has {n} sizes for {count} outputs")
+    ends = _op.cumsum(sizes, 0)
+    begins = _op.subtract(ends, sizes)
+    parts = []
+    for j in range(count):
+        begin, end = _op.strided_slice(begins, [j], [j + 1]), _op.strided_slice(ends, [j], [j + 1])
+        parts.append(strided_slice(x, begin, end, np.array([axis]), None, ctx))
+    return parts
 
 
 def arange(start, limit, delta, dtype, ctx):
@@ -205,21 +219,27 @@ def choose(cases, ctx, what):
 
 
 def pad(x, pads, axes, mode, value, ctx):
-    """ONNX Pad with run-time ``pads`` (all begins, then all ends, of ``axes`` or every axis): ``dyn.nn.pad`` with
-    the ``(rank, 2)`` int64 widths (negative widths are not supported at run time)."""
+    """ONNX Pad with run-time ``pads`` (all begins, then all ends, of ``axes`` or every axis; ``axes`` None, numpy
+    values or an expression known only at run time): ``dyn.nn.pad`` with the ``(rank, 2)`` int64 widths, scattered
+    into place at run time (negative widths, which crop, are not supported at run time)."""
     pad_op = ctx.dynamic_op("dyn.nn.pad", "pads")
     if mode not in ("constant", "edge", "reflect"):
         raise ctx.error(f"pad mode {mode!r} with pads known only at run time is not supported", OpNotImplemented)
     rank = ctx.ndim(x)
     pads, n = vector(pads, ctx, "pads")
-    axes = list(range(rank)) if axes is None else [ctx.axis(a, rank, "axes") for a in axes]
-    if n != 2 * len(axes):
-        raise ctx.error(f"pads has {n} values for {len(axes)} axes (all begins, then all ends)")
-    zero = const([0], "int64")
-    begins = [_op.strided_slice(pads, [axes.index(a)], [axes.index(a) + 1]) if a in axes else zero
-              for a in range(rank)]
-    ends = [_op.strided_slice(pads, [len(axes) + axes.index(a)], [len(axes) + axes.index(a) + 1]) if a in axes
-            else zero for a in range(rank)]
-    width = _op.stack([_op.concatenate(begins, 0), _op.concatenate(ends, 0)], 1)
+    if axes is None:
+        axes = np.arange(rank)
+    if isinstance(axes, np.ndarray):
+        axes = const(np.asarray([ctx.axis(a, rank, "axes") for a in axes.reshape(-1)], "int64"), "int64")
+    else:
+        axes, _ = vector(axes, ctx, "axes")
+        axes = _op.where(_op.less(axes, const(0, "int64")), _op.add(axes, const(rank, "int64")), axes)
+    k = ctx.shape(axes)[0]
+    if n != 2 * k:
+        raise ctx.error(f"pads has {n} values for {k} axes (all begins, then all ends)")
+    zeros = const(np.zeros(rank, "int64"), "int64")
+    begins = _op.scatter_elements(zeros, axes, _op.strided_slice(pads, [0], [k]), 0)
+    ends = _op.scatter_elements(zeros, axes, _op.strided_slice(pads, [k], [2 * k]), 0)
+    width = _op.stack([begins, ends], 1)
     value = const(value, ctx.dtype(x)) if isinstance(value, np.ndarray | float | int) else _op.reshape(value, ())
     return pad_op(x, width, value, mode)

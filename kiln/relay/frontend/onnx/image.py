@@ -210,6 +210,9 @@ class Resize(OnnxOpConverter):
         run_time = [i for i in (2, 3) if len(inputs) > i and inputs[i] is not None and 0 not in ctx.shape(inputs[i])
                     and ctx.value_or_none(inputs[i], "scales" if i == 2 else "sizes") is None]
         if run_time:
+            if attr.get("keep_aspect_ratio_policy", "stretch") != "stretch":
+                raise ctx.error("sizes known only at run time with keep_aspect_ratio_policy "
+                                f"{attr['keep_aspect_ratio_policy']!r} are not supported", OpNotImplemented)
             return cls._dynamic(x, inputs[run_time[0]], run_time[0] == 3, axes, attrs, ctx)
         roi = ctx.optional_value(inputs, 1, "roi")
         scales_in = ctx.optional_value(inputs, 2, "scales")
@@ -291,7 +294,13 @@ class Upsample(OnnxOpConverter):
 
     @classmethod
     def _impl_v9(cls, inputs, attr, ctx):
-        return cls._upsample(inputs[0], ctx.value(inputs[1], "scales").reshape(-1), attr, ctx)
+        scales = ctx.value_or_none(inputs[1], "scales")
+        if scales is None:  # known only at run time: Resize's dynamic form
+            mode = {"bilinear": "linear"}.get(attr.get("mode", "nearest"), attr.get("mode", "nearest"))
+            attrs = dict(_RESIZE_DEFAULTS, mode=mode, coordinate_transformation_mode="asymmetric",
+                         nearest_mode="floor")
+            return Resize._dynamic(inputs[0], inputs[1], False, list(range(ctx.ndim(inputs[0]))), attrs, ctx)
+        return cls._upsample(inputs[0], scales.reshape(-1), attr, ctx)
 
     @staticmethod
     def _upsample(x, scales, attr, ctx):

@@ -173,6 +173,10 @@ class Split(OnnxOpConverter):
 
     @classmethod
     def _impl_v13(cls, inputs, attr, ctx):
+        given = inputs[1] if len(inputs) > 1 else None
+        if given is not None and ctx.value_or_none(given, "split") is None:  # sizes known only at run time
+            axis = ctx.axis(attr.get("axis", 0), ctx.ndim(inputs[0]))
+            return dynamic.split(inputs[0], given, axis, len(ctx.node.output), ctx)
         return cls._split(inputs[0], ctx.optional_value(inputs, 1, "split"), attr, ctx)
 
     @staticmethod
@@ -208,7 +212,8 @@ def slice_ranges(shape, starts, ends, axes, steps, ctx):
 
 @register("Slice")
 class Slice(OnnxOpConverter):
-    """``strided_slice`` from constant starts/ends/axes/steps (attributes before opset 10)."""
+    """``strided_slice`` from constant starts/ends/axes/steps (attributes before opset 10); ``dyn.strided_slice``
+    when one of them is known only at run time."""
 
     @classmethod
     def _impl_v1(cls, inputs, attr, ctx):
@@ -216,16 +221,14 @@ class Slice(OnnxOpConverter):
 
     @classmethod
     def _impl_v10(cls, inputs, attr, ctx):
-        starts, ends = ctx.value_or_none(inputs[1], "starts"), ctx.value_or_none(inputs[2], "ends")
-        axes = ctx.optional_value(inputs, 3, "axes")
-        if starts is None or ends is None:  # known only at run time
-            steps = inputs[4] if len(inputs) > 4 else None
-            if steps is not None:
-                steps = ctx.value_or_none(steps, "steps")
-                steps = inputs[4] if steps is None else steps.reshape(-1)
-            return dynamic.strided_slice(inputs[0], inputs[1], inputs[2], None if axes is None else axes.reshape(-1),
-                                         steps, ctx)
-        steps = ctx.optional_value(inputs, 4, "steps")
+        given = [inputs[i] if len(inputs) > i else None for i in range(1, 5)]
+        values = [None if g is None else ctx.value_or_none(g, what)
+                  for g, what in zip(given, ("starts", "ends", "axes", "steps"), strict=True)]
+        if any(g is not None and v is None for g, v in zip(given, values, strict=True)):  # known only at run time
+            # axes and steps: their values when they are constants, else their expressions
+            axes, steps = (g if v is None else v for g, v in zip(given[2:], values[2:], strict=True))
+            return dynamic.strided_slice(inputs[0], given[0], given[1], axes, steps, ctx)
+        starts, ends, axes, steps = values
         return cls._slice(inputs[0], starts.reshape(-1), ends.reshape(-1),
                           None if axes is None else axes.reshape(-1), None if steps is None else steps.reshape(-1),
                           ctx)
@@ -430,14 +433,15 @@ class Pad(OnnxOpConverter):
     def _impl_v11(cls, inputs, attr, ctx):
         x = inputs[0]
         n = ctx.ndim(x)
-        axes = ctx.optional_value(inputs, 3, "axes")
+        given = inputs[3] if len(inputs) > 3 else None
+        axes = None if given is None else ctx.value_or_none(given, "axes")
         value = 0
         if len(inputs) > 2 and inputs[2] is not None:
             value = inputs[2] if not ctx.is_const(inputs[2]) else ctx.value(inputs[2]).reshape(())
         pads = ctx.value_or_none(inputs[1], "pads")
-        if pads is None:
-            return dynamic.pad(x, inputs[1], None if axes is None else axes.reshape(-1), attr.get("mode", "constant"),
-                               value, ctx)
+        if pads is None or (given is not None and axes is None):  # known only at run time
+            axes = given if given is not None and axes is None else axes
+            return dynamic.pad(x, inputs[1], axes, attr.get("mode", "constant"), value, ctx)
         pads = [int(p) for p in pads.reshape(-1)]
         if axes is not None:
             full = [0] * (2 * n)
