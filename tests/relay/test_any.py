@@ -167,3 +167,26 @@ def test_a_broadcast_the_run_time_sizes_do_not_allow_is_refused_by_the_shape_fun
     np.testing.assert_array_equal(vm.invoke("main", b, a).numpy(), np.full((4, 3), 3))
     with pytest.raises(KilnError, match=r"fused_add_shape_func.*does not broadcast"):
         vm.invoke("main", np.ones((2, 3), "float32"), a)
+
+
+@pytest.mark.parametrize("target, lanes", [("llvm -mcpu=haswell", 8), ("llvm -mcpu=skylake-avx512", 16)])
+def test_a_dynamic_batch_keeps_the_static_axes_vectorized(target, lanes):
+    """The dense kernel over a dynamic batch is the packed GEMM (row blocks outside the column panels, so the
+    column guards fold away and whole vectors remain); the convolution keeps its blocked layout."""
+    from kiln.relay.backend.vm.compiler import lower_for_vm
+    from kiln.tir.function import PrimFunc
+
+    x = relay.var("x", shape=(relay.Any(), 3, 8, 8))
+    w, d = relay.var("w", shape=(32, 3, 3, 3)), relay.var("d", shape=(64, 32 * 8 * 8))
+    y = relay.nn.dense(relay.nn.batch_flatten(relay.nn.relu(relay.nn.conv2d(x, w, padding=(1, 1)))), d)
+    rng = np.random.default_rng(4)
+    params = {"w": rng.standard_normal((32, 3, 3, 3)).astype("float32"),
+              "d": rng.standard_normal((64, 2048)).astype("float32")}
+    with kiln.transform.PassContext(opt_level=3), kiln.target.Target(target):
+        lowered = lower_for_vm(kiln.IRModule.from_expr(relay.Function([x, w, d], y)), kiln.target.Target(target), params)
+    kernels = {gv.name_hint: str(f) for gv, f in lowered.functions.items()
+               if isinstance(f, PrimFunc) and not gv.name_hint.endswith("_shape_func")}
+    (dense,) = [text for name, text in kernels.items() if "dense_pack" in name]
+    assert f"T.Broadcast(T.float32(0.0), {2 * lanes})" in dense and "< 64" not in dense
+    (conv,) = [text for name, text in kernels.items() if "conv2d" in name]
+    assert "T.Broadcast" in conv and f"T.Buffer((p0_dim0, {32 // lanes}, 8, 8, {lanes}), \"float32\")" in conv

@@ -14,7 +14,8 @@ The generator only builds graphs whose every result kiln defines, so the referen
 
     python -m kiln.relay.testing.fuzz --graphs 2000              # seeds 0..1999, llvm and c, opt_level 0 and 3
     python -m kiln.relay.testing.fuzz --replay 1234 --verbose    # one graph: its IR and what went wrong
-    python -m kiln.relay.testing.fuzz --graphs 500 --vm          # also on the VM, with run-time If
+    python -m kiln.relay.testing.fuzz --graphs 500 --vm          # also on the VM, with run-time If, and with
+                                                                 # every input's first dimension relay.Any
 """
 
 import argparse
@@ -24,15 +25,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...error import TypeInferenceError
 from ...ir.module import IRModule
 from ...ir.transform import PassContext
-from ...ir.type import TensorType, TupleType
+from ...ir.type import Any, TensorType, TupleType
 from ...runtime.device import cpu
 from ...runtime.vm import VirtualMachine
 from ..backend.vm import compile as vm_compile
 from ..build import build
-from ..expr import If, Tuple
+from ..expr import If, Tuple, Var, bind
 from ..expr_functor import post_order_visit
+from ..function import Function
 from ..interpreter import create_executor
 from ..transform.infer_type import infer_type
 from .fuzz_graph import GraphGenerator
@@ -56,7 +59,7 @@ class Finding:
     def __str__(self):
         return (f"seed {self.seed} ({self.target}, opt_level {self.opt_level}): {self.kind}: {self.message}\n"
                 f"  replay: python -m kiln.relay.testing.fuzz --replay {self.seed} --verbose"
-                f"{' --vm' if self.target.endswith(', vm') else ''}")
+                f"{' --vm' if ', vm' in self.target else ''}")
 
 
 @dataclass
@@ -78,14 +81,19 @@ class Report:
 
 def random_graph(seed, max_ops=12, control_flow=False):
     """``(IRModule, inputs, params, exact)`` of graph ``seed`` (see :meth:`GraphGenerator.generate`)."""
-    func, inputs, params, exact = GraphGenerator(seed, max_ops, control_flow).generate()
-    return IRModule.from_expr(func), inputs, params, exact
+    generator = GraphGenerator(seed, max_ops, control_flow)
+    func, inputs, params, exact = generator.generate()
+    mod = IRModule.from_expr(func)
+    for gv, loop in generator.globals.items():
+        mod[gv] = loop
+    return mod, inputs, params, exact
 
 
-def _has_if(mod) -> bool:
+def _needs_vm(mod) -> bool:
+    """Whether the graph branches or loops (only the VM runs it)."""
     found = []
     post_order_visit(mod["main"], lambda e: found.append(e) if isinstance(e, If) else None)
-    return bool(found)
+    return bool(found) or len(mod.functions) > 1
 
 
 def _outputs(value) -> list:
@@ -137,7 +145,9 @@ def check_graph(seed, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=12, vm=F
     """Build graph ``seed`` for every target and opt_level; the findings and the number of builds.
 
     With ``vm``, the graph may branch on a run-time condition, and it is also compiled with ``relay.vm.compile``
-    and run by the VM; a branching graph, which ``relay.build`` refuses, runs on the VM only."""
+    and run by the VM, as it is and with the first dimension of every input made ``relay.Any``
+    (:func:`with_dynamic_inputs`; one executable then serves the inputs' sizes, which it learns at run time); a
+    branching graph, which ``relay.build`` refuses, runs on the VM only."""
     try:
         mod, inputs, params, exact = random_graph(seed, max_ops, control_flow=vm)
         args = {**inputs, **params}
@@ -145,16 +155,40 @@ def check_graph(seed, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=12, vm=F
         coarsest = coarsest_floats(mod)
     except Exception as exc:  # noqa: BLE001  (a failure of the generator or the reference is reported, not raised)
         return [Finding(seed, "reference", -1, "invalid graph", f"{type(exc).__name__}: {exc}")], 0
-    executors = (["vm"] if vm else []) + ([] if vm and _has_if(mod) else ["graph"])
+    executors = (["vm", "dynamic"] if vm else []) + ([] if vm and _needs_vm(mod) else ["graph"])
+    dynamic = with_dynamic_inputs(mod, inputs) if vm else None
     findings, builds = [], 0
     for executor in executors:
+        if executor == "dynamic" and dynamic is None:
+            continue  # an operator of the graph does not accept a dynamic dimension (a refusal, not a fault)
         for target in targets:
             for level in opt_levels:
                 builds += 1
-                finding = _check_build(seed, mod, inputs, params, exact, want, target, level, coarsest, executor)
+                module = dynamic if executor == "dynamic" else mod
+                finding = _check_build(seed, module, inputs, params, exact, want, target, level, coarsest, executor)
                 if finding is not None:
                     findings.append(finding)
     return findings, builds
+
+
+def with_dynamic_inputs(mod, inputs):
+    """``mod`` with the first dimension of each input named in ``inputs`` made ``relay.Any``, typed; None when a
+    type relation refuses that (it says so with a TypeInferenceError)."""
+    main = mod["main"]
+    params, binds = [], {}
+    for p in main.params:
+        ttype = p.checked_type_
+        if p.name_hint in inputs and isinstance(ttype, TensorType) and ttype.ndim:
+            new = Var(p.name_hint, TensorType((Any(), *ttype.shape[1:]), ttype.dtype))
+            binds[p] = new
+            p = new
+        params.append(p)
+    dynamic = IRModule({gv: f for gv, f in mod.functions.items() if gv.name_hint != "main"})
+    dynamic["main"] = Function(params, bind(main.body, binds))
+    try:
+        return infer_type(dynamic)
+    except TypeInferenceError:
+        return None
 
 
 def _run_graph(mod, inputs, params, target):
@@ -182,7 +216,7 @@ def _run_vm(mod, inputs, params, target):
 
 
 def _check_build(seed, mod, inputs, params, exact, want, target, level, coarsest, executor="graph"):
-    where = target if executor == "graph" else f"{target}, vm"
+    where = target if executor == "graph" else f"{target}, {'vm' if executor == 'vm' else 'vm with dynamic inputs'}"
     try:
         with PassContext(opt_level=level):
             run = (_run_graph if executor == "graph" else _run_vm)(mod, inputs, params, target)

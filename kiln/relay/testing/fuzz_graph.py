@@ -3,19 +3,22 @@
 A :class:`GraphGenerator` grows a pool of :class:`~kiln.relay.testing.fuzz_values.Value` s from fresh inputs
 (variables, parameters bound at build time, constants) by applying random operators (:mod:`.fuzz_ops`) to pool
 members, converting an operand to the dtype an operator needs with ``cast`` where possible, then returns a few of the
-newest values as a tuple (with ``control_flow``, often chosen between two such tuples by an ``If`` on a run-time
-condition, which only the VM runs). The dtypes each operator accepts come from the operator registry (the same table
-its type relation checks); the guards of :mod:`.fuzz_values` keep every result defined. Everything is drawn from one
-``numpy.random.Generator`` seeded by the graph's seed, so a seed replays its graph and inputs exactly.
+newest values as a tuple. With ``control_flow``, outputs are often folded over a counted loop written as a recursive
+global function whose trip count is a run-time input, and the tuple is often chosen between two by an ``If`` on a
+run-time condition (only the VM runs those). The dtypes each operator accepts come from the operator registry (the
+same table its type relation checks); the guards of :mod:`.fuzz_values` keep every result defined. Everything is
+drawn from one ``numpy.random.Generator`` seeded by the graph's seed, so a seed replays its graph and inputs exactly.
 """
 
 import math
 
 import numpy as np
 
+from ...ir.expr import GlobalVar
 from ...ir.op import Op
+from ...ir.type import TensorType
 from .. import op as _op
-from ..expr import If, Tuple, const, var
+from ..expr import Call, If, Tuple, const, var
 from ..expr_functor import post_order_visit
 from ..function import Function
 from .fuzz_values import Value, converted, dtype_range, kind, random_values, result
@@ -44,6 +47,7 @@ class GraphGenerator:
         self.inputs: dict = {}  # name -> numpy value of a graph input
         self.params: dict = {}  # name -> numpy value bound with relay.build(params=...)
         self.variables: list = []
+        self.globals: dict = {}  # GlobalVar -> Function: the loops of control flow
 
     # ---- random choices
     def chance(self, p) -> bool:
@@ -171,9 +175,35 @@ class GraphGenerator:
         outputs = self._sinks()
         body = outputs[0].expr if len(outputs) == 1 and self.chance(0.5) else Tuple([v.expr for v in outputs])
         exact = [v.exact for v in outputs]
+        if self.control_flow and self.chance(0.5):
+            outputs = [self._looped(v) for v in outputs]
+            body = Tuple([v.expr for v in outputs]) if isinstance(body, Tuple) else outputs[0].expr
         if self.control_flow and self.chance(0.6):
             body, exact = self._branched(outputs, body)
         return Function(list(self.variables), body), self.inputs, self.params, exact
+
+    def _looped(self, v) -> Value:
+        """``@loop(n, v, step)`` with ``@loop(i, acc, step) = if (i > 0) { @loop(i - 1, combine(acc, step), step) }
+        else { acc }``: a loop written as recursion (a tail call), ``n`` an int32 input from 0 to 3, ``combine`` the
+        maximum or minimum (logical or/and for bool), which keep every value defined and exact; ``v`` itself when
+        the pool has no partner of its type."""
+        partners = [u for u in self.pool if u.shape == v.shape and u.dtype == v.dtype and u.exact and not u.nan]
+        if not partners or not v.exact or v.nan or not self.chance(0.6):
+            return v
+        step = self.choice(partners)
+        ttype = TensorType(v.shape, v.dtype)
+        loop = GlobalVar(f"loop{len(self.globals)}")
+        i, acc, s = var("i", shape=(), dtype="int32"), var("acc", ttype), var("step", ttype)
+        combine = (_op.logical_or if self.chance(0.5) else _op.logical_and) if v.dtype == "bool" else \
+            (_op.maximum if self.chance(0.5) else _op.minimum)
+        again = Call(loop, [_op.subtract(i, const(1, "int32")), combine(acc, s), s])
+        self.globals[loop] = Function([i, acc, s], If(_op.greater(i, const(0, "int32")), again, acc), ttype)
+        name = f"v{len(self.variables)}"
+        count = var(name, shape=(), dtype="int32")
+        self.variables.append(count)
+        self.inputs[name] = np.array(int(self.rng.integers(0, 4)), "int32")
+        lo, hi = min(v.lo, step.lo), max(v.hi, step.hi)
+        return v.with_expr(Call(loop, [count, v.expr, step.expr]), lo=lo, hi=hi, grid=max(v.grid, step.grid))
 
     def _branched(self, outputs, body):
         """``if cond: body else: alternatives``, ``cond`` a bool input known only at run time (the graph then

@@ -38,7 +38,7 @@ def _rules():
 def dynamic_to_static(func, mod=None):
     """``func`` with constants folded and every ``dyn`` call on constant shapes made static; typed (its result type
     inferred anew: it may have become static)."""
-    out = rewrite(fold_constant(func, mod), _rules())
+    out = rewrite(fold_constant(func, mod), _rules(), mod=mod)
     if out is func:
         return func
     return infer_type(out.with_fields(ret_type=None, checked_type_=None), mod)

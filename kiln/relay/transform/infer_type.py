@@ -213,9 +213,13 @@ def infer_type(mod_or_expr, mod=None):
     """
     if isinstance(mod_or_expr, IRModule):
         return _infer_module(mod_or_expr)
-    if mod is None:
-        return TypeInferencer().visit(mod_or_expr)
-    return TypeInferencer(lambda gv: _typed_global(mod, gv)).visit(mod_or_expr)
+    return TypeInferencer(global_typer(mod)).visit(mod_or_expr)
+
+
+def global_typer(mod):
+    """The ``global_type`` of a :class:`TypeInferencer` reading the types of ``mod``'s global functions (None
+    without a module: a global function is then an error)."""
+    return None if mod is None else (lambda gv: _typed_global(mod, gv))
 
 
 def _typed_global(mod, gv):

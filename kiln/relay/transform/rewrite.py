@@ -11,7 +11,7 @@ from ...ir.op import Op
 from ...ir.registry import Registry, op_table
 from ..expr import Call, TupleGetItem
 from ..expr_functor import ExprMutator
-from .infer_type import KeepTyped, TypeInferencer, _typed_global
+from .infer_type import KeepTyped, TypeInferencer, global_typer
 
 
 def RuleTable():  # noqa: N802  (reads as the table type it makes)
@@ -84,10 +84,6 @@ class _SubRewriter(KeepTyped):
 
 def rewrite(expr, table: Registry, max_steps: int = 64, mod=None):
     """Apply the rules of ``table`` to every call of ``expr`` (typed) until no rule matches; returns a typed expr.
-    ``mod`` is the module of the global functions ``expr`` calls (a function pass passes its own)."""
-    typed = _typer(mod).visit(expr)
-    return _Rewriter(table, max_steps, _typer(mod)).visit(typed)
-
-
-def _typer(mod):
-    return TypeInferencer() if mod is None else TypeInferencer(lambda gv: _typed_global(mod, gv))
+    ``mod``: the module of the global functions ``expr`` calls (a function pass passes its own)."""
+    typer = TypeInferencer(global_typer(mod))
+    return _Rewriter(table, max_steps, typer).visit(typer.visit(expr))

@@ -26,6 +26,7 @@ from ...te.operation import compute, reduce_axis
 from ...te.operation import sum as _te_sum
 from ...te.tensor import ComputeOp
 from ...tir import op as _op
+from ...tir.expr import IntImm
 from ...tir.intrin import if_then_else
 from ..nn.conv2d import _acc_dtype, _finish
 from ..nn.dense import crop_columns
@@ -65,6 +66,8 @@ def gemm_blocking(m, n, target=None, dtype="float32", pad=False):
         bn = 2 * lanes if n >= 2 * lanes else lanes
     vectors = max(1, bn // lanes)
     rows = max(1, accumulator_budget(target) // vectors)
+    if not isinstance(m, int):  # rows known only at run time: full tiles and a guarded last one
+        return rows, bn
     mr = largest_divisor(m, rows)
     if mr < min(m, 4):  # no useful divisor (197 rows): full tiles and a guarded last one
         mr = min(m, rows)
@@ -101,6 +104,8 @@ def dense_form(rows, reduced, units, target=None, dtype="float32"):
     lanes or more, else ``"pack"`` (:func:`dense_pack`) when the panels are at least four lanes wide (padded ones
     included), else None (the generic compute)."""
     lanes = vector_lanes(target, dtype)
+    if not isinstance(rows, int):  # a batch known only at run time: packed weights serve every size
+        rows = NOPACK_MAX_ROWS + 1
     if rows <= NOPACK_MAX_ROWS and vector_factor(reduced, lanes) >= 4:
         return "nopack"
     if gemm_blocking(rows, units, target, dtype, pad=True)[1] >= 4:
@@ -115,8 +120,8 @@ def dense_alter_layout(data_shape, weight_shape, target=None, dtype="float32"):
     if len(data_shape) != 2 or len(weight_shape) != 2:
         return None
     (rows, reduced), units = data_shape, weight_shape[0]
-    if not all(isinstance(d, int) for d in (rows, reduced, units)):
-        return None  # sizes known only at run time: the generic product
+    if not all(isinstance(d, int) for d in (reduced, units)):
+        return None  # a weight known only at run time is not packed ahead
     if dense_form(rows, reduced, units, target, dtype) != "pack":
         return None
     return f"NC{gemm_blocking(rows, units, target, dtype, pad=True)[1]}n"
@@ -198,11 +203,14 @@ def _schedule_packing(s, tensor):
 
 def _tile(stage, axes, mr, bn):
     """Tile the last two of ``axes`` by ``mr x bn``, column panels outside row blocks (module docstring); fuse the
-    leading axes, panels and row blocks into one parallel loop."""
+    leading axes, panels and row blocks into one parallel loop. With a row count known only at run time the row
+    blocks go outside: the panel is then the fused index modulo the static panel count, which the simplifier
+    bounds, so the column guards fold away and the panel's vectors stay whole."""
     *lead, yi, xi = axes
     mo, no, mi, ni = stage.tile(yi, xi, mr, bn)
-    stage.reorder(no, mo, mi, ni)
-    outer = stage.fuse(*lead, no, mo)
+    order = (no, mo) if isinstance(yi.dom.extent, IntImm) else (mo, no)
+    stage.reorder(*order, mi, ni)
+    outer = stage.fuse(*lead, *order)
     stage.parallel(outer)
     return outer, mi, ni
 

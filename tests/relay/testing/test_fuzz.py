@@ -89,22 +89,44 @@ def test_float16_module_assembles_on_every_cpu():
 
 
 @pytest.mark.skipif(not HAVE_LLVM, reason="needs llvmlite and a C compiler")
-def test_vm_budget_with_run_time_branches_finds_nothing():
-    """With ``vm``, graphs may end in an ``If`` on a run-time bool input: those run on the VM only (relay.build
-    refuses them), the others on the VM and the graph executor."""
-    branching = [s for s in range(20_000, 20_006) if fuzz._has_if(fuzz.random_graph(s, control_flow=True)[0])]
-    assert 0 < len(branching) < 6
+def test_vm_budget_with_run_time_branches_loops_and_dynamic_inputs_finds_nothing():
+    """With ``vm``, graphs may end in an ``If`` on a run-time bool input and fold values over loops (recursive global
+    functions): those run on the VM only (relay.build refuses them), the others on the VM and the graph executor;
+    every graph whose operators accept it also runs on the VM with its inputs' first dimension ``relay.Any``."""
+    seeds = range(20_000, 20_006)
+    graphs = [fuzz.random_graph(s, control_flow=True) for s in seeds]
+    control = [s for s, g in zip(seeds, graphs, strict=True) if fuzz._needs_vm(g[0])]
+    dynamic = [s for s, g in zip(seeds, graphs, strict=True) if fuzz.with_dynamic_inputs(g[0], g[1]) is not None]
+    assert 0 < len(control) < 6 and dynamic
     report = fuzz.fuzz(6, seed=20_000, targets=("llvm",), opt_levels=(3,), vm=True)
-    assert report.builds == 2 * 6 - len(branching)
+    assert report.builds == 6 + len(dynamic) + 6 - len(control)
     assert not report.findings, "\n".join(str(f) for f in report.findings)
 
 
+def test_loops_run_a_run_time_count_of_times():
+    """A graph with a loop: ``@loop(n, acc, step)`` recursing ``n`` times, ``n`` an int32 input."""
+    seed = next(s for s in range(100) if len(fuzz.random_graph(s, control_flow=True)[0].functions) > 1)
+    mod = fuzz.random_graph(seed, control_flow=True)[0]
+    loop = next(f for gv, f in mod.functions.items() if gv.name_hint.startswith("loop"))
+    assert isinstance(loop.body, relay.If) and [p.name_hint for p in loop.params] == ["i", "acc", "step"]
+    report = fuzz.fuzz(1, seed=seed, targets=("llvm",), opt_levels=(0,), vm=True)
+    assert report.builds >= 1 and not report.findings, "\n".join(str(f) for f in report.findings)
+
+
 def test_control_flow_keeps_the_base_graph():
-    """A seed's graph without control flow is the same whether or not branches may be added afterwards."""
-    plain = fuzz.random_graph(78)[0]["main"]
-    branched = fuzz.random_graph(78, control_flow=True)[0]["main"]
-    assert isinstance(branched.body, relay.If) and branched.params[-1].type_annotation.dtype == "bool"
-    assert structural_equal(plain.body, branched.body.true_branch, map_free_vars=True)
+    """A seed's graph without control flow is the same whether or not branches may be added afterwards (seen on
+    the first seeds from 78 whose control flow is a branch without loops)."""
+    checked = 0
+    for seed in range(78, 120):
+        mod = fuzz.random_graph(seed, control_flow=True)[0]
+        branched = mod["main"]
+        if len(mod.functions) > 1 or not isinstance(branched.body, relay.If):
+            continue
+        plain = fuzz.random_graph(seed)[0]["main"]
+        assert branched.params[-1].type_annotation.dtype == "bool"
+        assert structural_equal(plain.body, branched.body.true_branch, map_free_vars=True), seed
+        checked += 1
+    assert checked >= 3
 
 
 @pytest.mark.skipif(not HAVE_LLVM, reason="needs llvmlite and a C compiler")

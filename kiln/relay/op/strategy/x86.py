@@ -217,3 +217,7 @@ def alter_dense_layout(attrs, inputs, tinfos, out_type):
 
 register_op_attr("nn.conv2d", "FTVMAlterOpLayout", alter_conv2d_layout)
 register_op_attr("nn.dense", "FTVMAlterOpLayout", alter_dense_layout)
+
+# strategies whose computes and schedules take sizes known only at run time (a dynamic batch keeps the packed GEMM)
+for _name in ("nn.dense", "nn.contrib_dense_pack"):
+    register_op_attr(_name, "TDynamicStrategy", True)
