@@ -147,6 +147,10 @@ def mean(data, axis=None, keepdims=False, exclude=False):
                    fvalue=(lambda v: _op.cast(v, acc)) if acc != data.dtype else None)
 
     def divide(*i):
+        if not isinstance(count, int):  # sizes known only at run time
+            if float_data:
+                return _op.cast(_op.div(total(*i), _op.cast(count, acc)), data.dtype)
+            return _op.truncdiv(total(*i), _op.cast(_op.maximum(count, 1), data.dtype))
         if float_data:
             return _op.cast(_op.div(total(*i), _op.const(float(count), acc)), data.dtype)
         return _op.truncdiv(total(*i), _op.const(max_(count, 1), data.dtype))

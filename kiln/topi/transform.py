@@ -216,7 +216,15 @@ def _shifted_reader(data, axis, begin):
 
 
 def _in_range(idx, size, mode):
-    """An index expression brought into ``[0, size)`` as ``take``'s ``mode`` says."""
+    """An index expression brought into ``[0, size)`` as ``take``'s ``mode`` says (``size`` an int, or a size
+    variable known only at run time, taken in the index's dtype)."""
+    if not isinstance(size, int) and mode != "fast":
+        size = size if size.dtype == idx.dtype else _op.cast(size, idx.dtype)
+        zero, one = _op.const(0, idx.dtype), _op.const(1, idx.dtype)
+        if mode == "clip":
+            return _op.minimum(_op.maximum(idx, zero), _op.maximum(size - one, zero))
+        if mode == "wrap":
+            return _op.floormod(idx, _op.maximum(size, one))
     if mode == "clip":
         return _op.minimum(_op.maximum(idx, _op.const(0, idx.dtype)), _op.const(max(size - 1, 0), idx.dtype))
     if mode == "wrap":
@@ -308,7 +316,8 @@ def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
     out : te.Tensor
     """
     ranges = slice_ranges(get_const_tuple(data.shape), begin, end, strides, axes, slice_mode)
-    shape = [len(range(*r)) for r in ranges]
+    # an axis taken whole keeps its size, which may be known only at run time (a size variable)
+    shape = [r[1] if r[0] == 0 and r[2] == 1 and not isinstance(r[1], int) else len(range(*r)) for r in ranges]
     return _injective(shape, lambda *i: data(*[b + x * s for x, (b, _, s) in zip(i, ranges, strict=True)]),
                       "T_strided_slice")
 

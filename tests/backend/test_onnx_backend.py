@@ -23,7 +23,7 @@ OPS = [
     "abs", "acos", "acosh", "add", "and", "argmax", "argmin", "asin", "asinh", "atan", "atanh", "attention",
     "averagepool", "basic_conv", "batchnorm", "bitshift", "bitwise", "cast", "castlike", "ceil", "celu",
     "center_crop_pad", "clip", "compress", "concat", "constant", "constantofshape", "conv", "convtranspose", "cos",
-    "cosh", "cumprod", "cumsum", "depthtospace", "dft", "stft", "nllloss", "dequantizelinear", "div", "dropout", "dynamicquantizelinear",
+    "cosh", "cumprod", "cumsum", "depthtospace", "dft", "nllloss", "dequantizelinear", "div", "dropout", "dynamicquantizelinear",
     "einsum", "elu", "equal", "erf", "exp", "expand", "eyelike", "flatten", "floor", "gather", "gathernd", "gelu",
     "gemm", "globalaveragepool", "globalmaxpool", "greater", "gridsample", "group_normalization", "hardmax", "hardsigmoid",
     "hardswish", "identity", "instancenorm", "isinf", "isnan", "l1normalization", "l2normalization",

@@ -19,6 +19,7 @@ from math import comb
 import numpy as np
 
 from ....error import OpNotImplemented
+from ....ir.type import is_any
 from ... import op as _op
 from ...expr import If as RelayIf
 from .common import const
@@ -37,6 +38,25 @@ def vector(expr, ctx, what):
     length = int(np.prod(shape, dtype=np.int64))
     expr = int64(expr, ctx)
     return (expr if len(shape) == 1 else _op.reshape(expr, (length,))), length
+
+
+def reshape(x, target, allowzero, ctx):
+    """ONNX Reshape of ``x``, whose shape has dimensions known only at run time, to the constant ``target``.
+    Relay's reshape reads 0 (copy) and -1 (infer) as ONNX does and lowers with one such dimension; with more, the
+    zeros are resolved against ``shape_of(x)`` at run time and ``dyn.reshape`` infers the -1 (a shape read at run
+    time, so DynamicToStatic leaves it dynamic)."""
+    if sum(is_any(d) for d in ctx.shape(x)) <= 1:
+        return _op.reshape(x, [int(v) for v in target], allowzero=bool(allowzero))
+    rank, n = ctx.ndim(x), len(target)
+    if not allowzero and any(v == 0 for v in target[rank:]):
+        raise ctx.error(f"shape {target.tolist()} copies a dimension beyond the input's rank {rank}")
+    dims = _op.shape_of(x, "int64")
+    dims = _op.strided_slice(dims, [0], [n]) if n <= rank else \
+        _op.concatenate([dims, const(np.ones(n - rank, "int64"), "int64")], 0)
+    shape = const(target, "int64")
+    if not allowzero:
+        shape = _op.where(_op.equal(shape, const(0, "int64")), dims, shape)
+    return ctx.dynamic_op("dyn.reshape", "the input's shape")(x, shape, bool(allowzero))
 
 
 def expand(x, shape, ctx):

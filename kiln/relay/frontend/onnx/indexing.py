@@ -7,6 +7,8 @@ otherwise. NonZero and Compress have output shapes that depend on values, so tho
 
 import numpy as np
 
+from ....error import OpNotImplemented
+from ....ir.type import is_any
 from ... import op as _op
 from . import dynamic
 from .common import OnnxOpConverter, const, register
@@ -15,6 +17,9 @@ from .common import OnnxOpConverter, const, register
 def wrap_indices(indices, dims, ctx):
     """Negative ``indices`` counted from the end of ``dims`` (a size, or sizes along the last axis)."""
     dtype = ctx.dtype(indices)
+    if any(is_any(d) for d in np.atleast_1d(np.asarray(dims, dtype=object))):
+        raise ctx.error("negative indices into an axis whose size is known only at run time are not supported",
+                        OpNotImplemented)
     if ctx.is_const(indices):
         value = ctx.value(indices)
         return const(np.where(value < 0, value + np.asarray(dims, dtype), value), dtype)
@@ -30,7 +35,12 @@ class Gather(OnnxOpConverter):
     def _impl_v1(cls, inputs, attr, ctx):
         data, indices = inputs
         axis = ctx.axis(attr.get("axis", 0), ctx.ndim(data))
-        return _op.take(data, wrap_indices(indices, ctx.shape(data)[axis], ctx), axis=axis)
+        if not is_any(ctx.shape(data)[axis]):
+            return _op.take(data, wrap_indices(indices, ctx.shape(data)[axis], ctx), axis=axis)
+        # a size known only at run time: negative indices wrap against it at run time
+        size = _op.take(_op.shape_of(data, ctx.dtype(indices)), const(axis, "int64"))
+        wrapped = _op.where(_op.less(indices, const(0, ctx.dtype(indices))), _op.add(indices, size), indices)
+        return _op.take(data, wrapped, axis=axis)
 
 
 @register("GatherElements")

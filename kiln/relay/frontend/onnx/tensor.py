@@ -2,9 +2,10 @@
 Split, Slice, Shape, Size, Constant, ConstantOfShape, Cast, CastLike, Expand, Tile, Range, Where, Pad, DepthToSpace,
 SpaceToDepth, Trilu, EyeLike.
 
-Shapes are static, so the operands ONNX passes as tensors to describe shapes (Reshape's ``shape``, Slice's
-``starts``/``ends``, Pad's ``pads``...) are read as numbers while converting, and Shape, Size, Range,
-ConstantOfShape and EyeLike become constants.
+The operands ONNX passes as tensors to describe shapes (Reshape's ``shape``, Slice's ``starts``/``ends``, Pad's
+``pads``...) are read as numbers while converting when they are constants, and Shape, Size, Range, ConstantOfShape
+and EyeLike of static shapes become constants. When they depend on graph inputs the converters build the dynamic
+forms of :mod:`.dynamic` instead (the module then runs on the VM).
 """
 
 import math
@@ -59,6 +60,8 @@ class Reshape(OnnxOpConverter):
 
     @staticmethod
     def _reshape(x, target, allowzero, ctx):
+        if ctx.ttype(x).is_dynamic:
+            return dynamic.reshape(x, np.asarray(target, "int64").reshape(-1), allowzero, ctx)
         shape = onnx_reshape_shape(ctx.shape(x), target, allowzero, ctx)
         return x if shape == ctx.shape(x) else _op.reshape(x, shape, allowzero=0 in shape)
 

@@ -165,3 +165,21 @@ def test_non_max_suppression(ox):
                                                 "iou": ((), "float32")}, out_dtype="int64")
     ox.check_compiled_once(model, [{"boxes": boxes, "scores": scores, "count": np.array(n, "int64"),
                                     "iou": np.array(0.5, "float32")} for n in (2, 3)])
+
+
+def test_symbolic_batch_and_sequence_through_common_converters(ox):
+    """MatMul over two dimensions known only at run time, Reshape with -1 and 0, Gather along such a dimension,
+    a mean over it and a Slice of a static axis of such a tensor."""
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]),
+             helper.make_node("Reshape", ["m", "flat"], ["r"]),
+             helper.make_node("ReduceMean", ["r"], ["mean"], axes=[0], keepdims=0),
+             helper.make_node("Gather", ["x", "last"], ["g"], axis=1),
+             helper.make_node("Slice", ["x", "s", "e", "a"], ["sl"])]
+    inits = {"w": np.arange(12, dtype="float32").reshape(4, 3) / 10, "flat": np.array([0, -1], "int64"),
+             "last": np.array(-1, "int64"), "s": np.array([1], "int64"), "e": np.array([3], "int64"),
+             "a": np.array([2], "int64")}
+    model = ox.make_model(nodes, {"x": (["batch", "seq", 4], "float32")}, ["mean", "g", "sl"], inits, opset=13)
+    rng = np.random.default_rng(0)
+    rep = ox.check_compiled_once(model, [{"x": rng.standard_normal((b, s, 4)).astype("float32")}
+                                         for b, s in ((1, 5), (3, 2))])
+    assert rep.uses_vm
