@@ -89,6 +89,18 @@ def extract(tvm_repo, files, workdir):
     return out
 
 
+def extract_helpers(tvm_repo, workdir):
+    """TVM's ``tests/python/relay/utils`` package (``ref_funcs``, ``assert_diagnostic``...), which relay test files
+    import as ``utils``."""
+    listing = subprocess.run(["git", "-C", str(tvm_repo), "ls-tree", "--name-only", "v0.16.0",
+                              "tests/python/relay/utils/"], capture_output=True, text=True).stdout.split()
+    (workdir / "utils").mkdir(exist_ok=True)
+    for path in listing:
+        text = subprocess.run(["git", "-C", str(tvm_repo), "show", f"v0.16.0:{path}"], capture_output=True,
+                              text=True).stdout
+        (workdir / "utils" / Path(path).name).write_text(text)
+
+
 def run_file(path, workdir, timeout):
     """``(passed, failed, note)`` of one test file."""
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=no", "-rN", str(path)]
@@ -120,6 +132,9 @@ def main():
         workdir = Path(tmp)
         (workdir / "tvm").mkdir()
         (workdir / "tvm" / "__init__.py").write_text(textwrap.dedent(SHIM))
+        # as TVM's tests/python/conftest.py: the target/dev parametrization of tvm.testing.plugin
+        (workdir / "conftest.py").write_text('pytest_plugins = ["tvm.testing.plugin"]\n')
+        extract_helpers(args.tvm, workdir)
         total_passed = total_failed = 0
         for path in extract(args.tvm, [f for f in args.files.split(",") if f], workdir):
             passed, failed, note = run_file(path, workdir, args.timeout)

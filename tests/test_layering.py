@@ -10,18 +10,24 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "kiln"
 # rank of each component; a module may import only components of equal or lower rank
 RANKS = {
     "error": 0, "runtime": 1, "ir": 2, "transform": 2, "tir": 3, "arith": 4, "te": 6, "topi": 7, "target": 8,
-    "relay": 9, "contrib": 10, "backend": 10, "driver": 8, "parser": 10, "cli": 11, "testing": 11, "__init__": 12,
+    "relay": 9, "autotvm": 10, "contrib": 10, "backend": 10, "driver": 8, "parser": 10, "cli": 11, "testing": 11, "__init__": 12,
 }
 # tir.transform sits above arith (its passes use the simplifier); tir nodes sit below it. Target and the CPU tables
 # sit beside the TIR nodes (every layer that chooses code by target reads them); the code generators sit above topi.
-SUBRANKS = {("tir", "transform"): 5, ("target", "target"): 3, ("target", "cpu"): 3}
+# autotvm is split as TVM's is: topi's templates read their configs from the dispatch contexts, and tasks rebuild a
+# template's schedule, so autotvm.task (spaces, dispatch contexts, tasks; TVM's topi imports tvm.autotvm) and the
+# record format the dispatch contexts read logs with sit at topi's rank; extracting tasks from a Relay program,
+# measuring and tuning sit above relay.
+SUBRANKS = {("tir", "transform"): 5, ("target", "target"): 3, ("target", "cpu"): 3,
+            ("autotvm", "task"): 7, ("autotvm", "task", "relay_integration"): 10, ("autotvm", "record"): 7,
+            ("autotvm", "measure", "measure"): 7}
 
 
 def _component(parts):
     rank = RANKS.get(parts[0])
     if rank is None:
         return None
-    return SUBRANKS.get(tuple(parts[:2]), rank)
+    return SUBRANKS.get(tuple(parts[:3]), SUBRANKS.get(tuple(parts[:2]), rank))
 
 
 def _modules():

@@ -13,8 +13,9 @@ The steps, each printed with its time:
    the ``--output`` tar.
 
 ``--dump-code relay,tir,c,ll,asm`` writes ``<output>.<format>`` files as tvmc does: the imported Relay module, the
-lowered PrimFuncs, and the library's C source, LLVM IR or assembly. ``--tuning-records`` is accepted, but tuning is
-not implemented yet, so there are no records to apply: a note says so.
+lowered PrimFuncs, and the library's C source, LLVM IR or assembly. ``--tuning-records records.json`` (written by
+``kiln tune``) builds each kernel with its best record (``autotvm.apply_history_best``); kernels without one keep
+the default schedules.
 """
 
 import argparse
@@ -22,7 +23,7 @@ import os
 import pathlib
 import time
 
-from .. import relay, transform
+from .. import autotvm, relay, transform
 from ..error import KilnError
 from ..ir.instrument import pass_instrument
 from ..ir.module import IRModule
@@ -69,7 +70,7 @@ def add_parser(commands):
     cmd.add_argument("--desired-layout", choices=("NCHW", "NHWC"),
                      help="convert the convolutions to this data layout before optimizing (ConvertLayout)")
     cmd.add_argument("--tuning-records", metavar="FILE",
-                     help="tuning records to apply (accepted; tuning is not implemented yet, so they are ignored)")
+                     help="tuning records (from kiln tune) whose best configs the kernels are built with")
     cmd.add_argument("--dump-code", default="", metavar="FORMATS",
                      help=f"write the code as <output>.<format>, formats among {','.join(DUMP_FORMATS)} "
                           "(c needs --target c, ll the llvm target)")
@@ -194,8 +195,9 @@ def run_compile(args) -> int:
     if args.tuning_records is not None:
         if not os.path.isfile(args.tuning_records):
             raise KilnError(f"--tuning-records: no such file {args.tuning_records}")
-        note("compile", f"--tuning-records {args.tuning_records} is ignored: tuning is not implemented yet (issue "
-                        f"#17), so there are no records to apply; the default schedules are used")
+        records = list(autotvm.record.load_from_file(args.tuning_records))
+        note("compile", f"--tuning-records {args.tuning_records}: {len(records)} records; each kernel with a "
+                        "record for this target is built with the best, the others with the default schedules")
     print(f"kiln compile: {args.model} -> {args.output} (target {args.target!r}, opt_level {args.opt_level})")
     start = time.perf_counter()
     mod, params, description = _import(args)
@@ -205,7 +207,9 @@ def run_compile(args) -> int:
 
     steps = BuildSteps()
     start = time.perf_counter()
-    with transform.PassContext(opt_level=args.opt_level, disabled_pass=disabled, config=config, instruments=[steps]):
+    dispatch = autotvm.apply_history_best(records if args.tuning_records is not None else [])
+    with dispatch, transform.PassContext(opt_level=args.opt_level, disabled_pass=disabled, config=config,
+                                         instruments=[steps]):
         lib = relay.build(mod, target=target, params=params)
     total = time.perf_counter() - start
     fused, lowered = steps.results.get("RelayOptimize"), steps.results.get("LowerTE")

@@ -1,6 +1,6 @@
 """kiln.runtime: tensors, devices, packed functions and (compiled) modules."""
 
-from . import graph_executor, graph_executor_factory, ndarray, vm  # noqa: F401  (factory and vm register loaders)
+from . import container, graph_executor, graph_executor_factory, ndarray, vm  # noqa: F401  (factory and vm register loaders)
 from .convert import convert
 from .device import Device, cpu, device
 from .module import Module, load_module

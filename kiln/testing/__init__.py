@@ -10,15 +10,20 @@ Examples
 >>> kiln.testing.assert_allclose([1.0, 2.0], [1.0, 2.0 + 1e-9])
 """
 
+import inspect
+import sys
+
 import numpy as np
 import pytest
 
+from ..error import KilnError
 from ..runtime.device import cpu
 from ..target.compiler import have_cc
 from ..target.llvm_compile import have_llvmlite
 
 __all__ = ["assert_allclose", "enabled_targets", "device_enabled", "parametrize_targets", "requires_llvm",
-           "uses_gpu", "requires_gpu", "main", "assert_equal", "parameter", "fixture"]
+           "uses_gpu", "requires_gpu", "main", "assert_equal", "parameter", "parameters", "fixture",
+           "known_failing_targets"]
 
 
 def assert_allclose(actual, desired, rtol=1e-7, atol=1e-7, verbose=True):
@@ -67,6 +72,12 @@ requires_llvm = pytest.mark.skipif(not (have_llvmlite() and have_cc()), reason="
 """Skip a test where the LLVM backend cannot build (TVM's ``tvm.testing.requires_llvm``)."""
 
 
+def known_failing_targets(*targets):
+    """Mark a test (or a class of tests) as expected to fail on ``targets`` (TVM's decorator), for the ``target``
+    parametrization of :mod:`kiln.testing.plugin`."""
+    return pytest.mark.known_failing_targets(*targets)
+
+
 def uses_gpu(func):
     """TVM marks tests that may use a GPU; kiln runs them on the CPU targets only (no mark)."""
     return func
@@ -92,11 +103,46 @@ def assert_equal(actual, desired):
 
 def parameter(*values, ids=None):
     """A pytest fixture taking each of ``values`` in turn (TVM's ``tvm.testing.parameter``); bind it to a module
-    variable, whose name becomes the fixture's: ``dtype = kiln.testing.parameter("float32", "int8")``."""
-    def value(request):
+    variable (or a class attribute), whose name becomes the fixture's: ``dtype = kiln.testing.parameter("float32",
+    "int8")``."""
+    method = _in_class_body(sys._getframe(1))
+    return pytest.fixture(params=list(values), ids=ids)(_fixture_function("request", lambda r: r.param, method))
+
+
+def parameters(*value_sets, ids=None):
+    """Fixtures parametrized together (TVM's ``tvm.testing.parameters``): ``dtype, shape =
+    kiln.testing.parameters(("float32", (1, 2)), ("int8", (3,)))`` gives each test two cases, not four. The tuples
+    come from one parametrized fixture, defined in the calling module (pytest finds fixtures by module attribute)
+    under a name derived from the call site; each returned fixture takes its field of the current tuple."""
+    sizes = {len(values) for values in value_sets}
+    if len(sizes) != 1:
+        raise KilnError(f"kiln.testing.parameters: every value set needs the same length, got {sorted(sizes)}")
+    caller = sys._getframe(1)
+    shared = f"_kiln_parameters_{caller.f_lineno}_{len(caller.f_globals)}"
+
+    def values(request):
         return request.param
 
-    return pytest.fixture(params=list(values), ids=ids)(value)
+    caller.f_globals[shared] = pytest.fixture(params=list(value_sets), ids=ids)(values)
+    method = _in_class_body(caller)
+    return tuple(pytest.fixture(_fixture_function(shared, lambda t, i=i: t[i], method)) for i in range(sizes.pop()))
+
+
+def _in_class_body(frame) -> bool:
+    """Whether ``frame`` runs a class body (its fixtures are then methods, called with the test's instance)."""
+    return frame.f_locals is not frame.f_globals
+
+
+def _fixture_function(argument, compute, method):
+    """A fixture function of the one fixture ``argument`` returning ``compute(its value)``; with ``method``, it
+    takes the instance first, as pytest calls fixtures defined in a class."""
+    def fixture_function(*instance, **kwargs):
+        return compute(kwargs[argument])
+
+    self_arg = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)] if method else []
+    fixture_function.__signature__ = inspect.Signature(
+        [*self_arg, inspect.Parameter(argument, inspect.Parameter.KEYWORD_ONLY)])
+    return fixture_function
 
 
 def fixture(func=None, *, cache_return_value=False):

@@ -54,6 +54,14 @@ def broadcast_shape(*shapes, what="topi") -> tuple:
     return tuple(out)
 
 
+def broadcast_index(dim, result, i):
+    """The index into a dimension of size ``dim`` broadcast to ``result`` at output index ``i``: 0 for a size-1
+    dimension, ``i`` for the result's own, and for a size known only at run time whichever it turns out to be."""
+    if isinstance(dim, int):
+        return 0 if dim == 1 and not (isinstance(result, int) and result == 1) else i
+    return i if dim is result else E.Select(_op.equal(dim, 1), _op.const(0, i.dtype), i)
+
+
 def _reader(x, out_shape):
     """A function from output indices to the broadcast element of ``x`` (a tensor or a scalar expression)."""
     if not isinstance(x, Tensor):
@@ -61,19 +69,13 @@ def _reader(x, out_shape):
     shape = get_const_tuple(x.shape)
     offset = len(out_shape) - len(shape)
 
-    def index(k, d, i):
-        result = out_shape[offset + k]
-        if isinstance(d, int):
-            return 0 if d == 1 and not (isinstance(result, int) and result == 1) else i
-        return i if d is result else E.Select(d == 1, _op.const(0, i.dtype), i)  # a run-time size: 1 broadcasts
-
     def read(idx):
-        return x(*[index(k, d, idx[offset + k]) for k, d in enumerate(shape)])
+        return x(*[broadcast_index(d, out_shape[offset + k], idx[offset + k]) for k, d in enumerate(shape)])
 
     return read
 
 
-def _broadcast_checks(shapes, out_shape) -> tuple:
+def broadcast_checks(shapes, out_shape) -> list:
     """What the run-time sizes of a broadcast must meet: each symbolic dimension is the result's or 1."""
     checks = []
     for shape in shapes:
@@ -84,7 +86,7 @@ def _broadcast_checks(shapes, out_shape) -> tuple:
                 checks.append((_op.logical_or(_op.equal(d, result), _op.equal(d, 1)),
                                f"dimension {k} of the operand of shape {tuple(shape)} does not broadcast to "
                                f"{tuple(out_shape)}"))
-    return tuple(checks)
+    return checks
 
 
 def _is_broadcast(operands, out_shape):
@@ -106,9 +108,9 @@ def _broadcast_compute(fcombine, operands, name):
     out_shape = broadcast_shape(*[x.shape for x in tensors]) if tensors else ()
     readers = [_reader(x, out_shape) for x in operands]
     tag = _tag.BROADCAST if _is_broadcast(operands, out_shape) else _tag.ELEMWISE
-    checks = _broadcast_checks([get_const_tuple(t.shape) for t in tensors], out_shape)
+    checks = broadcast_checks([get_const_tuple(t.shape) for t in tensors], out_shape)
     return compute(out_shape, lambda *idx: fcombine(*[r(idx) for r in readers]), name=name, tag=tag,
-                   attrs={SHAPE_CHECKS: checks} if checks else None)
+                   attrs={SHAPE_CHECKS: tuple(checks)} if checks else None)
 
 
 def _binary(name, fcombine, doc):

@@ -146,14 +146,19 @@ def mean(data, axis=None, keepdims=False, exclude=False):
     total = reduce(data, _te_sum, axis, keepdims, exclude, "T_mean_sum",
                    fvalue=(lambda v: _op.cast(v, acc)) if acc != data.dtype else None)
 
+    if isinstance(count, int):
+        divisor = _op.const(float(count), acc) if float_data else _op.const(max_(count, 1), data.dtype)
+    else:  # a count known only at run time
+        divisor = _op.cast(_op.maximum(count, 1), acc if float_data else data.dtype)
+
     def divide(*i):
         if not isinstance(count, int):  # sizes known only at run time
             if float_data:
                 return _op.cast(_op.div(total(*i), _op.cast(count, acc)), data.dtype)
             return _op.truncdiv(total(*i), _op.cast(_op.maximum(count, 1), data.dtype))
         if float_data:
-            return _op.cast(_op.div(total(*i), _op.const(float(count), acc)), data.dtype)
-        return _op.truncdiv(total(*i), _op.const(max_(count, 1), data.dtype))
+            return _op.cast(_op.div(total(*i), divisor), data.dtype)
+        return _op.truncdiv(total(*i), divisor)
 
     return compute(total.shape, divide, name="T_mean", tag=_tag.ELEMWISE)
 

@@ -133,16 +133,6 @@ def expand_dims(data, axis, num_newaxis=1):
     return _injective(shape, lambda *i: data(*(i[:axis] + i[axis + num_newaxis:])), "T_expand_dims")
 
 
-def _sum(values):
-    """The sum of ints or expressions (0 for none), folding the constant part."""
-    constant = sum(v for v in values if isinstance(v, int))
-    out = constant
-    for v in values:
-        if not isinstance(v, int):
-            out = v if isinstance(out, int) and out == 0 else out + v
-    return out
-
-
 def concatenate(tensors, axis=0):
     """Join ``tensors`` along ``axis``.
 
@@ -160,10 +150,11 @@ def concatenate(tensors, axis=0):
         raise OpAttributeInvalid("topi.concatenate: no tensors to join")
     ndim = len(tensors[0].shape)
     axis = normalize_axis(axis, ndim, "concatenate axis")
-    sizes = [get_const_tuple(t.shape)[axis] for t in tensors]  # ints, or expressions for sizes known at run time
+    sizes = [get_const_tuple(t.shape)[axis] for t in tensors]
     shape = list(tensors[0].shape)
-    shape[axis] = _sum(sizes)
-    starts = [_sum(sizes[:k]) for k in range(len(sizes))]
+    shape[axis] = prod_sum(sizes)
+    starts = [prod_sum(sizes[:k]) for k in range(len(sizes))]
+    # a part of a size known only at run time is kept (it may be empty; then the next part's range starts there)
     parts = [(t, start, size) for t, start, size in zip(tensors, starts, sizes, strict=True)
              if not isinstance(size, int) or size > 0]
 
@@ -184,6 +175,14 @@ def concatenate(tensors, axis=0):
     return _injective(shape, fcompute, "T_concat")
 
 
+def prod_sum(values):
+    """The sum of ints or expressions (0 for none), as ints while they are."""
+    total = 0
+    for v in values:
+        total = total + v
+    return total
+
+
 def split(data, indices_or_sections, axis=0):
     """Cut ``data`` along ``axis`` into equal sections (an int) or at the given indices.
 
@@ -194,6 +193,8 @@ def split(data, indices_or_sections, axis=0):
     shape = get_const_tuple(data.shape)
     axis = normalize_axis(axis, len(shape), "split axis")
     dim = shape[axis]
+    if not isinstance(dim, int):  # a dimension known only at run time: the points may pass its end
+        return _split_dynamic(data, shape, axis, indices_or_sections)
     if isinstance(indices_or_sections, int):
         if indices_or_sections <= 0 or dim % indices_or_sections:
             raise OpAttributeInvalid(f"topi.split: {indices_or_sections} sections do not divide a dimension of {dim}")
@@ -211,23 +212,43 @@ def split(data, indices_or_sections, axis=0):
     return pieces
 
 
+def _split_dynamic(data, shape, axis, indices_or_sections):
+    """:func:`split` of a dimension known only at run time: equal sections of ``dim // sections`` (the shape
+    function checks they divide it), or the pieces between the given points clamped to the dimension."""
+    dim = shape[axis]
+    if isinstance(indices_or_sections, int):
+        step = dim // indices_or_sections
+        points = [step * k for k in range(indices_or_sections + 1)]
+        check = (_op.equal(_op.floormod(dim, indices_or_sections), 0),
+                 f"{indices_or_sections} sections do not divide the dimension {axis} of {tuple(shape)}")
+    else:
+        points, check = [0, *(int(p) for p in indices_or_sections), dim], None
+    pieces = []
+    for k, (begin, end) in enumerate(itertools.pairwise(points)):
+        begin = _op.minimum(begin, dim) if isinstance(begin, int) and begin else begin
+        end = _op.minimum(end, dim) if isinstance(end, int) else end
+        piece_shape = list(shape)
+        piece_shape[axis] = _op.maximum(end - begin, 0)
+        pieces.append(compute(tuple(piece_shape), _shifted_reader(data, axis, begin), name=f"T_split_{k}",
+                              tag=_tag.INJECTIVE, attrs={SHAPE_CHECKS: (check,)} if check else None))
+    return pieces
+
+
 def _shifted_reader(data, axis, begin):
     return lambda *i: data(*(i[:axis] + (i[axis] + begin,) + i[axis + 1:]))
 
 
 def _in_range(idx, size, mode):
-    """An index expression brought into ``[0, size)`` as ``take``'s ``mode`` says (``size`` an int, or a size
-    variable known only at run time, taken in the index's dtype)."""
-    if not isinstance(size, int) and mode != "fast":
-        size = size if size.dtype == idx.dtype else _op.cast(size, idx.dtype)
-        zero, one = _op.const(0, idx.dtype), _op.const(1, idx.dtype)
+    """An index expression brought into ``[0, size)`` as ``take``'s ``mode`` says."""
+    if not isinstance(size, int):  # a size known only at run time
+        size = _op.cast(size, idx.dtype)
         if mode == "clip":
-            return _op.minimum(_op.maximum(idx, zero), _op.maximum(size - one, zero))
+            return _op.minimum(_op.maximum(idx, _op.const(0, idx.dtype)), _op.maximum(size - 1, 0))
         if mode == "wrap":
-            return _op.floormod(idx, _op.maximum(size, one))
-    if mode == "clip":
+            return _op.floormod(idx, _op.maximum(size, 1))
+    elif mode == "clip":
         return _op.minimum(_op.maximum(idx, _op.const(0, idx.dtype)), _op.const(max(size - 1, 0), idx.dtype))
-    if mode == "wrap":
+    elif mode == "wrap":
         return _op.floormod(idx, _op.const(size, idx.dtype)) if size else idx
     if mode == "fast":
         return idx

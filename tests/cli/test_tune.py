@@ -1,17 +1,33 @@
-"""``kiln tune`` (kiln/cli/tune.py): it checks its flags, then says in one line that tuning is not implemented yet
-and exits non-zero."""
+"""``kiln tune`` (kiln/cli/tune.py): it checks its flags, tunes every kernel of the model with a progress bar, and
+``kiln compile --tuning-records`` builds with the records; bad flags are one line."""
 
+import json
+
+import numpy as np
 import pytest
 
 from kiln.cli import main
 
 
-def test_says_tuning_is_not_implemented(cli, tiny_model, tmp_path):
-    done = cli.kiln("tune", tiny_model, "-o", tmp_path / "records.json", "--trials", "20", "--tuner", "random")
-    assert done.returncode == 1 and done.stdout == ""
-    assert done.stderr == ("kiln tune: error: tuning is not implemented yet (issue #17); kiln compile uses the default "
-                           "schedules\n")
-    assert not (tmp_path / "records.json").exists()
+def test_tune_then_compile_with_the_records(cli, tiny_model, tmp_path):
+    records = tmp_path / "records.json"
+    done = cli.kiln("tune", tiny_model, "-o", records, "--trials", "3", "--tuner", "random", "--number", "1",
+                    "--time-budget", "120")
+    assert done.returncode == 0, done.stderr
+    assert "2 tunable kernels" in done.stdout and "conv2d_NCHWc.x86" in done.stdout
+    assert "GFLOP/s" in done.stderr and "trial" in done.stderr  # the progress bars
+    rows = [json.loads(line) for line in records.read_text().splitlines()]
+    assert {row["input"][1] for row in rows} == {"conv2d_NCHWc.x86", "dense_nopack.x86"}
+    assert all(row["result"][1] == 0 for row in rows)
+    package = tmp_path / "m.tar"
+    done = cli.kiln("compile", tiny_model, "-o", package, "--tuning-records", records)
+    assert done.returncode == 0, done.stderr
+    assert f": {len(rows)} records" in done.stderr
+    np.savez(tmp_path / "in.npz", data=np.random.default_rng(0).standard_normal((1, 3, 8, 8)).astype("float32"))
+    done = cli.kiln("run", package, "--inputs", tmp_path / "in.npz", "--outputs", tmp_path / "out.npz")
+    assert done.returncode == 0, done.stderr
+    want = cli.onnxruntime_outputs(tiny_model, {"data": np.load(tmp_path / "in.npz")["data"]})[0]
+    np.testing.assert_allclose(np.load(tmp_path / "out.npz")["output_0"], want, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("argv,message", [
@@ -19,6 +35,8 @@ def test_says_tuning_is_not_implemented(cli, tiny_model, tmp_path):
     (["{model}", "-o", "r.json", "--target", "cuda"], "unknown target kind 'cuda'"),
     (["{model}", "-o", "r.json", "--input-shapes", "data"], "--input-shapes: cannot read 'data'"),
     (["{model}", "-o", "r.json", "--trials", "0"], "--trials must be at least 1, got 0"),
+    (["{model}", "-o", "r.json", "--time-budget", "0"], "--time-budget must be positive, got 0"),
+    (["{model}", "-o", "nowhere/r.json"], "the directory"),
     (["{model}", "-o", "r.json", "--tuning-records", "old.json"], "--tuning-records: no such file old.json"),
 ])
 def test_bad_flags_are_reported_first(capsys, monkeypatch, tmp_path, tiny_model, argv, message):

@@ -190,3 +190,30 @@ def test_a_dynamic_batch_keeps_the_static_axes_vectorized(target, lanes):
     assert f"T.Broadcast(T.float32(0.0), {2 * lanes})" in dense and "< 64" not in dense
     (conv,) = [text for name, text in kernels.items() if "conv2d" in name]
     assert "T.Broadcast" in conv and f"T.Buffer((p0_dim0, {32 // lanes}, 8, 8, {lanes}), \"float32\")" in conv
+
+
+def test_batch_matmul_over_dynamic_batches_broadcasts_and_checks_at_run_time():
+    x, y = relay.var("x", shape=(relay.Any(), 4, 8)), relay.var("y", shape=(relay.Any(), 6, 8))
+    mod = kiln.IRModule.from_expr(relay.Function([x, y], relay.nn.batch_matmul(x, y)))
+    vm = VirtualMachine(relay.vm.compile(mod, "llvm"), kiln.cpu(0))
+    rng = np.random.default_rng(5)
+    for bx, by in ((3, 3), (1, 3), (3, 1)):
+        a, b = rng.standard_normal((bx, 4, 8)).astype("float32"), rng.standard_normal((by, 6, 8)).astype("float32")
+        np.testing.assert_allclose(vm.invoke("main", a, b).numpy(), a @ b.transpose(0, 2, 1), rtol=1e-5, atol=1e-5)
+    with pytest.raises(KilnError, match="does not broadcast"):
+        vm.invoke("main", np.zeros((2, 4, 8), "float32"), np.zeros((3, 6, 8), "float32"))
+
+
+def test_a_static_value_fits_where_a_dynamic_type_is_declared():
+    """A function whose parameter is ``Tensor[(?, 1)]`` takes a ``Tensor[(2, 1)]``; branches of different sizes
+    join into a dynamic type; a declared dynamic result stays dynamic."""
+    x = relay.var("x", shape=(relay.Any(), 1), dtype="int32")
+    f = relay.Function([x], x + relay.const(1, "int32"), ret_type=relay.TensorType((relay.Any(), 1), "int32"))
+    y = relay.var("y", shape=(2, 1), dtype="int32")
+    c = relay.var("c", shape=(), dtype="bool")
+    z = relay.var("z", shape=(3, 1), dtype="int32")
+    body = relay.If(c, relay.Call(f, [y]), z)
+    typed = relay.infer_type(relay.Function([y, z, c], body))
+    assert typed.ret_type == TensorType((Any(), 1), "int32")
+    with pytest.raises(TypeInferenceError, match="argument 0 expected"):
+        relay.infer_type(relay.Function([y], relay.Call(f, [relay.cast(y, "float32")])))

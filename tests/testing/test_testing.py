@@ -50,3 +50,35 @@ def doubled(dtype):
 
 def test_parameter_and_fixture_run_each_value(dtype, doubled):
     assert dtype in ("float32", "int8") and doubled == dtype * 2
+
+
+elem_dtype, elem_shape = kiln.testing.parameters(("float32", (1, 2)), ("int8", (3,)))
+_PAIRS_SEEN: list = []
+
+
+def test_parameters_run_their_value_sets_together(elem_dtype, elem_shape):
+    _PAIRS_SEEN.append((elem_dtype, elem_shape))
+    assert (elem_dtype, elem_shape) in [("float32", (1, 2)), ("int8", (3,))]
+
+
+def test_parameters_made_two_cases_not_four():
+    assert sorted(_PAIRS_SEEN) == [("float32", (1, 2)), ("int8", (3,))]
+
+
+def test_parameters_need_value_sets_of_one_length():
+    with pytest.raises(kiln.error.KilnError, match="same length"):
+        kiln.testing.parameters((1, 2), (3,))
+
+
+class TestParametersInAClass:
+    width, height = kiln.testing.parameters((1, 2), (3, 4))
+
+    def test_fields_of_one_set(self, width, height):
+        assert (width, height) in [(1, 2), (3, 4)]
+
+
+class TestParameterInAClass:
+    depth = kiln.testing.parameter(1, 2)
+
+    def test_each_value(self, depth):
+        assert depth in (1, 2)

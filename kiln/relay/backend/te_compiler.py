@@ -16,10 +16,10 @@ An output that is a parameter itself, or the same tensor twice, is copied by an 
 argument list names every buffer once.
 
 :class:`TECompiler` caches the lowered functions keyed by the structural hash of the primitive function, the
-target and the lowering configuration, and checks a hit with structural equality: fused groups that are the same
-up to variable names (the twenty identical residual blocks of a ResNet) are lowered once, and a model built twice
-is lowered once. The cache holds unnamed results; the caller names each use (LowerTE names them
-``tvmgen_default_fused_<ops>``).
+target and the lowering configuration (autotvm's dispatch context among it), and checks a hit with structural
+equality: fused groups that are the same up to variable names (the twenty identical residual blocks of a ResNet) are
+lowered once, and a model built twice is lowered once. The cache holds unnamed results; the caller names each use
+(LowerTE names them ``tvmgen_default_fused_<ops>``).
 """
 
 import hashlib
@@ -27,6 +27,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from ...autotvm.task import DispatchContext
 from ...error import CodegenError
 from ...ir.op import Op
 from ...ir.pass_context import PassContext
@@ -218,9 +219,11 @@ def is_data_dependent(func) -> bool:
 
 
 def _config_key() -> tuple:
-    """The pass-context configuration that changes how a schedule lowers (``tir.*`` options)."""
+    """The configuration that changes how a schedule lowers: the pass context's ``tir.*`` options, and the autotvm
+    dispatch context (a kernel lowered with tuned configs is not the one lowered with the default ones)."""
     config = PassContext.current().config
-    return tuple(sorted((k, repr(v)) for k, v in config.items() if k.startswith("tir.")))
+    options = tuple(sorted((k, repr(v)) for k, v in config.items() if k.startswith("tir.")))
+    return (*options, DispatchContext.current.cache_key)
 
 
 class TECompiler:

@@ -1,6 +1,7 @@
 """Relay operators. Element-wise, shape and reduction builders live here (``relay.add``, ``relay.reshape``...);
 ``relay.nn`` and ``relay.image`` hold the rest. ``OpPattern`` is the fusion pattern enum."""
 
+from ...ir.op import Op as _Op
 from . import (
     algorithm,
     array,
@@ -52,5 +53,9 @@ from .transform import *  # noqa: F403
 _FAMILIES = (tensor, reduce, transform, algorithm, array, array_more, like, elemwise, signal)
 __all__ = [name for module in _FAMILIES for name in builders(vars(module))]
 __all__ += reduce.COMPOSITES + array.COMPOSITES  # logsumexp, std, segment_sum: made of other operators, as in TVM
+
+get = _Op.get
+"""``relay.op.get("nn.conv2d")``: the registered operator (TVM's name; tuning scripts pass it to
+``autotvm.task.extract_from_program(..., ops=...)``)."""
 
 from . import strategy  # noqa: E402  (registers every operator's compute, schedule and strategy, and the x86 layout hook)

@@ -20,8 +20,10 @@ from .type_relations import (
     check_dtype,
     dims_match,
     identity_rel,
+    nonpositive,
     normalize_axis,
     same_dtype,
+    shapes_match,
     tensor_arg,
 )
 
@@ -65,7 +67,7 @@ def _conv2d_rel(types, attrs):
     top, left, bottom, right = attrs.padding
     oh = conv_out_size(d["H"], w["H"], attrs.strides[0], attrs.dilation[0], top, bottom)
     ow = conv_out_size(d["W"], w["W"], attrs.strides[1], attrs.dilation[1], left, right)
-    if oh <= 0 or ow <= 0:
+    if nonpositive(oh, ow):
         raise TypeInferenceError(f"conv2d: the kernel of weight {weight} is larger than the padded input {data}")
     out = {"N": d["N"], "C": w["O"], "H": oh, "W": ow}
     return _from_primal(out, attrs.out_layout or attrs.data_layout, attrs.out_dtype or data.dtype)
@@ -87,7 +89,7 @@ def per_channel_rel(what, vector):
     def relation(types, attrs):
         data, values = tensor_arg(types, 0, "data"), tensor_arg(types, 1, vector)
         axis = normalize_axis(attrs.axis, data.ndim, f"{what} axis")
-        if values.shape != (data.shape[axis],):
+        if not shapes_match(values.shape, (data.shape[axis],)):
             raise TypeInferenceError(f"{what}: {vector} must be Tensor[({data.shape[axis]},)] for axis {axis} of "
                                      f"{data}, got {values}")
         same_dtype([data, values], f"{what} data and {vector}")
@@ -130,7 +132,7 @@ def _pool2d_rel(types, attrs):
                                 attrs.ceil_mode)
     out["W"] = pool_out_size(d["W"], attrs.pool_size[1], attrs.strides[1], attrs.dilation[1], left, right,
                                 attrs.ceil_mode)
-    if out["H"] <= 0 or out["W"] <= 0:
+    if nonpositive(out["H"], out["W"]):
         raise TypeInferenceError(f"pool2d: pool_size {list(attrs.pool_size)} is larger than the padded input {data}")
     return _from_primal(out, attrs.out_layout or attrs.layout, data.dtype)
 
@@ -179,7 +181,7 @@ def global_max_pool2d(data, layout="NCHW", out_layout=""):
 
 def _dense_rel(types, attrs):
     data, weight = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "weight")
-    if weight.ndim != 2 or data.ndim < 1 or data.shape[-1] != weight.shape[1]:
+    if weight.ndim != 2 or data.ndim < 1 or not dims_match(data.shape[-1], weight.shape[1]):
         raise TypeInferenceError(f"dense: data {data} and weight {weight} must be (..., K) and (units, K)")
     if attrs.units is not None and attrs.units != weight.shape[0]:
         raise TypeInferenceError(f"dense: units={attrs.units} but weight {weight} has {weight.shape[0]} rows")
@@ -201,7 +203,7 @@ def dense(data, weight, units=None, out_dtype=""):
 def _dense_pack_rel(types, attrs):
     data, weight = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "weight")
     block = weight.shape[2] if weight.ndim == 3 else None
-    if weight.ndim != 3 or data.ndim < 1 or data.shape[-1] != weight.shape[1]:
+    if weight.ndim != 3 or data.ndim < 1 or not dims_match(data.shape[-1], weight.shape[1]):
         raise TypeInferenceError(f"contrib_dense_pack: data {data} and weight {weight} must be (..., K) and "
                                  "(units / block, K, block)")
     if attrs.weight_layout != f"NC{block}n":

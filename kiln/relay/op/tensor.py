@@ -25,6 +25,7 @@ from .type_relations import (
     broadcast_rel,
     broadcast_shapes,
     check_dtype,
+    dims_match,
     identity_rel,
     normalize_axis,
     same_dtype,
@@ -190,8 +191,8 @@ def _concatenate_rel(types, attrs):
     axis = normalize_axis(attrs.axis, ndim)
     dtype = same_dtype(fields, "concatenated tensors")
     for f in fields:
-        if f.ndim != ndim or any(a != b for i, (a, b) in enumerate(zip(f.shape, fields[0].shape, strict=True))
-                                 if i != axis):
+        if f.ndim != ndim or any(not dims_match(a, b) for i, (a, b) in enumerate(zip(f.shape, fields[0].shape,
+                                                                                         strict=True)) if i != axis):
             raise TypeInferenceError(
                 f"concatenate on axis {axis}: shapes {', '.join(str(x.shape) for x in fields)} differ off that axis"
             )

@@ -76,6 +76,12 @@ def dims_match(a, b) -> bool:
     return a == b or is_any(a) or is_any(b)
 
 
+def nonpositive(*dims) -> bool:
+    """Whether a static one of ``dims`` is 0 or less (an output size that leaves nothing; dynamic ones are checked
+    at run time)."""
+    return any(not is_any(d) and d <= 0 for d in dims)
+
+
 def shapes_match(a, b) -> bool:
     """:func:`dims_match` on every dimension of two shapes of the same rank."""
     return len(a) == len(b) and all(dims_match(x, y) for x, y in zip(a, b, strict=True))

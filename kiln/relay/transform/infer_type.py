@@ -19,7 +19,7 @@ from ...ir.expr import GlobalVar
 from ...ir.module import IRModule
 from ...ir.op import Op
 from ...ir.transform import ModulePass, PassInfo, register_pass, same_contents
-from ...ir.type import FuncType, PrimType, TensorType, TupleType, is_any
+from ...ir.type import Any, FuncType, PrimType, TensorType, TupleType, is_any
 from ...tir.function import PrimFunc
 from ..expr_functor import ExprMutator
 from ..function import Function
@@ -98,7 +98,7 @@ class TypeInferencer(KeepTyped):
                 f"{_where(call)}"
             )
         for i, (expected, actual) in enumerate(zip(ftype.arg_types, arg_types, strict=True)):
-            if not _accepts(expected, actual):
+            if not type_fits(expected, actual):
                 raise TypeInferenceError(
                     f"call of {_callee_name(call.op)}: argument {i} expected {expected}, actual {actual}{_where(call)}"
                 )
@@ -132,7 +132,7 @@ class TypeInferencer(KeepTyped):
                 self.memo_map[var] = var.with_fields(checked_type_=var.type_annotation)
             value = self.visit(binding.value)
             vtype = self.type_of(value)
-            if var.type_annotation is not None and var.type_annotation != vtype:
+            if var.type_annotation is not None and not type_fits(var.type_annotation, vtype):
                 raise TypeInferenceError(
                     f"let %{var.name_hint}: annotation expected {var.type_annotation}, actual value type {vtype}"
                     f"{_where(binding)}"
@@ -153,33 +153,50 @@ class TypeInferencer(KeepTyped):
             raise TypeInferenceError(f"if condition expected bool, actual {ctype}{_where(node)}")
         then, other = self.visit(node.true_branch), self.visit(node.false_branch)
         ttype, etype = self.type_of(then), self.type_of(other)
-        if ttype != etype:
+        joined = type_join(ttype, etype)
+        if joined is None:
             raise TypeInferenceError(f"if branches differ: true branch {ttype}, false branch {etype}{_where(node)}")
-        return node.with_fields(cond=cond, true_branch=then, false_branch=other, checked_type_=ttype)
+        return node.with_fields(cond=cond, true_branch=then, false_branch=other, checked_type_=joined)
 
     def visit_function(self, fn):
         params = tuple(self.visit(p) for p in fn.params)
         body = self.visit(fn.body)
         btype = self.type_of(body)
-        if fn.ret_type is not None and fn.ret_type != btype:
+        if fn.ret_type is not None and not type_fits(fn.ret_type, btype):
             raise TypeInferenceError(f"function return type expected {fn.ret_type}, actual {btype}{_where(fn)}")
-        ftype = FuncType(tuple(p.checked_type_ for p in params), btype)
-        return fn.with_fields(params=params, body=body, ret_type=btype, checked_type_=ftype)
+        # a declared dynamic result stays dynamic (a recursive function's calls were typed with it)
+        ret = fn.ret_type if fn.ret_type is not None and type_join(fn.ret_type, btype) == fn.ret_type else btype
+        ftype = FuncType(tuple(p.checked_type_ for p in params), ret)
+        return fn.with_fields(params=params, body=body, ret_type=ret, checked_type_=ftype)
 
 
-def _accepts(expected, actual) -> bool:
-    """Whether a value of type ``actual`` may be passed where ``expected`` is declared: the same type, or one whose
-    static dimensions stand where ``expected`` has ``relay.Any`` (an ONNX Loop passes a tensor of 0 rows to a
-    parameter whose row count grows at run time)."""
-    if expected == actual:
-        return True
+def type_fits(expected, actual) -> bool:
+    """Whether a value of type ``actual`` may stand where ``expected`` is declared: the same type, but where
+    ``expected`` has a dynamic dimension (``relay.Any``) any size fits."""
     if isinstance(expected, TensorType) and isinstance(actual, TensorType):
-        return (expected.dtype == actual.dtype and len(expected.shape) == len(actual.shape)
-                and all(is_any(e) or e == a for e, a in zip(expected.shape, actual.shape, strict=True)))
+        return expected.dtype == actual.dtype and len(expected.shape) == len(actual.shape) and all(
+            is_any(e) or e == a for e, a in zip(expected.shape, actual.shape, strict=True))
     if isinstance(expected, TupleType) and isinstance(actual, TupleType):
         return len(expected.fields) == len(actual.fields) and all(
-            _accepts(e, a) for e, a in zip(expected.fields, actual.fields, strict=True))
-    return False
+            type_fits(e, a) for e, a in zip(expected.fields, actual.fields, strict=True))
+    return expected == actual
+
+
+def type_join(a, b):
+    """The most precise type both ``a`` and ``b`` fit (a dimension they disagree on, or one is dynamic on, is
+    dynamic), or None when they differ otherwise (dtype, rank, kind)."""
+    if a == b:
+        return a
+    if isinstance(a, TensorType) and isinstance(b, TensorType):
+        if a.dtype != b.dtype or len(a.shape) != len(b.shape):
+            return None
+        if any(x != y and not (is_any(x) or is_any(y)) for x, y in zip(a.shape, b.shape, strict=True)):
+            return None
+        return TensorType(tuple(x if x == y else Any() for x, y in zip(a.shape, b.shape, strict=True)), a.dtype)
+    if isinstance(a, TupleType) and isinstance(b, TupleType) and len(a.fields) == len(b.fields):
+        fields = [type_join(x, y) for x, y in zip(a.fields, b.fields, strict=True)]
+        return None if any(f is None for f in fields) else TupleType(fields)
+    return None
 
 
 def _callee_name(op) -> str:

@@ -9,7 +9,8 @@ from ...error import OpAttributeInvalid
 from ...te.operation import compute, reduce_axis
 from ...te.operation import sum as _te_sum
 from ...tir import op as _op
-from ..utils import get_const_tuple
+from ..broadcast import broadcast_checks, broadcast_index, broadcast_shape
+from ..utils import SHAPE_CHECKS, get_const_tuple
 from .conv2d import _acc_dtype, _finish
 
 __all__ = ["dense", "dense_pack", "crop_columns", "matmul", "batch_matmul"]
@@ -127,18 +128,23 @@ def batch_matmul(x, y, oshape=None, out_dtype=None, transpose_a=False, transpose
         raise OpAttributeInvalid(f"topi.batch_matmul: operands must have rank 3, got {xs} and {ys}")
     bx, m, kx = (xs[0], xs[2], xs[1]) if transpose_a else xs
     by, n, ky = ys if transpose_b else (ys[0], ys[2], ys[1])
-    if kx != ky or (bx != by and 1 not in (bx, by)):
+    static = all(isinstance(d, int) for d in (bx, by, kx, ky))
+    if static and (kx != ky or (bx != by and 1 not in (bx, by))):
         raise OpAttributeInvalid(f"topi.batch_matmul: shapes {xs} and {ys} do not fit")
+    (batch,) = broadcast_shape((bx,), (by,), what="topi.batch_matmul")
+    checks = [] if kx is ky or static else [(_op.equal(kx, ky), f"reduction sizes {kx} and {ky} differ")]
+    checks += broadcast_checks([(bx,), (by,)], (batch,))
     acc = _acc_dtype(out_dtype)
     k = reduce_axis((0, kx), name="k")
 
     def fcompute(b, i, j):
-        bxi, byi = (b if bx != 1 else 0), (b if by != 1 else 0)
+        bxi, byi = broadcast_index(bx, batch, b), broadcast_index(by, batch, b)
         a = x[bxi, k, i] if transpose_a else x[bxi, i, k]
         c = y[byi, j, k] if transpose_b else y[byi, k, j]
         return _te_sum(_op.cast(a, acc) * _op.cast(c, acc), axis=k)
 
-    if oshape is not None and tuple(int(d) for d in oshape) != (max(bx, by), m, n):
-        raise OpAttributeInvalid(f"topi.batch_matmul: oshape {tuple(oshape)} is not {(max(bx, by), m, n)}")
-    out = compute((max(bx, by), m, n), fcompute, name="T_batch_matmul", tag="batch_matmul")
+    if oshape is not None and static and tuple(int(d) for d in oshape) != (batch, m, n):
+        raise OpAttributeInvalid(f"topi.batch_matmul: oshape {tuple(oshape)} is not {(batch, m, n)}")
+    out = compute((batch, m, n), fcompute, name="T_batch_matmul", tag="batch_matmul",
+                  attrs={SHAPE_CHECKS: tuple(checks)} if checks else None)
     return _finish(out, out_dtype, "T_batch_matmul")

@@ -163,12 +163,15 @@ def global_pool(data, pool_type, layout="NCHW", out_layout=""):
         acc = _acc_dtype(data.dtype) if not _dt.is_float(data.dtype) or data.dtype == "float16" else data.dtype
         total = compute(out_shape, lambda *i: _te_sum(_op.cast(data(*plane(i)), acc), axis=[ry, rx]),
                         name="global_pool_sum", tag="global_pool_sum")
-        count = max(h * w, 1)
+        if isinstance(h, int) and isinstance(w, int):
+            count = _op.const(float(max(h * w, 1)) if _dt.is_float(acc) else max(h * w, 1), acc)
+        else:  # a plane known only at run time
+            count = _op.cast(_op.maximum(h * w, 1), acc)
 
         def average(*i):
             if _dt.is_float(acc):
-                return _op.cast(_op.div(total(*i), _op.const(float(count), acc)), data.dtype)
-            return _op.cast(_op.truncdiv(total(*i), _op.const(count, acc)), data.dtype)
+                return _op.cast(_op.div(total(*i), count), data.dtype)
+            return _op.cast(_op.truncdiv(total(*i), count), data.dtype)
 
         out = compute(out_shape, average, name="global_pool_avg", tag=_tag.ELEMWISE)
     out_layout = out_layout or layout

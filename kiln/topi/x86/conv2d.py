@@ -21,12 +21,26 @@ is read through guards inlined into the tile loop, or, when a block has fewer ch
 stem), copied padded first, so the short inner loops carry no guard. ``oc_bn`` is the vector width (one register
 per column), ``reg_n`` the number of columns :func:`register_tile` picks from the target's register file (8, or 14
 with AVX-512 where 8 does not divide the width).
+
+Tuning (:mod:`kiln.autotvm`): the templates ``conv2d_NCHWc.x86`` (the blocked convolution AlterOpLayout makes)
+and ``group_conv2d_NCHWc.x86`` (its grouped form)
+declares two knobs, ``tile_ow`` (the register tile's columns, a split of the output width) and ``reduce_inner``
+(``"kw"``: the kernel's taps innermost and unrolled, or ``"ic"``: the block's input channels). Their fallback values
+are the choices above, so an untuned build is the hand-chosen schedule. The channel blocks are not knobs: they
+are the layout AlterOpLayout chose before the kernel exists as a task.
 """
 
+from ...autotvm.task import (
+    FallbackConfigEntity,
+    OtherOptionEntity,
+    SplitEntity,
+    register_topi_compute,
+    register_topi_schedule,
+)
 from ...te.operation import compute
 from ...te.tensor import ComputeOp
 from .. import tag as _tag
-from ..nn.conv2d import _finish, conv2d_NCHWc, conv_out_size, pad_tuple
+from ..nn.conv2d import _finish, conv2d, conv2d_NCHWc, conv_out_size, pad_tuple
 from ..nn.pad import pad
 from ..utils import (
     fused_output,
@@ -218,7 +232,18 @@ def _write_rows(stage, oc_bn):
     return row
 
 
-def _schedule_nchwc(s, conv_op, outs, lanes, target):
+def _register_tile_knobs(cfg, ow, reg_n, kernel_width):
+    """Declare the knobs of the blocked schedule on ``cfg`` (the fallback: today's choices); returns the tile's
+    columns and which reduction loop is innermost."""
+    cfg.define_split("tile_ow", ow, num_outputs=2, max_factor=32)  # past 32 unrolled columns: spills, slow builds
+    cfg.define_knob("reduce_inner", ["kw", "ic"])
+    if cfg.is_fallback:
+        cfg["tile_ow"] = SplitEntity([-1, reg_n])
+        cfg["reduce_inner"] = OtherOptionEntity("kw" if kernel_width > 1 else "ic")
+    return cfg["tile_ow"].size[-1], cfg["reduce_inner"].val
+
+
+def _schedule_nchwc(s, conv_op, outs, lanes, target, cfg):
     """Schedule the ``conv2d_NCHWc`` stage ``conv_op`` of the group ``outs``.
 
     The register tile is a ``local`` cache of ``reg_n`` columns x ``oc_bn`` channels computed inside the conv
@@ -238,7 +263,8 @@ def _schedule_nchwc(s, conv_op, outs, lanes, target):
             s[data_vec.op].compute_inline()
     shape = get_const_tuple(conv.shape)
     n, oc_chunk, oh, ow, oc_bn = shape
-    reg_n = register_tile(ow, oc_bn, target)
+    reg_n, reduce_inner = _register_tile_knobs(cfg, ow, register_tile(ow, oc_bn, target),
+                                               get_const_tuple(kernel_vec.shape)[3])
     unpacked = (n, oc_chunk * oc_bn, oh, ow)
     out = fused_output(s, conv_op, outs, lambda t: get_const_tuple(t.shape) in (shape, unpacked))
     acc = s.cache_write(conv, "local")
@@ -250,7 +276,7 @@ def _schedule_nchwc(s, conv_op, outs, lanes, target):
     s[acc].compute_at(s[conv], x_chunk)
     an, ac, ay, ax, ab = s[acc].op.axis
     ico, rkh, rkw, ici = s[acc].op.reduce_axis
-    if get_const_tuple(kernel_vec.shape)[3] > 1:
+    if reduce_inner == "kw":
         # the kernel's taps along a row innermost and unrolled: neighbouring columns read overlapping inputs, so
         # each broadcast input feeds several multiply-adds (3x3 layers ~25% faster than with the channels inside)
         s[acc].reorder(an, ac, ay, ico, rkh, ici, rkw, ax, ab)
@@ -266,7 +292,7 @@ def _schedule_nchwc(s, conv_op, outs, lanes, target):
             schedule_injective_from_existing(s, op.output(0), target)
 
 
-def schedule_conv2d_NCHWc(outs, target=None):  # noqa: N802  (TVM's name)
+def schedule_conv2d_NCHWc(outs, target=None, cfg=None):  # noqa: N802  (TVM's name)
     """Schedule a group anchored by a ``conv2d_NCHWc`` stage (see the module docstring).
 
     Parameters
@@ -274,13 +300,46 @@ def schedule_conv2d_NCHWc(outs, target=None):  # noqa: N802  (TVM's name)
     outs : list of te.Tensor
         The group's outputs.
     target : Target or str, optional
+    cfg : ConfigEntity, optional
+        The knobs' values (:mod:`kiln.autotvm`); the hand-chosen schedule when None.
 
     Returns
     -------
     s : Schedule
     """
     lanes = vector_lanes(target, "float32")
-    return schedule_anchored(outs, ("conv2d_NCHWc",), lambda s, op: _schedule_nchwc(s, op, outs, lanes, target))
+    cfg = FallbackConfigEntity() if cfg is None else cfg
+    return schedule_anchored(outs, ("conv2d_NCHWc",), lambda s, op: _schedule_nchwc(s, op, outs, lanes, target, cfg))
 
 
 schedule_conv2d_nchw = schedule_conv2d_NCHWc
+
+
+@register_topi_compute("conv2d_NCHWc.x86")
+def conv2d_NCHWc_template(cfg, data, kernel, strides, padding, dilation, data_layout, kernel_layout, out_dtype,  # noqa: N802
+                          out_layout):
+    """The compute of the tuning template ``conv2d_NCHWc.x86``: ``topi.nn.conv2d`` on blocked layouts (the
+    knobs are all in the schedule)."""
+    return conv2d(data, kernel, strides, padding, dilation, data_layout, kernel_layout, out_dtype, groups=1,
+                  out_layout=out_layout)
+
+
+@register_topi_schedule("conv2d_NCHWc.x86")
+def schedule_conv2d_NCHWc_template(cfg, outs, target):  # noqa: N802
+    """The schedule of the tuning template ``conv2d_NCHWc.x86``."""
+    return schedule_conv2d_NCHWc(outs, target, cfg)
+
+
+@register_topi_compute("group_conv2d_NCHWc.x86")
+def group_conv2d_NCHWc_template(cfg, data, kernel, strides, padding, dilation, data_layout, kernel_layout,  # noqa: N802
+                                out_dtype, groups, out_layout):
+    """The compute of the tuning template ``group_conv2d_NCHWc.x86``: ``topi.nn.conv2d`` of a grouped convolution
+    on blocked layouts (each group whole blocks)."""
+    return conv2d(data, kernel, strides, padding, dilation, data_layout, kernel_layout, out_dtype, groups=groups,
+                  out_layout=out_layout)
+
+
+@register_topi_schedule("group_conv2d_NCHWc.x86")
+def schedule_group_conv2d_NCHWc_template(cfg, outs, target):  # noqa: N802
+    """The schedule of the tuning template ``group_conv2d_NCHWc.x86`` (the blocked schedule)."""
+    return schedule_conv2d_NCHWc(outs, target, cfg)

@@ -19,10 +19,22 @@ What the layouts change is which axes those are:
 Padded and layout-transformed inputs are materialized once, in parallel, before the convolution, so its inner loops
 read memory without bound checks. Element-wise consumers are inlined into the tile's write-out when they keep the
 convolution's shape; otherwise the convolution is computed whole and the consumers scheduled as injective stages.
+
+Tuning (:mod:`kiln.autotvm`): the template ``depthwise_conv2d_NCHWc.x86`` declares ``tile_reg`` (the unrolled
+block of the register tile, a split of its axis) and ``unroll_taps`` (whether the kernel's taps are unrolled); their
+fallback values are the choices above. The other direct convolutions read the same knobs from a fallback config.
 """
 
+from ...autotvm.task import (
+    FallbackConfigEntity,
+    OtherOptionEntity,
+    SplitEntity,
+    register_topi_compute,
+    register_topi_schedule,
+)
 from ...te.tensor import ComputeOp
 from .. import tag as _tag
+from ..nn.conv2d import conv2d
 from ..utils import (
     fused_output,
     get_const_tuple,
@@ -73,11 +85,24 @@ def _tiling(op, lanes, target):
     return 1, largest_divisor(shape[1], latency_accumulators(target)), 3, vec
 
 
-def _schedule_direct(s, op, outs, target, lanes):
+def _tile_knobs(cfg, op, shape, reg_axis, reg):
+    """Declare the knobs of the direct schedule on ``cfg`` (the fallback: today's choices); returns the unrolled
+    block and whether the taps are unrolled."""
+    cfg.define_split("tile_reg", shape[reg_axis], num_outputs=2, max_factor=32)
+    cfg.define_knob("unroll_taps", [True, False])
+    if cfg.is_fallback:
+        cfg["tile_reg"] = SplitEntity([-1, reg])
+        # a few taps per output of a packed depthwise convolution: unrolled, the loop overhead would dominate
+        cfg["unroll_taps"] = OtherOptionEntity(op.tag == "depthwise_conv2d_NCHWc")
+    return cfg["tile_reg"].size[-1], cfg["unroll_taps"].val
+
+
+def _schedule_direct(s, op, outs, target, lanes, cfg):
     _materialize_inputs(s, op, target)
     conv = op.output(0)
     shape = get_const_tuple(conv.shape)
     reg_axis, reg, vec_axis, vec = _tiling(op, lanes, target)
+    reg, unroll_taps = _tile_knobs(cfg, op, shape, reg_axis, reg)
     out = fused_output(s, op, outs, lambda t: get_const_tuple(t.shape) == shape)
     if out is None or out.op is op:
         acc, stage = s.cache_write(conv, "local"), s[conv]
@@ -100,7 +125,7 @@ def _schedule_direct(s, op, outs, target, lanes):
     a_axes = list(s[acc].op.axis)
     s[acc].reorder(*[iv for k, iv in enumerate(a_axes) if k not in (reg_axis, vec_axis)], *s[acc].op.reduce_axis,
                    a_axes[reg_axis], a_axes[vec_axis])
-    if op.tag == "depthwise_conv2d_NCHWc":  # a few taps per output: unrolled, the loop overhead would dominate
+    if unroll_taps:
         for r in s[acc].op.reduce_axis:
             s[acc].unroll(r)
     s[acc].unroll(a_axes[reg_axis])
@@ -123,12 +148,29 @@ def _schedule_flat_rows(s, out, lanes):
     stage.vectorize(inner)
 
 
-def schedule_conv2d_direct(outs, target=None):
-    """Schedule a group anchored by a direct convolution (tags in :data:`DIRECT_TAGS`).
+def schedule_conv2d_direct(outs, target=None, cfg=None):
+    """Schedule a group anchored by a direct convolution (tags in :data:`DIRECT_TAGS`), with the knobs' values
+    ``cfg`` (:mod:`kiln.autotvm`; the hand-chosen schedule when None).
 
     Returns
     -------
     s : Schedule
     """
     lanes = vector_lanes(target, "float32")
-    return schedule_anchored(outs, DIRECT_TAGS, lambda s, op: _schedule_direct(s, op, outs, target, lanes))
+    cfg = FallbackConfigEntity() if cfg is None else cfg
+    return schedule_anchored(outs, DIRECT_TAGS, lambda s, op: _schedule_direct(s, op, outs, target, lanes, cfg))
+
+
+@register_topi_compute("depthwise_conv2d_NCHWc.x86")
+def depthwise_conv2d_NCHWc_template(cfg, data, kernel, strides, padding, dilation, data_layout, kernel_layout,  # noqa: N802
+                                    out_dtype, groups, out_layout):
+    """The compute of the tuning template ``depthwise_conv2d_NCHWc.x86``: ``topi.nn.conv2d`` on the packed
+    depthwise layouts."""
+    return conv2d(data, kernel, strides, padding, dilation, data_layout, kernel_layout, out_dtype, groups=groups,
+                  out_layout=out_layout)
+
+
+@register_topi_schedule("depthwise_conv2d_NCHWc.x86")
+def schedule_depthwise_conv2d_NCHWc_template(cfg, outs, target):  # noqa: N802
+    """The schedule of the tuning template ``depthwise_conv2d_NCHWc.x86``."""
+    return schedule_conv2d_direct(outs, target, cfg)

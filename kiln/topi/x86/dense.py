@@ -19,9 +19,15 @@ product's own stage when element-wise consumers follow (they are inlined into th
 the packed weight stays in L2 while every row block streams past it (rows outer would stream the whole weight from
 memory once per row block: 64 against 160 GFLOP/s on a 197 x 768 x 3072 product); batches, panels and row blocks
 run in parallel as one loop, and so does the packing.
+
+Tuning (:mod:`kiln.autotvm`): the templates ``dense_pack.x86`` (the product AlterOpLayout packs, whose panel width
+is the layout's and so not a knob) and ``batch_matmul_pack.x86`` declare ``tile_y`` (rows of a register tile) and
+``tile_k`` (the reduction unrolled by that factor, 1: not split); ``dense_nopack.x86`` declares ``tile_x`` (columns
+per parallel block). Their fallback values are the choices above.
 """
 
 
+from ...autotvm.task import FallbackConfigEntity, OtherOptionEntity, register_topi_compute, register_topi_schedule
 from ...te.operation import compute, reduce_axis
 from ...te.operation import sum as _te_sum
 from ...te.tensor import ComputeOp
@@ -104,6 +110,8 @@ def dense_form(rows, reduced, units, target=None, dtype="float32"):
     lanes or more, else ``"pack"`` (:func:`dense_pack`) when the panels are at least four lanes wide (padded ones
     included), else None (the generic compute)."""
     lanes = vector_lanes(target, dtype)
+    if not isinstance(reduced, int) or not isinstance(units, int):
+        return None  # the generic product: no static panel or reduction block to plan
     if not isinstance(rows, int):  # a batch known only at run time: packed weights serve every size
         rows = NOPACK_MAX_ROWS + 1
     if rows <= NOPACK_MAX_ROWS and vector_factor(reduced, lanes) >= 4:
@@ -215,7 +223,25 @@ def _tile(stage, axes, mr, bn):
     return outer, mi, ni
 
 
-def _schedule_gemm_op(s, op, outs, target):
+def _divisors_upto(n, limit) -> list:
+    return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
+
+
+def _gemm_knobs(cfg, rows, reduced, mr, target):
+    """Declare the GEMM knobs on ``cfg`` (the fallback: ``mr`` rows, ``k`` not split); returns ``(mr, k_unroll)``.
+    """
+    budget = max(1, accumulator_budget(target))
+    # rows known only at run time (a dynamic batch) are not a task: the hand-chosen tile is the only choice
+    rows_known = isinstance(rows, int)
+    cfg.define_knob("tile_y", sorted(set(_divisors_upto(rows, budget)) | {mr}) if rows_known else [mr])
+    cfg.define_knob("tile_k", _divisors_upto(reduced, 8) if reduced % 2 == 0 else [1])
+    if cfg.is_fallback:
+        cfg["tile_y"] = OtherOptionEntity(mr)
+        cfg["tile_k"] = OtherOptionEntity(1)
+    return cfg["tile_y"].val, cfg["tile_k"].val
+
+
+def _schedule_gemm_op(s, op, outs, target, cfg):
     out = op.output(0)
     for t in op.input_tensors:
         _schedule_packing(s, t)
@@ -223,6 +249,8 @@ def _schedule_gemm_op(s, op, outs, target):
     panel = op.attrs.get("panel")  # the width the operand was packed with (its last panel padded)
     mr, bn = gemm_blocking(shape[-2], shape[-1], target, pad=panel is not None)
     bn = panel or bn
+    (k,) = op.reduce_axis
+    mr, k_unroll = _gemm_knobs(cfg, shape[-2], get_const_tuple((k.dom.extent,))[0], mr, target)
     panels = -(-shape[-1] // bn)
     last = fused_output(s, op, outs, lambda t: get_const_tuple(t.shape)[:-1] == shape[:-1]
                         and -(-get_const_tuple(t.shape)[-1] // bn) == panels)  # the same tiles, cropped or not
@@ -237,7 +265,12 @@ def _schedule_gemm_op(s, op, outs, target):
     s[acc].compute_at(stage, no)
     (k,) = s[acc].op.reduce_axis
     *_, mc, nc = s[acc].op.axis
-    s[acc].reorder(k, mc, nc)
+    if k_unroll > 1:  # a tuned choice: a few steps of k per loop iteration, unrolled
+        ko, ki = s[acc].split(k, factor=k_unroll)
+        s[acc].reorder(ko, ki, mc, nc)
+        s[acc].unroll(ki)
+    else:
+        s[acc].reorder(k, mc, nc)
     s[acc].unroll(mc)
     s[acc].vectorize(nc)
     for o in output_ops(outs):
@@ -245,25 +278,29 @@ def _schedule_gemm_op(s, op, outs, target):
             schedule_injective_from_existing(s, o.output(0), target)
 
 
-def schedule_gemm(outs, target=None):
-    """Schedule a group anchored by a ``dense_pack``, ``matmul_tile`` or ``batch_matmul_pack`` stage.
+def schedule_gemm(outs, target=None, cfg=None):
+    """Schedule a group anchored by a ``dense_pack``, ``matmul_tile`` or ``batch_matmul_pack`` stage, with the
+    knobs' values ``cfg`` (:mod:`kiln.autotvm`; the hand-chosen schedule when None).
 
     Returns
     -------
     s : Schedule
     """
-    return schedule_anchored(outs, GEMM_TAGS, lambda s, op: _schedule_gemm_op(s, op, outs, target))
+    cfg = FallbackConfigEntity() if cfg is None else cfg
+    return schedule_anchored(outs, GEMM_TAGS, lambda s, op: _schedule_gemm_op(s, op, outs, target, cfg))
 
 
-def schedule_dense_nopack(outs, target=None):
+def schedule_dense_nopack(outs, target=None, cfg=None):
     """Schedule a group anchored by ``dense_nopack``: rows x column blocks in parallel, the partial sums of a block
-    of four columns computed together in vector registers, reduced and written by the block's loop.
+    of four columns computed together in vector registers, reduced and written by the block's loop. ``cfg``: the
+    knobs' values (:mod:`kiln.autotvm`; the hand-chosen schedule when None).
 
     Returns
     -------
     s : Schedule
     """
     s = create_schedule_for(outs)
+    cfg = FallbackConfigEntity() if cfg is None else cfg
 
     def callback(op):
         if op.tag != "dense_nopack":
@@ -273,7 +310,10 @@ def schedule_dense_nopack(outs, target=None):
         last = fused_output(s, op, outs, lambda t: get_const_tuple(t.shape) == shape) or op.output(0)
         stage = s[last]
         i, j = stage.op.axis
-        jo, ji = stage.split(j, factor=largest_divisor(shape[1], 4))
+        cfg.define_knob("tile_x", _divisors_upto(shape[1], 16))
+        if cfg.is_fallback:
+            cfg["tile_x"] = OtherOptionEntity(largest_divisor(shape[1], 4))
+        jo, ji = stage.split(j, factor=cfg["tile_x"].val)
         fused = stage.fuse(i, jo)
         if worth_parallel((*shape, partial.shape[2]), PARALLEL_MIN_ELEMENTS // 16):
             stage.parallel(fused)
@@ -291,3 +331,40 @@ def schedule_dense_nopack(outs, target=None):
 
     traverse_inline(s, output_ops(outs), callback)
     return s
+
+
+@register_topi_compute("dense_pack.x86")
+def dense_pack_template(cfg, data, packed_weight, units, out_dtype):
+    """The compute of the tuning template ``dense_pack.x86``: ``topi.nn.dense_pack`` on a weight AlterOpLayout
+    packed (``nn.contrib_dense_pack``)."""
+    return nn_dense_pack(data, packed_weight, units, out_dtype)
+
+
+@register_topi_schedule("dense_pack.x86")
+def schedule_dense_pack_template(cfg, outs, target):
+    """The schedule of the tuning template ``dense_pack.x86``."""
+    return schedule_gemm(outs, target, cfg)
+
+
+@register_topi_compute("dense_nopack.x86")
+def dense_nopack_template(cfg, data, weight, out_dtype):
+    """The compute of the tuning template ``dense_nopack.x86`` (the vector width from the current target)."""
+    return dense_nopack(data, weight, out_dtype)
+
+
+@register_topi_schedule("dense_nopack.x86")
+def schedule_dense_nopack_template(cfg, outs, target):
+    """The schedule of the tuning template ``dense_nopack.x86``."""
+    return schedule_dense_nopack(outs, target, cfg)
+
+
+@register_topi_compute("batch_matmul_pack.x86")
+def batch_matmul_pack_template(cfg, x, y, transpose_a, transpose_b, out_dtype):
+    """The compute of the tuning template ``batch_matmul_pack.x86`` (the panel width from the current target)."""
+    return batch_matmul_pack(x, y, transpose_a, transpose_b, out_dtype)
+
+
+@register_topi_schedule("batch_matmul_pack.x86")
+def schedule_batch_matmul_pack_template(cfg, outs, target):
+    """The schedule of the tuning template ``batch_matmul_pack.x86`` (the GEMM schedule)."""
+    return schedule_gemm(outs, target, cfg)

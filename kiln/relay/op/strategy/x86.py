@@ -15,6 +15,11 @@ The forms, at a higher plevel (15) than the generic one (10) when the call fits:
   schedule;
 * pooling, softmax, reductions and injective operators -> their generic computes with their x86 schedules.
 
+The tunable forms (the blocked and packed-depthwise convolutions, packed and unpacked dense) go through the
+schedule templates of :mod:`kiln.autotvm` (:func:`_template`): the call's tensors and attributes make the workload,
+whose config the current dispatch context gives (the default one outside ``autotvm.apply_history_best``: the
+hand-chosen schedule).
+
 The layout hook (``FTVMAlterOpLayout`` of ``nn.conv2d``, run by AlterOpLayout at opt_level 3 while a CPU target is
 current) turns a float32 NCHW/OIHW convolution into the same convolution in the blocked layouts
 :func:`kiln.topi.x86.conv2d_alter_layout` picks for the target::
@@ -30,6 +35,7 @@ exchange blocked tensors and layouts change only at the boundaries of the blocke
 transformed to ``NC{b}n``.
 """
 
+from ....autotvm.task import template_implementation
 from ....ir.op import register_op_attr
 from ....target.target import Target
 from ....topi import nn as topi_nn
@@ -69,6 +75,12 @@ def _generic_with(name, fschedule, impl_name):
     return fstrategy
 
 
+def _template(strategy, task_name, args, target, impl_name=None):
+    """Add the autotvm template ``task_name`` on ``args`` (the call's tensors and attributes) to ``strategy``."""
+    fcompute, fschedule = template_implementation(task_name, args, target)
+    return strategy.add_implementation(fcompute, fschedule, impl_name or task_name, 15)
+
+
 def _conv2d_strategy(attrs, inputs, out_type, target):
     strategy = OpStrategy()
     data_layout, kernel_layout = attrs.data_layout, attrs.kernel_layout
@@ -81,11 +93,16 @@ def _conv2d_strategy(attrs, inputs, out_type, target):
 
         return strategy.add_implementation(fcompute, _schedule(x86.schedule_conv2d_NCHWc), "conv2d_nchw.x86", 15)
     conv = generic.COMPUTES["nn.conv2d"]  # dispatches on the layouts to the topi computes named below
+    args = (inputs[0], inputs[1], attrs.strides, attrs.padding, attrs.dilation, data_layout, kernel_layout,
+            _out_dtype(attrs, out_type))
     if topi_nn.is_packed_depthwise(inputs[0], data_layout, kernel_layout, attrs.groups):
-        name, fschedule = "depthwise_conv2d_NCHWc.x86", x86.schedule_conv2d_direct
-    elif topi_nn.is_packed(data_layout, kernel_layout):  # grouped too, each group whole blocks
-        name, fschedule = "conv2d_NCHWc.x86", x86.schedule_conv2d_NCHWc
-    elif (data_layout, kernel_layout) in (("NCHW", "OIHW"), ("NHWC", "HWIO")):
+        return _template(strategy, "depthwise_conv2d_NCHWc.x86", (*args, attrs.groups, out_layout), target)
+    if topi_nn.is_packed(data_layout, kernel_layout) and attrs.groups == 1:
+        return _template(strategy, "conv2d_NCHWc.x86", (*args, out_layout), target)
+    if topi_nn.is_packed(data_layout, kernel_layout):  # grouped too, each group whole blocks
+        return _template(strategy, "group_conv2d_NCHWc.x86", (*args, attrs.groups, out_layout), target,
+                         "conv2d_NCHWc.x86")
+    if (data_layout, kernel_layout) in (("NCHW", "OIHW"), ("NHWC", "HWIO")):
         name, fschedule = f"conv2d_{data_layout.lower()}_direct.x86", x86.schedule_conv2d_direct
     else:  # another layout pair: computed through NCHW, scheduled by the anchor's tag
         return generic.default_strategy("nn.conv2d")(attrs, inputs, out_type, target)
@@ -94,11 +111,12 @@ def _conv2d_strategy(attrs, inputs, out_type, target):
 
 def _dense_like(data, weight, out_dtype, target):
     """The x86 dense compute and schedule for 2-D ``data`` and a ``(N, K)`` weight, or None when the generic one is
-    better (:func:`kiln.topi.x86.dense_form`)."""
+    better (:func:`kiln.topi.x86.dense_form`). The unpacked form is the template ``dense_nopack.x86``."""
     rows, reduced = get_const_tuple(data.shape)
     form = x86.dense_form(rows, reduced, get_const_tuple(weight.shape)[0], target, out_dtype)
     if form == "nopack":
-        return x86.dense_nopack(data, weight, out_dtype, target), x86.schedule_dense_nopack
+        fcompute, fschedule = template_implementation("dense_nopack.x86", (data, weight, out_dtype), target)
+        return fcompute(None, [data, weight], None)[0], lambda outs, target_: fschedule(None, outs, target_)
     if form == "pack":
         return x86.dense_pack(data, weight, out_dtype, target), x86.schedule_gemm
     return None
@@ -133,11 +151,8 @@ def _matmul_strategy(attrs, inputs, out_type, target):
 
 
 def _batch_matmul_strategy(attrs, inputs, out_type, target):
-    def fcompute(attrs, inputs, out_type):
-        return [x86.batch_matmul_pack(inputs[0], inputs[1], attrs.transpose_a, attrs.transpose_b,
-                                      _out_dtype(attrs, out_type), target)]
-
-    return OpStrategy().add_implementation(fcompute, _schedule(x86.schedule_gemm), "batch_matmul_pack.x86", 15)
+    args = (inputs[0], inputs[1], attrs.transpose_a, attrs.transpose_b, _out_dtype(attrs, out_type))
+    return _template(OpStrategy(), "batch_matmul_pack.x86", args, target)
 
 
 _POOLS = ("nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d", "nn.global_max_pool2d")
@@ -151,7 +166,8 @@ STRATEGIES = {
     "nn.log_softmax": _generic_with("nn.log_softmax", x86.schedule_softmax, "log_softmax.x86"),
     "nn.conv2d": _conv2d_strategy,
     "nn.dense": _dense_strategy,
-    "nn.contrib_dense_pack": _generic_with("nn.contrib_dense_pack", x86.schedule_gemm, "dense_pack.x86"),
+    "nn.contrib_dense_pack": lambda attrs, inputs, out_type, target: _template(
+        OpStrategy(), "dense_pack.x86", (inputs[0], inputs[1], attrs.units, _out_dtype(attrs, out_type)), target),
     "nn.matmul": _matmul_strategy,
     "nn.batch_matmul": _batch_matmul_strategy,
 }

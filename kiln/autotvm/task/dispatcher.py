@@ -1,0 +1,230 @@
+"""Which config a schedule template uses (TVM's ``autotvm/task/dispatcher.py``).
+
+A template asks ``DispatchContext.current.query(target, workload)`` for its config. The contexts stack: ``with
+ApplyConfig(cfg):`` or ``with apply_history_best(log):`` pushes one, leaving the ``with`` pops it. At the bottom is
+the :class:`FallbackContext`, which answers with a :class:`FallbackConfigEntity` (today's hand-chosen schedule), so
+an untuned build is exactly the build kiln made before tuning existed.
+
+This module sits at topi's layer (topi templates import it), as do the tasks and the record format it reads logs
+with (:mod:`kiln.autotvm.record`); measuring and tuning sit above relay.
+
+Each context has a ``cache_key``: the lowering cache (``relay/backend/te_compiler.py``) adds it to its key, so a
+kernel lowered under one set of configs is not reused under another.
+"""
+
+import hashlib
+import itertools
+import threading
+import warnings
+
+from ...error import KilnError
+from ...target.target import Target
+from .space import FallbackConfigEntity
+
+__all__ = ["DispatchContext", "ApplyConfig", "ApplyFixedConfig", "ApplyHistoryBest", "FallbackContext",
+           "target_key", "workload_key", "clear_fallback_cache"]
+
+
+def target_key(target) -> str:
+    """What records of ``target`` are keyed by: the kind and the CPU the code is for (``native`` resolved to the
+    host's CPU), so records measured on one CPU model apply to builds for it whatever the target string's other
+    options are."""
+    if target is None:
+        return ""
+    if isinstance(target, str):
+        target = Target(target)
+    return f"{target.kind.name} -mcpu={target.cpu_name}"
+
+
+def workload_key(workload) -> str:
+    """A hashable, printable key of a workload tuple (task name and arguments)."""
+    return repr(tuple(_as_tuple(x) for x in workload))
+
+
+def _as_tuple(value):
+    if isinstance(value, list | tuple):
+        return tuple(_as_tuple(v) for v in value)
+    return value
+
+
+class DispatchContext:
+    """Base of the config-dispatch contexts (see the module docstring). ``DispatchContext.current`` is the
+    innermost one (per thread)."""
+
+    _local = threading.local()
+    _serials = itertools.count()
+
+    def __init__(self):
+        self._old = None
+        self._serial = next(DispatchContext._serials)  # unlike id(), never reused by a later context
+
+    @classmethod
+    def _current(cls):
+        return getattr(cls._local, "current", None) or _FALLBACK
+
+    def query(self, target, workload):
+        """The config for ``workload`` on ``target``: this context's answer, else the enclosing context's."""
+        cfg = self._query_inside(target, workload)
+        if cfg is None:
+            cfg = (self._old or _FALLBACK).query(target, workload)
+        return cfg
+
+    def _query_inside(self, target, workload):
+        raise NotImplementedError
+
+    @property
+    def cache_key(self) -> str:
+        """Identifies the configs this context (and those it encloses) hands out."""
+        inner = self._own_key()
+        outer = self._old.cache_key if self._old is not None else ""
+        return f"{inner}|{outer}" if outer else inner
+
+    def _own_key(self) -> str:
+        return f"{type(self).__name__}#{self._serial}"
+
+    def __enter__(self):
+        self._old = getattr(DispatchContext._local, "current", None)
+        DispatchContext._local.current = self
+        return self
+
+    def __exit__(self, *exc):
+        DispatchContext._local.current = self._old
+        self._old = None
+
+
+class _CurrentDescriptor:
+    """``DispatchContext.current``: a class attribute in TVM, per thread here."""
+
+    def __get__(self, obj, owner):
+        return owner._current()
+
+
+DispatchContext.current = _CurrentDescriptor()  # type: ignore[assignment]
+
+
+class FallbackContext(DispatchContext):
+    """The bottom context: a :class:`FallbackConfigEntity` per workload (cached, so the knobs a template assigns
+    stay assigned)."""
+
+    def __init__(self):
+        super().__init__()
+        self.memory = {}
+
+    def _query_inside(self, target, workload):
+        key = (target_key(target), workload_key(workload))
+        if key not in self.memory:
+            self.memory[key] = FallbackConfigEntity()
+        return self.memory[key]
+
+    def query(self, target, workload):
+        return self._query_inside(target, workload)
+
+    def clear_cache(self, target, workload):
+        """Forget the fallback config of ``workload`` on ``target``."""
+        self.memory.pop((target_key(target), workload_key(workload)), None)
+
+    @property
+    def cache_key(self) -> str:
+        return ""
+
+
+_FALLBACK = FallbackContext()
+
+
+def clear_fallback_cache(target=None, workload=None):
+    """Forget the fallback configs (all of them, or the one of ``workload`` on ``target``)."""
+    if workload is None:
+        _FALLBACK.memory.clear()
+    else:
+        _FALLBACK.clear_cache(target, workload)
+
+
+class ApplyConfig(DispatchContext):
+    """Use ``config`` for every workload queried inside the ``with`` (how a task is instantiated for one
+    candidate). The workload queried is remembered in ``workload``."""
+
+    def __init__(self, config):
+        super().__init__()
+        self._config = config
+        self.workload = None
+
+    def _query_inside(self, target, workload):
+        self.workload = workload
+        return self._config
+
+    def _own_key(self) -> str:
+        return f"ApplyConfig({self._config})"
+
+
+class ApplyFixedConfig(DispatchContext):
+    """Use ``config`` for the workloads of the tasks named in ``task_names``; others go to the enclosing context."""
+
+    def __init__(self, tasks, config):
+        super().__init__()
+        self._names = {t if isinstance(t, str) else t.name for t in tasks}
+        self._config = config
+
+    def _query_inside(self, target, workload):
+        return self._config if workload[0] in self._names else None
+
+    def _own_key(self) -> str:
+        return f"ApplyFixedConfig({sorted(self._names)}, {self._config})"
+
+
+class ApplyHistoryBest(DispatchContext):
+    """Use the best measured config of each workload for the target being built (TVM's ``ApplyHistoryBest``).
+
+    Parameters
+    ----------
+    records : str, path, or iterable of (MeasureInput, MeasureResult)
+        A log file (JSON lines, :mod:`kiln.autotvm.record`), or decoded records. Failed measurements are
+        ignored; the fastest of the others per ``(target, workload)`` wins.
+
+    A workload without a record uses the default config. Records whose target (kind and CPU) is not the one being
+    built are ignored, with one warning per target naming it.
+    """
+
+    def __init__(self, records):
+        super().__init__()
+        self.best_by_targetkey = {}
+        self._warned = set()
+        self._digest = hashlib.sha256()
+        if records is not None:
+            self.load(records)
+
+    def load(self, records):
+        """Add ``records`` (see the class docstring) to the best-config table."""
+        if isinstance(records, str) or hasattr(records, "__fspath__"):
+            from ..record import load_from_file  # imported on use: record imports the tasks, which import this
+            records = load_from_file(records)
+        for inp, res in records:
+            if res.error_no != 0 or not res.costs:
+                continue
+            cost = sum(res.costs) / len(res.costs)
+            key = (target_key(inp.target), workload_key(inp.task.workload))
+            best = self.best_by_targetkey.get(key)
+            if best is None or cost < best[1]:
+                self.best_by_targetkey[key] = (inp.config, cost)
+        for key in sorted(self.best_by_targetkey):
+            self._digest.update(repr((key, str(self.best_by_targetkey[key][0]))).encode())
+
+    def _query_inside(self, target, workload):
+        tkey = target_key(target)
+        found = self.best_by_targetkey.get((tkey, workload_key(workload)))
+        if found is not None:
+            return found[0]
+        others = {t for t, w in self.best_by_targetkey if t != tkey and w == workload_key(workload)}
+        for other in sorted(others - self._warned):
+            self._warned.add(other)
+            warnings.warn(f"autotvm: ignoring the tuning records for target {other!r}: building for {tkey!r}",
+                          stacklevel=4)
+        return None
+
+    def _own_key(self) -> str:
+        return f"ApplyHistoryBest({self._digest.hexdigest()[:16]})"
+
+
+def check_workload(workload):
+    """Raise KilnError unless ``workload`` is a tuple whose first item is a task name."""
+    if not isinstance(workload, tuple) or not workload or not isinstance(workload[0], str):
+        raise KilnError(f"autotvm: a workload is a tuple (task name, args...), got {workload!r}")

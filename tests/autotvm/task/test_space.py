@@ -1,0 +1,103 @@
+"""Knob spaces (kiln/autotvm/task/space.py): enumeration, indexing, fallback values, JSON form."""
+
+import pytest
+
+from kiln.autotvm.task import ConfigEntity, ConfigSpace, FallbackConfigEntity, KnobError, OtherOptionEntity, SplitEntity
+from kiln.error import KilnError
+
+
+def make_space():
+    cfg = ConfigSpace()
+    cfg.define_split("tile_x", 12, num_outputs=2)
+    cfg.define_knob("unroll", [True, False])
+    cfg.define_reorder("order", ["a", "b", "c"], policy="all")
+    cfg.define_annotate("ann", ["a", "b"], policy="try_unroll")
+    return cfg
+
+
+def test_split_space_enumerates_every_factorization():
+    cfg = ConfigSpace()
+    split = cfg.define_split("tile", 12, num_outputs=2)
+    assert split == SplitEntity([12, 1])  # a space's knobs read as their first entity
+    assert [e.size for e in cfg.space_map["tile"]] == [(12, 1), (6, 2), (4, 3), (3, 4), (2, 6), (1, 12)]
+    cfg3 = ConfigSpace()
+    cfg3.define_split("t", 8, num_outputs=3)
+    assert len(cfg3.space_map["t"]) == 10 and all(e.size[0] * e.size[1] * e.size[2] == 8 for e in cfg3.space_map["t"])
+    capped = ConfigSpace()
+    capped.define_split("t", 12, num_outputs=2, max_factor=4, filter=lambda e: e.size[-1] != 2)
+    assert [e.size[-1] for e in capped.space_map["t"]] == [1, 3, 4]
+
+
+def test_space_size_and_mixed_radix_index():
+    cfg = make_space()
+    assert [len(s) for s in cfg.space_map.values()] == [6, 2, 6, 4]
+    assert len(cfg) == 6 * 2 * 6 * 4
+    seen = set()
+    for i in range(len(cfg)):
+        entity = cfg.get(i)
+        assert entity.index == i and cfg.index_of(entity) == i
+        seen.add(tuple(repr(entity[k]) for k in cfg.knob_names()))
+    assert len(seen) == len(cfg)  # every index a different point
+    second = cfg.get(1)  # the first knob varies fastest
+    assert second["tile_x"].size == (6, 2) and second["unroll"].val is True
+    assert cfg.get(6)["unroll"].val is False
+    with pytest.raises(KnobError, match="outside the space of 288"):
+        cfg.get(288)
+
+
+def test_entity_reads_knobs_and_rejects_unknown_ones():
+    entity = make_space().get(7)
+    assert entity["tile_x"].size == (6, 2)
+    assert entity.define_split("tile_x", 12) is entity["tile_x"]  # a template run against a point reads it
+    with pytest.raises(KnobError, match="no knob 'tile_y'"):
+        entity["tile_y"]
+    with pytest.raises(KnobError, match="declares the knob 'tile_y', which this config does not have"):
+        entity.define_knob("tile_y", [1, 2])
+    assert isinstance(KnobError("x"), KilnError)
+
+
+def test_json_round_trip_and_knob_features():
+    cfg = make_space()
+    entity = cfg.get(123)
+    back = ConfigEntity.from_json_dict(entity.to_json_dict(), cfg)
+    assert back == entity and back.index == 123
+    assert entity.get_flatten_feature() == ConfigEntity.from_json_dict(entity.to_json_dict(), cfg).get_flatten_feature()
+    with pytest.raises(KnobError, match="not the template's"):
+        ConfigEntity.from_json_dict({"index": 0, "entity": [["tile_x", "sp", [12, 1]]]}, cfg)
+    with pytest.raises(KnobError, match="is not in the space"):
+        ConfigEntity.from_json_dict({"index": 0, "entity": [["tile_x", "sp", [5, 5]], ["unroll", "ot", True],
+                                                             ["order", "re", [0, 1, 2]], ["ann", "an", ["none", "none"]]]},
+                                    cfg)
+
+
+def test_fallback_takes_the_templates_assignment():
+    cfg = FallbackConfigEntity()
+    cfg.define_split("tile_x", 12, num_outputs=2)
+    cfg.define_knob("unroll", [True, False])
+    assert cfg.is_fallback and cfg["tile_x"].size == (12, 1)
+    cfg["tile_x"] = SplitEntity([-1, 4])
+    cfg["unroll"] = OtherOptionEntity(False)
+    assert cfg.define_split("tile_x", 12) == SplitEntity([-1, 4])  # defining again keeps the assignment
+    space = ConfigSpace()
+    space.define_split("tile_x", 12, num_outputs=2)
+    space.define_knob("unroll", [True, False])
+    assert space.get(space.index_of(cfg))["tile_x"].size == (3, 4)  # -1 resolved against the extent
+
+
+def test_reorder_and_annotate_apply_to_a_schedule():
+    from kiln import te
+
+    a = te.placeholder((16, 8), name="a")
+    b = te.compute((16, 8), lambda i, j: a[i, j] * 2.0, name="b")
+    s = te.create_schedule(b.op)
+    cfg = ConfigSpace()
+    i, j = s[b].op.axis
+    cfg.define_reorder("order", [i, j], policy="all")
+    cfg.define_annotate("ann", [i, j], policy="try_unroll_vec")
+    assert len(cfg.space_map["order"]) == 2 and len(cfg.space_map["ann"]) == 6
+    point = cfg.get(cfg.index_of({"order": cfg.space_map["order"][1], "ann": cfg.space_map["ann"][-1]}))
+    order = point["order"].apply(s, b, [i, j])
+    point["ann"].apply(s, b, order)
+    assert order == [j, i]
+    with pytest.raises(KilnError, match="policy 'diagonal' is unknown"):
+        ConfigSpace().define_annotate("x", [i], policy="diagonal")
