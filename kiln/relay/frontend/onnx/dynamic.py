@@ -85,12 +85,12 @@ def tile(x, repeats, ctx):
     return ctx.dynamic_op("dyn.tile", "repeats")(x, repeats)
 
 
-def strided_slice(x, starts, ends, axes, steps, ctx):
+def strided_slice(x, starts, ends, axes, steps, ctx, what="starts or ends"):
     """ONNX Slice with run-time ``starts``/``ends``: full-rank begin/end/strides for ``dyn.strided_slice``, the axes
     not sliced taken whole. ``axes`` and ``steps`` are each None (every axis in order; steps of 1), numpy values, or
     expressions known only at run time (then the begins, ends and strides of the sliced axes are scattered into
     full-rank vectors at run time)."""
-    slicer = ctx.dynamic_op("dyn.strided_slice", "starts or ends")
+    slicer = ctx.dynamic_op("dyn.strided_slice", what)
     starts, n = vector(starts, ctx, "starts")
     ends, _ = vector(ends, ctx, "ends")
     rank = ctx.ndim(x)

@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from ....error import OpNotImplemented
+from ....ir.type import is_any
 from ... import op as _op
 from ...op import image as _image
 from ...op import nn as _nn
@@ -167,6 +168,16 @@ def _fits_resize2d(shape, out_shape, scales, axes, attrs):
             and all(scales[a] == out_shape[a] / shape[a] for a in (2, 3)))
 
 
+def _scaled(size, scale, ctx):
+    """``floor(size * scale)``; a size known only at run time (``relay.Any``) stays one when its scale is 1."""
+    if is_any(size):
+        if scale != 1.0:
+            raise ctx.error(f"resizing a dimension known only at run time by {scale} is not supported",
+                            OpNotImplemented)
+        return size
+    return int(math.floor(size * scale))
+
+
 def _per_axis(values, count, what, ctx):
     """``values`` as a list, checked to hold ``count`` of them (one per resized axis)."""
     values = list(values)
@@ -197,7 +208,7 @@ class Resize(OnnxOpConverter):
                                               "scales", ctx)]
         attrs = _resize_attrs(attr, dict(_RESIZE_DEFAULTS, coordinate_transformation_mode="asymmetric",
                                          nearest_mode="floor"))
-        out = [int(math.floor(d * s)) for d, s in zip(ctx.shape(x), scales, strict=True)]
+        out = [_scaled(d, s, ctx) for d, s in zip(ctx.shape(x), scales, strict=True)]
         return resize(x, out, scales, attrs, ctx)
 
     @classmethod
@@ -230,7 +241,7 @@ class Resize(OnnxOpConverter):
                 out[a], scales[a] = s, r
         elif scales_in is not None and scales_in.size:
             for a, s in zip(axes, _per_axis(scales_in.reshape(-1), len(axes), "scales", ctx), strict=True):
-                scales[a], out[a] = float(s), int(math.floor(shape[a] * float(s)))
+                scales[a], out[a] = float(s), _scaled(shape[a], float(s), ctx)
         else:
             raise ctx.error("needs scales or sizes")
         if roi is not None and roi.size:
@@ -312,7 +323,7 @@ class Upsample(OnnxOpConverter):
                     x = _op.repeat(x, int(s), axis)
             return x
         attrs = dict(_RESIZE_DEFAULTS, mode=mode, coordinate_transformation_mode="asymmetric", nearest_mode="floor")
-        out = [int(math.floor(d * s)) for d, s in zip(ctx.shape(x), scales, strict=True)]
+        out = [_scaled(d, s, ctx) for d, s in zip(ctx.shape(x), scales, strict=True)]
         return resize(x, out, scales, attrs, ctx)
 
 

@@ -243,7 +243,15 @@ class Slice(OnnxOpConverter):
         for what, values in (("ends", ends), ("axes", axes), ("steps", steps)):
             if values is not None and len(values) != len(starts):
                 raise ctx.error(f"{what} has {len(values)} values, starts has {len(starts)}")
-        begin, end, steps, axes = slice_ranges(ctx.shape(x), starts, ends, axes, steps, ctx)
+        shape = ctx.shape(x)
+        sliced = range(len(starts)) if axes is None else [ctx.axis(a, len(shape), "axes") for a in axes]
+        if any(is_any(shape[a]) for a in sliced):  # clamped against a size known only at run time
+            return dynamic.strided_slice(x, const(np.asarray(starts, "int64"), "int64"),
+                                         const(np.asarray(ends, "int64"), "int64"),
+                                         None if axes is None else np.asarray(axes),
+                                         None if steps is None else np.asarray(steps), ctx,
+                                         "the size of a sliced axis")
+        begin, end, steps, axes = slice_ranges(shape, starts, ends, axes, steps, ctx)
         return _op.strided_slice(x, begin, end, steps, axes)
 
 
@@ -348,6 +356,8 @@ class Expand(OnnxOpConverter):
         if target is None:
             return dynamic.expand(x, inputs[1], ctx)
         target = tuple(int(d) for d in target.reshape(-1))
+        if ctx.ttype(x).is_dynamic:  # broadcast against a tensor of the target shape: exact for every dtype
+            return _op.where(const(np.ones(target, bool), "bool"), x, x)
         shape = broadcast_shapes(ctx.shape(x), target)
         return x if shape == ctx.shape(x) else _op.broadcast_to(x, shape)
 

@@ -183,3 +183,12 @@ def test_symbolic_batch_and_sequence_through_common_converters(ox):
     rep = ox.check_compiled_once(model, [{"x": rng.standard_normal((b, s, 4)).astype("float32")}
                                          for b, s in ((1, 5), (3, 2))])
     assert rep.uses_vm
+
+
+def test_expand_and_resize_of_a_symbolic_batch(ox):
+    nodes = [helper.make_node("Expand", ["x", "shape"], ["e"]),
+             helper.make_node("Resize", ["x", "", "scales"], ["r"], mode="nearest")]
+    inits = {"shape": np.array([1, 3, 4, 4], "int64"), "scales": np.array([1, 1, 2, 2], "float32")}
+    model = ox.make_model(nodes, {"x": (["batch", 3, 1, 4], "float32")}, ["e", "r"], inits, opset=13)
+    rng = np.random.default_rng(0)
+    ox.check_compiled_once(model, [{"x": rng.standard_normal((b, 3, 1, 4)).astype("float32")} for b in (1, 2)])
