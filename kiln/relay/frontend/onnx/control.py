@@ -66,11 +66,17 @@ class If(OnnxOpConverter):
         ctx.name, ctx.node = name, node
         if len(then) != len(other):
             raise ctx.error(f"then_branch has {len(then)} outputs, else_branch {len(other)}")
+        then, other = list(then), list(other)
         for k, (a, b) in enumerate(zip(then, other, strict=True)):
             ta, tb = ctx.typed(a).checked_type, ctx.typed(b).checked_type
-            if ta != tb:
-                raise ctx.error(f"output {k} is {ta} in then_branch and {tb} in else_branch; kiln needs both branches "
-                                f"to give one type", OpNotImplemented)
+            if ta != tb and isinstance(ta, TensorType) and isinstance(tb, TensorType) and ta.dtype == tb.dtype \
+                    and len(ta.shape) == len(tb.shape):
+                # shapes that differ: each branch's value reshaped to its own shape read at run time (times the
+                # condition that selects it, 1 there), so both have the dynamic type and DynamicToStatic keeps it
+                reshape = ctx.dynamic_op("dyn.reshape", f"output {k}'s shape (it differs between the branches)")
+                taken = [_op.cast(cond, "int64"), _op.cast(_op.logical_not(cond), "int64")]
+                then[k] = reshape(a, _op.multiply(_op.shape_of(a, "int64"), taken[0]))
+                other[k] = reshape(b, _op.multiply(_op.shape_of(b, "int64"), taken[1]))
         if len(then) == 1:
             return RelayIf(cond, then[0], other[0])
         result = ctx.typed(RelayIf(cond, Tuple(tuple(then)), Tuple(tuple(other))))

@@ -192,3 +192,12 @@ def test_expand_and_resize_of_a_symbolic_batch(ox):
     model = ox.make_model(nodes, {"x": (["batch", 3, 1, 4], "float32")}, ["e", "r"], inits, opset=13)
     rng = np.random.default_rng(0)
     ox.check_compiled_once(model, [{"x": rng.standard_normal((b, 3, 1, 4)).astype("float32")} for b in (1, 2)])
+
+
+def test_if_whose_branches_differ_in_shape(ox):
+    then = _graph("then", [helper.make_node("Concat", ["x", "x"], ["a"], axis=0)], [], [("a", TensorProto.FLOAT, [4])])
+    other = _graph("else", [helper.make_node("Neg", ["x"], ["b"])], [], [("b", TensorProto.FLOAT, [2])])
+    model = ox.make_model([helper.make_node("If", ["cond"], ["y"], then_branch=then, else_branch=other)],
+                          {"x": ((2,), "float32"), "cond": ((), "bool")}, ["y"], opset=13)
+    x = np.array([-1, 2], "float32")
+    ox.check_compiled_once(model, [{"x": x, "cond": np.array(True)}, {"x": x, "cond": np.array(False)}])
