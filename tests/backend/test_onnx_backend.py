@@ -53,7 +53,6 @@ EXCLUDED = {
     r"^test_identity_(opt|sequence)": "optional and sequence values",
     r"^test_cast_no_saturate|^test_castlike_no_saturate": "saturating casts to float8",
     r"^test_split_to_sequence|^test_if_(opt|seq)|^test_loop(13|16)_seq": "sequence and optional values",
-    r"^test_scan_sum": "Scan of opset 8 (a batch axis and sequence_lens)",
     r"^test_attention_4d_.*fp16": "one-ulp float16 differences: a fused kernel keeps float32 intermediates where the "
                                   "reference rounds after every operator",
     r"^test_resize_.*(antialias|tf_crop_and_resize|not_larger|not_smaller)": "scales or sizes given as graph inputs "

@@ -10,9 +10,9 @@ scans..., outer...)`` runs the body and calls itself while ``cond and i < max_co
 ``outer...`` (a global function has no free variables); each scan output is concatenated along a new first axis onto
 a tensor that starts empty, so its first dimension is ``relay.Any``. Such a module runs on the VM.
 
-``Scan`` (opset 9 and later) iterates over a sequence length that is static in kiln's types, so it is unrolled: the
-body is converted once over fresh variables and instantiated for each step with that step's slices, which keeps it
-runnable on the graph executor.
+``Scan`` iterates over a sequence length that is static in kiln's types, so it is unrolled: the body is converted
+once over fresh variables and instantiated for each step with that step's slices, which keeps it runnable on the
+graph executor (opset 8's batch axis: each row scanned so, the rows stacked).
 """
 
 import numpy as np
@@ -25,7 +25,7 @@ from ...analysis import free_vars
 from ...expr import Call, Tuple, TupleGetItem, Var, bind
 from ...expr import If as RelayIf
 from ...function import Function
-from .common import OnnxOpConverter, StaticValueRequired, const, register
+from .common import OnnxOpConverter, const, register
 
 
 def _scalar(ctx, expr, what):
@@ -50,10 +50,7 @@ class If(OnnxOpConverter):
     @classmethod
     def _impl_v1(cls, inputs, attr, ctx):
         cond = inputs[0]
-        try:
-            value = ctx.value(cond, "the condition of If")
-        except StaticValueRequired:
-            value = None
+        value = ctx.value_or_none(cond, "the condition of If")
         if value is not None:
             if value.size != 1:
                 raise ctx.error(f"the condition must hold one value, got shape {value.shape}")
@@ -185,6 +182,28 @@ def _global_name(ctx, name):
 @register("Scan")
 class Scan(OnnxOpConverter):
     """Scan, unrolled over its static sequence length (see the module docstring)."""
+
+    @classmethod
+    def _impl_v8(cls, inputs, attr, ctx):
+        """Opset 8: states and scan inputs lead with a batch axis (scan along axis 1) and ``sequence_lens`` comes
+        first; each batch row is scanned as opset 9 scans, and the rows are stacked again."""
+        lens, inputs = inputs[0], list(inputs[1:])
+        n_scan_in = attr["num_scan_inputs"]
+        batch = ctx.shape(inputs[0])[0]
+        if not isinstance(batch, int):
+            raise ctx.error("a batch known only at run time is not supported", OpNotImplemented)
+        if lens is not None:
+            values = ctx.value(lens, "sequence_lens")
+            length = ctx.shape(inputs[-1])[1]
+            if not (values == length).all():
+                raise ctx.error(f"sequence_lens {values.tolist()} shorter than the sequence ({length}) are not "
+                                f"supported", OpNotImplemented)
+        attrs = {"num_scan_inputs": n_scan_in, "scan_input_directions": attr.get("directions", [0] * n_scan_in)}
+        rows = []
+        for b in range(batch):
+            row = [_op.squeeze(_op.strided_slice(x, [b], [b + 1], axes=[0]), [0]) for x in inputs]
+            rows.append(cls._impl_v9(row, dict(attrs, body=attr["body"]), ctx))
+        return [_op.stack([r[k] for r in rows], 0) for k in range(len(rows[0]))]
 
     @classmethod
     def _impl_v9(cls, inputs, attr, ctx):

@@ -201,3 +201,16 @@ def test_if_whose_branches_differ_in_shape(ox):
                           {"x": ((2,), "float32"), "cond": ((), "bool")}, ["y"], opset=13)
     x = np.array([-1, 2], "float32")
     ox.check_compiled_once(model, [{"x": x, "cond": np.array(True)}, {"x": x, "cond": np.array(False)}])
+
+
+def test_scan_of_opset_8_scans_each_batch_row(ox):
+    body = _graph("body", [helper.make_node("Add", ["s", "e"], ["s_out"]),
+                           helper.make_node("Identity", ["s_out"], ["o"])],
+                  [("s", TensorProto.FLOAT, [2]), ("e", TensorProto.FLOAT, [2])],
+                  [("s_out", TensorProto.FLOAT, [2]), ("o", TensorProto.FLOAT, [2])])
+    scan = helper.make_node("Scan", ["", "init", "seq"], ["final", "partial"], body=body, num_scan_inputs=1)
+    model = ox.make_model([scan], {"init": ((3, 2), "float32"), "seq": ((3, 4, 2), "float32")}, ["final", "partial"],
+                          opset=8)
+    rng = np.random.default_rng(1)
+    ox.check_compiled_once(model, [{"init": rng.standard_normal((3, 2)).astype("float32"),
+                                    "seq": rng.standard_normal((3, 4, 2)).astype("float32")}])
