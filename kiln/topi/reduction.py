@@ -152,10 +152,6 @@ def mean(data, axis=None, keepdims=False, exclude=False):
         divisor = _op.cast(_op.maximum(count, 1), acc if float_data else data.dtype)
 
     def divide(*i):
-        if not isinstance(count, int):  # sizes known only at run time
-            if float_data:
-                return _op.cast(_op.div(total(*i), _op.cast(count, acc)), data.dtype)
-            return _op.truncdiv(total(*i), _op.cast(_op.maximum(count, 1), data.dtype))
         if float_data:
             return _op.cast(_op.div(total(*i), divisor), data.dtype)
         return _op.truncdiv(total(*i), divisor)
