@@ -1,13 +1,12 @@
 """Diagnostics (TVM's ``ir.diagnostics``): errors in source text are emitted into a :class:`DiagnosticContext`,
 rendered by the current renderer, then raised as a :class:`~kiln.error.DiagnosticError`.
 
-The default renderer prints each diagnostic with its source position to stderr; ``override_renderer(f)`` installs
-``f(ctx)`` instead (how tests capture messages) and ``override_renderer(None)`` restores the default. The Relay
-parser reports its errors this way.
+The default renderer leaves the message to the exception raised after it (kiln reports a bad input in one line);
+``override_renderer(f)`` installs ``f(ctx)`` instead (how tests capture messages, or a tool prints them) and
+``override_renderer(None)`` restores the default. The Relay parser reports its errors this way.
 """
 
 import enum
-import sys
 
 from ..error import DiagnosticError
 from ..runtime.object import Object
@@ -73,12 +72,11 @@ class DiagnosticContext(Object):
             raise DiagnosticError("\n".join(d.message for d in errors))
 
 
-def _print(ctx):
-    for diagnostic in ctx.diagnostics:
-        print(diagnostic, file=sys.stderr)
+def _leave_to_the_exception(ctx):
+    del ctx  # the DiagnosticError raised next carries every message
 
 
-_DEFAULT = DiagnosticRenderer(_print)
+_DEFAULT = DiagnosticRenderer(_leave_to_the_exception)
 _current = [_DEFAULT]
 
 

@@ -1,8 +1,8 @@
 """The ONNX frontend: ``relay.frontend.from_onnx`` (TVM's ``tvm.relay.frontend.from_onnx``).
 
 The converters live in one module per operator family (``math``, ``nn``, ``normalization``, ``tensor``,
-``indexing``, ``reduce``, ``image``, ``quantize``, ``control``, ``rnn``); importing them fills the converter table of
-:mod:`.common`, and :mod:`.graph` walks the graph (expanding operators defined as ONNX functions with
+``rearrange``, ``indexing``, ``reduce``, ``image``, ``quantize``, ``control``, ``rnn``); importing them fills the
+converter table of :mod:`.common`, and :mod:`.graph` walks the graph (expanding operators defined as ONNX functions with
 :mod:`.functions`). The ``onnx`` package is imported only when a model is converted.
 """
 
@@ -18,6 +18,7 @@ from . import (  # noqa: F401  (register the converters)
     nn,
     normalization,
     quantize,
+    rearrange,
     reduce,
     rnn,
     signal,
