@@ -149,9 +149,9 @@ class Loop(OnnxOpConverter):
         count = const(np.iinfo(np.int64).max, "int64") if max_count is None else \
             _op.cast(_scalar(ctx, max_count, "the trip count M"), "int64")
         start = const(True, "bool") if cond is None else _scalar(ctx, cond, "the condition cond")
-        empty = [const(np.zeros((0, *t.shape[1:]), t.dtype), t.dtype) for t in scan_types]
         if any(not isinstance(d, int) for t in scan_types for d in t.shape[1:]):
             raise ctx.error("a scan output has dimensions known only at run time", OpNotImplemented)
+        empty = [const(np.zeros((0, *t.shape[1:]), t.dtype), t.dtype) for t in scan_types]
         result = ctx.typed(Call(gv, (const(0, "int64"), count, start, *inits, *empty, *outer)))
         return [TupleGetItem(result, k) for k in range(n_carried + n_scan)]
 
