@@ -1,9 +1,10 @@
 """The ONNX frontend: ``relay.frontend.from_onnx`` (TVM's ``tvm.relay.frontend.from_onnx``).
 
-The converters live in one module per operator family (``math``, ``nn``, ``normalization``, ``tensor``,
-``rearrange``, ``indexing``, ``reduce``, ``image``, ``quantize``, ``control``, ``rnn``); importing them fills the
-converter table of :mod:`.common`, and :mod:`.graph` walks the graph (expanding operators defined as ONNX functions with
-:mod:`.functions`). The ``onnx`` package is imported only when a model is converted.
+The converters live in one module per operator family (``math``, ``nn``, ``normalization``, ``tensor``, ``pad``,
+``indexing``, ``reduce``, ``image``, ``quantize``, ``control``, ``rnn``, ``signal``; the dynamic forms in
+``dynamic``); importing them fills the converter table of :mod:`.common`, and :mod:`.graph` walks the graph
+(expanding operators defined as ONNX functions with :mod:`.functions`). The ``onnx`` package is imported only when a
+model is converted.
 """
 
 import datetime
@@ -17,6 +18,7 @@ from . import (  # noqa: F401  (register the converters)
     math,
     nn,
     normalization,
+    pad,
     quantize,
     rearrange,
     reduce,

@@ -102,6 +102,8 @@ def strided_slice(x, starts, ends, axes, steps, ctx, what="starts or ends"):
         steps, _ = vector(steps, ctx, "steps")
     if axes is None:
         axes = np.arange(n)
+    if isinstance(axes, list | tuple):
+        axes = np.asarray(axes)
     if isinstance(axes, np.ndarray):
         axes = [ctx.axis(a, rank, "axes") for a in axes.reshape(-1)]
         if len(set(axes)) != len(axes):

@@ -283,7 +283,7 @@ class Resize(OnnxOpConverter):
             plane = _op.cast(_op.strided_slice(_op.shape_of(x, "int64"), [2], [4]), "float32")
             size = _op.cast(_op.floor(_op.multiply(plane, pair)), "int64")
         method = {"nearest": "nearest_neighbor"}.get(attrs["mode"], attrs["mode"])
-        return resize2d(x, size, layout="NCHW", method=method,
+        return resize2d(x, size, const(np.zeros(4, "float32"), "float32"), layout="NCHW", method=method,
                         coordinate_transformation_mode=attrs["coordinate_transformation_mode"],
                         rounding_method=attrs["nearest_mode"], cubic_alpha=attrs["cubic_coeff_a"],
                         cubic_exclude=attrs["exclude_outside"], extrapolation_value=attrs["extrapolation_value"])

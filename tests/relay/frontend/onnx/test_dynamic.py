@@ -214,3 +214,45 @@ def test_scan_of_opset_8_scans_each_batch_row(ox):
     rng = np.random.default_rng(1)
     ox.check_compiled_once(model, [{"init": rng.standard_normal((3, 2)).astype("float32"),
                                     "seq": rng.standard_normal((3, 4, 2)).astype("float32")}])
+
+
+@pytest.mark.parametrize("op, inputs, attrs, feeds", [
+    ("Expand", {"x": ((3, 1), "float32"), "shape": ((2,), "int64")}, {},
+     [{"shape": np.array([3, 4], "int64")}, {"shape": np.array([2, 1, 2], "int64")[1:]}]),
+    ("ConstantOfShape", {"shape": ((2,), "int64")}, {}, [{"shape": np.array([2, 3], "int64")},
+                                                          {"shape": np.array([1, 0], "int64")}]),
+    ("Tile", {"x": ((2, 2), "float32"), "repeats": ((2,), "int64")}, {},
+     [{"repeats": np.array([1, 2], "int64")}, {"repeats": np.array([3, 1], "int64")}]),
+    ("TopK", {"x": ((2, 5), "float32"), "k": ((1,), "int64")}, {}, [{"k": np.array([2], "int64")},
+                                                                    {"k": np.array([4], "int64")}]),
+    ("Range", {"start": ((), "float32"), "limit": ((), "float32"), "delta": ((), "float32")}, {},
+     [{"start": np.array(1, "float32"), "limit": np.array(5, "float32"), "delta": np.array(1.5, "float32")},
+      {"start": np.array(3, "float32"), "limit": np.array(-2, "float32"), "delta": np.array(-1, "float32")}]),
+    ("Slice", {"x": ((4, 5), "float32"), "starts": ((1,), "int64"), "ends": ((1,), "int64"),
+               "axes": ((1,), "int64")}, {},
+     [{"starts": np.array([1], "int64"), "ends": np.array([-1], "int64"), "axes": np.array([1], "int64")},
+      {"starts": np.array([0], "int64"), "ends": np.array([3], "int64"), "axes": np.array([0], "int64")}]),
+    ("Pad", {"x": ((2, 3), "float32"), "pads": ((4,), "int64")}, {},
+     [{"pads": np.array([0, 1, 1, 0], "int64")}, {"pads": np.array([2, 0, 0, 3], "int64")}]),
+    ("OneHot", {"i": ((3,), "int64"), "depth": ((), "int64"), "v": ((2,), "float32")}, {},
+     [{"i": np.array([0, 2, -1], "int64"), "depth": np.array(3, "int64"), "v": np.array([0, 1], "float32")},
+      {"i": np.array([1, 4, 0], "int64"), "depth": np.array(5, "int64"), "v": np.array([-1, 2], "float32")}]),
+])
+def test_shape_deciding_inputs_at_two_values(ox, op, inputs, attrs, feeds):
+    """Each converter's dyn.* form, compiled once and run where the shape-deciding input takes two values."""
+    rng = np.random.default_rng(0)
+    fixed = {n: rng.standard_normal(s).astype(d) for n, (s, d) in inputs.items() if n == "x"}
+    dtype = "int64" if op == "TopK" else ("float32" if op != "Range" else "float32")
+    outputs = [("y", "float32"), ("idx", "int64")] if op == "TopK" else [("y", dtype)]
+    node = helper.make_node(op, list(inputs), [o for o, _ in outputs], **attrs)
+    model = ox.make_model([node], inputs, outputs, opset=13 if op != "Pad" else 18)
+    ox.check_compiled_once(model, [fixed | f for f in feeds])
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_resize_by_scales_given_as_input(ox, mode):
+    node = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode=mode)
+    model = ox.make_model([node], {"x": ((1, 2, 3, 4), "float32"), "scales": ((4,), "float32")}, ["y"], opset=13)
+    x = np.random.default_rng(0).standard_normal((1, 2, 3, 4)).astype("float32")
+    ox.check_compiled_once(model, [{"x": x, "scales": np.array(s, "float32")} for s in ([1, 1, 2, 2], [1, 1, 1, 0.5])],
+                           rtol=1e-5, atol=1e-5)
