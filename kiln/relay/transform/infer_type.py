@@ -195,7 +195,7 @@ def type_join(a, b):
         return TensorType(tuple(x if x == y else Any() for x, y in zip(a.shape, b.shape, strict=True)), a.dtype)
     if isinstance(a, TupleType) and isinstance(b, TupleType) and len(a.fields) == len(b.fields):
         fields = [type_join(x, y) for x, y in zip(a.fields, b.fields, strict=True)]
-        return None if any(f is None for f in fields) else TupleType(fields)
+        return None if any(f is None for f in fields) else TupleType(tuple(fields))
     return None
 
 
