@@ -1,10 +1,11 @@
 """kiln as an ONNX backend (``onnx.backend.base.Backend``), so the official ONNX backend tests can run against it.
 
-``prepare`` converts the model with :func:`kiln.relay.frontend.from_onnx` (parameters frozen), runs the standard
-Relay pipeline without FuseOps under ``PassContext(opt_level=3)``, and returns a :class:`KilnBackendRep` whose
-``run`` feeds the graph inputs (a list in graph order, a dict by name, or one array) and returns the outputs as a
-named tuple of numpy arrays. How the optimized module executes is decided in one place, :func:`_executable`:
-today the reference interpreter.
+``prepare`` converts the model once with :func:`kiln.relay.frontend.from_onnx` (parameters frozen, graph inputs left
+as inputs: nothing is rebound to a constant) and compiles it once, as a user would: with ``relay.build`` for the
+graph executor when the module is static, with ``relay.vm.compile`` for the Relay VM when it needs it (a dimension
+known only at run time, an ``If`` on a run-time condition, a loop written as recursion). The returned
+:class:`KilnBackendRep` runs that one executable on every input it is given (a list in graph order, a dict by name,
+or one array) and returns the outputs as a named tuple of numpy arrays.
 
 Examples
 --------
@@ -14,65 +15,83 @@ Examples
 """
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
+from ..contrib.graph_executor import GraphModule
 from ..error import KilnError, RuntimeArgumentError
 from ..ir.transform import PassContext
-from ..relay import create_executor
+from ..ir.type import TensorType, TupleType
+from ..relay.backend import vm as relay_vm
+from ..relay.build import build, check_graph_executable
 from ..relay.frontend import from_onnx
-from ..relay.frontend.onnx.common import StaticValueRequired
-from ..relay.optimize import standard_pipeline
 from ..runtime.device import cpu
+from ..runtime.vm import VirtualMachine
+
+#: the target every model is compiled for
+TARGET = "llvm"
 
 
-def _executable(mod):
-    """The callable that runs an optimized module: ``f(*inputs) -> NDArray or tuple of NDArrays``."""
-    return create_executor("debug", mod=mod, device=cpu(0)).evaluate()
+def needs_vm(mod) -> bool:
+    """Whether the graph executor cannot run ``mod`` (``relay.build`` would refuse it)."""
+    if len(mod.functions) > 1:  # global functions: loops written as recursion
+        return True
+    main = mod["main"]
+    if any(_is_dynamic(p.checked_type) for p in main.params) or _is_dynamic(main.body.checked_type):
+        return True
+    try:
+        check_graph_executable(mod)
+    except KilnError:
+        return True
+    return False
 
 
-def _compile(model):
-    """Convert, optimize and make executable; returns ``(mod, callable)``."""
-    mod, _ = from_onnx(model, freeze_params=True)
+def _is_dynamic(ttype) -> bool:
+    """Whether ``ttype`` (a tensor or tuple type) has a dimension known only at run time."""
+    if isinstance(ttype, TupleType):
+        return any(_is_dynamic(f) for f in ttype.fields)
+    return isinstance(ttype, TensorType) and ttype.is_dynamic
+
+
+def _compile(mod, params):
+    """The callable that runs ``mod``: ``f(*inputs) -> NDArray or tuple of NDArrays``, compiled once."""
+    dev = cpu(0)
     with PassContext(opt_level=3):
-        mod = standard_pipeline(fuse=False)(mod)
-    return mod, _executable(mod)
+        if needs_vm(mod):
+            vm = VirtualMachine(relay_vm.compile(mod, TARGET, params=params), dev)
+            return lambda *args: vm.invoke("main", *args)
+        lib = build(mod, target=TARGET, params=params)
+    graph = GraphModule(lib["default"](dev))
+    names = [p.name_hint for p in mod["main"].params]
+
+    def run(*args):
+        for name, value in zip(names, args, strict=True):
+            if graph.get_input_index(name) >= 0:  # an input the optimized graph no longer reads is not one
+                graph.set_input(name, value)
+        graph.run()
+        outs = tuple(graph.get_output(i) for i in range(graph.get_num_outputs()))
+        return outs[0] if len(outs) == 1 else outs
+
+    return run
 
 
-def _bind_inputs(model, values):
-    """A copy of ``model`` whose graph inputs named in ``values`` are initializers holding those values."""
-    bound = onnx.ModelProto()
-    bound.CopyFrom(model)
-    kept = [i for i in bound.graph.input if i.name not in values]
-    del bound.graph.input[:]
-    bound.graph.input.extend(kept)
-    bound.graph.initializer.extend(numpy_helper.from_array(np.asarray(v), name) for name, v in values.items())
-    return bound
+def _numpy(value) -> list:
+    """The numpy arrays of an executor's result (an NDArray or a nested tuple of them), flattened."""
+    if isinstance(value, tuple | list):
+        return [a for v in value for a in _numpy(v)]
+    return [value.numpy()]
 
 
 class KilnBackendRep(BackendRep):
-    """A prepared model: call :meth:`run` with its inputs.
-
-    kiln compiles for static shapes, so when a graph input decides a shape (the ``shape`` of a Reshape, the ``axes``
-    of a reduction, Resize's ``scales``...) the model is compiled at ``run`` time with that input bound to its value,
-    once per distinct value (``bound_inputs`` names them).
-    """
+    """A prepared model (converted and compiled once): call :meth:`run` with its inputs."""
 
     def __init__(self, model):
         initializers = {init.name for init in model.graph.initializer}
         self.model = model
         self.input_names = [i.name for i in model.graph.input if i.name not in initializers]
         self.output_names = [o.name for o in model.graph.output]
-        self.bound_inputs: tuple = ()
-        self._specialized: dict = {}
-        try:
-            self.mod, self._executable = _compile(model)
-        except StaticValueRequired as exc:
-            if not exc.input_names:
-                raise
-            self.mod, self._executable = None, None
-            self.bound_inputs = exc.input_names
+        self.mod, params = from_onnx(model, freeze_params=True)
+        self.uses_vm = needs_vm(self.mod)
+        self._executable = _compile(self.mod, params)
 
     def _ordered(self, inputs):
         if isinstance(inputs, dict):
@@ -88,35 +107,11 @@ class KilnBackendRep(BackendRep):
                                        f"({', '.join(self.input_names)}), got {len(inputs)}")
         return inputs
 
-    def _specialize(self, named):
-        """The executable for the values of the bound inputs in ``named``, compiled on first use."""
-        key = tuple((n, named[n].dtype.str, named[n].shape, named[n].tobytes()) for n in self.bound_inputs)
-        if key not in self._specialized:
-            while True:
-                try:
-                    _, exe = _compile(_bind_inputs(self.model, {n: named[n] for n in self.bound_inputs}))
-                    break
-                except StaticValueRequired as exc:
-                    more = [n for n in exc.input_names if n not in self.bound_inputs]
-                    if not more:
-                        raise
-                    self.bound_inputs += tuple(more)
-                    key = tuple((n, named[n].dtype.str, named[n].shape, named[n].tobytes())
-                                for n in self.bound_inputs)
-            self._specialized[key] = exe
-        return self._specialized[key]
-
     def run(self, inputs, **kwargs):
         """Run the model on ``inputs``; returns the outputs as a named tuple of numpy arrays."""
         args = [np.asarray(a) for a in self._ordered(inputs)]
-        if self._executable is not None:
-            out = self._executable(*args)
-        else:
-            named = dict(zip(self.input_names, args, strict=True))
-            exe = self._specialize(named)
-            out = exe(*[a for n, a in named.items() if n not in self.bound_inputs])
-        outs = out if isinstance(out, tuple) else (out,)
-        return namedtupledict("Outputs", self.output_names)(*[o.numpy() for o in outs])
+        outs = _numpy(self._executable(*args))
+        return namedtupledict("Outputs", self.output_names)(*outs)
 
 
 class KilnBackend(Backend):

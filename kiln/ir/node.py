@@ -16,6 +16,7 @@ import dataclasses
 from typing import Any, ClassVar
 
 from ..error import ImmutableNodeError
+from ..runtime.object import Object
 
 IGNORE = {"structural": False}
 DEF = {"def": True}
@@ -28,7 +29,7 @@ def _refuse_assignment(self, name, value=None):
                              f"node.with_fields({name}=...))")
 
 
-class Node:
+class Node(Object):
     """Base class of IR nodes: see the module docstring."""
 
     __slots__ = ("__weakref__",)

@@ -28,6 +28,7 @@ from .op.op import OpPattern
 from .optimize import bind_params_by_name, optimize
 from .parser import fromtext, parse, parse_expr
 from .scope_builder import ScopeBuilder
+from .transform.annotate_spans import SpanCheck
 from .transform.infer_type import infer_type
 from .ty import scalar_type
 

@@ -20,6 +20,7 @@ expression gets a :class:`kiln.ir.Span` (source name, line, column, end). Errors
 import dataclasses
 
 from ..error import DiagnosticError, KilnError
+from ..ir import diagnostics
 from ..ir.attrs import Attrs, DictAttrs
 from ..ir.expr import GlobalVar, RelayExpr
 from ..ir.json import load_json
@@ -620,7 +621,10 @@ def parse_expr(text, init_meta_table=None, source_name="from_string"):
 def _guarded(parser, method, *args):
     """Run a parse method, reporting nesting beyond Python's recursion limit as a diagnostic, not a crash."""
     try:
-        return method(*args)
-    except RecursionError:
-        raise parser.error("expressions are nested too deeply to parse; bind inner expressions with `%n = ...;`") \
-            from None
+        try:
+            return method(*args)
+        except RecursionError:
+            raise parser.error("expressions are nested too deeply to parse; bind inner expressions with "
+                               "`%n = ...;`") from None
+    except DiagnosticError as exc:
+        diagnostics.report(exc)

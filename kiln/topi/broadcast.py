@@ -11,6 +11,8 @@ truncates back, which is exact as long as the result fits in 53 bits.
 
 import functools
 
+import numpy as np
+
 from ..error import OpAttributeInvalid
 from ..te.operation import compute
 from ..te.tensor import Tensor
@@ -213,8 +215,32 @@ logical_xor = _binary("logical_xor", _logical(_op.not_equal), "Element-wise ``xo
 bitwise_and = _binary("bitwise_and", _intrin.bitwise_and, "Element-wise bitwise ``and``.")
 bitwise_or = _binary("bitwise_or", _intrin.bitwise_or, "Element-wise bitwise ``or``.")
 bitwise_xor = _binary("bitwise_xor", _intrin.bitwise_xor, "Element-wise bitwise ``xor``.")
-left_shift = _binary("left_shift", _intrin.shift_left, "Element-wise ``lhs << rhs``.")
-right_shift = _binary("right_shift", _intrin.shift_right, "Element-wise ``lhs >> rhs`` (arithmetic for signed).")
+
+
+def _shift(intrin, left):
+    """A shift defined for every amount, as numpy and ONNX give it: an amount that is negative or at least the
+    width shifts every bit out (0, or -1 for a negative value shifted right), where C's and LLVM's shifts are
+    undefined. The kernel shifts by the amount clamped into range and selects the fill where it was out of range."""
+    def shift(a, b):
+        width = int(np.dtype(_dt.element(a.dtype)).itemsize * 8)
+        signed = _dt.element(b.dtype).startswith("int")
+        low, high = _op.const(0, b.dtype), _op.const(width - 1, b.dtype)
+        outside = _op.greater(b, high) if not signed else _op.logical_or(_op.less(b, low), _op.greater(b, high))
+        shifted = intrin(a, _op.minimum(_op.maximum(b, low), high) if signed else _op.minimum(b, high))
+        zero = _op.const(0, a.dtype)
+        if left or not _dt.element(a.dtype).startswith("int"):
+            fill = zero
+        else:
+            fill = _op.select(_op.less(a, zero), _op.const(-1, a.dtype), zero)
+        return _op.select(outside, fill, shifted)
+
+    return shift
+
+
+left_shift = _binary("left_shift", _shift(_intrin.shift_left, True), "Element-wise ``lhs << rhs`` (0 for an "
+                     "amount out of range).")
+right_shift = _binary("right_shift", _shift(_intrin.shift_right, False), "Element-wise ``lhs >> rhs`` (arithmetic "
+                      "for signed; an amount out of range leaves the sign fill).")
 
 
 def where(condition, x, y):

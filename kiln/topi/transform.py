@@ -66,6 +66,9 @@ def dyn_reshape(data, out_shape):
     """``data``'s elements in row-major order as a tensor of ``out_shape``, whose entries may be size variables bound
     at run time from the output buffer (``dyn.reshape``; its shape function checks the sizes)."""
     in_shape = get_const_tuple(data.shape)
+    if 0 in in_shape:  # no element to read (the result has none either), and no index to unravel by a zero size
+        return compute(tuple(out_shape), lambda *i: _op.const(0, data.dtype), name="T_dyn_reshape",
+                       tag=_tag.INJECTIVE)
     return compute(tuple(out_shape), lambda *i: data(*unravel_index(ravel_index(i, out_shape), in_shape)),
                    name="T_dyn_reshape", tag=_tag.INJECTIVE)
 
@@ -334,7 +337,8 @@ def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
     out : te.Tensor
     """
     ranges = slice_ranges(get_const_tuple(data.shape), begin, end, strides, axes, slice_mode)
-    shape = [len(range(*r)) for r in ranges]
+    # an axis taken whole keeps its size, which may be known only at run time (a size variable)
+    shape = [r[1] if r[0] == 0 and r[2] == 1 and not isinstance(r[1], int) else len(range(*r)) for r in ranges]
     return _injective(shape, lambda *i: data(*[b + x * s for x, (b, _, s) in zip(i, ranges, strict=True)]),
                       "T_strided_slice")
 

@@ -101,3 +101,20 @@ def test_scatter(harness, target):
     cases.append(harness.Case("scatter_nd", [data, np.array([2, 1], "int32"), harness.rand((3,), seed=8)],
                               A.ScatterNDAttrs("add"), label="nd one index tuple"))
     harness.run_cases(cases, target)
+
+
+def test_take_along_a_size_known_only_at_run_time():
+    """clip and wrap bound int32 indices by a size variable (int64): the size is taken in the indices' dtype, so
+    the index arithmetic never mixes int32 and int64 (what failed the ONNX Gather of a dynamic dimension)."""
+    import kiln
+    from kiln import relay
+    from kiln.runtime.vm import VirtualMachine
+
+    x = relay.var("x", shape=(relay.Any(), 3))
+    idx = np.array([0, 5, -1], "int32")
+    for mode in ("clip", "wrap"):
+        func = relay.Function([x], relay.take(x, relay.const(idx), axis=0, mode=mode))
+        vm = VirtualMachine(relay.vm.compile(kiln.IRModule.from_expr(func), "llvm"), kiln.cpu(0))
+        for rows in (2, 4):
+            data = np.arange(rows * 3, dtype="float32").reshape(rows, 3)
+            np.testing.assert_array_equal(vm.invoke("main", data).numpy(), np.take(data, idx, axis=0, mode=mode))

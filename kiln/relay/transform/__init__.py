@@ -3,6 +3,7 @@
 from ...ir.transform import ModulePass, Pass, PassContext, PassInfo, Sequential, module_pass
 from . import verify  # noqa: F401  (registers the Relay checks of the verification instruments)
 from .alter_op_layout import AlterOpLayout
+from .annotate_spans import AnnotateSpans, SpanCheck
 from .canonicalize_ops import CanonicalizeOps
 from .common_subexpr import EliminateCommonSubexpr
 from .convert_layout import ConvertLayout

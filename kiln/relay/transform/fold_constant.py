@@ -46,10 +46,10 @@ class _ConstantFolder(ExprMutator):
         if not isinstance(new.op, Op) or new.op.get_attr("TOpIsStateful"):
             return new
         if new.op is Op.get("shape_of"):
-            arg_type = call.args[0].checked_type
-            if arg_type.is_dynamic:  # a relay.Any dimension: known only when the program runs
+            ttype = call.args[0].checked_type
+            if getattr(ttype, "is_dynamic", True):  # a dimension known only at run time: the VM reads it
                 return new
-            return Constant(nd_array(np.array(arg_type.shape, dtype=new.attrs.dtype)))
+            return Constant(nd_array(np.array(ttype.shape, dtype=new.attrs.dtype)))
         if all(_is_constant(a) for a in new.args):
             return _to_expr(evaluate_expr(new, mod=self.mod), call.checked_type)
         return new

@@ -25,6 +25,7 @@ import numpy as np
 
 from ...error import CodegenError
 from ...ir.attrs import DictAttrs
+from ...ir.expr import GlobalVar
 from ...ir.op import Op
 from ...ir.transform import PassInfo, register_pass
 from ...ir.type import TensorType, TupleType
@@ -114,7 +115,8 @@ class _DialectRewriter(ExprMutator):
             if call.attrs.shape_func is not None:
                 return self.allocate_dynamic(call.args[0], call.attrs, args, call.checked_type_)
             return self.allocate(call.args[0], args, call.checked_type_, call.attrs.reshape_only)
-        if _is_dynamic(call.checked_type_):
+        # a call of a Relay function (global or closure) allocates its own results, whatever their shapes
+        if _is_dynamic(call.checked_type_) and not isinstance(call.op, GlobalVar | Var):
             raise CodegenError(f"ManifestAlloc: the call of {call.op} has the dynamic type {call.checked_type_}; "
                                f"run LowerTE first (it derives the shape function that allocation needs)")
         if isinstance(call.op, Function) and call.op.is_primitive():

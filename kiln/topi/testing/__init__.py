@@ -10,7 +10,7 @@ from ..nn.conv2d import _pair, pad_tuple
 
 __all__ = ["softmax_python", "log_softmax_python", "conv2d_nchw_python", "conv2d_nhwc_python", "dilate_python",
            "batch_matmul", "gather_python", "one_hot", "depth_to_space_python", "space_to_depth_python",
-           "l2_normalize_python", "lrn_python", "strided_slice_python"]
+           "l2_normalize_python", "lrn_python", "strided_slice_python", "searchsorted_ref"]
 
 
 def softmax_python(a_np, axis=1):
@@ -136,3 +136,15 @@ def strided_slice_python(data, begin, end, strides, slice_mode="end", axes=None)
             step = strides[k] if strides and k < len(strides) else 1
             index[axis] = slice(start, end[k], step)
     return data[tuple(index)]
+
+
+def searchsorted_ref(sorted_sequence, values, right, out_dtype):
+    """Where each of ``values`` goes in ``sorted_sequence`` along the last axis (a 1-D sequence serves every row
+    of ``values``); ``right`` puts equal values after their matches."""
+    side = "right" if right else "left"
+    rows = int(np.prod(values.shape[:-1], dtype=np.int64)) if values.ndim > 1 else 1
+    sequences = np.broadcast_to(sorted_sequence, (rows, sorted_sequence.shape[-1])) if sorted_sequence.ndim == 1 \
+        else sorted_sequence.reshape(-1, sorted_sequence.shape[-1])
+    flat = values.reshape(-1, values.shape[-1])
+    out = np.stack([np.searchsorted(seq, row, side=side) for seq, row in zip(sequences, flat, strict=True)])
+    return out.astype(out_dtype).reshape(values.shape)

@@ -62,6 +62,22 @@ def check(model, feeds, rtol=1e-5, atol=1e-5, **kwargs):
     return got
 
 
+def check_compiled_once(model, feeds_list, rtol=1e-5, atol=1e-5):
+    """Compile ``model`` once (``kiln.backend.onnx.prepare``: the graph executor or the VM) and match onnxruntime
+    on every feed dict of ``feeds_list``; returns the prepared model."""
+    from kiln.backend.onnx import prepare
+
+    rep = prepare(model)
+    for feeds in feeds_list:
+        want = run_ort(model, feeds)
+        got = rep.run(feeds)
+        assert len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, w.dtype, g.shape, w.shape)
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+    return rep
+
+
 def node_model(op_type, inputs, attrs=None, outputs=("y",), out_dtype="float32", initializers=None, opset=17,
                input_names=None):
     """A one-node model over ``inputs`` (a dict of arrays: graph inputs) and ``initializers``."""
@@ -82,5 +98,6 @@ def check_node(op_type, inputs, attrs=None, initializers=None, opset=17, out_dty
 def ox():
     """The helpers above as one namespace: ``ox.check_node("Relu", {"x": x})``."""
     return SimpleNamespace(rng=np.random.default_rng(0), TensorProto=TensorProto, check=check, check_node=check_node,
+                           check_compiled_once=check_compiled_once,
                            elem_type=elem_type, helper=helper, make_model=make_model, node_model=node_model, onnx=onnx,
                            run_kiln=run_kiln, run_ort=run_ort, numpy_helper=numpy_helper)

@@ -50,3 +50,13 @@ def test_data_movement_references():
     np.testing.assert_array_equal(ref.gather_python(d, 2, np.zeros((2, 3, 1), "int32")), d[:, :, :1])
     y = RNG.standard_normal((2, 3, 4)).astype("float32")
     np.testing.assert_allclose(ref.batch_matmul(y, y), np.matmul(y, y.transpose(0, 2, 1)), rtol=1e-6)
+
+
+def test_searchsorted_ref_per_row_and_shared_sequence():
+    from kiln.topi.testing import searchsorted_ref
+
+    values = np.array([[0, 3, 6], [5, 5, 2]])
+    np.testing.assert_array_equal(searchsorted_ref(np.array([1, 3, 5]), values, True, "int32"), [[0, 2, 3], [3, 3, 1]])
+    rows = np.array([[1, 3, 5], [2, 4, 6]])
+    got = searchsorted_ref(rows, values, False, "int64")
+    assert got.dtype == np.int64 and got.tolist() == [[0, 1, 3], [2, 2, 0]]

@@ -8,9 +8,12 @@ one typed Relay expression per ONNX input (None for an omitted optional input), 
 Python values (strings decoded, tensors as numpy arrays), and ``ctx`` the :class:`ConvertContext`: static shapes and
 dtypes of inputs, the numpy value of inputs that must be compile-time constants, the opset and the node.
 
-kiln supports static shapes only, so anything ONNX computes about shapes at run time (``Shape``, ``Size``, shape
-arithmetic feeding ``Reshape``) is evaluated while converting: the graph folds every node whose inputs are all
-constants, and :meth:`ConvertContext.value` folds what a converter needs as a number.
+What ONNX computes about shapes (``Shape``, ``Size``, shape arithmetic feeding ``Reshape``) is evaluated while
+converting whenever the shapes are static: the graph folds every node whose inputs are all constants, and
+:meth:`ConvertContext.value` folds what a converter needs as a number. When such a value depends on graph inputs
+(a symbolic dimension, a shape or ``k`` given as an input), :meth:`ConvertContext.value_or_none` says so and the
+converter builds the dynamic form of its operator (:mod:`.dynamic`: ``shape_of``, ``dyn.*``, run by the VM); a
+converter without one raises :class:`StaticValueRequired` naming the node and the inputs.
 """
 
 import numpy as np
@@ -91,7 +94,7 @@ def parse_attributes(node) -> dict:
 
 
 class StaticValueRequired(KilnError):
-    """A converter needs as a number a value that depends on graph inputs (kiln has static shapes only).
+    """A converter needs as a number a value that depends on graph inputs, and has no dynamic form for it.
 
     ``input_names`` lists those graph inputs: a caller that knows their values (the ONNX backend, at run time) can
     convert again with them bound as constants.
@@ -130,10 +133,9 @@ class ConvertContext:
         """An exception of ``cls`` whose message names this node."""
         return cls(f"ONNX node {self.name!r} ({self.node.op_type}): {message}")
 
-    @staticmethod
-    def typed(expr):
+    def typed(self, expr):
         """``expr`` with types filled in (already typed subexpressions are kept as they are)."""
-        return infer_type(expr)
+        return infer_type(expr, self.graph.mod)
 
     def ttype(self, expr) -> TensorType:
         """The tensor type of ``expr``."""
@@ -167,8 +169,29 @@ class ConvertContext:
             names = [v.name_hint for v in free_vars(folded) if v.name_hint in self.graph.input_names]
             raise StaticValueRequired(
                 f"ONNX node {self.name!r} ({self.node.op_type}): {what} must be a compile-time constant (kiln "
-                f"supports static shapes only); it depends on the graph input(s) {', '.join(names) or '?'}", names)
+                f"has no dynamic form of this use); it depends on the graph input(s) {', '.join(names) or '?'}", names)
         return value
+
+    def value_or_none(self, expr, what="input"):
+        """``value`` of ``expr``, or None when it depends on graph inputs (known only at run time: the converter then
+        builds the dynamic form of its operator)."""
+        try:
+            return self.value(expr, what)
+        except StaticValueRequired:
+            return None
+
+    def dynamic_op(self, name, what):
+        """The builder ``kiln.relay.op.<name>`` (``"dyn.reshape"``, ``"argwhere"``) of an operator for a node whose
+        ``what`` is known only at run time; OpNotImplemented naming the node and the operator while kiln lacks it."""
+        from ... import op as relay_op
+
+        builder = relay_op
+        for part in name.split("."):
+            builder = getattr(builder, part, None)
+        if builder is None:
+            raise self.error(f"{what} is known only at run time (it depends on graph inputs), which needs the "
+                             f"operator {name}; kiln does not have it yet", OpNotImplemented)
+        return builder
 
     def optional_value(self, inputs, index, what, default=None):
         """``value`` of ``inputs[index]``, or ``default`` when that optional input is omitted (or empty)."""

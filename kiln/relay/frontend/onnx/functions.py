@@ -122,6 +122,39 @@ def expand(node, proto, prefix, opset):
                 resolved.name = a.name
                 new.attribute.append(resolved)
             else:
-                new.attribute.append(a)
+                new.attribute.append(_renamed_subgraphs(a, rename))
         nodes.append(new)
     return nodes
+
+
+def _renamed_subgraphs(attribute, rename):
+    """``attribute``, its subgraphs (a Loop or Scan body, If branches) with every value renamed by ``rename``: their
+    references to the function's values must follow those values' new names, and their own values get the same
+    prefix, so they stay distinct from the caller's."""
+    from onnx import AttributeProto
+
+    if attribute.type not in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
+        return attribute
+    new = AttributeProto()
+    new.CopyFrom(attribute)
+    for graph in ([new.g] if attribute.type == AttributeProto.GRAPH else list(new.graphs)):
+        _rename_graph(graph, rename)
+    return new
+
+
+def _rename_graph(graph, rename):
+    for info in list(graph.input) + list(graph.output) + list(graph.value_info):
+        info.name = rename(info.name)
+    for init in graph.initializer:
+        init.name = rename(init.name)
+    for node in graph.node:
+        inputs, outputs = [rename(i) for i in node.input], [rename(o) for o in node.output]
+        del node.input[:], node.output[:]
+        node.input.extend(inputs)
+        node.output.extend(outputs)
+        for a in node.attribute:
+            if a.type == a.GRAPH:
+                _rename_graph(a.g, rename)
+            elif a.type == a.GRAPHS:
+                for g in a.graphs:
+                    _rename_graph(g, rename)

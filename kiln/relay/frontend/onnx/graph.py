@@ -87,6 +87,7 @@ class GraphProto:
         self.values: dict = {}      # ONNX value name -> typed Relay expression
         self.param_vars: dict = {}  # initializer Var -> numpy array (freeze_params=False)
         self.input_names: set = set()
+        self.mod = IRModule()       # global functions converters add (Loop bodies), typed against each other
 
     def _input_dtype(self, value_info):
         if isinstance(self.dtype, dict) and value_info.name in self.dtype:
@@ -167,11 +168,13 @@ class GraphProto:
         for k, body_node in enumerate(expand(node, proto, f"{name}/", opset)):
             self._convert(body_node, f"{name}/{body_node.op_type}_{k}", ctx, body_opset)
 
-    def convert_subgraph(self, graph, prefix, ctx):
-        """Convert the nodes of a subgraph (an If branch) in this graph's scope; returns its output values."""
+    def convert_subgraph(self, graph, prefix, ctx, inputs=None):
+        """Convert the nodes of a subgraph (an If branch, a Loop body) in this graph's scope, its inputs bound to
+        ``inputs`` (a dict from name to expression); returns its output values."""
         from onnx import numpy_helper
 
         opset, node, name = ctx.opset, ctx.node, ctx.name
+        self.values.update(inputs or {})
         for init in graph.initializer:
             dtype = onnx_dtype(init.data_type, f"initializer {init.name!r}")
             self.values[init.name] = Constant(nd_array(np.asarray(numpy_helper.to_array(init)).astype(dtype)))
@@ -203,15 +206,14 @@ class GraphProto:
                 continue
             if value is None:
                 raise KilnError(f"ONNX node {name!r} ({op_type}): kiln does not compute its output {out_name!r}")
-            value = infer_type(value)
+            value = infer_type(value, self.mod)
             if fold and not isinstance(value, Constant):
                 value = fold_constant(value)
             self.values[out_name] = value
 
-    @staticmethod
-    def _split_outputs(out, count):
+    def _split_outputs(self, out, count):
         if isinstance(out, TupleWrapper):
-            tup = infer_type(out.astuple())
+            tup = infer_type(out.astuple(), self.mod)
             return [TupleGetItem(tup, i) for i in range(len(out))]
         if isinstance(out, list | tuple):
             return list(out) + [None] * (count - len(out))
@@ -241,9 +243,12 @@ class GraphProto:
         body = outputs[0] if len(outputs) == 1 else Tuple(tuple(outputs))
         used = set(free_vars(body))
         params = inputs + [v for v in self.param_vars if v in used]
-        func = infer_type(Function(params, body))
         param_values = {v.name_hint: nd_array(a) for v, a in self.param_vars.items() if v in used}
-        return IRModule.from_expr(func), param_values
+        if not self.mod.functions:
+            return IRModule.from_expr(infer_type(Function(params, body))), param_values
+        mod = IRModule(self.mod.functions)
+        mod["main"] = Function(params, body)
+        return infer_type(mod), param_values
 
 
 def _tensor_dtype(expr):

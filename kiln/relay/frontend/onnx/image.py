@@ -24,9 +24,11 @@ import math
 import numpy as np
 
 from ....error import OpNotImplemented
+from ....ir.type import is_any
 from ... import op as _op
 from ...op import image as _image
 from ...op import nn as _nn
+from . import dynamic
 from .common import OnnxOpConverter, const, register
 
 _RESIZE2D_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn")
@@ -166,6 +168,16 @@ def _fits_resize2d(shape, out_shape, scales, axes, attrs):
             and all(scales[a] == out_shape[a] / shape[a] for a in (2, 3)))
 
 
+def _scaled(size, scale, ctx):
+    """``floor(size * scale)``; a size known only at run time (``relay.Any``) stays one when its scale is 1."""
+    if is_any(size):
+        if scale != 1.0:
+            raise ctx.error(f"resizing a dimension known only at run time by {scale} is not supported",
+                            OpNotImplemented)
+        return size
+    return int(math.floor(size * scale))
+
+
 def _per_axis(values, count, what, ctx):
     """``values`` as a list, checked to hold ``count`` of them (one per resized axis)."""
     values = list(values)
@@ -196,7 +208,7 @@ class Resize(OnnxOpConverter):
                                               "scales", ctx)]
         attrs = _resize_attrs(attr, dict(_RESIZE_DEFAULTS, coordinate_transformation_mode="asymmetric",
                                          nearest_mode="floor"))
-        out = [int(math.floor(d * s)) for d, s in zip(ctx.shape(x), scales, strict=True)]
+        out = [_scaled(d, s, ctx) for d, s in zip(ctx.shape(x), scales, strict=True)]
         return resize(x, out, scales, attrs, ctx)
 
     @classmethod
@@ -206,6 +218,13 @@ class Resize(OnnxOpConverter):
         ndim = len(shape)
         attrs = _resize_attrs(attr, _RESIZE_DEFAULTS)
         axes = [ctx.axis(a, ndim, "axes") for a in attr.get("axes", range(ndim))]
+        run_time = [i for i in (2, 3) if len(inputs) > i and inputs[i] is not None and 0 not in ctx.shape(inputs[i])
+                    and ctx.value_or_none(inputs[i], "scales" if i == 2 else "sizes") is None]
+        if run_time:
+            if attr.get("keep_aspect_ratio_policy", "stretch") != "stretch":
+                raise ctx.error("sizes known only at run time with keep_aspect_ratio_policy "
+                                f"{attr['keep_aspect_ratio_policy']!r} are not supported", OpNotImplemented)
+            return cls._dynamic(x, inputs[run_time[0]], run_time[0] == 3, axes, attrs, ctx)
         roi = ctx.optional_value(inputs, 1, "roi")
         scales_in = ctx.optional_value(inputs, 2, "scales")
         sizes_in = ctx.optional_value(inputs, 3, "sizes")
@@ -222,7 +241,7 @@ class Resize(OnnxOpConverter):
                 out[a], scales[a] = s, r
         elif scales_in is not None and scales_in.size:
             for a, s in zip(axes, _per_axis(scales_in.reshape(-1), len(axes), "scales", ctx), strict=True):
-                scales[a], out[a] = float(s), int(math.floor(shape[a] * float(s)))
+                scales[a], out[a] = float(s), _scaled(shape[a], float(s), ctx)
         else:
             raise ctx.error("needs scales or sizes")
         if roi is not None and roi.size:
@@ -233,6 +252,46 @@ class Resize(OnnxOpConverter):
         else:
             roi = None
         return resize(x, out, scales, attrs, ctx, roi)
+
+
+    @staticmethod
+    def _dynamic(x, given, is_sizes, axes, attrs, ctx):
+        """Resize to sizes (or by scales) known only at run time: ``dyn.image.resize2d`` of the H x W plane of an
+        NCHW tensor."""
+        what = "sizes" if is_sizes else "scales"
+        ndim = ctx.ndim(x)
+        if ndim != 4 or attrs.get("antialias") or attr_roi_mode(attrs):
+            raise ctx.error(f"{what} known only at run time are supported for 4-D NCHW data without antialias or "
+                            f"tf_crop_and_resize", OpNotImplemented)
+        resize2d = ctx.dynamic_op("dyn.image.resize2d", what)
+        values, count = dynamic.vector(given, ctx, what) if is_sizes else (given, int(np.prod(ctx.shape(given))))
+        if count != len(axes):
+            raise ctx.error(f"{what} has {count} values for {len(axes)} axes")
+        if axes != list(range(ndim)):
+            if sorted(axes) != [2, 3]:
+                raise ctx.error(f"{what} known only at run time must resize axes 2 and 3", OpNotImplemented)
+            start = 0
+        else:
+            start = 2
+        flat = values if is_sizes else _op.cast(_op.reshape(given, (count,)), "float32")
+        pair = _op.strided_slice(flat, [start], [start + 2])
+        if axes == [3, 2]:
+            pair = _op.reverse(pair, 0)
+        if is_sizes:
+            size = pair
+        else:
+            plane = _op.cast(_op.strided_slice(_op.shape_of(x, "int64"), [2], [4]), "float32")
+            size = _op.cast(_op.floor(_op.multiply(plane, pair)), "int64")
+        method = {"nearest": "nearest_neighbor"}.get(attrs["mode"], attrs["mode"])
+        return resize2d(x, size, layout="NCHW", method=method,
+                        coordinate_transformation_mode=attrs["coordinate_transformation_mode"],
+                        rounding_method=attrs["nearest_mode"], cubic_alpha=attrs["cubic_coeff_a"],
+                        cubic_exclude=attrs["exclude_outside"], extrapolation_value=attrs["extrapolation_value"])
+
+
+def attr_roi_mode(attrs) -> bool:
+    """Whether the resize reads its region of interest (``tf_crop_and_resize``)."""
+    return attrs["coordinate_transformation_mode"] == "tf_crop_and_resize"
 
 
 @register("Upsample")
@@ -246,7 +305,13 @@ class Upsample(OnnxOpConverter):
 
     @classmethod
     def _impl_v9(cls, inputs, attr, ctx):
-        return cls._upsample(inputs[0], ctx.value(inputs[1], "scales").reshape(-1), attr, ctx)
+        scales = ctx.value_or_none(inputs[1], "scales")
+        if scales is None:  # known only at run time: Resize's dynamic form
+            mode = {"bilinear": "linear"}.get(attr.get("mode", "nearest"), attr.get("mode", "nearest"))
+            attrs = dict(_RESIZE_DEFAULTS, mode=mode, coordinate_transformation_mode="asymmetric",
+                         nearest_mode="floor")
+            return Resize._dynamic(inputs[0], inputs[1], False, list(range(ctx.ndim(inputs[0]))), attrs, ctx)
+        return cls._upsample(inputs[0], scales.reshape(-1), attr, ctx)
 
     @staticmethod
     def _upsample(x, scales, attr, ctx):
@@ -258,7 +323,7 @@ class Upsample(OnnxOpConverter):
                     x = _op.repeat(x, int(s), axis)
             return x
         attrs = dict(_RESIZE_DEFAULTS, mode=mode, coordinate_transformation_mode="asymmetric", nearest_mode="floor")
-        out = [int(math.floor(d * s)) for d, s in zip(ctx.shape(x), scales, strict=True)]
+        out = [_scaled(d, s, ctx) for d, s in zip(ctx.shape(x), scales, strict=True)]
         return resize(x, out, scales, attrs, ctx)
 
 
@@ -307,3 +372,29 @@ class GridSample(OnnxOpConverter):
         return _image.grid_sample(x, _op.transpose(grid, (0, 3, 1, 2)), "bilinear" if mode == "bilinear" else
                                   "nearest", "NCHW", attr.get("padding_mode", "zeros"),
                                   bool(attr.get("align_corners", 0)))
+
+
+@register("NonMaxSuppression")
+class NonMaxSuppression(OnnxOpConverter):
+    """The ``(batch, class, box)`` int64 indices of the boxes kept per batch and class, as TVM's frontend builds
+    them: ``vision.all_class_non_max_suppression`` (ONNX output format) gives the indices padded and their count,
+    which a run-time slice keeps (``center_point_box=1`` boxes are converted to corners first)."""
+
+    @classmethod
+    def _impl_v10(cls, inputs, attr, ctx):
+        nms = ctx.dynamic_op("vision.all_class_non_max_suppression", "the number of boxes kept")
+        boxes, scores = inputs[0], inputs[1]
+        if attr.get("center_point_box", 0):
+            center, size = _op.split(boxes, [2], axis=2)
+            half = _op.divide(size, const(2, ctx.dtype(boxes)))
+            boxes = _op.concatenate([_op.subtract(center, half), _op.add(center, half)], 2)
+            # ONNX's corners are (y1, x1, y2, x2); a center box is (x, y, w, h)
+            boxes = _op.take(boxes, const([1, 0, 3, 2], "int64"), axis=2)
+        optional = [inputs[i] if len(inputs) > i and inputs[i] is not None else None for i in (2, 3, 4)]
+        count = const(0, "int64") if optional[0] is None else _op.reshape(_op.cast(optional[0], "int64"), ())
+        iou = const(0.0, "float32") if optional[1] is None else _op.reshape(optional[1], ())
+        floor = const(float(np.finfo("float32").min), "float32") if optional[2] is None else \
+            _op.reshape(optional[2], ())
+        selected, total = nms(boxes, scores, count, iou, floor, output_format="onnx")
+        return dynamic.strided_slice(selected, const([0], "int64"), _op.reshape(_op.cast(total, "int64"), (1,)),
+                                     [0], None, ctx)

@@ -7,13 +7,19 @@ otherwise. NonZero and Compress have output shapes that depend on values, so tho
 
 import numpy as np
 
+from ....error import OpNotImplemented
+from ....ir.type import is_any
 from ... import op as _op
+from . import dynamic
 from .common import OnnxOpConverter, const, register
 
 
 def wrap_indices(indices, dims, ctx):
     """Negative ``indices`` counted from the end of ``dims`` (a size, or sizes along the last axis)."""
     dtype = ctx.dtype(indices)
+    if any(is_any(d) for d in np.atleast_1d(np.asarray(dims, dtype=object))):
+        raise ctx.error("negative indices into an axis whose size is known only at run time are not supported",
+                        OpNotImplemented)
     if ctx.is_const(indices):
         value = ctx.value(indices)
         return const(np.where(value < 0, value + np.asarray(dims, dtype), value), dtype)
@@ -29,7 +35,12 @@ class Gather(OnnxOpConverter):
     def _impl_v1(cls, inputs, attr, ctx):
         data, indices = inputs
         axis = ctx.axis(attr.get("axis", 0), ctx.ndim(data))
-        return _op.take(data, wrap_indices(indices, ctx.shape(data)[axis], ctx), axis=axis)
+        if not is_any(ctx.shape(data)[axis]):
+            return _op.take(data, wrap_indices(indices, ctx.shape(data)[axis], ctx), axis=axis)
+        # a size known only at run time: negative indices wrap against it at run time
+        size = _op.take(_op.shape_of(data, ctx.dtype(indices)), const(axis, "int64"))
+        wrapped = _op.where(_op.less(indices, const(0, ctx.dtype(indices))), _op.add(indices, size), indices)
+        return _op.take(data, wrapped, axis=axis)
 
 
 @register("GatherElements")
@@ -102,35 +113,48 @@ class OneHot(OnnxOpConverter):
 
     @classmethod
     def _impl_v9(cls, inputs, attr, ctx):
-        indices, depth, values = inputs
-        depth = int(ctx.value(depth, "depth").reshape(-1)[0])
+        indices, depth_in, values = inputs
+        depth = ctx.value_or_none(depth_in, "depth")
         if not ctx.dtype(indices).startswith(("int", "uint")):
             indices = _op.cast(indices, "int64")
-        indices = wrap_indices(indices, depth, ctx)
         dtype = ctx.dtype(values)
         off = _op.take(values, const(0, "int32"))
         on = _op.take(values, const(1, "int32"))
+        if depth is None:  # known only at run time: dyn.one_hot
+            depth = _op.cast(_op.reshape(depth_in, ()), ctx.dtype(indices))
+            indices = _op.where(_op.less(indices, const(0, ctx.dtype(indices))), _op.add(indices, depth), indices)
+            return ctx.dynamic_op("dyn.one_hot", "depth")(indices, on, off, depth, attr.get("axis", -1), dtype)
+        depth = int(depth.reshape(-1)[0])
+        indices = wrap_indices(indices, depth, ctx)
         return _op.one_hot(indices, on, off, depth, attr.get("axis", -1), dtype)
 
 
 @register("NonZero")
 class NonZero(OnnxOpConverter):
-    """Indices of the nonzero elements; the input must be constant (the result's shape depends on its values)."""
+    """Indices of the nonzero elements: a constant when the input is one, else ``argwhere`` at run time (the
+    result's shape depends on the values)."""
 
     @classmethod
     def _impl_v9(cls, inputs, attr, ctx):
-        value = ctx.value(inputs[0], "input (NonZero's output shape depends on it)")
+        value = ctx.value_or_none(inputs[0], "input (NonZero's output shape depends on it)")
+        if value is None:
+            return dynamic.nonzero(inputs[0], ctx)
         return const(np.array(np.nonzero(value), "int64").reshape(value.ndim, -1), "int64")
 
 
 @register("Compress")
 class Compress(OnnxOpConverter):
-    """The slices where the (constant) condition holds, along ``axis`` or of the flattened input."""
+    """The slices where the condition holds, along ``axis`` or of the flattened input (``argwhere`` when the
+    condition is known only at run time)."""
 
     @classmethod
     def _impl_v9(cls, inputs, attr, ctx):
         x, condition = inputs
-        keep = np.nonzero(ctx.value(condition, "condition (Compress's output shape depends on it)"))[0]
+        keep = ctx.value_or_none(condition, "condition (Compress's output shape depends on it)")
+        if keep is None:
+            axis = ctx.axis(attr["axis"], ctx.ndim(x)) if "axis" in attr else None
+            return dynamic.compress(x, condition, axis, ctx)
+        keep = np.nonzero(keep)[0]
         indices = const(keep.astype("int64"), "int64")
         if "axis" not in attr:
             return _op.take(_op.reshape(x, (-1,)), indices)

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ....error import OpNotImplemented
+from ....ir.type import is_any
 from ....topi.nn.pooling import pool_out_size
 from ... import op as _op
 from ...op import nn as _nn
@@ -314,8 +315,15 @@ def matmul(a, b, ctx):
     if len(bshape) == 2:
         if len(ashape) > 2:  # rows of every batch in one 2-D product: what the x86 GEMM schedule tiles
             k = ashape[-1]
-            flat = _nn.dense(_op.reshape(a, (math.prod(ashape[:-1]), k)), _op.transpose(b, (1, 0)))
-            return _op.reshape(flat, tuple(ashape[:-1]) + (bshape[1],))
+            lead = ashape[:-1]
+            dynamic = [d for d in lead if is_any(d)]
+            rows = -1 if dynamic else math.prod(lead)
+            flat = _nn.dense(_op.reshape(a, (rows, k)), _op.transpose(b, (1, 0)))
+            if len(dynamic) <= 1:  # -1 stands for the one dimension known only at run time
+                return _op.reshape(flat, tuple(-1 if is_any(d) else d for d in lead) + (bshape[1],))
+            shape = _op.concatenate([_op.strided_slice(_op.shape_of(a, "int64"), [0], [len(lead)]),
+                                     const([bshape[1]], "int64")], 0)
+            return ctx.dynamic_op("dyn.reshape", "the rows")(flat, shape)
         return _nn.dense(a, _op.transpose(b, (1, 0)))
     squeeze_m = len(ashape) == 1
     if squeeze_m:

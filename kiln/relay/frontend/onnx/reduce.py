@@ -9,6 +9,7 @@ int64 indices, Relay int32 (argmax) or the requested dtype (topk): the converter
 import numpy as np
 
 from ... import op as _op
+from . import dynamic
 from .common import OnnxOpConverter, const, register
 
 
@@ -22,7 +23,14 @@ def _reduce_converter(build, axes_input_since):
 
         @classmethod
         def _from_input(cls, inputs, attr, ctx):
-            axes = ctx.optional_value(inputs, 1, "axes")
+            given = inputs[1] if len(inputs) > 1 else None
+            if given is not None and 0 in ctx.shape(given):
+                given = None  # an empty axes tensor is no axes, whatever computed it
+            axes = None if given is None else ctx.value_or_none(given, "axes")
+            if given is not None and axes is None:  # known only at run time: one reduction per set of axes
+                cases = dynamic.axis_sets(given, ctx.ndim(inputs[0]), ctx)
+                return dynamic.choose([(cond, cls._reduce(inputs[0], list(a), attr, ctx)) for a, cond in cases],
+                                      ctx, "axes")
             return cls._reduce(inputs[0], None if axes is None else axes.reshape(-1).tolist(), attr, ctx)
 
         @staticmethod
@@ -102,7 +110,13 @@ class TopK(OnnxOpConverter):
 
     @classmethod
     def _impl_v10(cls, inputs, attr, ctx):
-        k = int(ctx.value(inputs[1], "k").reshape(-1)[0])
+        k = ctx.value_or_none(inputs[1], "k")
+        if k is None:  # known only at run time: dyn.topk
+            k = _op.reshape(inputs[1], ())
+            out = ctx.dynamic_op("dyn.topk", "k")(inputs[0], k, attr.get("axis", -1), "both",
+                                                   not attr.get("largest", 1), "int64")
+            return [out[0], out[1]]
+        k = int(k.reshape(-1)[0])
         if k < 1:
             raise ctx.error(f"k must be positive, got {k}")
         return _op.topk(inputs[0], k, attr.get("axis", -1), is_ascend=not attr.get("largest", 1), dtype="int64")
@@ -116,7 +130,14 @@ def _scan_converter(build):
         @classmethod
         def _impl_v11(cls, inputs, attr, ctx):
             x = inputs[0]
-            axis = ctx.axis(ctx.value(inputs[1], "axis").reshape(-1)[0], ctx.ndim(x))
+            axis = ctx.value_or_none(inputs[1], "axis")
+            if axis is None:  # known only at run time: one scan per axis
+                cases = dynamic.axis_choices(inputs[1], ctx.ndim(x), ctx)
+                return dynamic.choose([(cond, cls._scan(x, a, attr)) for a, cond in cases], ctx, "axis")
+            return cls._scan(x, ctx.axis(axis.reshape(-1)[0], ctx.ndim(x)), attr)
+
+        @staticmethod
+        def _scan(x, axis, attr):
             reverse = attr.get("reverse", 0)
             if reverse:
                 x = _op.reverse(x, axis)

@@ -11,6 +11,7 @@ import numpy as np
 from ....error import OpNotImplemented
 from ... import op as _op
 from ...op import nn as _nn
+from . import dynamic
 from .common import OnnxOpConverter, const, register
 
 
@@ -24,8 +25,14 @@ class DFT(OnnxOpConverter):
 
     @classmethod
     def _impl_v20(cls, inputs, attr, ctx):
+        length = inputs[1] if len(inputs) > 1 else None
+        if len(inputs) > 2 and inputs[2] is not None and ctx.value_or_none(inputs[2], "axis") is None:
+            # known only at run time: one transform per axis (the last holds the real and imaginary parts)
+            cases = dynamic.axis_choices(inputs[2], ctx.ndim(inputs[0]), ctx)[:-1]
+            return dynamic.choose([(cond, cls._convert(inputs[0], length, a, attr, ctx)) for a, cond in cases], ctx,
+                                  "axis")
         axis = ctx.optional_value(inputs, 2, "axis", np.array(-2, "int64"))
-        return cls._convert(inputs[0], inputs[1] if len(inputs) > 1 else None, int(axis), attr, ctx)
+        return cls._convert(inputs[0], length, int(axis), attr, ctx)
 
     @classmethod
     def _convert(cls, x, dft_length, axis, attr, ctx):

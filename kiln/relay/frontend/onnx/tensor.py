@@ -2,9 +2,10 @@
 Split, Slice, Shape, Size, Constant, ConstantOfShape, Cast, CastLike, Expand, Tile, Range, Where, Pad, DepthToSpace,
 SpaceToDepth, Trilu, EyeLike.
 
-Shapes are static, so the operands ONNX passes as tensors to describe shapes (Reshape's ``shape``, Slice's
-``starts``/``ends``, Pad's ``pads``...) are read as numbers while converting, and Shape, Size, Range,
-ConstantOfShape and EyeLike become constants.
+The operands ONNX passes as tensors to describe shapes (Reshape's ``shape``, Slice's ``starts``/``ends``, Pad's
+``pads``...) are read as numbers while converting when they are constants, and Shape, Size, Range, ConstantOfShape
+and EyeLike of static shapes become constants. When they depend on graph inputs the converters build the dynamic
+forms of :mod:`.dynamic` instead (the module then runs on the VM).
 """
 
 import math
@@ -16,6 +17,7 @@ from ....ir.type import is_any
 from ... import op as _op
 from ...op import nn as _nn
 from ...op.type_relations import broadcast_shapes
+from . import dynamic
 from .common import OnnxOpConverter, const, onnx_dtype, register
 
 
@@ -51,10 +53,15 @@ class Reshape(OnnxOpConverter):
 
     @classmethod
     def _impl_v5(cls, inputs, attr, ctx):
-        return cls._reshape(inputs[0], ctx.value(inputs[1], "shape"), attr.get("allowzero", 0), ctx)
+        shape = ctx.value_or_none(inputs[1], "shape")
+        if shape is None:  # a shape computed at run time
+            return ctx.dynamic_op("dyn.reshape", "the shape")(inputs[0], inputs[1], attr.get("allowzero", 0))
+        return cls._reshape(inputs[0], shape, attr.get("allowzero", 0), ctx)
 
     @staticmethod
     def _reshape(x, target, allowzero, ctx):
+        if ctx.ttype(x).is_dynamic:
+            return dynamic.reshape(x, np.asarray(target, "int64").reshape(-1), allowzero, ctx)
         shape = onnx_reshape_shape(ctx.shape(x), target, allowzero, ctx)
         return x if shape == ctx.shape(x) else _op.reshape(x, shape, allowzero=0 in shape)
 
@@ -97,12 +104,27 @@ def _axes_input(inputs, index, attr, ctx, opset_since):
     return None if value is None else [int(a) for a in value.reshape(-1)]
 
 
+def _run_time_axes(inputs, index, ctx, opset_since):
+    """The axes input when its values are known only at run time (else None)."""
+    if ctx.opset < opset_since or len(inputs) <= index or inputs[index] is None:
+        return None
+    return inputs[index] if ctx.value_or_none(inputs[index], "axes") is None else None
+
+
 @register("Squeeze")
 class Squeeze(OnnxOpConverter):
     """Remove size-1 axes (all of them when ``axes`` is absent)."""
 
     @classmethod
     def _impl_v1(cls, inputs, attr, ctx):
+        given = _run_time_axes(inputs, 1, ctx, 13)
+        if given is not None:  # one squeeze per set of size-1 axes, picked at run time
+            shape = ctx.shape(inputs[0])
+            cases = [(axes, cond) for axes, cond in dynamic.axis_sets(given, len(shape), ctx)
+                     if all(shape[a] == 1 for a in axes)]
+            if not cases:
+                raise ctx.error(f"no {ctx.shape(given)[0]} axes of {shape} have size 1")
+            return dynamic.choose([(cond, _op.squeeze(inputs[0], list(axes))) for axes, cond in cases], ctx, "axes")
         axes = _axes_input(inputs, 1, attr, ctx, 13)
         return _op.squeeze(inputs[0], axis=None if axes is None else axes)
 
@@ -113,14 +135,21 @@ class Unsqueeze(OnnxOpConverter):
 
     @classmethod
     def _impl_v1(cls, inputs, attr, ctx):
+        given = _run_time_axes(inputs, 1, ctx, 13)
+        if given is not None:  # a reshape to a shape computed at run time
+            return dynamic.unsqueeze(inputs[0], given, ctx)
         axes = _axes_input(inputs, 1, attr, ctx, 13)
         if axes is None:
             raise ctx.error("axes are required")
-        shape = list(ctx.shape(inputs[0]))
+        return cls._unsqueeze(inputs[0], axes, ctx)
+
+    @staticmethod
+    def _unsqueeze(x, axes, ctx):
+        shape = list(ctx.shape(x))
         rank = len(shape) + len(axes)
         for axis in sorted(ctx.axis(a, rank, "axes") for a in axes):
             shape.insert(axis, 1)
-        return _op.reshape(inputs[0], shape, allowzero=0 in shape)
+        return _op.reshape(x, shape, allowzero=0 in shape)
 
 
 @register("Concat")
@@ -147,6 +176,10 @@ class Split(OnnxOpConverter):
 
     @classmethod
     def _impl_v13(cls, inputs, attr, ctx):
+        given = inputs[1] if len(inputs) > 1 else None
+        if given is not None and ctx.value_or_none(given, "split") is None:  # sizes known only at run time
+            axis = ctx.axis(attr.get("axis", 0), ctx.ndim(inputs[0]))
+            return dynamic.split(inputs[0], given, axis, len(ctx.node.output), ctx)
         return cls._split(inputs[0], ctx.optional_value(inputs, 1, "split"), attr, ctx)
 
     @staticmethod
@@ -182,7 +215,8 @@ def slice_ranges(shape, starts, ends, axes, steps, ctx):
 
 @register("Slice")
 class Slice(OnnxOpConverter):
-    """``strided_slice`` from constant starts/ends/axes/steps (attributes before opset 10)."""
+    """``strided_slice`` from constant starts/ends/axes/steps (attributes before opset 10); ``dyn.strided_slice``
+    when one of them is known only at run time."""
 
     @classmethod
     def _impl_v1(cls, inputs, attr, ctx):
@@ -190,9 +224,14 @@ class Slice(OnnxOpConverter):
 
     @classmethod
     def _impl_v10(cls, inputs, attr, ctx):
-        starts, ends = ctx.value(inputs[1], "starts"), ctx.value(inputs[2], "ends")
-        axes = ctx.optional_value(inputs, 3, "axes")
-        steps = ctx.optional_value(inputs, 4, "steps")
+        given = [inputs[i] if len(inputs) > i else None for i in range(1, 5)]
+        values = [None if g is None else ctx.value_or_none(g, what)
+                  for g, what in zip(given, ("starts", "ends", "axes", "steps"), strict=True)]
+        if any(g is not None and v is None for g, v in zip(given, values, strict=True)):  # known only at run time
+            # axes and steps: their values when they are constants, else their expressions
+            axes, steps = (g if v is None else v for g, v in zip(given[2:], values[2:], strict=True))
+            return dynamic.strided_slice(inputs[0], given[0], given[1], axes, steps, ctx)
+        starts, ends, axes, steps = values
         return cls._slice(inputs[0], starts.reshape(-1), ends.reshape(-1),
                           None if axes is None else axes.reshape(-1), None if steps is None else steps.reshape(-1),
                           ctx)
@@ -204,27 +243,44 @@ class Slice(OnnxOpConverter):
         for what, values in (("ends", ends), ("axes", axes), ("steps", steps)):
             if values is not None and len(values) != len(starts):
                 raise ctx.error(f"{what} has {len(values)} values, starts has {len(starts)}")
-        begin, end, steps, axes = slice_ranges(ctx.shape(x), starts, ends, axes, steps, ctx)
+        shape = ctx.shape(x)
+        sliced = range(len(starts)) if axes is None else [ctx.axis(a, len(shape), "axes") for a in axes]
+        if any(is_any(shape[a]) for a in sliced):  # clamped against a size known only at run time
+            return dynamic.strided_slice(x, const(np.asarray(starts, "int64"), "int64"),
+                                         const(np.asarray(ends, "int64"), "int64"),
+                                         None if axes is None else np.asarray(axes),
+                                         None if steps is None else np.asarray(steps), ctx,
+                                         "the size of a sliced axis")
+        begin, end, steps, axes = slice_ranges(shape, starts, ends, axes, steps, ctx)
         return _op.strided_slice(x, begin, end, steps, axes)
 
 
 @register("Shape")
 class Shape(OnnxOpConverter):
-    """The static shape as an int64 constant (``start``/``end`` slice it from opset 15)."""
+    """The shape as an int64 constant when it is static (``start``/``end`` slice it from opset 15), else read at run
+    time with ``shape_of``."""
 
     @classmethod
     def _impl_v1(cls, inputs, attr, ctx):
         shape = ctx.shape(inputs[0])
-        return const(np.array(shape[attr.get("start", 0) : attr.get("end", len(shape))], "int64"), "int64")
+        start, end = slice(attr.get("start", 0), attr.get("end", len(shape))).indices(len(shape))[:2]
+        if not any(is_any(d) for d in shape[start:end]):
+            return const(np.array(shape[start:end], "int64"), "int64")
+        dims = _op.shape_of(inputs[0], "int64")
+        return dims if (start, end) == (0, len(shape)) else _op.strided_slice(dims, [start], [max(start, end)])
 
 
 @register("Size")
 class Size(OnnxOpConverter):
-    """The static number of elements as an int64 scalar constant."""
+    """The number of elements as an int64 scalar: a constant when the shape is static, else the product of the shape
+    read at run time."""
 
     @classmethod
     def _impl_v1(cls, inputs, attr, ctx):
-        return const(math.prod(ctx.shape(inputs[0])), "int64")
+        shape = ctx.shape(inputs[0])
+        if not any(is_any(d) for d in shape):
+            return const(math.prod(shape), "int64")
+        return _op.prod(_op.shape_of(inputs[0], "int64"))
 
 
 @register("Constant")
@@ -252,8 +308,11 @@ class ConstantOfShape(OnnxOpConverter):
 
     @classmethod
     def _impl_v9(cls, inputs, attr, ctx):
-        shape = [int(d) for d in ctx.value(inputs[0], "shape").reshape(-1)]
         value = np.asarray(attr.get("value", np.zeros(1, "float32"))).reshape(-1)
+        shape = ctx.value_or_none(inputs[0], "shape")
+        if shape is None:
+            return dynamic.full(value[0], inputs[0], value.dtype.name, ctx)
+        shape = [int(d) for d in shape.reshape(-1)]
         return const(np.full(shape, value[0], value.dtype), value.dtype.name)
 
 
@@ -293,7 +352,12 @@ class Expand(OnnxOpConverter):
     @classmethod
     def _impl_v8(cls, inputs, attr, ctx):
         x = inputs[0]
-        target = tuple(int(d) for d in ctx.value(inputs[1], "shape").reshape(-1))
+        target = ctx.value_or_none(inputs[1], "shape")
+        if target is None:
+            return dynamic.expand(x, inputs[1], ctx)
+        target = tuple(int(d) for d in target.reshape(-1))
+        if ctx.ttype(x).is_dynamic:  # broadcast against a tensor of the target shape: exact for every dtype
+            return _op.where(const(np.ones(target, bool), "bool"), x, x)
         shape = broadcast_shapes(ctx.shape(x), target)
         return x if shape == ctx.shape(x) else _op.broadcast_to(x, shape)
 
@@ -304,7 +368,10 @@ class Tile(OnnxOpConverter):
 
     @classmethod
     def _impl_v6(cls, inputs, attr, ctx):
-        return _op.tile(inputs[0], [int(r) for r in ctx.value(inputs[1], "repeats").reshape(-1)])
+        repeats = ctx.value_or_none(inputs[1], "repeats")
+        if repeats is None:
+            return dynamic.tile(inputs[0], inputs[1], ctx)
+        return _op.tile(inputs[0], [int(r) for r in repeats.reshape(-1)])
 
 
 @register("Range")
@@ -314,8 +381,11 @@ class Range(OnnxOpConverter):
     @classmethod
     def _impl_v11(cls, inputs, attr, ctx):
         names = ("start", "limit", "delta")  # three inputs: the schema check (validate.py) saw to it
-        start, limit, delta = (ctx.value(i, name).reshape(()) for i, name in zip(inputs, names, strict=True))
+        values = [ctx.value_or_none(i, name) for i, name in zip(inputs, names, strict=True)]
         dtype = ctx.dtype(inputs[0])
+        if any(v is None for v in values):
+            return dynamic.arange(*inputs, dtype, ctx)
+        start, limit, delta = (v.reshape(()) for v in values)
         count = max(int(np.ceil((float(limit) - float(start)) / float(delta))), 0)
         return const(start + np.arange(count, dtype=dtype) * delta, dtype)
 
@@ -376,17 +446,22 @@ class Pad(OnnxOpConverter):
     def _impl_v11(cls, inputs, attr, ctx):
         x = inputs[0]
         n = ctx.ndim(x)
-        pads = [int(p) for p in ctx.value(inputs[1], "pads").reshape(-1)]
-        axes = ctx.optional_value(inputs, 3, "axes")
+        given = inputs[3] if len(inputs) > 3 else None
+        axes = None if given is None else ctx.value_or_none(given, "axes")
+        value = 0
+        if len(inputs) > 2 and inputs[2] is not None:
+            value = inputs[2] if not ctx.is_const(inputs[2]) else ctx.value(inputs[2]).reshape(())
+        pads = ctx.value_or_none(inputs[1], "pads")
+        if pads is None or (given is not None and axes is None):  # known only at run time
+            axes = given if given is not None and axes is None else axes
+            return dynamic.pad(x, inputs[1], axes, attr.get("mode", "constant"), value, ctx)
+        pads = [int(p) for p in pads.reshape(-1)]
         if axes is not None:
             full = [0] * (2 * n)
             k = len(axes)
             for i, axis in enumerate(int(a) % n for a in axes.reshape(-1)):
                 full[axis], full[n + axis] = pads[i], pads[k + i]
             pads = full
-        value = 0
-        if len(inputs) > 2 and inputs[2] is not None:
-            value = inputs[2] if not ctx.is_const(inputs[2]) else ctx.value(inputs[2]).reshape(())
         return pad(x, pads, attr.get("mode", "constant"), value, ctx)
 
 

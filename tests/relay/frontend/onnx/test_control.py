@@ -1,11 +1,11 @@
-"""If with a compile-time condition (kiln/relay/frontend/onnx/control.py)."""
+"""If with a compile-time or run-time condition (kiln/relay/frontend/onnx/control.py)."""
 
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
 from kiln import relay
-from kiln.error import KilnError, OpNotImplemented
+from kiln.error import OpNotImplemented
 
 
 def _branch(name, op, extra=None):
@@ -33,10 +33,12 @@ def test_if_on_a_shape_condition_takes_one_branch(ox, rows, taken):
     assert calls == [{"Relu": "nn.relu", "Neg": "negative"}[taken]]
 
 
-def test_if_on_a_graph_input_names_it(ox):
+def test_if_on_a_graph_input_is_a_relay_if(ox):
     model = _if_model(ox, [], {"x": ((2,), "float32"), "cond": ((), "bool")}, {})
-    with pytest.raises(KilnError, match=r"condition of If must be a compile-time constant.*graph input\(s\) cond"):
-        relay.frontend.from_onnx(model)
+    mod, _ = relay.frontend.from_onnx(model)
+    assert isinstance(mod["main"].body, relay.If)
+    for cond in (True, False):
+        ox.check(model, {"x": np.array([-1, 2], "float32"), "cond": np.array(cond)})
 
 
 def test_unsupported_operators_inside_branches_are_listed(ox):
