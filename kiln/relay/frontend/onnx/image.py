@@ -397,4 +397,4 @@ class NonMaxSuppression(OnnxOpConverter):
             _op.reshape(optional[2], ())
         selected, total = nms(boxes, scores, count, iou, floor, output_format="onnx")
         return dynamic.strided_slice(selected, const([0], "int64"), _op.reshape(_op.cast(total, "int64"), (1,)),
-                                     [0], None, ctx)
+                                     np.array([0]), None, ctx)
