@@ -18,12 +18,13 @@ import pytest
 
 from ..error import KilnError
 from ..runtime.device import cpu
+from ..runtime.host import host_cpu_features
 from ..target.compiler import have_cc
 from ..target.llvm_compile import have_llvmlite
 
 __all__ = ["assert_allclose", "enabled_targets", "device_enabled", "parametrize_targets", "requires_llvm",
            "uses_gpu", "requires_gpu", "main", "assert_equal", "parameter", "parameters", "fixture",
-           "known_failing_targets"]
+           "known_failing_targets", "requires_x86_vnni", "requires_x86_avx512"]
 
 
 def assert_allclose(actual, desired, rtol=1e-7, atol=1e-7, verbose=True):
@@ -70,6 +71,18 @@ def parametrize_targets(*targets):
 
 requires_llvm = pytest.mark.skipif(not (have_llvmlite() and have_cc()), reason="needs llvmlite and a C compiler")
 """Skip a test where the LLVM backend cannot build (TVM's ``tvm.testing.requires_llvm``)."""
+
+
+def _requires_cpu_features(*features, what):
+    missing = [f for f in features if f not in host_cpu_features()]
+    return pytest.mark.skipif(bool(missing), reason=f"{what}: the host CPU lacks {', '.join(missing)}")
+
+
+requires_x86_vnni = _requires_cpu_features("avx512vnni", what="needs AVX512-VNNI")
+"""Skip a test where the host CPU has no AVX512-VNNI (TVM's ``tvm.testing.requires_x86_vnni``)."""
+
+requires_x86_avx512 = _requires_cpu_features("avx512f", what="needs AVX-512")
+"""Skip a test where the host CPU has no AVX-512 (TVM's ``tvm.testing.requires_x86_avx512``)."""
 
 
 def known_failing_targets(*targets):

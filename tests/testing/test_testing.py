@@ -82,3 +82,16 @@ class TestParameterInAClass:
 
     def test_each_value(self, depth):
         assert depth in (1, 2)
+
+
+def test_cpu_feature_requirements_follow_the_host():
+    from kiln.runtime.host import host_cpu_features
+
+    for mark, feature in ((kiln.testing.requires_x86_vnni, "avx512vnni"), (kiln.testing.requires_x86_avx512, "avx512f")):
+        assert mark.mark.name == "skipif" and mark.mark.args[0] == (feature not in host_cpu_features())
+
+
+def test_cudnn_never_exists():
+    from kiln.contrib import cudnn
+
+    assert cudnn.exists() is False
