@@ -87,7 +87,7 @@ def slice_ranges_of(dims, begin, end, strides, slice_mode="end") -> list:
         if slice_mode == "size":
             stride = _op.const(1, "int64")
         positive = stride > 0
-        b = _i64(begin[k]) if k < n_begin else E.Select(positive, _op.const(0, "int64"), dim - 1)
+        b = _i64(begin[k])
         if slice_mode == "size":
             size = _i64(end[k]) if k < n_end else _op.const(-1, "int64")
             e = E.Select(size < 0, dim, b + size)

@@ -229,3 +229,35 @@ def test_argwhere_refuses_a_scalar():
     x = relay.var("x", shape=())
     with pytest.raises(KilnError, match="argwhere.*at least one dimension"):
         relay.transform.InferType()(kiln.IRModule.from_expr(relay.Function([x], relay.argwhere(x))))
+
+
+ANY_DATA = [
+    ("dyn.strided_slice", lambda x, b, e, s: relay.strided_slice(x, b, e, s), (4,), [i64(0, 1), i64(5, 3), i64(1, 1)],
+     lambda a, b, e, s: a[:, 1:3], "float32"),
+    ("dyn.nn.pad", lambda x, w: relay.nn.pad(x, w, 1.0), (4,), [np.array([[1, 0], [0, 2]])],
+     lambda a, w: np.pad(a, w, constant_values=1.0), "float32"),
+    ("dyn.tile", relay.tile, (2,), [i64(2, 2)], np.tile, "float32"),
+    ("dyn.topk", lambda x, k: relay.topk(x, k, axis=1, ret_type="values"), (4,), [s64(2)],
+     lambda a, k: -np.sort(-a, axis=1)[:, :2], "float32"),
+    ("dyn.image.resize2d", lambda x, s: relay.image.resize2d(x, s, None, method="nearest_neighbor",
+                                                             coordinate_transformation_mode="asymmetric"),
+     (1, 2, 2), [i64(4, 4)], lambda a, s: a.repeat(2, 2).repeat(2, 3), "float32"),
+    ("dyn.one_hot", lambda x, d: relay.one_hot(x, 1.0, 0.0, d, -1, "float32"), (), [s64(5)],
+     lambda a, d: np.eye(5, dtype="float32")[a], "int32"),
+]
+
+
+@pytest.mark.parametrize("name, build, rest, values, numpy_fn, dtype", ANY_DATA, ids=[c[0] for c in ANY_DATA])
+def test_data_with_a_dynamic_batch(name, build, rest, values, numpy_fn, dtype):
+    """The data itself has a relay.Any dimension as well: one executable for every batch."""
+    x = relay.var("x", shape=(relay.Any(), *rest), dtype=dtype)
+    shape_vars = [relay.var(f"s{k}", shape=v.shape, dtype=str(v.dtype)) for k, v in enumerate(values)]
+    mod = kiln.IRModule.from_expr(relay.Function([x, *shape_vars], build(x, *shape_vars)))
+    assert name in str(mod)
+    vm = VirtualMachine(relay.vm.compile(mod, target="llvm"), kiln.cpu(0))
+    reference = relay.create_executor("debug", mod=mod).evaluate()
+    for batch in (1, 3):
+        a = np.arange(batch * int(np.prod(rest)), dtype=dtype).reshape((batch, *rest)) % 5
+        want = numpy_fn(a, *values)
+        np.testing.assert_allclose(_numpy(vm.invoke("main", a, *values)), want)
+        np.testing.assert_allclose(_numpy(reference(a, *values)), want)

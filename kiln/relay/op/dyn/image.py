@@ -69,11 +69,11 @@ def _resize2d_shape_func(attrs, inputs, out_types):
 def resize2d(data, size, roi=None, layout="NCHW", method="linear", coordinate_transformation_mode="half_pixel",
              rounding_method="", cubic_alpha=-0.5, cubic_exclude=0, extrapolation_value=0.0, out_dtype=None):
     """Resize the H x W plane of ``data`` to the run-time ``size`` (see :func:`kiln.relay.image.resize2d`); ``roi``
-    (4 floats, for ``tf_crop_and_resize``) defaults to zeros."""
+    (a float tensor, only read by ``tf_crop_and_resize``) defaults to zeros."""
     if roi is None:
-        from ...expr import const  # relay.expr imports the operators
+        from ...expr import const
 
-        roi = const(np.zeros(4, "float32"))
+        roi = const([0.0] * 4, "float32")
     attrs = DynResize2DAttrs(layout, method, coordinate_transformation_mode, rounding_method, cubic_alpha,
                              cubic_exclude, extrapolation_value, out_dtype or "")
     return make_call("dyn.image.resize2d", [data, size, roi], attrs)
