@@ -59,12 +59,6 @@ EXCLUDED = {
     r"^test_resize_.*(antialias|tf_crop_and_resize|not_larger|not_smaller)": "scales or sizes given as graph inputs "
                                   "with antialias, a region of interest or an aspect-ratio policy (the dynamic "
                                   "resize has none of them)",
-    r"^test_resize_(downsample|upsample)_scales_(cubic|linear)|^test_resize_upsample_sizes_nearest":
-        "scales or sizes given as graph inputs: dyn.image.resize2d maps coordinates by the ratio of sizes where ONNX "
-        "maps them by the scale, and nearest sizes round differently (the converter and the dyn operator came from "
-        "two branches; to be reconciled)",
-    r"^test_loop11": "a scan output whose per-iteration dimensions are known only at run time (the Loop tests of "
-                     "tests/relay/frontend/onnx/test_dynamic.py cover Loop)",
     r"^test_stft": "frame_step given as a graph input decides the output shape (kiln has no dynamic STFT)",
     r"^test_loop11": "a Loop scan output whose shape is known only at run time",
     r"^test_resize_downsample_scales_(linear|cubic)": "scales given as graph inputs whose output/input size ratio "
