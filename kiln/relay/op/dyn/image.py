@@ -3,8 +3,6 @@ tensor of 2 entries and ``roi`` a float tensor, known at run time (TVM's ``relay
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from ....error import TypeInferenceError
 from ....ir.attrs import Attrs
 from ....ir.type import Any, TensorType
