@@ -20,7 +20,6 @@ from . import (  # noqa: F401  (register the converters)
     normalization,
     pad,
     quantize,
-    rearrange,
     reduce,
     rnn,
     signal,
