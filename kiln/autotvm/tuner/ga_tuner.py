@@ -8,7 +8,7 @@ A gene measured before is redrawn (or replaced by an unvisited random one), so n
 
 import random
 
-from .tuner import Tuner
+from .tuner import Tuner, throughput
 
 __all__ = ["GATuner"]
 
@@ -67,8 +67,7 @@ class GATuner(Tuner):
 
     def update(self, inputs, results):
         for inp, res in zip(inputs, results, strict=True):
-            self.scores[inp.config.index] = self.task.flop / res.mean_cost if res.error_no == 0 and res.costs \
-                else 0.0
+            self.scores[inp.config.index] = throughput(self.task.flop, res)
 
     def _next_generation(self):
         ranked = sorted(self.scores.items(), key=lambda kv: -kv[1])

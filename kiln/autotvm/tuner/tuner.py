@@ -13,7 +13,12 @@ import os
 from ..measure.measure import MeasureInput
 from ..measure.option import create_measure_batch
 
-__all__ = ["Tuner"]
+__all__ = ["Tuner", "throughput"]
+
+
+def throughput(flop, result) -> float:
+    """FLOP/s of a measured candidate of ``flop`` operations; 0 for one that failed (its error is the record's)."""
+    return flop / result.mean_cost if result.error_no == 0 and result.costs else 0.0
 
 logger = logging.getLogger("kiln.autotvm")
 
@@ -110,7 +115,7 @@ class Tuner:
             for inp, res in zip(inputs, results, strict=True):
                 self.trials += 1
                 # a task without reductions counts no FLOPs: rate it by runs per second
-                flops = (self.task.flop or 1) / res.mean_cost if res.error_no == 0 and res.costs else 0.0
+                flops = throughput(self.task.flop or 1, res)
                 if flops > self.best_flops:
                     self.best_flops, self.best_config = flops, inp.config
                     self.best_measure_pair, self.best_iter = (inp, res), self.trials

@@ -20,7 +20,7 @@ import numpy as np
 from ...error import KilnError
 from .feature import get_feature
 from .sa_optimizer import SimulatedAnnealingOptimizer
-from .tuner import Tuner
+from .tuner import Tuner, throughput
 
 __all__ = ["XGBTuner"]
 
@@ -116,7 +116,7 @@ class XGBTuner(Tuner):
             if feature is None:
                 continue
             self.xs.append(feature)
-            self.ys.append(self.task.flop / res.mean_cost if res.error_no == 0 and res.costs else 0.0)
+            self.ys.append(throughput(self.task.flop, res))
         if sum(1 for y in self.ys if y > 0) >= self.min_train:
             self._fit()
             self.plan = self.sa.find_maximums(self._predict, self.plan_size, self.visited)
@@ -149,7 +149,6 @@ class XGBTuner(Tuner):
                 feature = get_feature(inp.task, inp.config, self.feature_type)
             except Exception:  # noqa: BLE001  (records of a config the template no longer accepts)
                 continue
-            flops = inp.task.flop / res.mean_cost if res.error_no == 0 and res.costs else 0.0
             gx, gy = self.extra.setdefault(repr(inp.task.workload), ([], []))
             gx.append(feature)
-            gy.append(flops)
+            gy.append(throughput(inp.task.flop, res))
