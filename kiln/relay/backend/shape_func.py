@@ -25,13 +25,14 @@ import numpy as np
 from ...error import CodegenError
 from ...te import compute, create_schedule, lower, placeholder
 from ...te.tensor import ComputeOp
-from ...tir.expr import BufferLoad, Cast, IntImm, Select
+from ...tir.expr import BufferLoad, Cast, IntImm
 from ...tir.expr import Var as TirVar
 from ...tir.functor import StmtExprMutator
 from ...tir.op import const as tir_const
 from ...tir.stmt import AssertStmt
 from ...tir.stmt_functor import substitute
 from ...topi.utils import SHAPE_CHECKS
+from ..op.dyn.common import shape_tensor
 
 __all__ = ["data_independent_shape_func", "data_dependent_shape_func", "is_static"]
 
@@ -39,17 +40,6 @@ __all__ = ["data_independent_shape_func", "data_dependent_shape_func", "is_stati
 def is_static(tensors) -> bool:
     """Whether every dimension of ``tensors`` is a constant."""
     return all(isinstance(d, int | IntImm) for t in tensors for d in t.shape)
-
-
-def _element_of(values):
-    """``j -> values[j]`` as one expression (a rank-0 shape is stored as ``[1]``)."""
-    def element(j):
-        expr = values[-1] if values else tir_const(1, "int64")
-        for index in range(len(values) - 2, -1, -1):
-            expr = Select(j == index, values[index], expr)
-        return expr
-
-    return element
 
 
 def _constant_of(value):
@@ -61,8 +51,7 @@ def _shape_and_bytes(k, dims, dtype) -> list:
     nbytes = tir_const(np.dtype(dtype).itemsize, "int64")
     for d in dims:
         nbytes = nbytes * d
-    return [compute((max(len(dims), 1),), _element_of(dims), name=f"out_shape_{k}"),
-            compute((), _constant_of(nbytes), name=f"out_bytes_{k}")]
+    return [shape_tensor(dims, f"out_shape_{k}"), compute((), _constant_of(nbytes), name=f"out_bytes_{k}")]
 
 
 def _recorded_checks(outputs) -> list:

@@ -13,9 +13,8 @@ from ....error import OpAttributeInvalid, TypeInferenceError
 from ....ir.attrs import Attrs
 from ....ir.expr import RelayExpr
 from ....ir.type import Any, TensorType
-from ....te import compute
 from ....tir import op as _op
-from ....tir.expr import Cast, Select
+from ....tir.expr import Select
 from ....topi import dynamic as dyn_topi
 from ....topi.utils import prod
 from ..op import OpPattern, make_call, register_op_attr, register_relay_op, register_shape_func
@@ -62,18 +61,14 @@ def _reshape_rel(types, attrs):
 register_relay_op("dyn.reshape", 2, _reshape_rel, OpPattern.OPAQUE, DynReshapeAttrs, dtypes=(ALL, SIGNED))
 
 
-def _int64(value):
-    return Cast("int64", value) if getattr(value, "dtype", "int64") != "int64" else value
-
-
 @register_shape_func("dyn.reshape", True)
 def _reshape_shape_func(attrs, inputs, out_types):
     """The values of ``newshape`` with TVM's 0 (copy the input's dimension, unless ``allowzero``) and -1 (what the
     others leave) resolved; checks: one -1 at most, no other negative entry, as many elements as the input."""
     data, newshape = inputs
-    in_dims = [_int64(_op.const(d, "int64") if isinstance(d, int) else d) for d in data.shape]
+    in_dims = [dim64(data, k) for k in range(len(data.shape))]
     rank = out_types[0].ndim
-    values = [_int64(newshape[j]) for j in range(rank)]
+    values = [int64(newshape[j]) for j in range(rank)]
     resolved = []
     for j, v in enumerate(values):
         if attrs.allowzero or j >= len(in_dims):
@@ -86,20 +81,13 @@ def _reshape_shape_func(attrs, inputs, out_types):
             for r in resolved]
     inferred = sum((Select(_op.equal(v, -1), _op.const(1, "int64"), _op.const(0, "int64")) for v in values),
                    _op.const(0, "int64"))
-    shape = compute((rank,), lambda j: _select(dims, j), name="dyn_reshape_shape")
+    shape = shape_tensor(dims, "dyn_reshape_shape")
     checks = [(_op.less_equal(inferred, 1), "dyn.reshape: newshape has more than one -1"),
               *[(_op.greater_equal(v, -1), f"dyn.reshape: newshape entry {j} is negative (only -1 is allowed)")
                 for j, v in enumerate(values)],
               (_op.equal(prod(dims) if dims else _op.const(1, "int64"), total),
                f"dyn.reshape: newshape does not hold as many elements as the data of shape {tuple(data.shape)}")]
     return [shape], checks
-
-
-def _select(values, j):
-    expr = values[-1]
-    for index in range(len(values) - 2, -1, -1):
-        expr = Select(_op.equal(j, index), values[index], expr)
-    return expr
 
 
 def reshape(data, newshape, allowzero=False):
