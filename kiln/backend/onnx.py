@@ -20,7 +20,7 @@ from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupl
 from ..contrib.graph_executor import GraphModule
 from ..error import KilnError, RuntimeArgumentError
 from ..ir.transform import PassContext
-from ..ir.type import TensorType, TupleType
+from ..ir.type import has_dynamic_shape
 from ..relay.backend import vm as relay_vm
 from ..relay.build import build, check_graph_executable
 from ..relay.frontend import from_onnx
@@ -36,20 +36,13 @@ def needs_vm(mod) -> bool:
     if len(mod.functions) > 1:  # global functions: loops written as recursion
         return True
     main = mod["main"]
-    if any(_is_dynamic(p.checked_type) for p in main.params) or _is_dynamic(main.body.checked_type):
+    if any(has_dynamic_shape(p.checked_type) for p in main.params) or has_dynamic_shape(main.body.checked_type):
         return True
     try:
         check_graph_executable(mod)
     except KilnError:
         return True
     return False
-
-
-def _is_dynamic(ttype) -> bool:
-    """Whether ``ttype`` (a tensor or tuple type) has a dimension known only at run time."""
-    if isinstance(ttype, TupleType):
-        return any(_is_dynamic(f) for f in ttype.fields)
-    return isinstance(ttype, TensorType) and ttype.is_dynamic
 
 
 def _compile(mod, params):

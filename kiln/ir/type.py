@@ -190,3 +190,10 @@ class PrimType(Type):
 def scalar_type(dtype) -> TensorType:
     """Return the rank-0 tensor type of ``dtype``."""
     return TensorType((), dtype)
+
+
+def has_dynamic_shape(ttype) -> bool:
+    """Whether ``ttype`` (a tensor or tuple type) has a dimension known only at run time (:class:`Any`)."""
+    if isinstance(ttype, TupleType):
+        return any(has_dynamic_shape(f) for f in ttype.fields)
+    return isinstance(ttype, TensorType) and ttype.is_dynamic

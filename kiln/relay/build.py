@@ -24,7 +24,7 @@ import numpy as np
 from ..error import KilnError
 from ..ir.expr import GlobalVar
 from ..ir.module import IRModule
-from ..ir.type import TensorType, TupleType
+from ..ir.type import TensorType, TupleType, has_dynamic_shape
 from ..runtime.graph_executor_factory import GraphExecutorFactoryModule
 from ..runtime.ndarray import NDArray
 from ..runtime.ndarray import array as nd_array
@@ -138,7 +138,7 @@ def check_graph_executable(mod):
     value; the message says to use ``relay.vm.compile``."""
     main = mod["main"]
     for param in main.params:
-        if _has_dynamic_shape(param.checked_type_):
+        if has_dynamic_shape(param.checked_type_):
             raise KilnError(f"relay.build: @main parameter %{param.name_hint} has the dynamic type "
                             f"{param.checked_type_}; the graph executor needs static shapes: compile the module with "
                             f"relay.vm.compile(mod, target) and run it with kiln.runtime.vm.VirtualMachine")
@@ -153,15 +153,9 @@ def check_graph_executable(mod):
                             f"relay.vm.compile(mod, target) and run it with kiln.runtime.vm.VirtualMachine")
 
 
-def _has_dynamic_shape(ttype) -> bool:
-    if isinstance(ttype, TupleType):
-        return any(_has_dynamic_shape(f) for f in ttype.fields)
-    return isinstance(ttype, TensorType) and ttype.is_dynamic
-
-
 def _needs_vm(expr, mod, kernels):
     """Why the graph executor cannot run ``expr``, or None."""
-    if isinstance(expr, Call | Var) and _has_dynamic_shape(expr.checked_type_):
+    if isinstance(expr, Call | Var) and has_dynamic_shape(expr.checked_type_):
         return f"a value of the dynamic type {expr.checked_type_} (a shape known only at run time)"
     if isinstance(expr, If):
         return "a If (control flow on a condition known only at run time)"

@@ -28,7 +28,7 @@ from ...ir.attrs import DictAttrs
 from ...ir.expr import GlobalVar
 from ...ir.op import Op
 from ...ir.transform import PassInfo, register_pass
-from ...ir.type import TensorType, TupleType
+from ...ir.type import TensorType, TupleType, has_dynamic_shape
 from ..backend.call_lowered import is_call_lowered
 from ..backend.te_compiler import flatten_type
 from ..expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var, const
@@ -116,7 +116,7 @@ class _DialectRewriter(ExprMutator):
                 return self.allocate_dynamic(call.args[0], call.attrs, args, call.checked_type_)
             return self.allocate(call.args[0], args, call.checked_type_, call.attrs.reshape_only)
         # a call of a Relay function (global or closure) allocates its own results, whatever their shapes
-        if _is_dynamic(call.checked_type_) and not isinstance(call.op, GlobalVar | Var):
+        if has_dynamic_shape(call.checked_type_) and not isinstance(call.op, GlobalVar | Var):
             raise CodegenError(f"ManifestAlloc: the call of {call.op} has the dynamic type {call.checked_type_}; "
                                f"run LowerTE first (it derives the shape function that allocation needs)")
         if isinstance(call.op, Function) and call.op.is_primitive():
@@ -173,16 +173,6 @@ class _DialectRewriter(ExprMutator):
         results = Tuple(tuple(tensors), checked_type_=TupleType(tuple(o.checked_type_ for o in tensors)))
         self._bind("_", invoke_tvm_op(kernel, inputs, results).with_fields(checked_type_=TupleType(())), TupleType(()))
         return _regroup(out_type, tensors)
-
-
-def _is_dynamic(ttype) -> bool:
-    return any(t.is_dynamic for t in _tensor_types(ttype))
-
-
-def _tensor_types(ttype) -> list:
-    if isinstance(ttype, TupleType):
-        return [t for f in ttype.fields for t in _tensor_types(f)]
-    return [ttype] if isinstance(ttype, TensorType) else []
 
 
 def _flat_tensors(args) -> list:
