@@ -7,7 +7,9 @@ kiln's modules. Each file runs in its own pytest process with a time limit; a fi
 the cases it defines as failed ("as a user sees it": one missing name at a file's top level takes the whole file
 down), counted from the ``def test_`` functions in its source when pytest could not collect it.
 
-Run: ``python bench/tvm_unit_tests.py --tvm /path/to/tvm [--files relay/test_op_level1.py,...] [--timeout 600]``
+Run: ``python bench/tvm_unit_tests.py --tvm /path/to/tvm [--files relay/test_op_level1.py,...] [--timeout 600]
+[--keep DIR]``; ``--keep`` writes the extracted files and the ``tvm`` stand-in to DIR and leaves them there, so one
+file can be rerun by hand with ``cd DIR && PYTHONPATH=.:<kiln checkout> python -m pytest relay__test_op_level1.py``.
 """
 
 import argparse
@@ -18,6 +20,9 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
+
+# the kiln under test is the checkout this script belongs to, not whichever one the interpreter has installed
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 DEFAULT_FILES = [
     "relay/test_op_level1.py", "relay/test_op_level2.py", "relay/test_op_level3.py", "relay/test_op_level4.py",
@@ -106,7 +111,7 @@ def run_file(path, workdir, timeout):
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=no", "-rN", str(path)]
     try:
         proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout,
-                              env={**os.environ, "PYTHONPATH": str(workdir)})
+                              env={**os.environ, "PYTHONPATH": os.pathsep.join([str(workdir), str(REPO_ROOT)])})
     except subprocess.TimeoutExpired:
         return 0, _defined_tests(path), "timed out"
     tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
@@ -127,10 +132,13 @@ def main():
     parser.add_argument("--tvm", required=True, help="a git clone of apache/tvm holding the tag v0.16.0")
     parser.add_argument("--files", default=",".join(DEFAULT_FILES), help="comma-separated paths under tests/python")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per file")
+    parser.add_argument("--keep", help="write the test files here and keep them (default: a temporary directory)")
     args = parser.parse_args()
+    if args.keep:
+        Path(args.keep).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="kiln_tvm_tests_") as tmp:
-        workdir = Path(tmp)
-        (workdir / "tvm").mkdir()
+        workdir = Path(args.keep or tmp)
+        (workdir / "tvm").mkdir(exist_ok=True)
         (workdir / "tvm" / "__init__.py").write_text(textwrap.dedent(SHIM))
         # as TVM's tests/python/conftest.py: the target/dev parametrization of tvm.testing.plugin
         (workdir / "conftest.py").write_text('pytest_plugins = ["tvm.testing.plugin"]\n')
