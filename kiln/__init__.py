@@ -1,6 +1,7 @@
 """kiln: a deep-learning compiler built on Apache TVM's Relay/TIR architecture (``import kiln as tvm``)."""
 
 from . import (
+    _ffi,  # noqa: F401  (tvm._ffi.base.TVMError)
     arith,
     contrib,  # noqa: E402  (tvm.contrib.graph_executor)
     error,
