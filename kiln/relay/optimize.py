@@ -34,12 +34,15 @@ STANDARD_PIPELINE = (
 def bind_params_by_name(func: Function, params: dict) -> Function:
     """Replace the parameters of ``func`` named in ``params`` by constants (unknown names are ignored, as in TVM)."""
     by_name: dict = {}
+    repeated = set()
     for p in func.params:
         if p.name_hint in by_name:
-            raise KilnError(f"bind_params_by_name: several parameters are named {p.name_hint!r}")
+            repeated.add(p.name_hint)
         by_name[p.name_hint] = p
     binds = {}
     for name, value in params.items():
+        if name in repeated:  # only a name given a value must be unique (TVM's rule: others may repeat)
+            raise KilnError(f"bind_params_by_name: several parameters are named {name!r}")
         if name in by_name:
             array = np.asarray(value.numpy() if hasattr(value, "numpy") else value)
             binds[by_name[name]] = const(array, dtype=array.dtype)  # int64/float64 params keep their dtype

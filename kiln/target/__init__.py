@@ -4,3 +4,4 @@ functions ``"target.build.c"``, ``"target.build.llvm"``, ``"target.link_library"
 
 from . import build as _build  # noqa: F401  (registers the code generators)
 from .target import Target, TargetKind
+from .virtual_device import VirtualDevice

@@ -119,7 +119,8 @@ class Target(Node):
             parsed_kind, parsed, dict_host = _parse_dict(target)
             host = host if host is not None else dict_host
         elif isinstance(target, str):
-            parsed_kind, parsed = _parse_string(target)
+            parsed_kind, parsed, text_host = _parse_string(target)
+            host = host if host is not None else text_host
         else:
             raise KilnError(f"Target: expected a target string, dict or Target, got {type(target).__name__}")
         if host is not None and not isinstance(host, Target):
@@ -317,17 +318,23 @@ def _parse_string(text):
     if not tokens:
         raise KilnError("Target: empty target string")
     kind = _check_kind(tokens[0], text)
-    options = {}
+    options: dict = {}
+    host = None
     for token in tokens[1:]:
         if not token.startswith("-") or token == "-":
             raise KilnError(f"Target {text!r}: option {token!r} must look like -name=value")
         name, eq, value = token.lstrip("-").partition("=")
+        if name == "host":  # "llvm --host=llvm": the host target, as TVM reads it from a string
+            if not value:
+                raise KilnError(f"Target {text!r}: -host needs a target kind (-host=llvm)")
+            host = _check_kind(value, text).name
+            continue
         if not eq:
             if TARGET_KINDS[kind.name].get(name) != _BOOL:
                 raise KilnError(f"Target {text!r}: option -{name} needs a value (-{name}=...)")
             value = "true"
         options[name] = _convert(kind.name, name, value, text)
-    return kind, _normalized(kind, options)
+    return kind, _normalized(kind, options), host
 
 
 def _parse_dict(config):

@@ -23,8 +23,8 @@ from ..target.compiler import have_cc
 from ..target.llvm_compile import have_llvmlite
 
 __all__ = ["assert_allclose", "enabled_targets", "device_enabled", "parametrize_targets", "requires_llvm",
-           "uses_gpu", "requires_gpu", "main", "assert_equal", "parameter", "parameters", "fixture",
-           "known_failing_targets", "requires_x86_vnni", "requires_x86_avx512"]
+           "uses_gpu", "requires_gpu", "requires_cuda", "requires_rpc", "main", "assert_equal", "parameter",
+           "parameters", "fixture", "known_failing_targets", "requires_x86_vnni", "requires_x86_avx512"]
 
 
 def assert_allclose(actual, desired, rtol=1e-7, atol=1e-7, verbose=True):
@@ -98,6 +98,12 @@ def uses_gpu(func):
 
 requires_gpu = pytest.mark.skip(reason="kiln runs on CPUs only")
 """Skip a test that needs a GPU (TVM's ``tvm.testing.requires_gpu``)."""
+
+requires_cuda = pytest.mark.skip(reason="kiln has no CUDA backend")
+"""Skip a test that needs CUDA (TVM's ``tvm.testing.requires_cuda``)."""
+
+requires_rpc = pytest.mark.skipif(False, reason="kiln always has RPC (kiln.rpc)")
+"""TVM's ``tvm.testing.requires_rpc``: kiln is always built with RPC, so it skips nothing."""
 
 
 def main():

@@ -74,3 +74,18 @@ def test_opt_level_gates_and_disabled_required():
     relay.post_order_visit(optimized["main"], lambda e: funcs.append(e) if isinstance(e, relay.Function)
                            and e.is_primitive() else None)
     assert not funcs
+
+
+def test_bind_params_by_name_allows_repeated_names_it_does_not_bind():
+    import numpy as np
+    import pytest
+
+    from kiln.error import KilnError
+
+    # relay.testing.lstm names every step's input "data" (as TVM does); only a bound name must be unique
+    a, b, w = relay.var("data", shape=(2,)), relay.var("data", shape=(2,)), relay.var("w", shape=(2,))
+    func = relay.Function([a, b, w], relay.add(relay.add(a, b), w))
+    bound = relay.bind_params_by_name(func, {"w": np.ones(2, "float32")})
+    assert [p.name_hint for p in bound.params] == ["data", "data"]
+    with pytest.raises(KilnError, match="several parameters are named 'data'"):
+        relay.bind_params_by_name(func, {"data": np.ones(2, "float32")})

@@ -41,6 +41,14 @@ def test_host_keyword():
     assert t.with_host(None).host is None
 
 
+def test_host_in_the_target_string():
+    # TVM's tests write the host into the string: "llvm --host=llvm"
+    assert Target("llvm --host=llvm").host == Target("llvm")
+    t = Target("llvm -mcpu=native -host=c")
+    assert t.host == Target("c") and t.mcpu == "native"
+    assert Target("c --host=llvm", host="c").host == Target("c")  # the keyword wins
+
+
 def test_str_round_trip_and_value_equality():
     t = Target("llvm -num-cores=2 -mcpu=skylake-avx512 -mattr=+avx512f,+fma")
     assert str(t) == "llvm -keys=cpu -mattr=+avx512f,+fma -mcpu=skylake-avx512 -num-cores=2"
@@ -75,6 +83,8 @@ def test_vector_width_from_host_and_named_cpus():
     ("llvm mcpu=native", "option 'mcpu=native' must look like -name=value"),
     ("llvm -mattr=avx2", "-mattr entry 'avx2' must start with + or -"),
     ("llvm -mcpu", "option -mcpu needs a value"),
+    ("llvm --host=", "-host needs a target kind"),
+    ("llvm --host=cuda", "unknown target kind 'cuda'"),
 ])
 def test_bad_target_strings_name_the_bad_part(text, fragment):
     with pytest.raises(KilnError) as info:

@@ -57,6 +57,7 @@ class GraphExecutorDebug(GraphExecutor):
 
         Each round times the calls one by one, then one plain :meth:`run`; one untimed run comes first.
         """
+        self.require_inputs()  # timings of kernels reading unset inputs would mislead
         self.run()
         calls = [call for _, _, call in self.ops]
         spent = np.zeros((len(calls), repeat))

@@ -6,6 +6,21 @@ Examples
 >>> mod, params = resnet.get_workload(num_layers=18)   # doctest: +SKIP
 """
 
-from . import mlp, resnet, temp_op_attr, transformer  # noqa: F401  (kiln.relay.testing.resnet.get_workload, ...)
+from . import (  # noqa: F401  (kiln.relay.testing.resnet.get_workload, ...)
+    dcgan,
+    densenet,
+    dqn,
+    inception_v3,
+    layers,
+    lstm,
+    mlp,
+    mobilenet,
+    resnet,
+    squeezenet,
+    synthetic,
+    temp_op_attr,
+    transformer,
+    vgg,
+)
 from .init import create_workload
 from .utils import assert_same_results, evaluate, random_inputs, run_infer_type, run_opt_pass
