@@ -10,6 +10,10 @@ import numpy as np
 
 from ...error import KilnError, OpNotImplemented
 from ...ir.op import has_op, register_op_attr
+from ...topi.testing.common import round_half_away
+
+__all__ = ["register", "np_dtype", "is_float", "is_int", "lowest", "highest", "accumulator", "as_dtype",
+           "trunc_divide", "round_half_away"]
 
 
 def register(*op_names):
@@ -84,14 +88,3 @@ def trunc_divide(a, b):
         fix = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
         quotient = quotient + fix.astype(quotient.dtype)
     return quotient
-
-
-def round_half_away(x):
-    """Round to nearest with ties away from zero (C ``round``, LLVM ``llvm.round``, which TVM's ``round`` lowers to).
-
-    ``x - trunc(x)`` is exact in floating point, so there is no double rounding (``floor(x + 0.5)`` is wrong for
-    the float just below 0.5).
-    """
-    whole = np.trunc(x)
-    frac = x - whole
-    return whole + np.where(np.abs(frac) >= 0.5, np.sign(x), 0).astype(x.dtype)

@@ -129,4 +129,4 @@ def dyn_pad(attrs, data, pad_width, pad_value):
 def dyn_resize2d(attrs, data, size, roi):
     """``image.resize2d`` to the height and width held by ``size``."""
     size = _nonnegative("dyn.image.resize2d", "size", _ints(size))
-    return IM.resize2d(A.Resize2DAttrs(**static_attrs(attrs, size, np.asarray(roi).reshape(-1))), data)
+    return IM.resize_nd(A.Resize2DAttrs(**static_attrs(attrs, size, np.asarray(roi).reshape(-1))), data)

@@ -1,55 +1,17 @@
-"""``image.resize1d/3d``, ``nn.upsampling(3d)``, ``nn.prelu``, the sub-pixel moves, ``nn.l2_normalize``,
+"""``nn.upsampling(3d)``, ``nn.prelu``, the sub-pixel moves, ``nn.l2_normalize``,
 ``nn.instance_norm``, ``nn.group_norm``, ``nn.mirror_pad`` and ``nn.fast_softmax`` in numpy.
 
-The resizes and upsamplings run the ``image.resize2d`` reference the way the compute composes them (one axis
-lifted to a size-1 H for 1-D; H x W planes then D for 3-D: :mod:`kiln.topi.image.resize_nd`), so both round alike.
+The upsamplings are :func:`kiln.topi.testing.resize.resize` (the ``image.resize*`` reference) to the rounded
+scaled size.
 """
 
 import numpy as np
 
 from ...topi.image.resize_nd import upsampled_size
-from ..op.attrs import Resize2DAttrs
+from ...topi.testing.resize import resize
 from .common import as_dtype, register
-from .image import resize2d
 from .nn import softmax
 from .transform import convert_layout
-
-
-def _resize2d(data, size, layout, attrs, out_dtype=""):
-    return resize2d(Resize2DAttrs(size, (0.0,) * 4, layout, attrs["method"], attrs["mode"], attrs.get("rounding", ""),
-                                  attrs.get("alpha", -0.5), attrs.get("exclude", 0), 0.0, out_dtype), data)
-
-
-def _options(attrs):
-    return {"method": attrs.method, "mode": attrs.coordinate_transformation_mode, "rounding": attrs.rounding_method,
-            "alpha": attrs.cubic_alpha, "exclude": attrs.cubic_exclude}
-
-
-@register("image.resize1d")
-def resize1d(attrs, data):
-    """Resize the W axis (as ``resize2d`` with a size-1 H axis before W)."""
-    w = attrs.layout.index("W")
-    lifted = np.expand_dims(data, w)
-    out = _resize2d(lifted, (1, attrs.size[0]), attrs.layout[:w] + "H" + attrs.layout[w:], _options(attrs),
-                    attrs.out_dtype)
-    return np.squeeze(out, w)
-
-
-def _resize3d(data, size, layout, options, out_dtype=""):
-    x = convert_layout(data, layout, "NCDHW")
-    n, c, d, h, w = x.shape
-    od, oh, ow = size
-    planes = _resize2d(x.reshape(n, c * d, h, w), (oh, ow), "NCHW", options, out_dtype)
-    moved = planes.reshape(n, c, d, oh, ow).transpose(0, 2, 1, 3, 4).reshape(n, d, 1, c * oh * ow)
-    depth = _resize2d(moved, (od, 1), "NHWC", options, out_dtype)
-    out = depth.reshape(n, od, c, oh, ow).transpose(0, 2, 1, 3, 4)
-    return np.ascontiguousarray(convert_layout(out, "NCDHW", layout))
-
-
-@register("image.resize3d")
-def resize3d(attrs, data):
-    """Resize the D x H x W volume (H x W planes, then D)."""
-    return _resize3d(data, attrs.size, attrs.layout, _options(attrs), attrs.out_dtype)
 
 
 @register("nn.upsampling")
@@ -59,7 +21,7 @@ def upsampling(attrs, data):
     size = (upsampled_size(data.shape[h], attrs.scale_h), upsampled_size(data.shape[w], attrs.scale_w))
     method = {"bilinear": "linear", "bicubic": "cubic"}.get(attrs.method, attrs.method)
     mode = "align_corners" if attrs.align_corners else "asymmetric"
-    return _resize2d(data, size, attrs.layout, {"method": method, "mode": mode})
+    return resize(data, size, attrs.layout, method, mode)
 
 
 @register("nn.upsampling3d")
@@ -68,7 +30,7 @@ def upsampling3d(attrs, data):
     size = tuple(upsampled_size(data.shape[attrs.layout.index(a)], s)
                  for a, s in zip("DHW", (attrs.scale_d, attrs.scale_h, attrs.scale_w), strict=True))
     method = "linear" if attrs.method == "trilinear" else attrs.method
-    return _resize3d(data, size, attrs.layout, {"method": method, "mode": attrs.coordinate_transformation_mode})
+    return resize(data, size, attrs.layout, method, attrs.coordinate_transformation_mode)
 
 
 @register("nn.prelu")

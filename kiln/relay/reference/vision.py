@@ -71,41 +71,6 @@ def roi_pool(attrs, data, rois):
     return as_dtype(out, data.dtype)
 
 
-@register("image.crop_and_resize")
-def crop_and_resize(attrs, data, boxes, box_indices):
-    """Each box cropped and resized (bilinear or floor-nearest), ``extrapolation_value`` outside the image."""
-    x = data if attrs.layout == "NCHW" else data.transpose(0, 3, 1, 2)
-    work = np.dtype("float32") if boxes.dtype == np.float16 else boxes.dtype
-    f = work.type
-    _, c, h, w = x.shape
-    ch, cw = attrs.crop_size
-    out = np.zeros((boxes.shape[0], c, ch, cw), work)
-
-    def coords(lo, hi, size, n):
-        if n > 1:
-            return f(lo) * f(size - 1) + np.arange(n).astype(work) * (f(hi) - f(lo)) * f(size - 1) / f(n - 1)
-        return np.array([f(0.5) * (f(lo) + f(hi)) * f(size - 1)], work)
-
-    for b, (y1, x1, y2, x2) in enumerate(boxes):
-        img = x[int(box_indices[b])].astype(work)
-        ys, xs = coords(y1, y2, h, ch), coords(x1, x2, w, cw)
-        yc, xc = np.clip(ys, 0, h - 1), np.clip(xs, 0, w - 1)
-        if attrs.method == "nearest_neighbor":
-            value = img[:, np.floor(yc + f(1e-5)).astype(int)[:, None], np.floor(xc + f(1e-5)).astype(int)[None, :]]
-        else:
-            y0, x0 = np.floor(yc).astype(int), np.floor(xc).astype(int)
-            y1i, x1i = np.minimum(y0 + 1, h - 1), np.minimum(x0 + 1, w - 1)
-            ty, tx = (yc - y0.astype(work))[:, None], (xc - x0.astype(work))[None, :]
-            one = f(1)
-            top = img[:, y0[:, None], x0[None, :]] * (one - tx) + img[:, y0[:, None], x1i[None, :]] * tx
-            bottom = img[:, y1i[:, None], x0[None, :]] * (one - tx) + img[:, y1i[:, None], x1i[None, :]] * tx
-            value = top * (one - ty) + bottom * ty
-        outside = ((ys < 0) | (ys > h - 1))[:, None] | ((xs < 0) | (xs > w - 1))[None, :]
-        out[b] = np.where(outside, f(attrs.extrapolation_value), value)
-    out = out.astype(np.dtype(attrs.out_dtype or data.dtype))
-    return out if attrs.layout == "NCHW" else np.ascontiguousarray(out.transpose(0, 2, 3, 1))
-
-
 @register("image.dilation2d")
 def dilation2d(attrs, data, weight):
     """The maximum over the window of ``data + weight`` per channel, zero padding."""

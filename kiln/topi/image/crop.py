@@ -3,7 +3,7 @@
 
 ``crop_and_resize`` maps output row ``i`` of a box ``[y1, x1, y2, x2]`` (normalized) to the image row
 ``y1 * (H - 1) + i * (y2 - y1) * (H - 1) / (crop_h - 1)`` (the box centre for a single row; columns alike), gives
-``extrapolation_value`` outside ``[0, H - 1]`` and samples bilinearly (or the nearest row below, ``floor``).
+``extrapolation_value`` outside ``[0, H - 1]`` and samples bilinearly (or the nearest row, ties away from zero).
 """
 
 from ...te.operation import compute, reduce_axis
@@ -12,7 +12,7 @@ from ...te.operation import sum as _te_sum
 from ...tir import intrin as _intrin
 from ...tir import op as _op
 from .. import tag as _tag
-from ..elemwise import cast_expr
+from ..elemwise import cast_expr, round_half_away
 from ..nn.conv2d import _acc_dtype, _finish, conv_out_size
 from ..nn.pad import pad
 from ..utils import get_const_tuple
@@ -52,9 +52,8 @@ def crop_and_resize(data, boxes, box_indices, crop_size, layout="NCHW", method="
                           _op.less(x, _op.const(0.0, work)), _op.greater(x, _op.const(float(width - 1), work)))
         yc = _op.minimum(_op.maximum(y, _op.const(0.0, work)), _op.const(float(height - 1), work))
         xc = _op.minimum(_op.maximum(x, _op.const(0.0, work)), _op.const(float(width - 1), work))
-        if method == "nearest_neighbor":
-            eps = _op.const(1e-5, work)
-            value = read(n, ch, _op.cast(_intrin.floor(yc + eps), "int32"), _op.cast(_intrin.floor(xc + eps), "int32"))
+        if method == "nearest_neighbor":  # TVM rounds box coordinates half away from zero (``te.round``)
+            value = read(n, ch, _op.cast(round_half_away(yc), "int32"), _op.cast(round_half_away(xc), "int32"))
         else:
             y0f, x0f = _intrin.floor(yc), _intrin.floor(xc)
             y0, x0 = _op.cast(y0f, "int32"), _op.cast(x0f, "int32")

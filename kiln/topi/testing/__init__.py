@@ -1,16 +1,20 @@
 """kiln.topi.testing: numpy reference implementations under the names TVM's tests call (``tvm.topi.testing``).
 
-Each function takes and returns numpy arrays with TVM's signature, in a few lines of numpy of its own (written apart
-from the reference interpreter, so the two check each other).
+Each function takes and returns numpy arrays with TVM's signature. The functions in this file are a few lines of
+numpy of their own (written apart from the reference interpreter, so the two check each other); the image and
+vision references (``resize.py``...) are the one implementation of their operators, which the reference
+interpreter (:mod:`kiln.relay.reference`) registers too, and are checked against independent formulas in the tests.
 """
 
 import numpy as np
 
 from ..nn.conv2d import _pair, pad_tuple
+from .resize import crop_and_resize_python, resize1d_python, resize2d_python, resize3d_python
 
 __all__ = ["softmax_python", "log_softmax_python", "conv2d_nchw_python", "conv2d_nhwc_python", "dilate_python",
            "batch_matmul", "gather_python", "one_hot", "depth_to_space_python", "space_to_depth_python",
-           "l2_normalize_python", "lrn_python", "strided_slice_python", "searchsorted_ref"]
+           "l2_normalize_python", "lrn_python", "strided_slice_python", "searchsorted_ref",
+           "resize1d_python", "resize2d_python", "resize3d_python", "crop_and_resize_python"]
 
 
 def softmax_python(a_np, axis=1):
