@@ -33,6 +33,7 @@ so ``str(FuseOps(fuse_opt_level=2))`` is ``"FuseOps(fuse_opt_level=2)"``, which 
 
 import dataclasses
 import inspect
+import sys
 import typing
 from dataclasses import dataclass, field
 
@@ -446,7 +447,8 @@ def list_configs() -> dict:
 @register_pass("PrintIR")
 @dataclass(frozen=True)
 class PrintIR(ModulePass):
-    """Print the module (``PrintIR(header):`` then its text) and return it unchanged.
+    """Print the module (``PrintIR(header):`` then its text) to stderr, where TVM's log goes, and return it
+    unchanged.
 
     Examples
     --------
@@ -458,7 +460,7 @@ class PrintIR(ModulePass):
     info = PassInfo(0, "PrintIR", preserves=ALL)
 
     def transform_module(self, mod, ctx):
-        print(f"PrintIR({self.header}):\n{mod}")
+        print(f"PrintIR({self.header}):\n{mod}", file=sys.stderr)
         return mod
 
 

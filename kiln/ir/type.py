@@ -33,36 +33,49 @@ def _check_dtype(dtype, what) -> str:
 class Any:
     """A dimension known only at run time (TVM's ``tir.Any``, ``relay.Any()``); printed ``?``.
 
-    All ``Any`` dimensions are equal to each other and to nothing else: a type relation treats one as an unknown,
-    not as a wildcard. Arithmetic on an ``Any`` gives ``Any`` (an output dimension computed from an unknown one is
-    unknown), so relations written for static shapes derive dynamic ones; ``int(Any())`` is a
+    All unnamed ``Any`` dimensions are equal to each other and to nothing else: a type relation treats one as an
+    unknown, not as a wildcard. Arithmetic on an ``Any`` gives an unnamed ``Any`` (an output dimension computed from
+    an unknown one is unknown), so relations written for static shapes derive dynamic ones; ``int(Any())`` is a
     :class:`~kiln.error.TypeInferenceError`, which is how code that needs the value learns it has none.
+
+    A *symbolic* dimension, TVM's ``te.var("n")`` or ``te.size_var("n")`` written into a tensor type, is an ``Any``
+    named by that variable (``var``): it is printed by the variable's name, equal only to an ``Any`` of the same
+    variable object (and to the variable itself), and kept by every relation that passes the dimension through, so
+    ``(n, c) -> sum(axis=1, keepdims) -> (n, 1)`` states that both tensors have ``n`` rows.
     """
 
-    __slots__ = ()
+    __slots__ = ("var",)
+
+    def __init__(self, var=None):
+        self.var = var
 
     def __eq__(self, other):
-        return isinstance(other, Any)
+        if isinstance(other, Any):
+            return self.var is other.var
+        return self.var is not None and other is self.var
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
 
     def __hash__(self):
-        return hash("relay.Any")
+        return hash("relay.Any") if self.var is None else hash(self.var)
 
     def __repr__(self):
-        return "?"
+        return "?" if self.var is None else str(getattr(self.var, "name_hint", self.var))
 
     def __int__(self):
-        raise TypeInferenceError("a dynamic dimension (relay.Any) has no static value")
+        raise TypeInferenceError(f"a dynamic dimension ({self!r}) has no static value")
 
     __index__ = __int__
 
     def __bool__(self):
-        raise TypeInferenceError("a dynamic dimension (relay.Any) has no static value to test")
+        raise TypeInferenceError(f"a dynamic dimension ({self!r}) has no static value to test")
 
     def _unknown(self, other=None):
-        return self
+        return Any()
 
     def _order(self, other):
-        raise TypeInferenceError("a dynamic dimension (relay.Any) cannot be ordered against another dimension")
+        raise TypeInferenceError(f"a dynamic dimension ({self!r}) cannot be ordered against another dimension")
 
     __lt__ = __le__ = __gt__ = __ge__ = _order
 
@@ -85,12 +98,20 @@ def _dimension(d):
         return d
     if type(d).__name__ in ("Any", "AnyNode"):  # a TVM-style Any from another module
         return Any()
-    return int(d)
+    if getattr(d, "_is_var", False):  # a TIR variable (te.var / te.size_var): a symbolic dimension
+        return Any(d)
+    try:
+        return int(d)
+    except TypeError:
+        if any(c.__name__ == "PrimExpr" for c in type(d).__mro__):  # an expression of variables, e.g. n * 2
+            return Any()
+        raise
 
 
 @dataclass(frozen=True, slots=True)
 class TensorType(Type):
-    """A tensor of ``shape`` (a tuple of non-negative ints and :class:`Any` dimensions) and element ``dtype``.
+    """A tensor of ``shape`` (a tuple of non-negative ints and :class:`Any` dimensions; a TIR variable given as a
+    dimension becomes a symbolic :class:`Any`) and element ``dtype``.
 
     Examples
     --------
@@ -185,6 +206,18 @@ class PrimType(Type):
 
     def __str__(self):
         return self.dtype
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class IncompleteType(Type):
+    """A type left for inference to find (TVM's ``relay.IncompleteType``). A function parameter annotated with one,
+    or with nothing, takes the type the first operator it is passed to requires of it (a convolution's weight, a
+    dense layer's weight, a bias), as TVM's type solver gives it. Each instance is a different unknown."""
+
+    kind: int = 0
+
+    def __str__(self):
+        return "?type"
 
 
 def scalar_type(dtype) -> TensorType:

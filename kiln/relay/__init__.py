@@ -30,7 +30,7 @@ from .parser import fromtext, parse, parse_expr
 from .scope_builder import ScopeBuilder
 from .transform.annotate_spans import SpanCheck
 from .transform.infer_type import infer_type
-from .ty import scalar_type
+from .ty import IncompleteType, scalar_type
 
 
 @register_func("relay.ir.as_function")

@@ -13,6 +13,7 @@ from kiln import relay
 from kiln.cli import main
 from kiln.ir.transform import register_pass
 from kiln.relay.transform import function_pass
+from kiln.transform import module_pass
 
 MODULE = """\
 def @main(%x: Tensor[(2, 3), float32]) {
@@ -24,9 +25,14 @@ def @main(%x: Tensor[(2, 3), float32]) {
 
 @register_pass("TestCli.MakeIllTyped")
 def make_ill_typed():
-    @function_pass(opt_level=0, name="TestCli.MakeIllTyped")
-    def run(func, mod, ctx):
-        return func.with_fields(body=relay.add(func.body, relay.const(np.ones((4, 5), "float32"))))
+    # a module pass: a function pass's result is typed as it returns, which would report the error before
+    # --verify-each does
+    @module_pass(opt_level=0, name="TestCli.MakeIllTyped")
+    def run(mod, ctx):
+        out = mod.shallow_copy()
+        out["main"] = mod["main"].with_fields(body=relay.add(mod["main"].body,
+                                                             relay.const(np.ones((4, 5), "float32"))))
+        return out
 
     return run
 

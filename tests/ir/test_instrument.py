@@ -278,10 +278,14 @@ def DropOperator(func, mod, ctx):
     return func.with_fields(body=func.body.args[0])
 
 
-@function_pass(opt_level=0)
-def MakeIllTyped(func, mod, ctx):
-    """Broken: adds a (4, 5) constant to a (2, 3) tensor."""
-    return func.with_fields(body=relay.add(func.body, relay.const(np.ones((4, 5), "float32"))))
+@module_pass(opt_level=0)
+def MakeIllTyped(mod, ctx):
+    """Broken: adds a (4, 5) constant to a (2, 3) tensor. (A module pass: a function pass's result is typed as
+    soon as it returns, so the type error would surface there, naming the pass, before any instrument runs.)"""
+    func = mod["main"]
+    out = mod.shallow_copy()
+    out["main"] = func.with_fields(body=relay.add(func.body, relay.const(np.ones((4, 5), "float32"))))
+    return out
 
 
 @function_pass(opt_level=0)

@@ -16,8 +16,7 @@ from .op import test_every_op_every_dtype as every_op
 # operators whose relations still refuse a dynamic leading dimension of their first argument, each with a clear
 # TypeInferenceError (the list may only shrink)
 REFUSE_DYNAMIC_BATCH = {
-    "einsum", "image.dilation2d", "matrix_set_diag", "nn.batch_to_space_nd", "nn.nll_loss", "nn.sparse_add",
-    "reverse_sequence", "sparse_to_dense", "vision.multibox_transform_loc",
+    "einsum", "matrix_set_diag", "nn.batch_to_space_nd", "nn.nll_loss", "nn.sparse_add", "sparse_to_dense",
 }
 
 

@@ -28,6 +28,7 @@ from .array_more import (
     fixed_point_multiply,
     fixed_point_multiply_per_axis,
     invert_permutation,
+    reverse_reshape,
     sparse_reshape,
     strided_set,
 )

@@ -18,7 +18,7 @@ from ...topi.einsum import einsum_shape
 from ..expr import Tuple, TupleWrapper, const
 from . import attrs_array as A
 from .op import OpPattern, make_call, register_relay_op
-from .type_relations import ALL, INTEGER, NUMERIC, check_dtype, normalize_axis, same_dtype, tensor_arg
+from .type_relations import ALL, INTEGER, NUMERIC, check_dtype, normalize_axis, same_dtype, shapes_match, tensor_arg
 
 
 def _tuple_fields(types, what):
@@ -31,7 +31,7 @@ def _tuple_fields(types, what):
 def _stack_rel(types, attrs):
     fields = _tuple_fields(types, "stack")
     dtype = same_dtype(fields, "stack: the stacked tensors")
-    if any(f.shape != fields[0].shape for f in fields):
+    if not all(shapes_match(f.shape, fields[0].shape) for f in fields):
         raise TypeInferenceError(f"stack: the tensors must share one shape, got "
                                  f"{', '.join(str(f.shape) for f in fields)}")
     ndim = fields[0].ndim + 1
@@ -155,7 +155,7 @@ def _sequence_mask_rel(types, attrs):
     if attrs.axis not in (0, 1) or data.ndim < 2:
         raise TypeInferenceError(f"sequence_mask: axis must be 0 or 1 of data of rank >= 2, got axis {attrs.axis} "
                                  f"and {data}")
-    if length.shape != (data.shape[1 - attrs.axis],):
+    if not shapes_match(length.shape, (data.shape[1 - attrs.axis],)):
         raise TypeInferenceError(f"sequence_mask: valid_length {length} must be 1-D of the batch size "
                                  f"{data.shape[1 - attrs.axis]} of {data}")
     return data
@@ -175,7 +175,7 @@ def _reverse_sequence_rel(types, attrs):
     data, lengths = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "seq_lengths")
     seq = normalize_axis(attrs.seq_axis, data.ndim, "reverse_sequence seq_axis")
     batch = normalize_axis(attrs.batch_axis, data.ndim, "reverse_sequence batch_axis")
-    if seq == batch or lengths.shape != (data.shape[batch],):
+    if seq == batch or not shapes_match(lengths.shape, (data.shape[batch],)):
         raise TypeInferenceError(f"reverse_sequence: seq_lengths {lengths} must be 1-D of the batch size of {data} "
                                  f"and seq_axis differ from batch_axis")
     return data
@@ -192,7 +192,7 @@ def reverse_sequence(data, seq_lengths, seq_axis=1, batch_axis=0):
 
 def _ndarray_size_rel(types, attrs):
     tensor_arg(types, 0, "data")
-    check_dtype(attrs.dtype, INTEGER, "the result", "ndarray_size")
+    check_dtype(attrs.dtype, NUMERIC, "the result", "ndarray_size")
     return TensorType((), attrs.dtype)
 
 
@@ -303,7 +303,7 @@ def _matrix_set_diag_rel(types, attrs):
     if min(lengths) <= 0:
         raise TypeInferenceError(f"matrix_set_diag: diagonals {attrs.k1}..{attrs.k2} are outside {data}")
     want = data.shape[:-2] + ((attrs.k2 - attrs.k1 + 1,) if attrs.k1 != attrs.k2 else ()) + (max(lengths),)
-    if diagonal.shape != want:
+    if not shapes_match(diagonal.shape, want):
         raise TypeInferenceError(f"matrix_set_diag: diagonal {diagonal} must have shape {want} for data {data}")
     same_dtype([data, diagonal], "matrix_set_diag data and diagonal")
     return data

@@ -14,7 +14,7 @@ from . import attrs as AS
 from . import attrs_array as A
 from .op import OpPattern, make_call, register_relay_op
 from .tensor import reshape_shape
-from .type_relations import ALL, INTEGER, NUMERIC, normalize_axis, same_dtype, tensor_arg
+from .type_relations import ALL, INTEGER, NUMERIC, normalize_axis, same_dtype, shapes_match, tensor_arg
 
 
 def _invert_permutation_rel(types, attrs):
@@ -49,6 +49,9 @@ def contrib_reverse_reshape(data, newshape):
     """``reshape`` whose special values (0, -1, ...) are matched from the right: ``(10, 5, 4)`` with
     ``(-1, 0)`` gives ``(50, 4)``."""
     return make_call("contrib_reverse_reshape", [data], AS.ReshapeAttrs(tuple(newshape), 0))
+
+
+reverse_reshape = contrib_reverse_reshape  # TVM's relay.reverse_reshape builds the same operator
 
 
 def _strided_set_rel(types, attrs):
@@ -180,7 +183,7 @@ def debug(expr, debug_func=None):
 def _fpm_per_axis_rel(types, attrs):
     x, mult, shift = (tensor_arg(types, i, n) for i, n in enumerate(["x", "fixed_point_multiplier", "shift"]))
     want = tuple(x.shape[normalize_axis(a, x.ndim, "fixed_point_multiply_per_axis axis")] for a in attrs.axes)
-    if mult.shape != want or shift.shape != want:
+    if not (shapes_match(mult.shape, want) and shapes_match(shift.shape, want)):
         raise TypeInferenceError(f"fixed_point_multiply_per_axis: multiplier {mult} and shift {shift} must have "
                                  f"shape {want} (x {x} along axes {attrs.axes})")
     return x

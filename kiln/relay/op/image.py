@@ -9,7 +9,7 @@ from . import attrs as A
 from . import attrs_image as AI
 from .dispatch import constant_value, dyn_ops, is_dynamic
 from .op import OpPattern, make_call, register_relay_op
-from .type_relations import FLOAT, INTEGER, NUMERIC, check_dtype, same_dtype, tensor_arg
+from .type_relations import FLOAT, INTEGER, NUMERIC, check_dtype, dims_match, same_dtype, tensor_arg
 
 
 def _resize2d_rel(types, attrs):
@@ -123,7 +123,7 @@ def _dilation2d_rel(types, attrs):
         raise TypeInferenceError(f"image.dilation2d: data {data} must be 4-D and weight {weight} 3-D")
     c_axis = attrs.data_layout.index("C")
     kc = weight.shape[attrs.kernel_layout.index("I")]
-    if kc != data.shape[c_axis]:
+    if not dims_match(kc, data.shape[c_axis]):
         raise TypeInferenceError(f"image.dilation2d: weight {weight} has {kc} channels, data {data} "
                                  f"{data.shape[c_axis]}")
     same_dtype([data, weight], "image.dilation2d data and weight")

@@ -5,18 +5,21 @@ the relation converts shapes to the primal axes, computes there, and converts ba
 """
 
 from ...error import TypeInferenceError
+from ...ir.op import register_op_attr
 from ...ir.type import TensorType, TupleType
 from ...tir.layout import layout as parse_layout
 from ...topi.nn.conv2d import conv_out_size
 from ...topi.nn.pooling import pool_out_size
 from ..expr import TupleWrapper, const
 from . import attrs as A
+from .nn_conv import conv_weight_types
 from .op import OpPattern, make_call, register_relay_op
 from .type_relations import (
     ALL,
     FLOAT,
     NUMERIC,
     broadcast_shapes,
+    channel_vector_types,
     check_dtype,
     dims_match,
     identity_rel,
@@ -74,6 +77,7 @@ def _conv2d_rel(types, attrs):
 
 
 register_relay_op("nn.conv2d", 2, _conv2d_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.Conv2DAttrs, dtypes=NUMERIC)
+register_op_attr("nn.conv2d", "FInferArgTypes", conv_weight_types("nn.conv2d", "HW", False))
 
 
 def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1, channels=None,
@@ -88,6 +92,8 @@ def per_channel_rel(what, vector):
     ``attrs.axis`` (bias_add's bias, prelu's alpha): the result has ``data``'s type."""
     def relation(types, attrs):
         data, values = tensor_arg(types, 0, "data"), tensor_arg(types, 1, vector)
+        if data.ndim == 0:
+            raise TypeInferenceError(f"{what}: data {data} is a scalar; it needs an axis to add the {vector} along")
         axis = normalize_axis(attrs.axis, data.ndim, f"{what} axis")
         if not shapes_match(values.shape, (data.shape[axis],)):
             raise TypeInferenceError(f"{what}: {vector} must be Tensor[({data.shape[axis]},)] for axis {axis} of "
@@ -100,6 +106,7 @@ def per_channel_rel(what, vector):
 
 register_relay_op("nn.bias_add", 2, per_channel_rel("bias_add", "bias"), OpPattern.BROADCAST, A.BiasAddAttrs,
                   dtypes=NUMERIC)
+register_op_attr("nn.bias_add", "FInferArgTypes", channel_vector_types(1))
 
 
 def bias_add(data, bias, axis=1):
@@ -183,7 +190,7 @@ def _dense_rel(types, attrs):
     data, weight = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "weight")
     if weight.ndim != 2 or data.ndim < 1 or not dims_match(data.shape[-1], weight.shape[1]):
         raise TypeInferenceError(f"dense: data {data} and weight {weight} must be (..., K) and (units, K)")
-    if attrs.units is not None and attrs.units != weight.shape[0]:
+    if attrs.units is not None and not dims_match(attrs.units, weight.shape[0]):
         raise TypeInferenceError(f"dense: units={attrs.units} but weight {weight} has {weight.shape[0]} rows")
     if attrs.out_dtype:
         check_dtype(attrs.out_dtype, NUMERIC, "out_dtype", "dense")
@@ -193,6 +200,22 @@ def _dense_rel(types, attrs):
 
 
 register_relay_op("nn.dense", 2, _dense_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.DenseAttrs, dtypes=NUMERIC)
+
+
+def _matmul_weight_types(types, attrs):
+    """An untyped weight of ``nn.dense`` / ``nn.matmul`` is ``(units, K)`` (``(K, units)`` for a matmul without
+    ``transpose_b``), as TVM's relations infer it."""
+    data = tensor_arg(types, 0, "data")
+    if types[1] is not None:
+        return types
+    if attrs.units is None:
+        raise TypeInferenceError("an untyped weight needs units= to be inferred")
+    k = data.shape[-2] if getattr(attrs, "transpose_a", False) else data.shape[-1]
+    shape = (attrs.units, k) if getattr(attrs, "transpose_b", True) else (k, attrs.units)
+    return [data, TensorType(shape, data.dtype)]
+
+
+register_op_attr("nn.dense", "FInferArgTypes", _matmul_weight_types)
 
 
 def dense(data, weight, units=None, out_dtype=""):
@@ -238,7 +261,7 @@ def _matmul_rel(types, attrs):
         raise TypeInferenceError(f"matmul: tensor_a {a} must have rank >= 1 and tensor_b {b} rank 2")
     k_a = a.shape[-2] if attrs.transpose_a else a.shape[-1]
     k_b, n = (b.shape[1], b.shape[0]) if attrs.transpose_b else b.shape
-    if k_a != k_b:
+    if not dims_match(k_a, k_b):
         raise TypeInferenceError(f"matmul: reduction sizes differ, {a} gives {k_a} and {b} gives {k_b}")
     if attrs.out_dtype:
         check_dtype(attrs.out_dtype, NUMERIC, "out_dtype", "matmul")
@@ -249,6 +272,7 @@ def _matmul_rel(types, attrs):
 
 
 register_relay_op("nn.matmul", 2, _matmul_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.MatmulAttrs, dtypes=NUMERIC)
+register_op_attr("nn.matmul", "FInferArgTypes", _matmul_weight_types)
 
 
 def matmul(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False, transpose_b=False):
@@ -287,7 +311,7 @@ def batch_matmul(x, y, out_dtype="", transpose_a=False, transpose_b=True):
 def _channel_params(types, data, axis, names, what):
     for i, name in enumerate(names, start=1):
         t = tensor_arg(types, i, name)
-        if t.shape != (data.shape[axis],):
+        if not shapes_match(t.shape, (data.shape[axis],)):
             raise TypeInferenceError(f"{what}: {name} must be Tensor[({data.shape[axis]},)] for axis {axis} of "
                                      f"{data}, got {t}")
 
@@ -301,6 +325,7 @@ def _batch_norm_rel(types, attrs):
 
 
 register_relay_op("nn.batch_norm", 5, _batch_norm_rel, OpPattern.OPAQUE, A.BatchNormAttrs, dtypes=FLOAT)
+register_op_attr("nn.batch_norm", "FInferArgTypes", channel_vector_types(1, 2, 3, 4))
 
 
 def batch_norm(data, gamma, beta, moving_mean, moving_var, axis=1, epsilon=1e-5, center=True, scale=True):
@@ -318,6 +343,7 @@ def _layer_norm_rel(types, attrs):
 
 
 register_relay_op("nn.layer_norm", 3, _layer_norm_rel, OpPattern.OPAQUE, A.LayerNormAttrs, dtypes=FLOAT)
+register_op_attr("nn.layer_norm", "FInferArgTypes", channel_vector_types(1, 2))
 
 
 def layer_norm(data, gamma, beta, axis=-1, epsilon=1e-5, center=True, scale=True):
@@ -369,6 +395,8 @@ def _dropout_rel(types, attrs):
 
 
 register_relay_op("nn.dropout", 1, _dropout_rel, OpPattern.OPAQUE, A.DropoutAttrs, dtypes=FLOAT)
+# random at training time, as in TVM: FoldConstant and CSE leave it alone (SimplifyInference removes it for inference)
+register_op_attr("nn.dropout", "TOpIsStateful", True)
 
 
 def dropout_raw(data, rate=0.5):

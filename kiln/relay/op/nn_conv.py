@@ -8,6 +8,7 @@ Each type relation reads the data and kernel through their layouts' primal axes 
 """
 
 from ...error import TypeInferenceError
+from ...ir.op import register_op_attr
 from ...ir.type import TensorType
 from ...tir.layout import layout as parse_layout
 from ...topi.nn.conv2d import conv_out_size
@@ -17,7 +18,7 @@ from . import attrs as AS
 from . import attrs_image as AI
 from . import attrs_nn as A
 from .op import OpPattern, make_call, register_relay_op
-from .type_relations import FLOAT, NUMERIC, check_dtype, same_dtype, tensor_arg
+from .type_relations import FLOAT, NUMERIC, check_dtype, nonpositive, same_dtype, shapes_match, tensor_arg
 
 
 def _primal(ttype, layout_name, what, op):
@@ -75,6 +76,29 @@ def _conv_rel(op, spatial, transpose):
     return relation
 
 
+def conv_weight_types(op, spatial, transpose):
+    """``FInferArgTypes`` of a convolution: an untyped weight is found from the data's channels, ``channels``,
+    ``groups`` and ``kernel_size`` in the kernel layout, as TVM's convolution relations do (a depthwise convolution,
+    ``channels == groups``, gets one input channel per group)."""
+    def complete(types, attrs):
+        data = tensor_arg(types, 0, "data")
+        if types[1] is not None:
+            return types
+        if attrs.channels is None or attrs.kernel_size is None:
+            raise TypeInferenceError(f"{op}: an untyped weight needs channels= and kernel_size= to be inferred")
+        c, g, channels = _primal(data, attrs.data_layout, "data", op)["C"], attrs.groups, attrs.channels
+        if transpose:
+            primal = {"I": c, "O": channels // g}
+        elif channels == g and channels != 1:
+            primal = {"O": c, "I": g // c}
+        else:
+            primal = {"O": channels, "I": c // g}
+        primal.update(zip(spatial, attrs.kernel_size, strict=True))
+        return [data, _from_primal(primal, attrs.kernel_layout, data.dtype)]
+
+    return complete
+
+
 _CONVS = {"nn.conv1d": ("W", False, A.Conv1DAttrs), "nn.conv3d": ("DHW", False, A.Conv3DAttrs),
           "nn.conv1d_transpose": ("W", True, A.Conv1DTransposeAttrs),
           "nn.conv2d_transpose": ("HW", True, A.Conv2DTransposeAttrs),
@@ -82,6 +106,7 @@ _CONVS = {"nn.conv1d": ("W", False, A.Conv1DAttrs), "nn.conv3d": ("DHW", False, 
 for _name, (_spatial, _transpose, _attrs) in _CONVS.items():
     register_relay_op(_name, 2, _conv_rel(_name, _spatial, _transpose), OpPattern.OUT_ELEMWISE_FUSABLE, _attrs,
                       dtypes=NUMERIC)
+    register_op_attr(_name, "FInferArgTypes", conv_weight_types(_name, _spatial, _transpose))
 
 
 def conv1d(data, weight, strides=1, padding=0, dilation=1, groups=1, channels=None, kernel_size=None,
@@ -237,7 +262,7 @@ def _deformable_conv2d_rel(types, attrs):
     oh = conv_out_size(h, kh, attrs.strides[0], attrs.dilation[0], attrs.padding[0], attrs.padding[2])
     ow = conv_out_size(w, kw, attrs.strides[1], attrs.dilation[1], attrs.padding[1], attrs.padding[3])
     want = (n, attrs.deformable_groups * kh * kw * 2, oh, ow)
-    if oh <= 0 or ow <= 0 or offset.shape != want:
+    if nonpositive(oh, ow) or not shapes_match(offset.shape, want):
         raise TypeInferenceError(f"{op}: offset {offset} must have shape {want}")
     same_dtype([data, offset, weight], f"{op} data, offset and weight")
     return TensorType((n, o, oh, ow), attrs.out_dtype or data.dtype)

@@ -6,6 +6,7 @@ nn.batch_to_space_nd nn.cross_entropy nn.cross_entropy_with_logits nn.nll_loss``
 import math
 
 from ...error import TypeInferenceError
+from ...ir.op import register_op_attr
 from ...ir.type import TensorType, is_any
 from ...tir.layout import layout as parse_layout
 from ...topi.image.resize_nd import upsampled_size
@@ -15,10 +16,21 @@ from . import attrs_nn as A
 from .attrs import SoftmaxAttrs
 from .nn import per_channel_rel
 from .op import OpPattern, make_call, register_relay_op
-from .type_relations import ALL, FLOAT, INTEGER, NUMERIC, normalize_axis, same_dtype, tensor_arg
+from .type_relations import (
+    ALL,
+    FLOAT,
+    INTEGER,
+    NUMERIC,
+    channel_vector_types,
+    normalize_axis,
+    same_dtype,
+    shapes_match,
+    tensor_arg,
+)
 
 register_relay_op("nn.prelu", 2, per_channel_rel("nn.prelu", "alpha"), OpPattern.BROADCAST, A.PReluAttrs,
                   dtypes=NUMERIC)
+register_op_attr("nn.prelu", "FInferArgTypes", channel_vector_types(1))
 
 
 def prelu(data, alpha, axis=1):
@@ -120,7 +132,7 @@ def _norm_rel(op, groups):
         data, gamma, beta = (tensor_arg(types, i, n) for i, n in enumerate(["data", "gamma", "beta"]))
         axis = normalize_axis(attrs.axis, data.ndim, f"{op} axis")
         c = data.shape[axis]
-        if gamma.shape != (c,) or beta.shape != (c,):
+        if not (shapes_match(gamma.shape, (c,)) and shapes_match(beta.shape, (c,))):
             raise TypeInferenceError(f"{op}: gamma {gamma} and beta {beta} must be Tensor[({c},)] for axis {axis} "
                                      f"of {data}")
         if groups and (attrs.num_groups <= 0 or c % attrs.num_groups):
@@ -134,8 +146,10 @@ def _norm_rel(op, groups):
 
 register_relay_op("nn.instance_norm", 3, _norm_rel("nn.instance_norm", False), OpPattern.OPAQUE,
                   A.InstanceNormAttrs, dtypes=FLOAT)
+register_op_attr("nn.instance_norm", "FInferArgTypes", channel_vector_types(1, 2))
 register_relay_op("nn.group_norm", 3, _norm_rel("nn.group_norm", True), OpPattern.OPAQUE, A.GroupNormAttrs,
                   dtypes=FLOAT)
+register_op_attr("nn.group_norm", "FInferArgTypes", channel_vector_types(1, 2))
 
 
 def instance_norm(data, gamma, beta, axis=1, epsilon=1e-5, center=True, scale=True):

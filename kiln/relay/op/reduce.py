@@ -12,7 +12,18 @@ from . import attrs as A
 from .attrs_array import VarianceAttrs
 from .op import OpPattern, make_call, register_relay_op
 from .tensor import add, exp, log, sqrt, squeeze, subtract
-from .type_relations import ALL, BOOL, FLOAT, NUMERIC, arg_reduce_rel, reduce_axes, reduce_rel, reduce_shape, tensor_arg
+from .type_relations import (
+    ALL,
+    BOOL,
+    FLOAT,
+    NUMERIC,
+    arg_reduce_rel,
+    reduce_axes,
+    reduce_rel,
+    reduce_shape,
+    shapes_match,
+    tensor_arg,
+)
 
 _REDUCE = {"sum": ALL, "mean": NUMERIC, "max": ALL, "min": ALL, "prod": ALL, "all": BOOL, "any": BOOL}
 _ARG_REDUCE = ["argmax", "argmin"]
@@ -58,7 +69,7 @@ def _variance_rel(types, attrs):
     data, mean_t = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "mean")
     axes = reduce_axes(data.ndim, attrs.axis, attrs.exclude)
     want = tuple(1 if a in axes else d for a, d in enumerate(data.shape))
-    if mean_t.shape != want or mean_t.dtype != data.dtype:
+    if not shapes_match(mean_t.shape, want) or mean_t.dtype != data.dtype:
         raise TypeInferenceError(f"variance: mean {mean_t} must be Tensor[{want}, {data.dtype}] (data {data} reduced "
                                  f"with keepdims)")
     return TensorType(reduce_shape(data.shape, attrs), data.dtype)

@@ -140,7 +140,7 @@ def squeeze_axes(shape, axis) -> list[int]:
         return [i for i, d in enumerate(shape) if d == 1]
     axes = [normalize_axis(a, len(shape)) for a in axis]
     for a in axes:
-        if shape[a] != 1:
+        if not is_any(shape[a]) and shape[a] != 1:  # a dynamic size is checked at run time
             raise TypeInferenceError(f"squeeze: axis {a} of shape {tuple(shape)} has size {shape[a]}, not 1")
     return axes
 
@@ -391,7 +391,7 @@ def layout_transform(data, src_layout, dst_layout):
 
 
 def _shape_of_rel(types, attrs):
-    check_dtype(attrs.dtype, INTEGER, "the result", "shape_of")
+    check_dtype(attrs.dtype, NUMERIC, "the result", "shape_of")
     return TensorType((tensor_arg(types, 0).ndim,), attrs.dtype)
 
 

@@ -5,7 +5,7 @@ TypeInferenceError saying what was expected and what it got (InferType adds the 
 """
 
 from ...error import TypeInferenceError
-from ...ir.type import TensorType, TupleType, is_any
+from ...ir.type import Any, TensorType, TupleType, is_any
 
 # the dtypes Relay operators compute on (kiln.tir.dtype_semantics says what each means); an operator registers the
 # ones each of its arguments accepts (register_relay_op's ``dtypes``), and its relation rejects any other
@@ -46,6 +46,18 @@ def tensor_arg(types, index, what="argument") -> TensorType:
     return t
 
 
+def channel_vector_types(*indices):
+    """``FInferArgTypes`` of an operator whose arguments at ``indices`` hold one value per index of the data (argument
+    0) along ``attrs.axis`` (a bias, a norm's gamma and beta): an untyped one of them is ``Tensor[(C,), dtype]``."""
+    def complete(types, attrs):
+        data = tensor_arg(types, 0, "data")
+        axis = normalize_axis(attrs.axis, data.ndim)
+        vector = TensorType((data.shape[axis],), data.dtype)
+        return [vector if t is None and i in indices else t for i, t in enumerate(types)]
+
+    return complete
+
+
 def normalize_axis(axis, ndim, what="axis") -> int:
     """Map a possibly negative ``axis`` into ``[0, ndim)``, or raise TypeInferenceError."""
     if not -ndim <= axis < max(ndim, 1):
@@ -67,7 +79,8 @@ def broadcast_shapes(*shapes) -> tuple:
             raise TypeInferenceError(
                 f"shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot be broadcast together"
             )
-        out.append(static.pop() if static else dims.pop() if dims else 1)
+        # two different symbolic dimensions broadcast to one known only at run time
+        out.append(static.pop() if static else (dims.pop() if len(dims) == 1 else Any()) if dims else 1)
     return tuple(out)
 
 

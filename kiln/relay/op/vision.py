@@ -15,7 +15,7 @@ from ...ir.type import TensorType, TupleType
 from ...topi import nms
 from . import attrs_image as A
 from .op import OpPattern, make_call, register_relay_op
-from .type_relations import FLOAT, INTEGER, same_dtype, tensor_arg
+from .type_relations import FLOAT, INTEGER, same_dtype, shapes_match, tensor_arg
 
 
 def _roi_rel(op):
@@ -122,8 +122,8 @@ def get_valid_counts(data, score_threshold, id_index=0, score_index=1):
 
 def _multibox_transform_loc_rel(types, attrs):
     cls_prob, loc, anchor = (tensor_arg(types, i, n) for i, n in enumerate(["cls_prob", "loc_pred", "anchor"]))
-    if cls_prob.ndim != 3 or loc.shape != (cls_prob.shape[0], cls_prob.shape[2] * 4) or \
-            anchor.shape != (1, cls_prob.shape[2], 4):
+    if cls_prob.ndim != 3 or not shapes_match(loc.shape, (cls_prob.shape[0], cls_prob.shape[2] * 4)) or \
+            not shapes_match(anchor.shape, (1, cls_prob.shape[2], 4)):
         raise TypeInferenceError(f"vision.multibox_transform_loc: cls_prob {cls_prob} (B, classes, anchors), "
                                  f"loc_pred {loc} (B, anchors * 4) and anchor {anchor} (1, anchors, 4) do not fit")
     same_dtype([cls_prob, loc, anchor], "vision.multibox_transform_loc inputs")

@@ -1,9 +1,11 @@
 """Helpers for testing passes: run passes on an expression, make random inputs, compare results with the
 reference interpreter (TVM's ``relay.testing.run_opt_pass`` and friends)."""
 
+from contextlib import nullcontext
+
 from ...ir.module import IRModule
 from ...ir.oracle import compare_results
-from ...ir.transform import PassContext, Sequential
+from ...ir.transform import PassContext
 from ..function import Function
 from ..interpreter import create_executor
 from ..transform.infer_type import infer_type
@@ -17,17 +19,24 @@ def as_module(expr_or_mod) -> IRModule:
     return IRModule.from_expr(expr_or_mod)
 
 
-def run_opt_pass(expr, passes, opt_level=3, **ctx_args):
-    """Apply ``passes`` (a pass or list of passes) to ``expr`` under a PassContext, typed before and after (TVM's
-    helper); returns ``@main`` for a function or module, else the body ``expr`` became.
+def run_opt_pass(expr, passes, *, opt_level=None, **ctx_args):
+    """Apply ``passes`` (a pass or list of passes) to ``expr``, typed before and after (TVM's helper); returns
+    ``@main`` for a function or module, else the body ``expr`` became.
+
+    As TVM's, the passes run under the current PassContext, called directly (so a pass runs whatever its
+    opt_level); with ``opt_level`` or PassContext arguments (``config=``, ``required=``...) they run under a new
+    context made of those.
 
     Examples
     --------
     >>> after = run_opt_pass(before, relay.transform.FoldConstant())   # doctest: +SKIP
     """
-    seq = Sequential(list(passes) if isinstance(passes, list | tuple) else [passes])
-    with PassContext(opt_level=opt_level, **ctx_args):
-        mod = seq(infer_type(as_module(expr)))
+    mod = infer_type(as_module(expr))
+    passes = list(passes) if isinstance(passes, list | tuple) else [passes]
+    with (PassContext(opt_level=3 if opt_level is None else opt_level, **ctx_args)
+          if opt_level is not None or ctx_args else nullcontext()):
+        for opt_pass in passes:
+            mod = opt_pass(mod)
     entry = infer_type(mod)["main"]
     return entry if isinstance(expr, Function | IRModule) else entry.body
 

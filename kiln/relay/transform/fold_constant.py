@@ -2,8 +2,8 @@
 
 Calls of operators on constant arguments are evaluated with the reference interpreter and replaced by the result
 (a ``Constant``, or a ``Tuple`` of them); ``shape_of`` is replaced by the static shape even when its input is not
-constant; a field of a literal tuple is replaced by the field; an ``if`` on a constant condition by the branch it
-takes; a let binding a constant is substituted into its body.
+constant, and ``ndarray_size`` by the element count; a field of a literal tuple is replaced by the field; an ``if``
+on a constant condition by the branch it takes; a let binding a constant is substituted into its body.
 Stateful operators (op attribute ``TOpIsStateful``) are left alone, and so are primitive (fused) functions.
 """
 
@@ -45,11 +45,13 @@ class _ConstantFolder(ExprMutator):
         new = super().visit_call(call)
         if not isinstance(new.op, Op) or new.op.get_attr("TOpIsStateful"):
             return new
-        if new.op is Op.get("shape_of"):
+        if new.op in (Op.get("shape_of"), Op.get("ndarray_size")):
             ttype = call.args[0].checked_type
             if getattr(ttype, "is_dynamic", True):  # a dimension known only at run time: the VM reads it
                 return new
-            return Constant(nd_array(np.array(ttype.shape, dtype=new.attrs.dtype)))
+            shape = np.array(ttype.shape, dtype=np.int64)
+            value = shape if new.op is Op.get("shape_of") else np.prod(shape)
+            return Constant(nd_array(np.asarray(value, dtype=new.attrs.dtype)))
         if all(_is_constant(a) for a in new.args):
             return _to_expr(evaluate_expr(new, mod=self.mod), call.checked_type)
         return new

@@ -4,7 +4,8 @@ As in TVM (``src/relay/ir/transform.cc``), the pass function receives each ``rel
 the module, and the new functions replace the old ones once every function was visited. Functions marked
 ``SkipOptimization``, ``Primitive`` (fused operators) or ``Compiler`` (external codegen) are left alone. When
 ``transform.max_passes`` is set, bisection counts one step per function (``BISECT: running pass (N) <name> on
-function (@f)``), so a bad rewrite can be narrowed down to one function.
+function (@f)``), so a bad rewrite can be narrowed down to one function. As in TVM, a module a function pass
+changed is typed by ``InferType``.
 """
 
 from ...ir.function_pass import FunctionLevelPass
@@ -34,6 +35,14 @@ class FunctionPass(FunctionLevelPass):
 
     def applies_to_kind(self, func) -> bool:
         return isinstance(func, Function)
+
+    def _run(self, mod, ctx):
+        # as TVM's FunctionPass, type what the pass changed: a pass over an untyped module gives typed functions, and
+        # the next pass sees checked types on the nodes this one created; a module the pass left alone stays itself
+        from .infer_type import infer_type
+
+        result = super()._run(mod, ctx)
+        return result if result is mod else infer_type(result)
 
 
 function_pass = make_pass_decorator(FunctionPass, "transform_function", "function_pass")

@@ -19,7 +19,7 @@ from ...ir.expr import GlobalVar
 from ...ir.module import IRModule
 from ...ir.op import Op
 from ...ir.transform import ModulePass, PassInfo, register_pass, same_contents
-from ...ir.type import Any, FuncType, PrimType, TensorType, TupleType, is_any
+from ...ir.type import Any, FuncType, IncompleteType, PrimType, TensorType, TupleType, is_any
 from ...tir.function import PrimFunc
 from ..expr_functor import ExprMutator
 from ..function import Function
@@ -63,11 +63,11 @@ class TypeInferencer(KeepTyped):
         return self.global_type(gv)
 
     def visit_var(self, var):
-        if var.type_annotation is None:
-            raise TypeInferenceError(
-                f"variable %{var.name_hint} has no type annotation and is not bound by a let{_where(var)}"
-            )
-        return var.with_fields(checked_type_=var.type_annotation)
+        annotation = var.type_annotation
+        if annotation is None or isinstance(annotation, IncompleteType):
+            # a parameter left for its first use to type: see _complete_args
+            return var.with_fields(checked_type_=IncompleteType())
+        return var.with_fields(checked_type_=annotation)
 
     def visit_tuple(self, tup):
         fields = tuple(self.visit(f) for f in tup.fields)
@@ -85,6 +85,8 @@ class TypeInferencer(KeepTyped):
     def visit_call(self, call):
         args = tuple(self.visit(a) for a in call.args)
         arg_types = [self.type_of(a) for a in args]
+        if any(isinstance(t, IncompleteType) for t in arg_types):
+            args, arg_types = self._complete_args(call, args, arg_types)
         if isinstance(call.op, Op):
             ret = self._op_type(call, arg_types)
             return call.with_fields(args=args, checked_type_=ret)
@@ -103,6 +105,29 @@ class TypeInferencer(KeepTyped):
                     f"call of {_callee_name(call.op)}: argument {i} expected {expected}, actual {actual}{_where(call)}"
                 )
         return call.with_fields(op=callee, args=args, checked_type_=ftype.ret_type)
+
+    def _complete_args(self, call, args, arg_types):
+        """Type the untyped parameters among ``args`` by what the called operator requires of them (its
+        ``FInferArgTypes``: a convolution's weight from the data and the attributes), as TVM's solver does; every
+        later use of such a parameter sees the type found here."""
+        unknown = [i for i, t in enumerate(arg_types) if isinstance(t, IncompleteType)]
+        complete = call.op.get_attr("FInferArgTypes") if isinstance(call.op, Op) else None
+        names = ", ".join(f"%{args[i].name_hint}" for i in unknown if hasattr(args[i], "name_hint"))
+        if complete is None:
+            raise TypeInferenceError(f"variable {names or 'argument'} has no type annotation and "
+                                     f"{_callee_name(call.op)} cannot infer one{_where(call)}")
+        try:
+            found = complete([None if isinstance(t, IncompleteType) else t for t in arg_types], call.attrs)
+        except (TypeInferenceError, KilnError) as exc:
+            raise TypeInferenceError(f"{call.op.name}: cannot infer the type of {names}: {exc}{_where(call)}") from None
+        args, arg_types = list(args), list(arg_types)
+        for i in unknown:
+            typed = args[i].with_fields(checked_type_=found[i])
+            for original, seen in list(self.memo_map.items()):  # the parameter, wherever it was visited
+                if seen is args[i]:
+                    self.memo_map[original] = typed
+            args[i], arg_types[i] = typed, found[i]
+        return tuple(args), arg_types
 
     def _op_type(self, call, arg_types):
         op = call.op
@@ -159,8 +184,14 @@ class TypeInferencer(KeepTyped):
         return node.with_fields(cond=cond, true_branch=then, false_branch=other, checked_type_=joined)
 
     def visit_function(self, fn):
-        params = tuple(self.visit(p) for p in fn.params)
+        for p in fn.params:
+            self.visit(p)
         body = self.visit(fn.body)
+        params = tuple(self.visit(p) for p in fn.params)  # typed by their uses where they had no annotation
+        for p in params:
+            if isinstance(p.checked_type_, IncompleteType):
+                raise TypeInferenceError(f"parameter %{p.name_hint} has no type annotation and no operator it is "
+                                         f"passed to determines one{_where(p)}")
         btype = self.type_of(body)
         if fn.ret_type is not None and not type_fits(fn.ret_type, btype):
             raise TypeInferenceError(f"function return type expected {fn.ret_type}, actual {btype}{_where(fn)}")
@@ -200,6 +231,8 @@ def type_join(a, b):
 
 
 def _callee_name(op) -> str:
+    if isinstance(op, Op):
+        return op.name
     return str(op) if isinstance(op, GlobalVar) else f"a {type(op).__name__}"
 
 

@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 from kiln import relay
@@ -97,3 +98,42 @@ def test_ten_thousand_chain_and_deep_lets():
     for v, value in reversed(lets):
         body = relay.Let(v, value, body)
     assert relay.infer_type(relay.Function([x], body)).body.checked_type == TensorType((4,))
+
+
+def test_untyped_weights_take_the_type_their_operator_requires():
+    x = relay.var("x", shape=(1, 16, 8, 8))
+    w, b, dw = relay.var("w"), relay.var("b"), relay.var("dw", relay.IncompleteType())
+    y = relay.nn.bias_add(relay.nn.conv2d(x, w, channels=32, kernel_size=(3, 3), padding=(1, 1)), b)
+    y = relay.nn.conv2d(y, dw, channels=32, groups=32, kernel_size=(3, 3))
+    d = relay.var("d")
+    y = relay.nn.dense(relay.nn.batch_flatten(y), d, units=10)
+    typed = relay.infer_type(relay.Function([x, w, b, dw, d], relay.add(y, y)))
+    assert [str(p.checked_type) for p in typed.params[1:]] == [
+        "Tensor[(32, 16, 3, 3), float32]", "Tensor[(32), float32]", "Tensor[(32, 1, 3, 3), float32]",
+        "Tensor[(10, 1152), float32]"]
+    assert str(typed.ret_type) == "Tensor[(1, 10), float32]"
+
+
+def test_an_untyped_weight_in_another_layout_follows_the_kernel_layout():
+    x = relay.var("x", shape=(1, 8, 8, 16))
+    w = relay.var("w")
+    y = relay.nn.conv2d(x, w, channels=4, kernel_size=(1, 3), data_layout="NHWC", kernel_layout="HWIO")
+    assert str(relay.infer_type(relay.Function([x, w], y)).params[1].checked_type) == "Tensor[(1, 3, 16, 4), float32]"
+
+
+def test_an_untyped_variable_no_operator_can_type_is_named():
+    x, u = relay.var("x", shape=(2, 3)), relay.var("u")
+    with pytest.raises(TypeInferenceError, match=r"%u has no type annotation and add cannot infer one"):
+        relay.infer_type(relay.Function([x, u], relay.add(x, u)))
+    with pytest.raises(TypeInferenceError, match=r"needs channels= and kernel_size="):
+        relay.infer_type(relay.Function([x, u], relay.nn.conv2d(relay.reshape(x, (1, 1, 2, 3)), u)))
+
+
+def test_untyped_weights_run_like_typed_ones():
+    x, w = relay.var("x", shape=(1, 3, 6, 6)), relay.var("w")
+    mod = relay.transform.InferType()(IRModule.from_expr(
+        relay.Function([x, w], relay.nn.conv2d(x, w, channels=4, kernel_size=(3, 3)))))
+    data, weight = np.random.rand(1, 3, 6, 6).astype("float32"), np.random.rand(4, 3, 3, 3).astype("float32")
+    got = relay.create_executor("graph", mod=mod, target="llvm").evaluate()(data, weight).numpy()
+    want = relay.create_executor("debug", mod=mod).evaluate()(data, weight).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5)
