@@ -3,5 +3,6 @@ through llvmlite). ``kiln.build`` is :func:`kiln.target.build.build`; importing 
 functions ``"target.build.c"``, ``"target.build.llvm"``, ``"target.link_library"`` and ``"target.Target"``."""
 
 from . import build as _build  # noqa: F401  (registers the code generators)
+from . import codegen  # noqa: F401  (TVM's tvm.target.codegen)
 from .target import Target, TargetKind
 from .virtual_device import VirtualDevice

@@ -11,6 +11,7 @@ Examples
 """
 
 import inspect
+import platform
 import sys
 
 import numpy as np
@@ -24,7 +25,8 @@ from ..target.llvm_compile import have_llvmlite
 
 __all__ = ["assert_allclose", "enabled_targets", "device_enabled", "parametrize_targets", "requires_llvm",
            "uses_gpu", "requires_gpu", "requires_cuda", "requires_rpc", "main", "assert_equal", "parameter",
-           "parameters", "fixture", "known_failing_targets", "requires_x86_vnni", "requires_x86_avx512"]
+           "parameters", "fixture", "known_failing_targets", "requires_x86", "requires_x86_vnni",
+           "requires_x86_avx512", "requires_arm_dot"]
 
 
 def assert_allclose(actual, desired, rtol=1e-7, atol=1e-7, verbose=True):
@@ -59,10 +61,12 @@ def parametrize_targets(*targets):
     arguments, as TVM's decorator does; a target that cannot run here is skipped, not dropped."""
     def decorate(func, chosen=targets):
         names = list(chosen) or ["llvm", "c"]
-        params = [pytest.param(t, cpu(0), id=t, marks=pytest.mark.skipif(not device_enabled(t),
-                                                                            reason=f"{t} cannot run here"))
+        # a test that takes no ``dev`` (one that only compiles) is parametrized by its target alone
+        with_dev = "dev" in inspect.signature(func).parameters
+        params = [pytest.param(*((t, cpu(0)) if with_dev else (t,)), id=t,
+                               marks=pytest.mark.skipif(not device_enabled(t), reason=f"{t} cannot run here"))
                   for t in names]
-        return pytest.mark.parametrize("target,dev", params)(func)
+        return pytest.mark.parametrize("target,dev" if with_dev else "target", params)(func)
 
     if len(targets) == 1 and callable(targets[0]):
         return decorate(targets[0], ())
@@ -78,11 +82,19 @@ def _requires_cpu_features(*features, what):
     return pytest.mark.skipif(bool(missing), reason=f"{what}: the host CPU lacks {', '.join(missing)}")
 
 
+requires_x86 = pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64", "i386", "i686"),
+                                  reason="needs an x86 host")
+"""Skip a test where the host is not an x86 CPU (TVM's ``tvm.testing.requires_x86``)."""
+
 requires_x86_vnni = _requires_cpu_features("avx512vnni", what="needs AVX512-VNNI")
 """Skip a test where the host CPU has no AVX512-VNNI (TVM's ``tvm.testing.requires_x86_vnni``)."""
 
 requires_x86_avx512 = _requires_cpu_features("avx512f", what="needs AVX-512")
 """Skip a test where the host CPU has no AVX-512 (TVM's ``tvm.testing.requires_x86_avx512``)."""
+
+requires_arm_dot = pytest.mark.skip(reason="kiln has no ARM target")
+"""Skip a test that needs ARM's dot-product instructions (TVM's ``tvm.testing.requires_arm_dot``): kiln compiles
+for x86 only."""
 
 
 def known_failing_targets(*targets):

@@ -355,3 +355,20 @@ def test_scalar_parameters(target):
     assert (x.numpy() == 9.0).all()
     with pytest.raises(RuntimeArgumentError, match="shift"):
         mod(x, 1.0, 2.5)
+
+
+@pytest.mark.skipif(not __import__("kiln.target.llvm_compile").target.llvm_compile.have_llvmlite(),
+                    reason="needs llvmlite")
+def test_tvm_codegen_queries_report_llvmlites_llvm_and_the_host():
+    import llvmlite.binding as llvm
+
+    from kiln.runtime.host import host_cpu_features
+    from kiln.target import codegen
+
+    assert codegen.llvm_version_major() == llvm.llvm_version_info[0] >= 8
+    assert codegen.llvm_get_system_triple() == llvm.get_process_triple()
+    assert codegen.llvm_get_system_cpu() == llvm.get_host_cpu_name()
+    some = sorted(host_cpu_features())[:2]
+    assert codegen.llvm_cpu_has_features(some) and not codegen.llvm_cpu_has_features("no-such-feature")
+    with pytest.raises(kiln.error.CodegenError, match="host"):
+        codegen.llvm_cpu_has_features("avx2", target="llvm -mcpu=skylake")

@@ -39,6 +39,21 @@ def test_parametrize_targets_marks_one_case_per_target():
 
     assert [p.values[0] for p in bare.pytestmark[0].args[1]] == ["llvm", "c"]
 
+    @kiln.testing.parametrize_targets("llvm -mcpu=x86-64")
+    def compile_only(target):  # no dev argument: parametrized by the target alone, as in TVM
+        pass
+
+    (mark,) = compile_only.pytestmark
+    assert mark.args[0] == "target" and mark.args[1][0].values == ("llvm -mcpu=x86-64",)
+
+
+def test_cpu_requirement_marks():
+    import platform
+
+    on_x86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
+    assert kiln.testing.requires_x86.args[0] is (not on_x86)
+    assert kiln.testing.requires_arm_dot.name == "skip"
+
 
 dtype = kiln.testing.parameter("float32", "int8")
 
