@@ -112,8 +112,8 @@ def space_to_depth_python(data, block_size):
 
 
 def l2_normalize_python(a_np, eps, axis=None):
-    """``a / sqrt(max(sum(a^2 over axis), eps))``."""
-    axis = tuple(axis) if axis is not None else None
+    """``a / sqrt(max(sum(a^2 over axis), eps))``; ``axis`` an int, a sequence of ints or None (every axis)."""
+    axis = (axis,) if isinstance(axis, int) else tuple(axis) if axis is not None else None
     return a_np / np.sqrt(np.maximum((a_np * a_np).sum(axis=axis, keepdims=True), eps))
 
 
@@ -152,3 +152,18 @@ def searchsorted_ref(sorted_sequence, values, right, out_dtype):
     flat = values.reshape(-1, values.shape[-1])
     out = np.stack([np.searchsorted(seq, row, side=side) for seq, row in zip(sequences, flat, strict=True)])
     return out.astype(out_dtype).reshape(values.shape)
+
+
+# the convolution and pooling references live in their own modules
+from .conv import (  # noqa: E402, F401
+    conv1d_ncw_python,
+    conv1d_transpose_ncw_python,
+    conv2d_transpose_nchw_python,
+    conv2d_transpose_nhwc_python,
+    conv3d_ncdhw_python,
+    conv3d_ndhwc_python,
+    conv3d_transpose_ncdhw_python,
+    group_conv1d_ncw_python,
+    group_conv1d_transpose_ncw_python,
+)
+from .pool import adaptive_pool, poolnd_python  # noqa: E402, F401
