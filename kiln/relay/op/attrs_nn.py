@@ -153,7 +153,7 @@ def _pool_post_init(attrs, n):
 
 @dataclass(frozen=True, slots=True)
 class MaxPool1DAttrs(Attrs):
-    pool_size: tuple = (1,)
+    pool_size: tuple
     strides: tuple = (1,)
     dilation: tuple = (1,)
     padding: tuple = (0, 0)
@@ -167,7 +167,7 @@ class MaxPool1DAttrs(Attrs):
 
 @dataclass(frozen=True, slots=True)
 class AvgPool1DAttrs(Attrs):
-    pool_size: tuple = (1,)
+    pool_size: tuple
     strides: tuple = (1,)
     dilation: tuple = (1,)
     padding: tuple = (0, 0)
@@ -183,7 +183,7 @@ class AvgPool1DAttrs(Attrs):
 
 @dataclass(frozen=True, slots=True)
 class MaxPool3DAttrs(Attrs):
-    pool_size: tuple = (1, 1, 1)
+    pool_size: tuple
     strides: tuple = (1, 1, 1)
     dilation: tuple = (1, 1, 1)
     padding: tuple = (0, 0, 0, 0, 0, 0)
@@ -197,7 +197,7 @@ class MaxPool3DAttrs(Attrs):
 
 @dataclass(frozen=True, slots=True)
 class AvgPool3DAttrs(Attrs):
-    pool_size: tuple = (1, 1, 1)
+    pool_size: tuple
     strides: tuple = (1, 1, 1)
     dilation: tuple = (1, 1, 1)
     padding: tuple = (0, 0, 0, 0, 0, 0)

@@ -148,10 +148,13 @@ def dropout(attrs, data):
 @register("nn.pad")
 def pad(attrs, data, pad_value):
     """Pad each axis by ``(before, after)``: with ``pad_value`` (constant), the edge value (edge) or the mirror
-    image without repeating the edge (reflect)."""
+    image without repeating the edge (reflect); a negative width crops that side first."""
+    data = data[tuple(slice(max(-b, 0), n - max(-a, 0)) for n, (b, a) in zip(data.shape, attrs.pad_width,
+                                                                               strict=True))]
+    widths = [(max(b, 0), max(a, 0)) for b, a in attrs.pad_width]
     if attrs.pad_mode == "constant":
-        return np.pad(data, attrs.pad_width, constant_values=as_dtype(pad_value, data.dtype))
-    return np.pad(data, attrs.pad_width, mode=attrs.pad_mode)
+        return np.pad(data, widths, constant_values=as_dtype(pad_value, data.dtype))
+    return np.pad(data, widths, mode=attrs.pad_mode)
 
 
 @register("nn.lrn")

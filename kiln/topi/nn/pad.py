@@ -8,8 +8,10 @@ An output index ``i`` along an axis padded by ``(before, after)`` reads input po
 * ``reflect``: the mirror image without repeating the edge, repeated as numpy does for pads wider than the axis:
   with period ``2 (n - 1)``, ``q = p mod period`` and the position is ``q`` when ``q < n``, else ``period - q``.
 
-Axes without padding are read directly, so the bound checks only cover padded axes. The result is tagged
-``injective,pad``; schedules inline it into its consumer (a convolution reads the padded value on the fly).
+A negative width crops: ``p`` then starts inside the input (or the output ends before the input does), and that
+side needs no bound check. Axes without padding are read directly, so the bound checks only cover padded sides.
+The result is tagged ``injective,pad``; schedules inline it into its consumer (a convolution reads the padded value
+on the fly).
 """
 
 from ...error import OpAttributeInvalid
@@ -31,7 +33,7 @@ def pad(data, pad_before, pad_after=None, pad_value=0.0, name="PadInput", pad_mo
     ----------
     data : te.Tensor
     pad_before : sequence of int
-        Elements added before each axis (shorter sequences pad the leading axes).
+        Elements added before each axis (shorter sequences pad the leading axes); a negative number crops.
     pad_after : sequence of int, optional
         Elements added after each axis (default: ``pad_before``).
     pad_value : number or PrimExpr
@@ -48,11 +50,11 @@ def pad(data, pad_before, pad_after=None, pad_value=0.0, name="PadInput", pad_mo
     pad_after = pad_before if pad_after is None else pad_after
     before = [int(v) for v in pad_before] + [0] * (ndim - len(pad_before))
     after = [int(v) for v in pad_after] + [0] * (ndim - len(pad_after))
-    if len(before) != ndim or len(after) != ndim or min(before + after, default=0) < 0:
+    out_shape = [d + b + a for d, b, a in zip(shape, before, after, strict=True)]
+    if len(before) != ndim or len(after) != ndim or any(isinstance(d, int) and d < 0 for d in out_shape):
         raise OpAttributeInvalid(f"topi.pad: pad widths {pad_before}/{pad_after} do not fit a tensor of shape {shape}")
     if pad_mode not in ("constant", "edge", "reflect"):
         raise OpAttributeInvalid(f"topi.pad: pad_mode must be constant, edge or reflect, got {pad_mode!r}")
-    out_shape = [d + b + a for d, b, a in zip(shape, before, after, strict=True)]
     if isinstance(pad_value, E.PrimExpr):
         fill = cast_expr(pad_value, data.dtype)
     else:
@@ -68,9 +70,9 @@ def pad(data, pad_before, pad_after=None, pad_value=0.0, name="PadInput", pad_mo
             n = shape[k]
             if pad_mode == "constant":
                 idx.append(p)
-                if before[k]:
+                if before[k] > 0:
                     inside.append(p >= 0)
-                if after[k]:
+                if after[k] > 0:
                     inside.append(p < n)
             elif pad_mode == "edge":
                 idx.append(_op.minimum(_op.maximum(p, 0), n - 1))
