@@ -415,9 +415,10 @@ def _pad_rel(types, attrs):
         raise TypeInferenceError(f"pad: pad_width has {len(attrs.pad_width)} entries for {data}")
     if pad_value.shape:
         raise TypeInferenceError(f"pad: pad_value must be a scalar, got {pad_value}")
-    if min(v for pair in attrs.pad_width for v in pair) < 0:
-        raise TypeInferenceError(f"pad: negative pad_width {attrs.pad_width}")
+    # a negative width crops that side (TVM's semantics), as long as something of the axis is left
     shape = tuple(d + b + a for d, (b, a) in zip(data.shape, attrs.pad_width, strict=True))
+    if any(isinstance(d, int) and d < 0 for d in shape):
+        raise TypeInferenceError(f"pad: pad_width {attrs.pad_width} crops more than {data} holds")
     return TensorType(shape, data.dtype)
 
 
@@ -425,7 +426,8 @@ register_relay_op("nn.pad", 2, _pad_rel, OpPattern.INJECTIVE, A.PadAttrs, dtypes
 
 
 def pad(data, pad_width, pad_value=0, pad_mode="constant"):
-    """Pad each axis by ``(before, after)``; ``pad_value`` (a scalar or scalar expression) fills constant padding.
+    """Pad each axis by ``(before, after)`` (a negative width crops that side); ``pad_value`` (a scalar or scalar
+    expression) fills constant padding.
     ``pad_width`` a non-constant Relay expression (an ``(ndim, 2)`` integer tensor) makes ``dyn.nn.pad``."""
     from ...ir.expr import RelayExpr
     from .dispatch import dyn_ops, is_dynamic

@@ -125,22 +125,3 @@ def test_pad_negative_width_crops():
     with pytest.raises(TypeInferenceError, match="crops more"):
         typed(relay.nn.pad(x, ((0, 0), (-3, -2), (0, 0))))
 
-
-def test_untyped_conv_weights_take_their_type_from_channels_and_kernel_size():
-    w = relay.var("w")
-    call = relay.infer_type(relay.nn.conv2d(v((1, 32, 8, 8), dtype="int8"), w, kernel_size=(3, 3), channels=16,
-                                            data_layout="NCHW", kernel_layout="HWIO", groups=2))
-    assert call.args[1].checked_type == relay.TensorType((3, 3, 16, 16), "int8")
-    assert call.args[1].type_annotation == relay.TensorType((3, 3, 16, 16), "int8")
-    assert call.checked_type == relay.TensorType((1, 16, 6, 6), "int8")
-    blocked = relay.infer_type(relay.nn.conv2d(v((1, 8, 4, 4, 4, 4)), relay.var("w"), kernel_size=(3, 3), padding=1,
-                                               channels=16, data_layout="NCHW4n4c", kernel_layout="OIHW4o4i"))
-    assert blocked.args[1].checked_type.shape == (4, 8, 3, 3, 4, 4)
-    t = relay.infer_type(relay.nn.conv1d_transpose(v((1, 4, 5)), relay.var("w"), channels=6, kernel_size=(3,),
-                                                   groups=2))
-    assert t.args[1].checked_type.shape == (4, 3, 3) and t.checked_type.shape == (1, 6, 7)
-    t = relay.infer_type(relay.nn.conv3d(v((1, 2, 4, 4, 4)), relay.var("w", relay.IncompleteType()), channels=3,
-                                         kernel_size=(1, 2, 3)))
-    assert t.args[1].checked_type.shape == (3, 2, 1, 2, 3)
-    with pytest.raises(TypeInferenceError, match=r"cannot infer the type of %w.*channels and kernel_size"):
-        typed(relay.nn.conv2d(v((1, 3, 8, 8)), relay.var("w")))
