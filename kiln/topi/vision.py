@@ -14,25 +14,33 @@ from ..tir import intrin as _intrin
 from ..tir import op as _op
 from .utils import get_const_tuple
 
-__all__ = ["bilinear_sample_nchw", "roi_align_nchw", "roi_pool_nchw"]
+__all__ = ["bilinear_sample", "bilinear_sample_nchw", "roi_align_nchw", "roi_pool_nchw"]
 
 
-def bilinear_sample_nchw(data, n, c, y, x, height, width):
-    """The bilinear interpolation of ``data[n, c]`` at the float position ``(y, x)`` inside the image (TVM's
-    ``bilinear_sample_nchw``: corners clamped to the last row and column)."""
+def bilinear_sample(read, y, x, height, width):
+    """The bilinear interpolation at the float position ``(y, x)`` of the image ``read(row, col)`` returns pixels
+    of (TVM's ``bilinear_sample_nchw``): the four neighbours weighted by their distance, a neighbour outside the
+    image contributing nothing (``read`` is only called inside)."""
     work = y.dtype
     y0f, x0f = _intrin.floor(y), _intrin.floor(x)
     y0, x0 = _op.cast(y0f, "int32"), _op.cast(x0f, "int32")
-    y1 = _op.minimum(_op.cast(_intrin.ceil(y), "int32"), _op.const(height - 1, "int32"))
-    x1 = _op.minimum(_op.cast(_intrin.ceil(x), "int32"), _op.const(width - 1, "int32"))
     ty, tx = y - y0f, x - x0f
-    one = _op.const(1.0, work)
+    one, zero = _op.const(1.0, work), _op.const(0.0, work)
+    out = None
+    for r, wy in ((y0, one - ty), (y0 + 1, ty)):
+        for col, wx in ((x0, one - tx), (x0 + 1, tx)):
+            inside = _op.all(_op.greater_equal(r, 0), _op.less(r, height), _op.greater_equal(col, 0),
+                             _op.less(col, width))
+            rc = _op.minimum(_op.maximum(r, _op.const(0, "int32")), _op.const(height - 1, "int32"))
+            cc = _op.minimum(_op.maximum(col, _op.const(0, "int32")), _op.const(width - 1, "int32"))
+            term = _op.select(inside, _op.cast(read(rc, cc), work) * wy * wx, zero)
+            out = term if out is None else out + term
+    return out
 
-    def at(r, col):
-        return _op.cast(data(n, c, r, col), work)
 
-    return (at(y0, x0) * (one - tx) * (one - ty) + at(y0, x1) * tx * (one - ty)
-            + at(y1, x0) * (one - tx) * ty + at(y1, x1) * tx * ty)
+def bilinear_sample_nchw(data, n, c, y, x, height, width):
+    """:func:`bilinear_sample` of ``data[n, c]``."""
+    return bilinear_sample(lambda r, col: data(n, c, r, col), y, x, height, width)
 
 
 def roi_align_nchw(data, rois, pooled_size, spatial_scale, mode="avg", sample_ratio=-1):

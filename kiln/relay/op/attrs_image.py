@@ -171,9 +171,10 @@ class DeformableConv2DAttrs(Attrs):
         padding_n(self, 2)
         if self.kernel_size is not None:
             spatial(self, "kernel_size", 2)
-        self._require(self.data_layout == "NCHW" and self.kernel_layout == "OIHW" and self.out_layout in ("", "NCHW"),
-                      "data_layout", "must be NCHW with kernel layout OIHW (the layouts kiln computes it in)")
-        self._require(self.groups == 1, "groups", "must be 1 (as in TVM's topi)")
+        self._require((self.data_layout, self.kernel_layout) in (("NCHW", "OIHW"), ("NHWC", "HWIO"))
+                      and self.out_layout in ("", self.data_layout), "data_layout",
+                      "must be NCHW with kernel layout OIHW or NHWC with HWIO (the layouts kiln computes it in)")
+        self._require(self.groups >= 1, "groups", "must be positive")
         self._require(self.deformable_groups >= 1, "deformable_groups", "must be positive")
 
 

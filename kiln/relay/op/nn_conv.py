@@ -247,36 +247,76 @@ adaptive_avg_pool3d, adaptive_max_pool3d = _adaptive("avg", 3), _adaptive("max",
 
 
 # -------------------------------------------------------------------------------------------- deformable convolution
+def _deformable_sizes(data, weight_hw, attrs):
+    """The data's primal sizes and the output's (``N C H W``) for a kernel of spatial size ``weight_hw``."""
+    op = "nn.deformable_conv2d"
+    d = _primal(data, attrs.data_layout, "data", op)
+    oh, ow = (conv_out_size(d[a], k, attrs.strides[j], attrs.dilation[j], attrs.padding[j], attrs.padding[2 + j])
+              for j, (a, k) in enumerate(zip("HW", weight_hw, strict=True)))
+    if nonpositive(oh) or nonpositive(ow):
+        raise TypeInferenceError(f"{op}: a {weight_hw[0]}x{weight_hw[1]} kernel and padding {list(attrs.padding)} "
+                                 f"leave no output of {data}")
+    return d, {"N": d["N"], "H": oh, "W": ow}
+
+
+def _offset_type(data, weight_hw, attrs):
+    """The type the offsets must have: a ``(dy, dx)`` pair per deformable group and tap, per output pixel."""
+    _, out = _deformable_sizes(data, weight_hw, attrs)
+    out["C"] = attrs.deformable_groups * weight_hw[0] * weight_hw[1] * 2
+    return _from_primal(out, attrs.data_layout, data.dtype)
+
+
 def _deformable_conv2d_rel(types, attrs):
     data, offset, weight = (tensor_arg(types, i, n) for i, n in enumerate(["data", "offset", "weight"]))
     op = "nn.deformable_conv2d"
-    if data.ndim != 4 or weight.ndim != 4 or offset.ndim != 4:
-        raise TypeInferenceError(f"{op}: data {data}, offset {offset} and weight {weight} must be 4-D")
-    n, c, h, w = data.shape
-    o, ci, kh, kw = weight.shape
-    if ci != c or c % attrs.deformable_groups:
-        raise TypeInferenceError(f"{op}: weight {weight} does not fit the {c} channels of {data} "
-                                 f"(deformable_groups={attrs.deformable_groups})")
-    if attrs.channels is not None and attrs.channels != o:
-        raise TypeInferenceError(f"{op}: channels={attrs.channels} but weight {weight} has {o} output channels")
-    oh = conv_out_size(h, kh, attrs.strides[0], attrs.dilation[0], attrs.padding[0], attrs.padding[2])
-    ow = conv_out_size(w, kw, attrs.strides[1], attrs.dilation[1], attrs.padding[1], attrs.padding[3])
-    want = (n, attrs.deformable_groups * kh * kw * 2, oh, ow)
-    if nonpositive(oh, ow) or not shapes_match(offset.shape, want):
-        raise TypeInferenceError(f"{op}: offset {offset} must have shape {want}")
+    w = _primal(weight, attrs.kernel_layout, "weight", op)
+    d, out = _deformable_sizes(data, (w["H"], w["W"]), attrs)
+    g, dg = attrs.groups, attrs.deformable_groups
+    if not shapes_match((d["C"],), (w["I"] * g,)) or not shapes_match((d["C"] % dg, w["O"] % g), (0, 0)):
+        raise TypeInferenceError(f"{op}: weight {weight} does not fit the {d['C']} channels of {data} "
+                                 f"(groups={g}, deformable_groups={dg})")
+    if attrs.channels is not None and not shapes_match((attrs.channels,), (w["O"],)):
+        raise TypeInferenceError(f"{op}: channels={attrs.channels} but weight {weight} has {w['O']} output channels")
+    if attrs.kernel_size is not None and not shapes_match(tuple(attrs.kernel_size), (w["H"], w["W"])):
+        raise TypeInferenceError(f"{op}: kernel_size={list(attrs.kernel_size)} but weight {weight} is "
+                                 f"{w['H']}x{w['W']}")
+    want = _offset_type(data, (w["H"], w["W"]), attrs)
+    if not shapes_match(offset.shape, want.shape):
+        raise TypeInferenceError(f"{op}: offset {offset} must have shape {want.shape}")
     same_dtype([data, offset, weight], f"{op} data, offset and weight")
-    return TensorType((n, o, oh, ow), attrs.out_dtype or data.dtype)
+    out["C"] = w["O"]
+    return _from_primal(out, attrs.out_layout or attrs.data_layout, attrs.out_dtype or data.dtype)
+
+
+def _deformable_arg_types(types, attrs):
+    """``FInferArgTypes``: an untyped weight from ``channels`` and ``kernel_size`` (``I = C / groups``), untyped
+    offsets from the data, the kernel size and the deformable groups."""
+    op = "nn.deformable_conv2d"
+    data = tensor_arg(types, 0, "data")
+    weight = types[2]
+    if weight is None:
+        if attrs.channels is None or attrs.kernel_size is None:
+            raise TypeInferenceError(f"{op}: an untyped weight needs channels= and kernel_size= to be inferred")
+        c = _primal(data, attrs.data_layout, "data", op)["C"]
+        kh, kw = attrs.kernel_size
+        weight = _from_primal({"O": attrs.channels, "I": c // attrs.groups, "H": kh, "W": kw}, attrs.kernel_layout,
+                              data.dtype)
+    w = _primal(weight, attrs.kernel_layout, "weight", op)
+    offset = types[1] if types[1] is not None else _offset_type(data, (w["H"], w["W"]), attrs)
+    return [data, offset, weight]
 
 
 register_relay_op("nn.deformable_conv2d", 3, _deformable_conv2d_rel, OpPattern.OUT_ELEMWISE_FUSABLE,
                   AI.DeformableConv2DAttrs, dtypes=FLOAT)
+register_op_attr("nn.deformable_conv2d", "FInferArgTypes", _deformable_arg_types)
 
 
 def deformable_conv2d(data, offset, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), deformable_groups=1,
                       groups=1, channels=None, kernel_size=None, data_layout="NCHW", kernel_layout="OIHW",
                       out_layout="", out_dtype=""):
     """2-D convolution whose kernel taps read the input at positions moved by ``offset`` (bilinearly sampled):
-    ``offset`` holds a (dy, dx) pair per deformable group, tap and output pixel."""
+    ``offset`` holds a (dy, dx) pair per deformable group, tap and output pixel. Layouts NCHW with an OIHW kernel
+    or NHWC with HWIO; ``groups`` split the channels as in ``nn.conv2d``."""
     return make_call("nn.deformable_conv2d", [data, offset, weight], AI.DeformableConv2DAttrs(
         strides, padding, dilation, deformable_groups, groups, channels, kernel_size, data_layout, kernel_layout,
         out_layout, out_dtype))

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 
+from ...topi.testing.transform import strided_set_python
 from ..op.array_more import reverse_reshape_shape
 from .common import register
 
@@ -25,9 +26,7 @@ def contrib_reverse_reshape(attrs, data):
 @register("strided_set")
 def strided_set(attrs, data, v, begin, end, strides):
     """``data`` with ``data[begin:end:strides] = v``."""
-    out = np.array(data)
-    out[tuple(slice(int(b), int(e), int(s)) for b, e, s in zip(begin, end, strides, strict=True))] = v
-    return out
+    return strided_set_python(data, v, [int(b) for b in begin], [int(e) for e in end], [int(s) for s in strides])
 
 
 @register("sparse_reshape")

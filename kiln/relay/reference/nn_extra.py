@@ -9,6 +9,7 @@ import numpy as np
 
 from ...topi.image.resize_nd import upsampled_size
 from ...topi.testing.resize import resize
+from ...topi.testing.transform import batch_to_space_nd_python, space_to_batch_nd_python
 from .common import as_dtype, register
 from .nn import softmax
 from .transform import convert_layout
@@ -139,32 +140,15 @@ def dilate(attrs, data):
 @register("nn.space_to_batch_nd")
 def space_to_batch_nd(attrs, data):
     """TensorFlow's ``space_to_batch_nd``."""
-    m = len(attrs.block_shape)
-    rest = data.shape[1 + m:]
-    x = np.pad(data, [(0, 0), *attrs.paddings] + [(0, 0)] * len(rest),
-               constant_values=np.asarray(attrs.pad_value).astype(data.dtype))
-    sizes = x.shape[1:1 + m]
-    x = x.reshape((x.shape[0],) + tuple(v for s, b in zip(sizes, attrs.block_shape, strict=True) for v in (s // b, b))
-                  + rest)
-    perm = [2 + 2 * k for k in range(m)] + [0] + [1 + 2 * k for k in range(m)] + [1 + 2 * m + r
-                                                                                  for r in range(len(rest))]
-    x = x.transpose(perm)
-    return np.ascontiguousarray(x.reshape((-1,) + tuple(s // b for s, b in zip(sizes, attrs.block_shape,
-                                                                                 strict=True)) + rest))
+    before, after = zip(*attrs.paddings, strict=True) if attrs.paddings else ((), ())
+    return space_to_batch_nd_python(data, attrs.block_shape, before, after, attrs.pad_value)
 
 
 @register("nn.batch_to_space_nd")
 def batch_to_space_nd(attrs, data):
     """TensorFlow's ``batch_to_space_nd``."""
-    m = len(attrs.block_shape)
-    rest = data.shape[1 + m:]
-    batch = data.shape[0] // int(np.prod(attrs.block_shape))
-    x = data.reshape(tuple(attrs.block_shape) + (batch,) + data.shape[1:])
-    perm = [m] + [v for k in range(m) for v in (m + 1 + k, k)] + [2 * m + 1 + r for r in range(len(rest))]
-    x = x.transpose(perm).reshape((batch,) + tuple(data.shape[1 + k] * attrs.block_shape[k] for k in range(m))
-                                  + rest)
-    crop = tuple(slice(lo, x.shape[1 + k] - hi) for k, (lo, hi) in enumerate(attrs.crops))
-    return np.ascontiguousarray(x[(slice(None), *crop)])
+    begin, end = zip(*attrs.crops, strict=True) if attrs.crops else ((), ())
+    return batch_to_space_nd_python(data, attrs.block_shape, begin, end)
 
 
 def _cross_entropy(predictions, targets, logits):

@@ -1,74 +1,31 @@
-"""``vision.roi_align`` and ``vision.roi_pool`` in numpy, region by region and bin by bin (TVM's
-``roi_align_nchw``/``roi_pool_nchw`` formulas; see :mod:`kiln.topi.vision`)."""
-
-import math
+"""The region, detection and sampling operators in numpy: ``vision.roi_align``, ``vision.roi_pool`` and
+``nn.deformable_conv2d`` (the functions of :mod:`kiln.topi.testing.vision`, TVM's ``*_python`` references),
+``image.dilation2d``, ``nn.correlation``, ``vision.get_valid_counts``, ``vision.multibox_transform_loc`` and
+``vision.all_class_non_max_suppression``."""
 
 import numpy as np
 
-from .common import as_dtype, register, round_half_away
-
-
-def _bilinear(img, y, x):
-    """Bilinear sample of ``img`` (C, H, W) at ``(y, x)``, 0 more than a pixel outside, clamped inside."""
-    h, w = img.shape[1:]
-    if y < -1.0 or x < -1.0 or y > h or x > w:
-        return np.zeros(img.shape[0], img.dtype)
-    y, x = min(max(y, 0.0), h - 1), min(max(x, 0.0), w - 1)
-    y0, x0 = int(math.floor(y)), int(math.floor(x))
-    y1, x1 = min(int(math.ceil(y)), h - 1), min(int(math.ceil(x)), w - 1)
-    ty, tx = img.dtype.type(y - y0), img.dtype.type(x - x0)
-    one = img.dtype.type(1)
-    return (img[:, y0, x0] * (one - tx) * (one - ty) + img[:, y0, x1] * tx * (one - ty)
-            + img[:, y1, x0] * (one - tx) * ty + img[:, y1, x1] * tx * ty)
+from ...topi.testing.vision import (
+    deformable_conv2d_nchw_python,
+    deformable_conv2d_nhwc_python,
+    roi_align_nchw_python,
+    roi_align_nhwc_python,
+    roi_pool_nchw_python,
+)
+from .common import as_dtype, register
 
 
 @register("vision.roi_align")
 def roi_align(attrs, data, rois):
     """Average (or maximum) of a grid of bilinear samples per bin."""
-    ph_n, pw_n = attrs.pooled_size
-    f = data.dtype.type
-    scale = f(attrs.spatial_scale)
-    out = np.zeros((rois.shape[0], data.shape[1], ph_n, pw_n), data.dtype)
-    for i, roi in enumerate(rois):
-        img = data[int(roi[0])]
-        sw, sh, ew, eh = roi[1] * scale, roi[2] * scale, roi[3] * scale, roi[4] * scale
-        roi_h, roi_w = max(eh - sh, f(1)), max(ew - sw, f(1))
-        bin_h, bin_w = roi_h / f(ph_n), roi_w / f(pw_n)
-        gh = gw = attrs.sample_ratio
-        if attrs.sample_ratio <= 0:
-            gh, gw = int(math.ceil(roi_h / f(ph_n))), int(math.ceil(roi_w / f(pw_n)))
-        for ph in range(ph_n):
-            for pw in range(pw_n):
-                samples = [_bilinear(img, sh + f(ph) * bin_h + (f(r) + f(0.5)) * bin_h / f(gh),
-                                     sw + f(pw) * bin_w + (f(q) + f(0.5)) * bin_w / f(gw))
-                           for r in range(gh) for q in range(gw)]
-                if attrs.mode == "avg":
-                    out[i, :, ph, pw] = sum(s / f(gh * gw) for s in samples) if samples else 0
-                else:
-                    out[i, :, ph, pw] = np.max(samples, axis=0) if samples else np.finfo(data.dtype).min
-    return out
+    args = (rois, attrs.pooled_size, attrs.spatial_scale, attrs.sample_ratio, attrs.mode)
+    return roi_align_nhwc_python(data, *args) if attrs.layout == "NHWC" else roi_align_nchw_python(data, *args)
 
 
 @register("vision.roi_pool")
 def roi_pool(attrs, data, rois):
     """Maximum over the whole pixels of each bin of the rounded region (0 for an empty bin)."""
-    ph_n, pw_n = attrs.pooled_size
-    f = rois.dtype.type
-    h, w = data.shape[2:]
-    out = np.zeros((rois.shape[0], data.shape[1], ph_n, pw_n), data.dtype)
-    for i, roi in enumerate(rois):
-        sw, sh, ew, eh = (int(round_half_away(np.asarray(v * f(attrs.spatial_scale)))) for v in roi[1:])
-        bin_h = f(max(eh - sh + 1, 1)) / f(ph_n)
-        bin_w = f(max(ew - sw + 1, 1)) / f(pw_n)
-        for ph in range(ph_n):
-            for pw in range(pw_n):
-                hs = min(max(int(math.floor(f(ph) * bin_h)) + sh, 0), h)
-                he = min(max(int(math.ceil(f(ph + 1) * bin_h)) + sh, 0), h)
-                ws = min(max(int(math.floor(f(pw) * bin_w)) + sw, 0), w)
-                we = min(max(int(math.ceil(f(pw + 1) * bin_w)) + sw, 0), w)
-                if he > hs and we > ws:
-                    out[i, :, ph, pw] = data[int(roi[0]), :, hs:he, ws:we].max(axis=(1, 2))
-    return as_dtype(out, data.dtype)
+    return roi_pool_nchw_python(data, rois, attrs.pooled_size, attrs.spatial_scale)
 
 
 @register("image.dilation2d")
@@ -94,34 +51,8 @@ def dilation2d(attrs, data, weight):
 @register("nn.deformable_conv2d")
 def deformable_conv2d(attrs, data, offset, weight):
     """Convolution whose taps sample ``data`` bilinearly at their positions moved by ``offset``."""
-    n, c, h, w = data.shape
-    o, _, kh, kw = weight.shape
-    _, _, oh, ow = offset.shape
-    f = data.dtype.type
-    per_group = c // attrs.deformable_groups
-    top, left = attrs.padding[0], attrs.padding[1]
-    (sh, sw), (dh, dw) = attrs.strides, attrs.dilation
-    sampled = np.zeros((n, c, kh, kw, oh, ow), data.dtype)
-    ys, xs = np.arange(oh)[:, None], np.arange(ow)[None, :]
-    for b in range(n):
-        for ch in range(c):
-            for ky in range(kh):
-                for kx in range(kw):
-                    base = (ch // per_group) * kh * kw * 2 + (ky * kw + kx) * 2
-                    py = (ys * sh - top + ky * dh).astype(data.dtype) + offset[b, base]
-                    px = (xs * sw - left + kx * dw).astype(data.dtype) + offset[b, base + 1]
-                    inside = (py >= 0) & (px >= 0) & (py < h) & (px < w)
-                    yc, xc = np.clip(py, 0, h - 1), np.clip(px, 0, w - 1)
-                    y0, x0 = np.floor(yc).astype(int), np.floor(xc).astype(int)
-                    y1, x1 = np.minimum(np.ceil(yc).astype(int), h - 1), np.minimum(np.ceil(xc).astype(int), w - 1)
-                    ty, tx = yc - y0.astype(data.dtype), xc - x0.astype(data.dtype)
-                    img = data[b, ch]
-                    one = f(1)
-                    value = (img[y0, x0] * (one - tx) * (one - ty) + img[y0, x1] * tx * (one - ty)
-                             + img[y1, x0] * (one - tx) * ty + img[y1, x1] * tx * ty)
-                    sampled[b, ch, ky, kx] = np.where(inside, value, f(0))
-    work = np.dtype("float32") if data.dtype == np.float16 else data.dtype
-    out = np.einsum("bckyhw,ocky->bohw", sampled.astype(work), weight.astype(work))
+    fn = deformable_conv2d_nhwc_python if attrs.data_layout == "NHWC" else deformable_conv2d_nchw_python
+    out = fn(data, offset, weight, attrs.strides, attrs.padding, attrs.dilation, attrs.deformable_groups, attrs.groups)
     return as_dtype(out, np.dtype(attrs.out_dtype or data.dtype))
 
 

@@ -1,5 +1,5 @@
 """``crop_and_resize`` and ``dilation2d`` (TVM's ``topi.image.crop_and_resize``, ``topi.image.dilation2d``), and
-``deformable_conv2d_nchw`` (``topi.nn``), which samples its input bilinearly the same way.
+FlowNet's ``correlation_nchw`` (``topi.nn``).
 
 ``crop_and_resize`` maps output row ``i`` of a box ``[y1, x1, y2, x2]`` (normalized) to the image row
 ``y1 * (H - 1) + i * (y2 - y1) * (H - 1) / (crop_h - 1)`` (the box centre for a single row; columns alike), gives
@@ -13,12 +13,11 @@ from ...tir import intrin as _intrin
 from ...tir import op as _op
 from .. import tag as _tag
 from ..elemwise import cast_expr, round_half_away
-from ..nn.conv2d import _acc_dtype, _finish, conv_out_size
+from ..nn.conv2d import conv_out_size
 from ..nn.pad import pad
 from ..utils import get_const_tuple
-from ..vision import bilinear_sample_nchw
 
-__all__ = ["crop_and_resize", "dilation2d", "deformable_conv2d_nchw", "correlation_nchw"]
+__all__ = ["crop_and_resize", "dilation2d", "correlation_nchw"]
 
 
 def crop_and_resize(data, boxes, box_indices, crop_size, layout="NCHW", method="bilinear", extrapolation_value=0.0,
@@ -94,40 +93,6 @@ def dilation2d(data, weight, strides, padding, dilations, data_layout="NCHW", ou
         return _te_max(_op.cast(padded(*idx) + tap, out_dtype), axis=[ry, rx])
 
     return compute(tuple(out_shape), fcompute, name="T_dilation2d", tag="dilation2d")
-
-
-def deformable_conv2d_nchw(data, offset, kernel, strides, padding, dilation, deformable_groups, out_dtype=None):
-    """Deformable convolution (TVM's ``deformable_conv2d_nchw``): each tap reads ``data`` bilinearly at its
-    position plus the offset pair for its deformable group, tap and output pixel (0 outside the image)."""
-    out_dtype = out_dtype or data.dtype
-    n, c, height, width = get_const_tuple(data.shape)
-    o, _, kh, kw = get_const_tuple(kernel.shape)
-    oh = conv_out_size(height, kh, strides[0], dilation[0], padding[0], padding[2])
-    ow = conv_out_size(width, kw, strides[1], dilation[1], padding[1], padding[3])
-    per_group = c // deformable_groups
-    work = data.dtype
-
-    def fsample(b, ch, ky, kx, y, x):
-        base = (ch // per_group) * (kh * kw * 2) + (ky * kw + kx) * 2
-        py = _op.cast(y * strides[0] - padding[0] + ky * dilation[0], work) + offset(b, base, y, x)
-        px = _op.cast(x * strides[1] - padding[1] + kx * dilation[1], work) + offset(b, base + 1, y, x)
-        zero = _op.const(0.0, work)
-        outside = _op.any(_op.less(py, zero), _op.less(px, zero), _op.greater_equal(py, _op.const(float(height), work)),
-                          _op.greater_equal(px, _op.const(float(width), work)))
-        yc = _op.minimum(_op.maximum(py, zero), _op.const(float(height - 1), work))
-        xc = _op.minimum(_op.maximum(px, zero), _op.const(float(width - 1), work))
-        return _op.select(outside, zero, bilinear_sample_nchw(data, b, ch, yc, xc, height, width))
-
-    sampled = compute((n, c, kh, kw, oh, ow), fsample, name="T_deform_data", tag=_tag.INJECTIVE)
-    acc = _acc_dtype(out_dtype)
-
-    def fcompute(b, f, y, x):
-        rc, ry, rx = reduce_axis((0, c), name="rc"), reduce_axis((0, kh), name="ry"), reduce_axis((0, kw), name="rx")
-        return _te_sum(_op.cast(sampled(b, rc.var, ry.var, rx.var, y, x), acc) * _op.cast(
-            kernel(f, rc.var, ry.var, rx.var), acc), axis=[rc, ry, rx])
-
-    out = compute((n, o, oh, ow), fcompute, name="T_deformable_conv2d", tag="deformable_conv2d_nchw")
-    return _finish(out, out_dtype, "T_deformable_conv2d")
 
 
 def correlation_nchw(data1, data2, kernel_size, max_displacement, stride1, stride2, padding, is_multiply):

@@ -8,13 +8,27 @@ interpreter (:mod:`kiln.relay.reference`) registers too, and are checked against
 
 import numpy as np
 
-from ..nn.conv2d import _pair, pad_tuple
+from ..nn.conv2d import _pair
+from .common import get_pad_tuple
+from .grid import affine_grid_python, grid_sample_python
 from .resize import crop_and_resize_python, resize1d_python, resize2d_python, resize3d_python
+from .transform import batch_to_space_nd_python, space_to_batch_nd_python, strided_set_python
+from .vision import (
+    deformable_conv2d_nchw_python,
+    deformable_conv2d_nhwc_python,
+    reorg_python,
+    roi_align_nchw_python,
+    roi_align_nhwc_python,
+    roi_pool_nchw_python,
+)
 
 __all__ = ["softmax_python", "log_softmax_python", "conv2d_nchw_python", "conv2d_nhwc_python", "dilate_python",
            "batch_matmul", "gather_python", "one_hot", "depth_to_space_python", "space_to_depth_python",
            "l2_normalize_python", "lrn_python", "strided_slice_python", "searchsorted_ref",
-           "resize1d_python", "resize2d_python", "resize3d_python", "crop_and_resize_python"]
+           "resize1d_python", "resize2d_python", "resize3d_python", "crop_and_resize_python",
+           "affine_grid_python", "grid_sample_python", "deformable_conv2d_nchw_python", "deformable_conv2d_nhwc_python",
+           "reorg_python", "roi_align_nchw_python", "roi_align_nhwc_python", "roi_pool_nchw_python",
+           "space_to_batch_nd_python", "batch_to_space_nd_python", "strided_set_python"]
 
 
 def softmax_python(a_np, axis=1):
@@ -29,19 +43,9 @@ def log_softmax_python(a_np, axis=1):
     return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
 
 
-def _padding(padding, kernel):
-    """``(top, left, bottom, right)`` from ``"SAME"``/``"VALID"`` or what :func:`kiln.topi.nn.pad_tuple` reads."""
-    if isinstance(padding, str):
-        if padding.upper() == "VALID":
-            return (0, 0, 0, 0)
-        kh, kw = kernel
-        return ((kh - 1) // 2, (kw - 1) // 2, kh - 1 - (kh - 1) // 2, kw - 1 - (kw - 1) // 2)
-    return pad_tuple(padding)
-
-
 def conv2d_nchw_python(a_np, w_np, stride, padding, groups=1):
     """Convolution of NCHW ``a_np`` with an OIHW ``w_np`` (``groups`` groups), summed in float64 for floats."""
-    (sh, sw), (top, left, bottom, right) = _pair(stride), _padding(padding, w_np.shape[2:])
+    (sh, sw), (top, left, bottom, right) = _pair(stride), get_pad_tuple(padding, w_np.shape[2:])
     n, c, _, _ = a_np.shape
     o, cg, kh, kw = w_np.shape
     work = "float64" if np.issubdtype(np.result_type(a_np, w_np), np.floating) else "int64"

@@ -5,6 +5,7 @@ adaptive) and the other ``relay.nn`` operators beyond the seed set: adapters fro
 
 from ....topi.image import crop, grid, resize_nd
 from ....topi.nn import convnd, extra, grad, loss, poolnd
+from ....topi.nn.deformable_conv2d import deformable_conv2d
 from ....topi.nn.softmax import softmax
 from ....topi.sort import topk
 from ....topi.vision import roi_align_nchw, roi_pool_nchw
@@ -101,9 +102,9 @@ NN_COMPUTES = {
         out_type.dtype)],
     "image.dilation2d": lambda attrs, inputs, out_type: [crop.dilation2d(
         inputs[0], inputs[1], attrs.strides, attrs.padding, attrs.dilations, attrs.data_layout, out_type.dtype)],
-    "nn.deformable_conv2d": lambda attrs, inputs, out_type: [crop.deformable_conv2d_nchw(
+    "nn.deformable_conv2d": lambda attrs, inputs, out_type: [deformable_conv2d(
         inputs[0], inputs[1], inputs[2], attrs.strides, attrs.padding, attrs.dilation, attrs.deformable_groups,
-        out_type.dtype)],
+        attrs.groups, attrs.data_layout, out_type.dtype)],
     "sort": lambda attrs, inputs, out_type: [topk(inputs[0], 0, attrs.axis, "values", attrs.is_ascend)],
     "nn.dilate": lambda attrs, inputs, out_type: [loss.dilate(inputs[0], attrs.strides, attrs.dilation_value)],
     "nn.space_to_batch_nd": lambda attrs, inputs, out_type: [loss.space_to_batch_nd(
