@@ -61,8 +61,8 @@ class Layout:
             )
         sizes = {}
         for (a, f), d in zip(self.axes, shape, strict=True):
-            if f is None:
-                sizes[a] = sizes.get(a, 1) * _size(d)
+            if f is None:  # a dimension seen once is kept as it is (a symbolic one keeps its name)
+                sizes[a] = sizes[a] * _size(d) if a in sizes else _size(d)
             else:
                 if isinstance(_size(d), int) and int(d) != f:
                     raise KilnError(f"layout {self.name}: sub-axis {f}{a} needs size {f}, shape has {d}")
@@ -81,7 +81,7 @@ class Layout:
             factor = self.factor_of(a)
             if isinstance(sizes[a], int) and sizes[a] % factor:
                 raise KilnError(f"layout {self.name}: axis {a} of size {sizes[a]} is not divisible by {factor}")
-            shape.append(sizes[a] // factor)
+            shape.append(sizes[a] // factor if factor != 1 else sizes[a])
         return tuple(shape)
 
     def convert_shape(self, shape, dst: "Layout") -> tuple:

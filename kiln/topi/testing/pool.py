@@ -2,8 +2,9 @@
 
 ``poolnd_python`` visits every output position and reduces its window of the padded input: a window starts at
 ``position * stride`` and takes ``kernel`` taps ``dilation`` apart, clipped to the padded input (``ceil_mode`` may
-leave a last window hanging past it). Padded cells never win a maximum; an average divides by the window's cells
-inside the padded input (``count_include_pad``) or by its cells inside the input itself.
+leave a last window hanging past it). A maximum pads with the lowest value of the result type (TVM's
+``min_value``, so a window of padding only gives that value); an average divides by the window's cells inside the
+padded input (``count_include_pad``) or by its cells inside the input itself.
 
 ``adaptive_pool`` gives output cell ``i`` of ``out`` along an axis of ``size`` the input range
 ``[floor(i * size / out), ceil((i + 1) * size / out))``.
@@ -66,7 +67,9 @@ def poolnd_python(np_data, kernel, strides, dilation, padding_before, padding_af
                  for a in range(nd)]
     pads = [(0, 0), (0, 0)] + [(padding_before[a], padding_after[a]) for a in range(nd)]
     work = data.astype("float64")
-    padded = np.pad(work, pads, constant_values=-np.inf if pool_type == "max" else 0)
+    # a max pads with the result type's lowest value, as the kernels do (a window all padding gives that value)
+    lowest = np.finfo(dtype).min if np.issubdtype(np.dtype(dtype), np.floating) else np.iinfo(dtype).min
+    padded = np.pad(work, pads, constant_values=lowest if pool_type == "max" else 0)
     inside = np.pad(np.ones(space, bool), pads[2:], constant_values=False)
     out = np.zeros(data.shape[:2] + tuple(out_space), "float64")
     for pos in itertools.product(*(range(s) for s in out_space)):

@@ -72,3 +72,11 @@ def test_adaptive_pool_windows(layout, kind):
         window = tuple(slice(p * n // o, -(-(p + 1) * n // o)) for p, n, o in zip(pos, spatial, out_size, strict=True))
         np.testing.assert_allclose(got[(slice(None), slice(None), *pos)],
                                    reduce(x[(slice(None), slice(None), *window)], axis=tuple(range(2, x.ndim))))
+
+
+def test_a_max_window_of_padding_only_gives_the_lowest_value():
+    x = np.ones((1, 1, 2), "float32")
+    got = ref.poolnd_python(x, (2,), (2,), (1,), (2,), (0,), "max")
+    assert got.tolist() == [[[np.finfo("float32").min, 1.0]]]
+    xi = np.ones((1, 1, 2), "int8")
+    assert ref.poolnd_python(xi, (2,), (2,), (1,), (2,), (0,), "max", dtype="int8").tolist() == [[[-128, 1]]]
