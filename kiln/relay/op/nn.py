@@ -451,6 +451,7 @@ def lrn(data, size=5, axis=1, bias=2, alpha=0.00001, beta=0.75):
 
 # the other convolutions and poolings are defined in their own module and belong to relay.nn
 from .array_more import fifo_buffer, sparse_add, sparse_dense  # noqa: E402, F401
+from .nn_bitserial import bitpack, bitserial_conv2d, bitserial_dense  # noqa: E402, F401
 from .nn_conv import (  # noqa: E402, F401
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -468,6 +469,10 @@ from .nn_conv import (  # noqa: E402, F401
     conv3d,
     conv3d_transpose,
     deformable_conv2d,
+    global_avg_pool1d,
+    global_avg_pool3d,
+    global_max_pool1d,
+    global_max_pool3d,
     max_pool1d,
     max_pool3d,
 )

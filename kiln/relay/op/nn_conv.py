@@ -246,6 +246,23 @@ adaptive_avg_pool2d, adaptive_max_pool2d = _adaptive("avg", 2), _adaptive("max",
 adaptive_avg_pool3d, adaptive_max_pool3d = _adaptive("avg", 3), _adaptive("max", 3)
 
 
+def _global(kind, n):
+    adaptive = _adaptive(kind, n)
+    default_layout = _ADAPTIVE[n][2]
+
+    def build(data, layout=default_layout, out_layout=""):
+        return adaptive(data, (1,) * n, layout, out_layout)
+
+    build.__name__ = f"global_{kind}_pool{n}d"
+    build.__doc__ = (f"Global {kind} pooling over the {_ADAPTIVE[n][0]} axes (TVM's: adaptive {kind} pooling to "
+                     "size 1).")
+    return build
+
+
+global_avg_pool1d, global_max_pool1d = _global("avg", 1), _global("max", 1)
+global_avg_pool3d, global_max_pool3d = _global("avg", 3), _global("max", 3)
+
+
 # -------------------------------------------------------------------------------------------- deformable convolution
 def _deformable_sizes(data, weight_hw, attrs):
     """The data's primal sizes and the output's (``N C H W``) for a kernel of spatial size ``weight_hw``."""

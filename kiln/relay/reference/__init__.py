@@ -15,6 +15,7 @@ from . import (
     algorithm,
     array,
     array_more,
+    bitserial,
     conv,
     convnd,
     dyn,
@@ -30,5 +31,5 @@ from . import (
 )
 from .transform import convert_layout
 
-__all__ = ["algorithm", "array", "array_more", "conv", "convnd", "convert_layout", "elemwise", "grid", "image",
-           "memory", "nn", "nn_extra", "reduce", "transform", "vision"]
+__all__ = ["algorithm", "array", "array_more", "bitserial", "conv", "convnd", "convert_layout", "elemwise", "grid",
+           "image", "memory", "nn", "nn_extra", "reduce", "transform", "vision"]

@@ -248,6 +248,10 @@ SAMPLES = {
         v(0, (2, 3)), c([1395864371, 1073741824, 7], "int32"), v(0, (3,)), True, True, [1])),
     "nn.sparse_add": s(lambda v, o: relay.nn.sparse_add(v(0, (3, 3)), (v(0, (3,)), relay.cast_like(
         c([0, 2, 1], "int32"), v(2, (1,))), relay.cast_like(c([0, 2, 2, 3], "int32"), v(2, (1,)))))),
+    "nn.bitpack": s(lambda v, o: relay.nn.bitpack(v(0, (2, 8, 1)), bits=2, bit_axis=0, pack_type="uint8")),
+    "nn.bitserial_conv2d": s(lambda v, o: relay.nn.bitserial_conv2d(v(0, (1, 2, 3, 3)), v(0, (2, 2, 2, 2)),
+                                                                    kernel_size=(2, 2), weight_bits=2)),
+    "nn.bitserial_dense": s(lambda v, o: relay.nn.bitserial_dense(v(0, (2, 3)), v(0, (4, 3)), 4, unipolar=False)),
     "vision.multibox_transform_loc": s(lambda v, o: relay.vision.multibox_transform_loc(
         v(0, (1, 3, 4), "positive"), v(0, (1, 16)), v(0, (1, 4, 4)), threshold=1.0)[0]),
 }

@@ -164,3 +164,15 @@ def test_contrib_conv2d_nchwc_is_conv2d_in_blocked_layouts():
     with pytest.raises(TypeInferenceError, match="must be blocked"):
         relay.infer_type(relay.nn.contrib_conv2d_nchwc(relay.var("x", shape=x.shape), relay.var("w", shape=w.shape),
                                                        data_layout="NCHW", kernel_layout="OIHW"))
+
+
+@pytest.mark.parametrize("kind", ["avg", "max"])
+def test_global_pools_over_one_and_three_axes(kind):
+    x1, x3 = rand((2, 3, 7)), rand((1, 2, 3, 4, 5))
+    reduce = np.mean if kind == "avg" else np.max
+    op1, op3 = getattr(relay.nn, f"global_{kind}_pool1d"), getattr(relay.nn, f"global_{kind}_pool3d")
+    check(op1(relay.var("x", shape=x1.shape)), {"x": x1}, reduce(x1, axis=2, keepdims=True))
+    nwc = op1(relay.var("x", shape=(2, 7, 3)), layout="NWC")
+    check(nwc, {"x": x1.transpose(0, 2, 1)}, reduce(x1, axis=2, keepdims=True).transpose(0, 2, 1))
+    check(op3(relay.var("x", shape=x3.shape)), {"x": x3}, reduce(x3, axis=(2, 3, 4), keepdims=True))
+    assert op3(relay.var("x", shape=x3.shape)).op.name == f"nn.adaptive_{kind}_pool3d"

@@ -4,7 +4,7 @@ adaptive) and the other ``relay.nn`` operators beyond the seed set: adapters fro
 :data:`.generic.COMPUTES`."""
 
 from ....topi.image import crop, grid, resize_nd
-from ....topi.nn import convnd, extra, grad, loss, poolnd
+from ....topi.nn import bitserial, convnd, extra, grad, loss, poolnd
 from ....topi.nn.deformable_conv2d import deformable_conv2d
 from ....topi.nn.softmax import softmax
 from ....topi.sort import topk
@@ -137,6 +137,14 @@ NN_COMPUTES = {
     "vision.multibox_transform_loc": lambda attrs, inputs, out_type: multibox_transform_loc(
         inputs[0], inputs[1], inputs[2], attrs.clip, attrs.threshold, attrs.variances, attrs.keep_background),
     "nn.fast_softmax": lambda attrs, inputs, out_type: [softmax(inputs[0], attrs.axis)],
+    "nn.bitpack": lambda attrs, inputs, out_type: [bitserial.bitpack(
+        inputs[0], attrs.bits, attrs.pack_axis % len(inputs[0].shape), attrs.bit_axis % (len(inputs[0].shape) + 1),
+        attrs.pack_type, attrs.name)],
+    "nn.bitserial_conv2d": lambda attrs, inputs, out_type: [bitserial.bitserial_conv2d(
+        inputs[0], inputs[1], attrs.strides, attrs.padding, attrs.activation_bits, attrs.weight_bits,
+        attrs.out_dtype, attrs.unipolar, attrs.data_layout, attrs.kernel_layout)],
+    "nn.bitserial_dense": lambda attrs, inputs, out_type: [bitserial.bitserial_dense(
+        inputs[0], inputs[1], attrs.data_bits, attrs.weight_bits, attrs.out_dtype, attrs.unipolar)],
     **{name: _conv for name in ("nn.conv1d", "nn.conv3d")},
     **{name: _conv_transpose for name in ("nn.conv1d_transpose", "nn.conv2d_transpose", "nn.conv3d_transpose")},
     **{f"nn.{kind}_pool{n}d": _pool(kind) for kind in ("max", "avg") for n in (1, 3)},
