@@ -1,4 +1,4 @@
-"""Region operators (TVM's ``topi.vision.rcnn``): ``roi_align`` and ``roi_pool`` on NCHW data, and the shared
+"""Region operators (TVM's ``topi.vision.rcnn``): ``roi_align`` (NCHW or NHWC) and ``roi_pool`` (NCHW), and the shared
 bilinear sampler.
 
 ``roi_align`` splits each region (``[batch, x1, y1, x2, y2]`` scaled by ``spatial_scale``, at least 1 x 1) into
@@ -43,15 +43,19 @@ def bilinear_sample_nchw(data, n, c, y, x, height, width):
     return bilinear_sample(lambda r, col: data(n, c, r, col), y, x, height, width)
 
 
-def roi_align_nchw(data, rois, pooled_size, spatial_scale, mode="avg", sample_ratio=-1):
-    """ROI align of NCHW ``data`` over ``rois`` (``(num_roi, 5)``); see the module docstring.
+def roi_align_nchw(data, rois, pooled_size, spatial_scale, mode="avg", sample_ratio=-1, layout="NCHW"):
+    """ROI align of NCHW (or NHWC) ``data`` over ``rois`` (``(num_roi, 5)``); see the module docstring.
 
     Returns
     -------
     out : te.Tensor
-        ``(num_roi, C, pooled_h, pooled_w)``, tagged ``roi_align``.
+        ``(num_roi, C, pooled_h, pooled_w)`` (or ``(num_roi, pooled_h, pooled_w, C)``), tagged ``roi_align``.
     """
-    _, channels, height, width = get_const_tuple(data.shape)
+    nhwc = layout == "NHWC"
+    if nhwc:
+        _, height, width, channels = get_const_tuple(data.shape)
+    else:
+        _, channels, height, width = get_const_tuple(data.shape)
     num_roi = get_const_tuple(rois.shape)[0]
     ph_n, pw_n = pooled_size
     work = rois.dtype
@@ -78,11 +82,17 @@ def roi_align_nchw(data, rois, pooled_size, spatial_scale, mode="avg", sample_ra
                           _op.greater(x, c(width)))
         yc = _op.minimum(_op.maximum(y, c(0.0)), c(height - 1))
         xc = _op.minimum(_op.maximum(x, c(0.0)), c(width - 1))
-        value = _op.select(outside, c(0.0), bilinear_sample_nchw(data, batch, ch, yc, xc, height, width))
+        def read(r, col):
+            return data(batch, r, col, ch) if nhwc else data(batch, ch, r, col)
+
+        value = _op.select(outside, c(0.0), bilinear_sample(read, yc, xc, height, width))
         if mode == "avg":
             return _te_sum(value / _op.cast(grid_h * grid_w, work), axis=[rh, rw])
         return _te_max(value, axis=[rh, rw])
 
+    if nhwc:
+        return compute((num_roi, ph_n, pw_n, channels), lambda i, ph, pw, ch: fcompute(i, ch, ph, pw),
+                       name="T_roi_align", tag="roi_align")
     return compute((num_roi, channels, ph_n, pw_n), fcompute, name="T_roi_align", tag="roi_align")
 
 

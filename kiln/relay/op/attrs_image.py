@@ -102,7 +102,7 @@ class ROIAlignAttrs(Attrs):
         _int_tuple(self, "pooled_size", 2)
         self._require(len(self.pooled_size) == 2 and min(self.pooled_size) > 0, "pooled_size",
                       "must be 2 positive ints")
-        self._require(self.layout == "NCHW", "layout", "must be NCHW (the layout kiln computes it in)")
+        self._require(self.layout in ("NCHW", "NHWC"), "layout", "must be NCHW or NHWC")
         self._require(self.mode in ("avg", "max"), "mode", "must be avg or max")
 
 
@@ -195,8 +195,10 @@ class GridSampleAttrs(Attrs):
     align_corners: bool = True
 
     def __post_init__(self):
-        self._require(self.method in ("bilinear", "nearest"), "method", "must be bilinear or nearest")
-        self._require(self.layout == "NCHW", "layout", "must be NCHW")
+        self._require(self.method in ("bilinear", "nearest", "bicubic"), "method", "must be bilinear, nearest or "
+                      "bicubic")
+        self._require(self.layout in ("NCHW", "NCDHW"), "layout", "must be NCHW or NCDHW")
+        self._require(self.layout == "NCHW" or self.method != "bicubic", "method", "bicubic needs 2-D (NCHW) data")
         self._require(self.padding_mode in ("zeros", "border", "reflection"), "padding_mode",
                       "must be zeros, border or reflection")
         object.__setattr__(self, "align_corners", bool(self.align_corners))

@@ -265,7 +265,8 @@ class SubPixelAttrs(Attrs):
     def __post_init__(self):
         self._require(isinstance(self.block_size, int) and self.block_size >= 1, "block_size",
                       "must be a positive int")
-        self._require(self.mode in ("DCR", "CRD"), "mode", "must be DCR or CRD")
+        # TVM takes every mode but DCR as CRD; its own tests spell it CDR, so that spelling is accepted too
+        self._require(self.mode in ("DCR", "CRD", "CDR"), "mode", "must be DCR or CRD")
         self._require(self.layout in ("NCHW", "NHWC"), "layout", "must be NCHW or NHWC")
 
 

@@ -9,7 +9,7 @@ from . import attrs as A
 from . import attrs_image as AI
 from .dispatch import constant_value, dyn_ops, is_dynamic
 from .op import OpPattern, make_call, register_relay_op
-from .type_relations import FLOAT, INTEGER, NUMERIC, check_dtype, dims_match, same_dtype, tensor_arg
+from .type_relations import FLOAT, INTEGER, NUMERIC, check_dtype, dims_match, same_dtype, shapes_match, tensor_arg
 
 
 def _resize2d_rel(types, attrs):
@@ -167,8 +167,10 @@ def affine_grid(data, target_shape=None):
 
 def _grid_sample_rel(types, attrs):
     data, grid = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "grid")
-    if data.ndim != 4 or grid.ndim != 4 or grid.shape[1] != 2 or grid.shape[0] != data.shape[0]:
-        raise TypeInferenceError(f"image.grid_sample: data {data} must be NCHW and grid {grid} (N, 2, H, W)")
+    k = len(attrs.layout) - 2
+    if data.ndim != k + 2 or grid.ndim != k + 2 or not shapes_match(grid.shape[:2], (data.shape[0], k)):
+        raise TypeInferenceError(f"image.grid_sample: data {data} must be {attrs.layout} and grid {grid} "
+                                 f"(N, {k}, {'D, ' if k == 3 else ''}H, W)")
     same_dtype([data, grid], "image.grid_sample data and grid")
     return TensorType(data.shape[:2] + grid.shape[2:], data.dtype)
 
@@ -177,7 +179,7 @@ register_relay_op("image.grid_sample", 2, _grid_sample_rel, OpPattern.INJECTIVE,
 
 
 def grid_sample(data, grid, method="bilinear", layout="NCHW", padding_mode="zeros", align_corners=True):
-    """Sample ``data`` at the normalized ``(x, y)`` positions of ``grid`` (bilinear or nearest; outside the image:
-    zeros, the border, or the reflection)."""
+    """Sample ``data`` (NCHW or NCDHW) at the normalized ``(x, y[, z])`` positions of ``grid`` (bilinear, nearest
+    or, in 2-D, bicubic; outside the image: zeros, the border, or the reflection)."""
     return make_call("image.grid_sample", [data, grid], AI.GridSampleAttrs(method, layout, padding_mode,
                                                                            align_corners))

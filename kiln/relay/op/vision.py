@@ -1,8 +1,9 @@
 """Vision operators (``relay.vision``): ``vision.roi_align vision.roi_pool vision.yolo_reorg
 vision.get_valid_counts vision.all_class_non_max_suppression`` (and ``nn.correlation``, FlowNet's).
 
-Both take NCHW feature maps and regions ``(num_roi, 5)`` as ``[batch_index, x1, y1, x2, y2]`` in image
-coordinates (scaled by ``spatial_scale``), and give ``(num_roi, C, pooled_h, pooled_w)``.
+Both take NCHW feature maps (``roi_align`` also NHWC) and regions ``(num_roi, 5)`` as ``[batch_index, x1, y1, x2,
+y2]`` in image coordinates (scaled by ``spatial_scale``), and give ``(num_roi, C, pooled_h, pooled_w)`` (or
+``(num_roi, pooled_h, pooled_w, C)``).
 """
 
 from dataclasses import dataclass
@@ -15,15 +16,17 @@ from ...ir.type import TensorType, TupleType
 from ...topi import nms
 from . import attrs_image as A
 from .op import OpPattern, make_call, register_relay_op
-from .type_relations import FLOAT, INTEGER, same_dtype, shapes_match, tensor_arg
+from .type_relations import FLOAT, INTEGER, dims_match, same_dtype, shapes_match, tensor_arg
 
 
 def _roi_rel(op):
     def relation(types, attrs):
         data, rois = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "rois")
-        if data.ndim != 4 or rois.ndim != 2 or rois.shape[1] != 5:
-            raise TypeInferenceError(f"{op}: data {data} must be NCHW and rois {rois} (num_roi, 5)")
+        if data.ndim != 4 or rois.ndim != 2 or not dims_match(rois.shape[1], 5):
+            raise TypeInferenceError(f"{op}: data {data} must be {attrs.layout} and rois {rois} (num_roi, 5)")
         same_dtype([data, rois], f"{op} data and rois")
+        if attrs.layout == "NHWC":
+            return TensorType((rois.shape[0],) + tuple(attrs.pooled_size) + (data.shape[3],), data.dtype)
         return TensorType((rois.shape[0], data.shape[1]) + tuple(attrs.pooled_size), data.dtype)
 
     return relation

@@ -1,10 +1,12 @@
 """``affine_grid``, ``grid_sample`` (TVM's ``topi.image``) and darknet's ``reorg`` (``topi.vision.reorg``).
 
-``grid_sample`` maps a normalized coordinate ``g`` in ``[-1, 1]`` to the pixel ``(g + 1) * (size - 1) / 2``
-(``align_corners``) or ``((g + 1) * size - 1) / 2``; ``border`` clamps it into the image, ``reflection`` reflects it
-at the image's edges (at the pixel centres with ``align_corners``, else at the borders, then clamps); with ``zeros``
-each neighbour outside the image reads 0.
+``grid_sample`` (2-D or 3-D) maps a normalized coordinate ``g`` in ``[-1, 1]`` to the pixel
+``(g + 1) * (size - 1) / 2`` (``align_corners``) or ``((g + 1) * size - 1) / 2``; ``border`` clamps it into the
+image, ``reflection`` reflects it at the image's edges (at the pixel centres with ``align_corners``, else at the
+borders, then clamps); with ``zeros`` each neighbour outside the image reads 0.
 """
+
+import itertools
 
 from ...te.operation import compute
 from ...tir import intrin as _intrin
@@ -59,40 +61,92 @@ def _reflect(x, size, align_corners):
     return _op.minimum(_op.maximum(out, _op.const(0.0, dtype)), _op.const(float(size - 1), dtype))
 
 
-def grid_sample(data, grid, method="bilinear", padding_mode="zeros", align_corners=True):
-    """Sample NCHW ``data`` at the normalized positions ``grid`` ``(N, 2, H', W')`` (x first)."""
-    n, c, h, w = get_const_tuple(data.shape)
-    gh, gw = get_const_tuple(grid.shape)[2:]
+def _cubic_weights(t):
+    """Keys' cubic weights for ``a = -0.75`` (PyTorch's) of the taps at offsets -1, 0, 1, 2."""
+    dtype = t.dtype
+
+    def c(v):
+        return _op.const(v, dtype)
+
+    a = -0.75
+
+    def near(f):  # a tap at distance f <= 1
+        return ((c(a + 2) * f - c(a + 3)) * f) * f + c(1.0)
+
+    def far(f):  # a tap at distance 1 < f < 2
+        return ((c(a) * f - c(5 * a)) * f + c(8 * a)) * f - c(4 * a)
+
+    return [far(t + c(1.0)), near(t), near(c(1.0) - t), far(c(2.0) - t)]
+
+
+def grid_sample(data, grid, method="bilinear", padding_mode="zeros", align_corners=True, layout="NCHW"):
+    """Sample ``data`` (NCHW or NCDHW) at the normalized positions ``grid`` (``(N, 2, H', W')`` holding x, y or
+    ``(N, 3, D', H', W')`` holding x, y, z): ``nearest``, ``bilinear`` (trilinear in 3-D) or, in 2-D, ``bicubic``
+    (Keys' weights, ``a = -0.75``; the padding mode applies to its tap indices)."""
+    shape = get_const_tuple(data.shape)
+    n, c, sizes = shape[0], shape[1], shape[2:]
+    k = len(sizes)
+    gshape = get_const_tuple(grid.shape)[2:]
     dtype = data.dtype
 
-    def position(b, y, x):
-        px = _unnormalize(grid(b, 0, y, x), w, align_corners)
-        py = _unnormalize(grid(b, 1, y, x), h, align_corners)
+    def position(b, out):
+        pos = []
+        for j, size in enumerate(sizes):  # spatial axis j (D or H first) reads grid channel k - 1 - j
+            p = _unnormalize(grid(b, k - 1 - j, *out), size, align_corners)
+            if method != "bicubic" and padding_mode == "border":
+                p = _op.minimum(_op.maximum(p, _op.const(0.0, dtype)), _op.const(float(size - 1), dtype))
+            elif method != "bicubic" and padding_mode == "reflection":
+                p = _reflect(p, size, align_corners)
+            pos.append(p)
+        return pos
+
+    def pixel(b, ch, index):
+        inside = _op.all(*(_op.logical_and(_op.greater_equal(i, 0), _op.less(i, size))
+                           for i, size in zip(index, sizes, strict=True)))
+        clamped = [_op.minimum(_op.maximum(i, _op.const(0, "int32")), _op.const(size - 1, "int32"))
+                   for i, size in zip(index, sizes, strict=True)]
+        return _op.select(inside, data(b, ch, *clamped), _op.const(0.0, dtype))
+
+    def tap(index, size):
+        """A bicubic tap index moved into the image by the padding mode."""
         if padding_mode == "border":
-            px = _op.minimum(_op.maximum(px, _op.const(0.0, dtype)), _op.const(float(w - 1), dtype))
-            py = _op.minimum(_op.maximum(py, _op.const(0.0, dtype)), _op.const(float(h - 1), dtype))
-        elif padding_mode == "reflection":
-            px, py = _reflect(px, w, align_corners), _reflect(py, h, align_corners)
-        return py, px
+            return _op.minimum(_op.maximum(index, _op.const(0, "int32")), _op.const(size - 1, "int32"))
+        if padding_mode == "reflection":
+            return _op.cast(_reflect(_op.cast(index, dtype), size, align_corners), "int32")
+        return index
 
-    def pixel(b, ch, yi, xi):
-        inside = _op.all(_op.greater_equal(yi, 0), _op.less(yi, h), _op.greater_equal(xi, 0), _op.less(xi, w))
-        yc = _op.minimum(_op.maximum(yi, _op.const(0, "int32")), _op.const(h - 1, "int32"))
-        xc = _op.minimum(_op.maximum(xi, _op.const(0, "int32")), _op.const(w - 1, "int32"))
-        return _op.select(inside, data(b, ch, yc, xc), _op.const(0.0, dtype))
-
-    def fcompute(b, ch, y, x):
-        py, px = position(b, y, x)
-        if method == "nearest":  # ties to even (nearbyint), as TVM's round and ONNX do
-            return pixel(b, ch, _op.cast(_intrin.nearbyint(py), "int32"), _op.cast(_intrin.nearbyint(px), "int32"))
-        y0f, x0f = _intrin.floor(py), _intrin.floor(px)
-        y0, x0 = _op.cast(y0f, "int32"), _op.cast(x0f, "int32")
-        ty, tx = py - y0f, px - x0f
+    def fcompute(b, ch, *out):
+        pos = position(b, out)
+        if method == "nearest":  # ties to even (nearbyint), as TVM's compute
+            return pixel(b, ch, [_op.cast(_intrin.nearbyint(p), "int32") for p in pos])
+        base_f = [_intrin.floor(p) for p in pos]
+        frac = [p - f for p, f in zip(pos, base_f, strict=True)]
+        base = [_op.cast(f, "int32") for f in base_f]
         one = _op.const(1.0, dtype)
-        return (pixel(b, ch, y0, x0) * (one - ty) * (one - tx) + pixel(b, ch, y0, x0 + 1) * (one - ty) * tx
-                + pixel(b, ch, y0 + 1, x0) * ty * (one - tx) + pixel(b, ch, y0 + 1, x0 + 1) * ty * tx)
+        if method == "bilinear":
+            out_value = None
+            for corner in itertools.product((0, 1), repeat=k):
+                weight = None
+                for cbit, t in zip(corner, frac, strict=True):
+                    w = t if cbit else one - t
+                    weight = w if weight is None else weight * w
+                term = pixel(b, ch, [i + cbit for i, cbit in zip(base, corner, strict=True)]) * weight
+                out_value = term if out_value is None else out_value + term
+            return out_value
+        wy, wx = _cubic_weights(frac[0]), _cubic_weights(frac[1])
+        rows = [tap(base[0] + (r - 1), sizes[0]) for r in range(4)]
+        cols = [tap(base[1] + (q - 1), sizes[1]) for q in range(4)]
+        out_value = None
+        for r in range(4):
+            line = None
+            for q in range(4):
+                term = pixel(b, ch, [rows[r], cols[q]]) * wx[q]
+                line = term if line is None else line + term
+            out_value = line * wy[r] if out_value is None else out_value + line * wy[r]
+        return out_value
 
-    return compute((n, c, gh, gw), fcompute, name="T_grid_sample", tag=_tag.INJECTIVE)
+    del layout  # NCHW or NCDHW, told apart by the rank
+    return compute((n, c) + gshape, fcompute, name="T_grid_sample", tag=_tag.INJECTIVE)
 
 
 def reorg(data, stride):

@@ -6,6 +6,7 @@ import pytest
 
 from kiln import relay
 from kiln.error import TypeInferenceError
+from kiln.topi.testing import grid_sample_python
 
 from .checks import check
 
@@ -109,6 +110,23 @@ def test_grid_sample(method, padding, align):
     want = naive_grid_sample(data, grid, method, padding, align)
     check(relay.image.grid_sample(v("d", data.shape), v("g", grid.shape), method, "NCHW", padding, align),
           {"d": data, "g": grid}, want, rtol=1e-4)
+
+
+@pytest.mark.parametrize("padding,align", [("zeros", True), ("border", False), ("reflection", False)])
+def test_grid_sample_bicubic_and_3d(padding, align):
+    """Compiled against :func:`kiln.topi.testing.grid_sample_python` (checked against scalar loops in
+    tests/topi/testing/test_grid.py)."""
+    data = RNG.standard_normal((2, 3, 4, 5)).astype("float32")
+    grid = RNG.uniform(-1.3, 1.3, (2, 2, 3, 6)).astype("float32")
+    want = grid_sample_python(data, grid, "bicubic", "NCHW", padding, align)
+    check(relay.image.grid_sample(v("d", data.shape), v("g", grid.shape), "bicubic", "NCHW", padding, align),
+          {"d": data, "g": grid}, want, rtol=1e-4)
+    volume = RNG.standard_normal((1, 2, 3, 4, 5)).astype("float32")
+    grid = RNG.uniform(-1.3, 1.3, (1, 3, 2, 3, 4)).astype("float32")
+    for method in ("bilinear", "nearest"):
+        want = grid_sample_python(volume, grid, method, "NCDHW", padding, align)
+        check(relay.image.grid_sample(v("d", volume.shape), v("g", grid.shape), method, "NCDHW", padding, align),
+              {"d": volume, "g": grid}, want, rtol=1e-4)
 
 
 def test_yolo_reorg():

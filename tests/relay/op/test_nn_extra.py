@@ -76,7 +76,7 @@ def test_prelu():
 
 
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
-@pytest.mark.parametrize("mode", ["DCR", "CRD"])
+@pytest.mark.parametrize("mode", ["DCR", "CRD", "CDR"])  # CDR: TVM's tests' spelling of CRD
 def test_depth_to_space_and_back(layout, mode):
     x = rand((1, 8, 2, 3))
     n, c, h, w = x.shape

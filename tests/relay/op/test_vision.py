@@ -48,6 +48,9 @@ def test_roi_align(ratio, mode, scale):
     expr = relay.vision.roi_align(relay.var("d", shape=data.shape), relay.var("r", shape=rois.shape), (2, 3), scale,
                                   ratio, mode=mode)
     check(expr, {"d": data, "r": rois}, want, rtol=1e-4)
+    nhwc = relay.vision.roi_align(relay.var("d", shape=(2, 7, 8, 3)), relay.var("r", shape=rois.shape), (2, 3), scale,
+                                  ratio, layout="NHWC", mode=mode)
+    check(nhwc, {"d": data.transpose(0, 2, 3, 1), "r": rois}, want.transpose(0, 2, 3, 1), rtol=1e-4)
     with pytest.raises(TypeInferenceError, match="vision.roi_align"):
         relay.infer_type(relay.vision.roi_align(relay.var("d", shape=(3, 7, 8)), relay.var("r", shape=(3, 5)), 2, 1.0))
 

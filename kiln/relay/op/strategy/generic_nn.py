@@ -94,7 +94,7 @@ NN_COMPUTES = {
         inputs[0], inputs[1], inputs[2], attrs.num_groups, attrs.axis, attrs.epsilon, attrs.center, attrs.scale)],
     "nn.mirror_pad": _mirror_pad,
     "vision.roi_align": lambda attrs, inputs, out_type: [roi_align_nchw(
-        inputs[0], inputs[1], attrs.pooled_size, attrs.spatial_scale, attrs.mode, attrs.sample_ratio)],
+        inputs[0], inputs[1], attrs.pooled_size, attrs.spatial_scale, attrs.mode, attrs.sample_ratio, attrs.layout)],
     "vision.roi_pool": lambda attrs, inputs, out_type: [roi_pool_nchw(inputs[0], inputs[1], attrs.pooled_size,
                                                                       attrs.spatial_scale)],
     "image.crop_and_resize": lambda attrs, inputs, out_type: [crop.crop_and_resize(
@@ -116,8 +116,8 @@ NN_COMPUTES = {
     "nn.nll_loss": lambda attrs, inputs, out_type: [loss.nll_loss(inputs[0], inputs[1], inputs[2], attrs.reduction,
                                                                   attrs.ignore_index)],
     "image.affine_grid": lambda attrs, inputs, out_type: [grid.affine_grid(inputs[0], attrs.target_shape)],
-    "image.grid_sample": lambda attrs, inputs, out_type: [grid.grid_sample(inputs[0], inputs[1], attrs.method,
-                                                                           attrs.padding_mode, attrs.align_corners)],
+    "image.grid_sample": lambda attrs, inputs, out_type: [grid.grid_sample(
+        inputs[0], inputs[1], attrs.method, attrs.padding_mode, attrs.align_corners, attrs.layout)],
     "vision.yolo_reorg": lambda attrs, inputs, out_type: [grid.reorg(inputs[0], attrs.stride)],
     "nn.contrib_conv2d_NCHWc": lambda attrs, inputs, out_type: _conv2d_generic(attrs, inputs, out_type),
     "nn.contrib_depthwise_conv2d_NCHWc": lambda attrs, inputs, out_type: _conv2d_generic(attrs, inputs, out_type),
