@@ -7,7 +7,7 @@ import math
 
 from ...error import TypeInferenceError
 from ...ir.op import register_op_attr
-from ...ir.type import TensorType, is_any
+from ...ir.type import Any, TensorType, is_any
 from ...tir.layout import layout as parse_layout
 from ...topi.image.resize_nd import upsampled_size
 from . import attrs as AS
@@ -46,7 +46,9 @@ def _upsampling_rel(op, scales):
             raise TypeInferenceError(f"{op}: data {data} does not fit layout {attrs.layout}")
         shape = list(data.shape)
         for a, name in scales.items():
-            shape[lay.index_of(a)] = upsampled_size(shape[lay.index_of(a)], getattr(attrs, name))
+            size, scale = shape[lay.index_of(a)], getattr(attrs, name)
+            # a size known only at run time gives one too (the same one when the scale is 1)
+            shape[lay.index_of(a)] = (size if scale == 1 else Any()) if is_any(size) else upsampled_size(size, scale)
         return TensorType(tuple(shape), data.dtype)
 
     return relation

@@ -65,6 +65,10 @@ def test_upsampling():
     a = x[..., y0[:, None], x0[None, :]] * (1 - tx) + x[..., y0[:, None], x0[None, :] + 1] * tx
     b = x[..., y0[:, None] + 1, x0[None, :]] * (1 - tx) + x[..., y0[:, None] + 1, x0[None, :] + 1] * tx
     check(out, {"x": x}, (a * (1 - ty) + b * ty).astype("float32"))
+    n, h = relay.Any(), relay.Any()
+    dynamic = relay.infer_type(relay.nn.upsampling(v("x", (n, 2, h, 4)), 1, 2)).checked_type.shape
+    assert dynamic[0] is n and dynamic[2] is h and dynamic[3] == 8  # a scale of 1 keeps a dynamic size as it is
+    assert relay.infer_type(relay.nn.upsampling(v("x", (1, 2, h, 4)), 2, 2)).checked_type.shape[2] == relay.Any()
 
 
 def test_prelu():
