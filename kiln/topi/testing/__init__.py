@@ -170,5 +170,5 @@ from .conv import (  # noqa: E402, F401
     group_conv1d_ncw_python,
     group_conv1d_transpose_ncw_python,
 )
-from .pool import adaptive_pool, poolnd_python  # noqa: E402, F401
 from .correlation import correlation_nchw_python  # noqa: E402, F401
+from .pool import adaptive_pool, poolnd_python  # noqa: E402, F401
