@@ -247,7 +247,11 @@ class GraphExecutor(Executor):
                 missing = [n for k, n in enumerate(names) if k >= len(values) or values[k] is None]
                 raise KilnError(f"@main: missing arguments for parameters {', '.join(missing)}")
             for i, (param, value) in enumerate(zip(inputs, values, strict=True)):
-                arr = _convert_arg(value, param.checked_type_, f"@main argument {i} (%{param.name_hint})")
+                ttype = param.checked_type_
+                if isinstance(value, np.ndarray) and isinstance(ttype, TensorType) and value.dtype != ttype.dtype:
+                    # TVM's graph executor copies a numpy input into the input tensor, converting it to its dtype
+                    value = value.astype(ttype.dtype)
+                arr = _convert_arg(value, ttype, f"@main argument {i} (%{param.name_hint})")
                 gmodule.set_input(param.name_hint, arr)
             gmodule.run()
             outputs = iter([gmodule.get_output(i) for i in range(gmodule.get_num_outputs())])

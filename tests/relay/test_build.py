@@ -274,6 +274,10 @@ def test_create_executor_graph():
     np.testing.assert_allclose(relay.create_executor("graph", mod).evaluate(other)(xs).numpy(), np.exp(xs), rtol=1e-6)
     with pytest.raises(KilnError, match="missing arguments"):
         relay.create_executor("graph", mod).evaluate()(xs)
+    # as in TVM, a numpy input of another dtype is converted into the input tensor (the interpreter refuses it)
+    ints = np.arange(12, dtype="int64").reshape(3, 4)
+    np.testing.assert_allclose(relay.create_executor("graph", mod).evaluate(other)(ints).numpy(),
+                               np.exp(ints.astype("float32")), rtol=1e-6)
 
 
 @pytest.mark.slow
