@@ -1,11 +1,9 @@
 """Helpers for testing passes: run passes on an expression, make random inputs, compare results with the
 reference interpreter (TVM's ``relay.testing.run_opt_pass`` and friends)."""
 
-from contextlib import nullcontext
-
 from ...ir.module import IRModule
 from ...ir.oracle import compare_results
-from ...ir.transform import PassContext
+from ...ir.transform import PassContext, Sequential
 from ..function import Function
 from ..interpreter import create_executor
 from ..transform.infer_type import infer_type
@@ -23,9 +21,10 @@ def run_opt_pass(expr, passes, *, opt_level=None, **ctx_args):
     """Apply ``passes`` (a pass or list of passes) to ``expr``, typed before and after (TVM's helper); returns
     ``@main`` for a function or module, else the body ``expr`` became.
 
-    As TVM's, the passes run under the current PassContext, called directly (so a pass runs whatever its
-    opt_level); with ``opt_level`` or PassContext arguments (``config=``, ``required=``...) they run under a new
-    context made of those.
+    As TVM's, the passes are called one by one under the current PassContext (so a pass runs whatever its opt_level,
+    and its required passes do not run first); with ``opt_level`` or PassContext arguments (``config=``,
+    ``required=``...) they run as a ``Sequential`` (required passes first, opt levels checked) under a new context made
+    of those.
 
     Examples
     --------
@@ -33,10 +32,12 @@ def run_opt_pass(expr, passes, *, opt_level=None, **ctx_args):
     """
     mod = infer_type(as_module(expr))
     passes = list(passes) if isinstance(passes, list | tuple) else [passes]
-    with (PassContext(opt_level=3 if opt_level is None else opt_level, **ctx_args)
-          if opt_level is not None or ctx_args else nullcontext()):
+    if opt_level is None and not ctx_args:
         for opt_pass in passes:
             mod = opt_pass(mod)
+    else:
+        with PassContext(opt_level=3 if opt_level is None else opt_level, **ctx_args):
+            mod = Sequential(passes)(mod)
     entry = infer_type(mod)["main"]
     return entry if isinstance(expr, Function | IRModule) else entry.body
 

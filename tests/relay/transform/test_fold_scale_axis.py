@@ -243,7 +243,7 @@ def test_resnet_block_conv_bn_relu_folds_every_scale():
     with kiln.transform.PassContext(opt_level=2):  # the halves need opt_level 3, as in TVM
         skipped = T.FoldScaleAxis()(kiln.IRModule.from_expr(prepared))
     assert count_ops(skipped["main"], "multiply") == 2
-    after = run_opt_pass(prepared, T.FoldScaleAxis())
+    after = run_opt_pass(prepared, T.FoldScaleAxis(), opt_level=3)  # a Sequential of opt-3 passes
     assert count_ops(after, "multiply") == 0
     for conv in [e for e in _calls(after, "nn.conv2d")]:
         assert isinstance(conv.args[1], relay.Constant)
@@ -282,7 +282,7 @@ def test_bottleneck_with_pre_activation_batch_norm(layout):
     y = conv(bn_relu(y, 4), 4, 8, 1)
     before = relay.Function([x], relay.add(y, x))
     prepared = run_opt_pass(before, [T.SimplifyInference(), T.FoldConstant()])
-    after = run_opt_pass(prepared, T.FoldScaleAxis())
+    after = run_opt_pass(prepared, T.FoldScaleAxis(), opt_level=3)
     # every bn scale passes its relu (positive) and its bias add, into the next conv's (constant, folded) weight
     assert count_ops(after, "multiply") == 0 and count_ops(after, "divide") == 0
     assert_same_results(before, after, rtol=1e-4, atol=1e-4)
