@@ -32,6 +32,16 @@ def _from_primal(sizes, layout_name, dtype):
     return TensorType(parse_layout(layout_name).shape_from_primal(sizes), dtype)
 
 
+def depthwise_multiplier(channels, kernel_o, kernel_i, groups) -> bool:
+    """Whether a convolution's kernel is in TVM's depthwise form with a channel multiplier: with ``groups`` equal to
+    the data's ``channels``, an ``O x I`` kernel of ``channels x multiplier`` (``multiplier > 1``) gives output channel
+    ``c * multiplier + m`` from input channel ``c`` and kernel row ``(c, m)``. It is the ``(O, 1, ...)`` grouped
+    kernel reshaped, and unambiguous: a grouped kernel of that convolution has ``I = 1``. TVM's relation accepts it
+    when ``channels`` (the attribute) is ``channels x multiplier``. (kiln's ``nn.conv1d`` and ``nn.conv3d`` take it;
+    ``nn.conv2d``, whose x86 layout and depthwise paths assume ``I = 1``, refuses it.)"""
+    return isinstance(kernel_i, int) and kernel_i > 1 and groups > 1 and groups == channels == kernel_o
+
+
 def _conv_rel(op, spatial, transpose):
     def relation(types, attrs):
         data, weight = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "weight")
@@ -45,7 +55,9 @@ def _conv_rel(op, spatial, transpose):
         if transpose and (w["I"] != d["C"] or d["C"] % g):
             raise TypeInferenceError(f"{op}: data {data} has {d['C']} channels, weight {weight} expects {w['I']} "
                                      f"(groups={g})")
-        if not transpose and (d["C"] != w["I"] * g or w["O"] % g):
+        if not transpose and depthwise_multiplier(d["C"], w["O"], w["I"], g) and attrs.channels == d["C"] * w["I"]:
+            out_channels = attrs.channels  # TVM's depthwise weight (C, multiplier, ...): see depthwise_multiplier
+        elif not transpose and (d["C"] != w["I"] * g or w["O"] % g):
             raise TypeInferenceError(f"{op}: data has {d['C']} input channels, weight {weight} expects "
                                      f"{w['I']} x groups={g} = {w['I'] * g}")
         del in_per_group

@@ -25,9 +25,12 @@ def _work(out_dtype):
 
 
 def conv_ncx(data, weight, strides, padding, dilation, groups, out_dtype):
-    """Convolution of ``(N, C, *S)`` data with an ``(O, C / groups, *K)`` kernel."""
+    """Convolution of ``(N, C, *S)`` data with an ``(O, C / groups, *K)`` kernel (or TVM's depthwise
+    ``(C, multiplier, *K)`` one, ``groups == C``: the first reshaped)."""
     work = _work(out_dtype)
     data, weight = data.astype(work), weight.astype(work)
+    if groups == data.shape[1] == weight.shape[0] and weight.shape[1] != 1:
+        weight = weight.reshape((-1, 1) + weight.shape[2:])
     nd = data.ndim - 2
     before, after = padding[:nd], padding[nd:]
     space, ksize = data.shape[2:], weight.shape[2:]

@@ -15,7 +15,7 @@ from ...te.operation import compute, reduce_axis
 from ...te.operation import sum as _te_sum
 from ...tir import op as _op
 from ...tir.layout import layout as parse_layout
-from ..transform import layout_transform
+from ..transform import layout_transform, reshape
 from ..utils import get_const_tuple
 from .conv2d import _acc_dtype, _finish, conv_out_size
 from .pad import pad
@@ -40,6 +40,7 @@ def conv_ncx(data, kernel, strides, padding, dilation, groups=1, out_dtype=None)
     Parameters
     ----------
     data, kernel : te.Tensor
+        A depthwise kernel may also be TVM's ``(C, multiplier, *K)`` (with ``groups == C``).
     strides, dilation : tuple of int
         One per spatial axis.
     padding : tuple of int
@@ -57,6 +58,9 @@ def conv_ncx(data, kernel, strides, padding, dilation, groups=1, out_dtype=None)
     n, c, space = dshape[0], dshape[1], dshape[2:]
     o, cg, ksize = kshape[0], kshape[1], kshape[2:]
     nd = len(space)
+    if groups == c == o and cg != 1:  # TVM's depthwise (C, multiplier, ...) kernel: the (C * multiplier, 1) one
+        kernel = reshape(kernel, (o * cg, 1, *ksize))
+        o, cg = o * cg, 1
     if c != cg * groups or o % groups or len(ksize) != nd:
         raise OpAttributeInvalid(f"topi.conv: data {dshape} and kernel {kshape} do not fit groups={groups}")
     before, after = tuple(padding[:nd]), tuple(padding[nd:])

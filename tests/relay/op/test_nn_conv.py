@@ -176,3 +176,18 @@ def test_global_pools_over_one_and_three_axes(kind):
     check(nwc, {"x": x1.transpose(0, 2, 1)}, reduce(x1, axis=2, keepdims=True).transpose(0, 2, 1))
     check(op3(relay.var("x", shape=x3.shape)), {"x": x3}, reduce(x3, axis=(2, 3, 4), keepdims=True))
     assert op3(relay.var("x", shape=x3.shape)).op.name == f"nn.adaptive_{kind}_pool3d"
+
+
+def test_depthwise_kernel_with_a_channel_multiplier():
+    # TVM's depthwise form: groups == C, kernel (C, multiplier, ...), channels = C * multiplier
+    x, w = rand((1, 3, 4, 5, 4)), rand((3, 2, 2, 1, 3))
+    want = naive_conv(x, w.reshape(6, 1, 2, 1, 3), (1, 1, 1), (0, 0, 1, 0, 0, 1), (1, 1, 1), 3)
+    call = relay.nn.conv3d(relay.var("x", shape=x.shape), relay.var("w", shape=w.shape), padding=(0, 0, 1),
+                           groups=3, channels=6, kernel_size=(2, 1, 3))
+    check(call, {"x": x, "w": w}, want, rtol=1e-4)
+    x1, w1 = rand((2, 2, 7)), rand((2, 3, 3))
+    check(relay.nn.conv1d(relay.var("x", shape=x1.shape), relay.var("w", shape=w1.shape), groups=2, channels=6,
+                          kernel_size=3), {"x": x1, "w": w1},
+          naive_conv(x1, w1.reshape(6, 1, 3), (1,), (0, 0), (1,), 2), rtol=1e-4)
+    with pytest.raises(TypeInferenceError, match="expects"):  # without channels it is an ordinary grouped kernel
+        relay.infer_type(relay.nn.conv1d(relay.var("x", shape=x1.shape), relay.var("w", shape=w1.shape), groups=2))
