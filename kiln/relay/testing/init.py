@@ -5,6 +5,8 @@ default) or, as in TVM, an :class:`Initializer` object filling a numpy array in 
 (``Xavier`` for weights, ``Constant``): ``initializer(name, arr)``.
 """
 
+import inspect
+
 import numpy as np
 
 from ...error import KilnError
@@ -84,6 +86,16 @@ class Constant(Initializer):
         arr[...] = 1.0 / arr.size
 
 
+def _fills_in_place(func) -> bool:
+    """Whether ``func`` is a TVM-style initializer ``(name, arr)`` filling ``arr`` in place (kiln's take four
+    arguments)."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) == 2
+
+
 def create_workload(net, initializer=None, seed=0):
     """The typed module of ``net`` and a value for each of its parameters but ``data`` (TVM's helper).
 
@@ -92,8 +104,8 @@ def create_workload(net, initializer=None, seed=0):
     net : relay.Function or IRModule
         The network; its parameter named ``data`` is the input, every other one a weight.
     initializer : Initializer or callable, optional
-        An :class:`Initializer` (``Xavier()``, ``Constant()``), or ``(rng, name, shape, dtype) -> NDArray``;
-        :func:`init_value` by default.
+        An :class:`Initializer` (``Xavier()``, ``Constant()``) or, as in TVM, any ``(name, arr)`` filling the
+        zero array ``arr`` in place; or ``(rng, name, shape, dtype) -> NDArray``; :func:`init_value` by default.
     seed : int
         Seed of the random values.
 
@@ -108,8 +120,9 @@ def create_workload(net, initializer=None, seed=0):
         raise TypeError(f"create_workload: @main is a {type(func).__name__}, not a Relay function")
     rng = np.random.default_rng(seed)
     init = initializer or init_value
-    if isinstance(init, Initializer):
-        init.rng = rng
+    if isinstance(init, Initializer) or _fills_in_place(init):
+        if isinstance(init, Initializer):
+            init.rng = rng
         filler = init
 
         def init(rng, name, shape, dtype):

@@ -27,22 +27,22 @@ from ..expr import Call
 from ..expr_functor import ExprMutator, expr_children, post_order_visit
 from .fold_scale_util import (
     Message,
-    constant_scale,
     conv_scale_info,
     conv_weight_scale,
     defined,
     expand_bias_to_match_axis,
     match_broadcast_to_left_axes,
     reshape_or_expand_to_match_axis,
+    scale_of,
 )
 
 PREP = op_table("BackwardFoldScaleAxis preparation")
 _register = PREP.register
 
 
-@_register("nn.conv2d")
+@_register("nn.conv2d", "nn.conv3d")
 def prep_conv2d(call, in_messages):
-    """conv2d absorbs a scale on its output channels (plain or depthwise convolution only)."""
+    """conv2d/conv3d absorb a scale on their output channels (plain or depthwise convolution only)."""
     info = conv_scale_info(call, output=True)
     return Message(info.data_axes, False) if info is not None else None
 
@@ -128,7 +128,7 @@ def _plan_multiply(call, messages, plan):
         if msg is None:
             continue
         # the scale part is not rewritten: it holds no scale chance of its own (as in TVM)
-        scale = constant_scale(other, value.checked_type.shape, msg.axes, msg.require_positive)
+        scale = scale_of(other, other.checked_type, value.checked_type.shape, msg.axes, msg.require_positive)
         if scale is not None and value.checked_type.shape == call.checked_type.shape:
             plan.scale[value] = (msg, scale)
             plan.absorbed[call] = 0 if value is lhs else 1
@@ -184,11 +184,11 @@ class _BackwardRewriter(ExprMutator):
             new = new.with_fields(args=tuple(
                 _op.multiply(a, extra[i]) if i in extra else a for i, a in enumerate(new.args)))
         entry = plan.scale.get(call)
-        if entry is not None and call.op.name in ("nn.conv2d", "nn.dense"):
+        if entry is not None and call.op.name in ("nn.conv2d", "nn.conv3d", "nn.dense"):
             scale = entry[1]
             data, weight = new.args
             wtype = call.args[1].checked_type
-            if call.op.name == "nn.conv2d":
+            if call.op.name != "nn.dense":
                 wscale = conv_weight_scale(scale, conv_scale_info(call, output=True), wtype)
             else:
                 wscale = expand_bias_to_match_axis(scale, 2, (0,))

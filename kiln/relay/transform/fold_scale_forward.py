@@ -25,13 +25,13 @@ from ..expr import Call
 from ..expr_functor import ExprMutator, expr_children, post_order_visit
 from .fold_scale_util import (
     Message,
-    constant_scale,
     conv_scale_info,
     conv_weight_scale,
     defined,
     intersect,
     match_broadcast_to_left_axes,
     reshape_or_expand_to_match_axis,
+    scale_of,
 )
 
 # ---- phase 1: which axes may carry a scale ------------------------------------------------------------------------
@@ -61,9 +61,9 @@ def prep_add_sub(call, out_message):
     return [None, None]
 
 
-@_register(PREP, "nn.conv2d")
+@_register(PREP, "nn.conv2d", "nn.conv3d")
 def prep_conv2d(call, out_message):
-    """conv2d absorbs a scale on its data's channel axes (plain or depthwise convolution only)."""
+    """conv2d/conv3d absorb a scale on their data's channel axes (plain or depthwise convolution only)."""
     info = conv_scale_info(call, output=False)
     return [Message(info.data_axes, False) if info is not None else None, None]
 
@@ -109,14 +109,16 @@ class _Scaled:
 
 @_register(REWRITE, "multiply")
 def rewrite_multiply(call, args, message):
-    """``x * const`` becomes the scaled value ``(x, axes, const)`` when the consumers asked for it."""
+    """``x * s`` becomes the scaled value ``(x, axes, s)`` when the consumers asked for it (``s`` a positive
+    constant when a relu is on the way)."""
     if not defined(message) or any(isinstance(a, _Scaled) for a in args):
         return None
     shapes = [a.checked_type.shape for a in call.args]
     for value, scale_arg, value_shape in ((0, 1, shapes[0]), (1, 0, shapes[1])):
         if value_shape != call.checked_type.shape:
             continue
-        scale = constant_scale(args[scale_arg], value_shape, message.axes, message.require_positive)
+        scale = scale_of(args[scale_arg], call.args[scale_arg].checked_type, value_shape, message.axes,
+                         message.require_positive)
         if scale is not None:
             return _Scaled(args[value], message.axes, scale, value_shape)
     return None
@@ -146,9 +148,9 @@ def rewrite_add_sub(call, args, message):
     return _Scaled(call.with_fields(args=new_args), scaled.axes, scaled.scale, scaled.shape)
 
 
-@_register(REWRITE, "nn.conv2d")
+@_register(REWRITE, "nn.conv2d", "nn.conv3d")
 def rewrite_conv2d(call, args, message):
-    """``conv2d(x * s, w) -> conv2d(x, w * s')`` with ``s`` along the weight's input channels."""
+    """``conv2d(x * s, w) -> conv2d(x, w * s')`` with ``s`` along the weight's input channels (conv3d alike)."""
     data, weight = args
     if not isinstance(data, _Scaled) or isinstance(weight, _Scaled):
         return None

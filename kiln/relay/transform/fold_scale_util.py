@@ -5,7 +5,7 @@ positive (true once it has to pass through ``relu``: ``relu(x * s) == relu(x) * 
 meet by intersection: a tensor used by two consumers can only be scaled on the axes both accept.
 
 The helpers here decide whether a multiplier broadcasts only along those axes (:func:`match_broadcast_to_left_axes`),
-turn a constant multiplier into a scale vector (:func:`constant_scale`) and reshape a scale vector so it broadcasts
+turn a multiplier into a scale vector (:func:`scale_of`) and reshape a scale vector so it broadcasts
 along given axes of another tensor (:func:`expand_bias_to_match_axis`, :func:`reshape_to_match_axis`). They emit the
 same ``squeeze`` / ``expand_dims`` / ``reshape`` calls as TVM, which FoldConstant folds afterwards.
 """
@@ -14,9 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...ir.op import Op
+from ...ir.type import TensorType
 from ...tir.layout import layout as parse_layout
 from .. import op as _op
-from ..expr import Constant, const
+from ..expr import Call, Constant
 from .infer_type import TypeInferencer, infer_type
 
 
@@ -45,7 +47,7 @@ def match_broadcast_to_left_axes(lhs_shape, rhs_shape, axes):
     """Whether ``rhs`` broadcasts to ``lhs`` varying only along ``axes`` (with the full size there).
 
     Returns the axes of ``rhs`` to squeeze to get the scale vector (a list, maybe empty), or None when it does not
-    match. A scalar ``rhs`` never matches here (see :func:`constant_scale`).
+    match. A scalar ``rhs`` never matches here (see :func:`scale_of`).
     """
     if len(lhs_shape) < len(rhs_shape):
         return None
@@ -62,26 +64,41 @@ def match_broadcast_to_left_axes(lhs_shape, rhs_shape, axes):
     return squeeze
 
 
-def constant_scale(expr, value_shape, axes, require_positive):
-    """The scale vector of a constant multiplier ``expr`` of a tensor of ``value_shape`` scaled along ``axes``.
+_PEELED = ("expand_dims", "reshape", "transpose", "squeeze", "repeat")
 
-    Returns ``squeeze(expr)`` (or ``expr`` itself, or for a scalar a constant filled to the axes' sizes), or None when
-    ``expr`` is not a floating-point constant, does not broadcast only along ``axes``, or is not positive while it
-    must be.
+
+def is_all_positive_constant(expr) -> bool:
+    """Whether ``expr`` is a constant whose every element is positive, seen through the reshaping operators
+    (expand_dims, reshape, transpose, squeeze, repeat) that move but do not change its values (TVM's
+    ``IsAllPositiveConstant``)."""
+    while isinstance(expr, Call) and isinstance(expr.op, Op) and expr.op.name in _PEELED:
+        expr = expr.args[0]
+    return isinstance(expr, Constant) and bool(np.all(expr.data.numpy() > 0))
+
+
+def scale_of(expr, expr_type, value_shape, axes, require_positive):
+    """The scale vector of a multiplier ``expr`` (of type ``expr_type``) of a tensor of ``value_shape`` scaled
+    along ``axes``, as TVM's ``MatchBroadcastToLeftAxes``: ``squeeze(expr)`` to the axes (or ``expr`` itself; a
+    scalar is expanded and repeated to the axes' sizes).
+
+    Returns None when ``expr`` does not broadcast only along ``axes``, is not positive while it must be (then it must
+    be a constant), or is not floating-point: in integer arithmetic a scale moved into the weight wraps or truncates
+    at another place.
     """
-    if not isinstance(expr, Constant) or not axes:
+    if not axes or not isinstance(expr_type, TensorType) or "float" not in str(expr_type.dtype):
         return None
-    data = expr.data.numpy()
-    if data.dtype.kind != "f":  # integer arithmetic would wrap or truncate differently once the scale moves
+    if expr_type.ndim == 0:
+        scale = _op.expand_dims(expr, axis=0, num_newaxis=len(axes))
+        for i, axis in enumerate(axes):
+            scale = _op.repeat(scale, int(value_shape[axis]), i)
+    else:
+        squeeze = match_broadcast_to_left_axes(value_shape, expr_type.shape, axes)
+        if squeeze is None:
+            return None
+        scale = _op.squeeze(expr, axis=squeeze) if squeeze else expr
+    if require_positive and not is_all_positive_constant(scale):
         return None
-    if require_positive and not bool(np.all(data > 0)):
-        return None
-    if data.ndim == 0:  # a scalar scales every channel alike
-        return const(np.full([value_shape[a] for a in axes], data), dtype=str(data.dtype))
-    squeeze = match_broadcast_to_left_axes(value_shape, data.shape, axes)
-    if squeeze is None:
-        return None
-    return _op.squeeze(expr, axis=squeeze) if squeeze else expr
+    return scale
 
 
 def expand_bias_to_match_axis(bias, target_ndim, axes):
@@ -151,7 +168,7 @@ def conv_scale_info(call, output):
         return None  # scale vectors are laid out in axis order
     shape = (call.checked_type if output else call.args[0].checked_type).shape
     if not scale_fits([shape[a] for a in data_axes], call.args[1].checked_type.shape, kernel_axes):
-        return None  # blocked data and kernel must split the channels alike
+        return None  # the kernel axes must hold the same channels (blocked alike or not: a reshape regroups them)
     return ConvScaleInfo(data_axes, kernel_axes, blocked)
 
 
@@ -170,8 +187,9 @@ def conv_weight_scale(scale, info, weight_type):
 
 
 def scale_fits(scale_shape, shape, axes) -> bool:
-    """Whether a scale of ``scale_shape`` holds exactly the sizes of ``shape`` on ``axes``."""
-    return tuple(scale_shape) == tuple(shape[a] for a in axes)
+    """Whether a scale of ``scale_shape`` holds as many channels as ``shape`` has on ``axes`` (outer axis first:
+    NCHW2c data's ``(C, 2)`` scale reshapes to an OIHW4i2o kernel's ``(I, 4)``, the channel order is the same)."""
+    return int(np.prod([int(d) for d in scale_shape])) == int(np.prod([int(shape[a]) for a in axes]))
 
 
 def typed_function(func, mod=None):

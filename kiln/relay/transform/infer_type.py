@@ -123,6 +123,9 @@ class TypeInferencer(KeepTyped):
         args, arg_types = list(args), list(arg_types)
         for i in unknown:
             typed = args[i].with_fields(checked_type_=found[i])
+            if getattr(typed, "type_annotation", IncompleteType()) is None:
+                # TVM's InferType writes the inferred type into a missing annotation
+                typed = args[i].with_fields(type_annotation=found[i], checked_type_=found[i])
             for original, seen in list(self.memo_map.items()):  # the parameter, wherever it was visited
                 if seen is args[i]:
                     self.memo_map[original] = typed

@@ -314,3 +314,43 @@ def test_scale_that_only_one_consumer_can_absorb_is_realized_for_the_other(check
     after = check_pass(before, T.ForwardFoldScaleAxis())
     conv_after, dense_after = after.body.fields
     assert conv_after.args[0].op.name == "multiply" and dense_after.args[0] is after.params[0]
+
+
+def test_forward_regroups_a_scale_between_different_blockings(check_pass):
+    """NCHW2c data (scale (C=2, c=2)) into an OIHW4i2o kernel (channels as (I=1, i=4)): same channel order."""
+    x = relay.var("x", shape=(1, 2, 5, 5, 2))
+    w = relay.var("w", shape=(2, 1, 3, 3, 4, 2))
+    s = relay.const(np.random.default_rng(6).uniform(-1.5, -0.5, (1, 2, 1, 1, 2)).astype("float32"))
+    y = relay.nn.conv2d(relay.multiply(x, s), w, channels=4, kernel_size=(3, 3), data_layout="NCHW2c",
+                        kernel_layout="OIHW4i2o")
+    scale = relay.reshape(relay.squeeze(s, axis=[0, 2, 3]), [1, 1, 1, 1, 4, 1])
+    expected = relay.nn.conv2d(x, relay.multiply(w, scale), channels=4, kernel_size=(3, 3),
+                               data_layout="NCHW2c", kernel_layout="OIHW4i2o")
+    check_pass(relay.Function([x, w], y), T.ForwardFoldScaleAxis(), relay.Function([x, w], expected))
+
+
+def test_forward_and_backward_conv3d(check_pass):
+    x = relay.var("x", shape=(1, 3, 4, 5, 5))
+    w = relay.var("w", shape=(2, 3, 3, 3, 3))
+    y = relay.nn.conv3d(relay.nn.relu(relay.multiply(x, positive_scale((3, 1, 1, 1), 7))), w, padding=(1, 1, 1))
+    after = check_pass(relay.Function([x, w], y), T.ForwardFoldScaleAxis())
+    assert after.body.args[0].args[0] is after.params[0]
+    z = relay.multiply(relay.nn.relu(relay.nn.conv3d(x, w)), positive_scale((2, 1, 1, 1), 8))
+    after = check_pass(relay.Function([x, w], z), T.BackwardFoldScaleAxis())
+    assert after.body.op.name == "nn.relu" and after.body.args[0].args[1].op.name == "multiply"
+
+
+def test_a_scale_need_not_be_a_constant_unless_it_must_be_positive(check_pass):
+    """Without a relu on the way any float multiplier folds (TVM's MatchBroadcastToLeftAxes); through a relu
+    only a positive constant, seen through reshapes, does."""
+    x = relay.var("x", shape=(1, 4, 6, 6))
+    w = relay.var("w", shape=(3, 4, 1, 1))
+    s = relay.var("s", shape=(4, 1, 1))
+    after = check_pass(relay.Function([x, w, s], relay.nn.conv2d(relay.multiply(x, s), w)), T.ForwardFoldScaleAxis())
+    assert after.body.args[0] is after.params[0]
+    through_relu = relay.Function([x, w, s], relay.nn.conv2d(relay.nn.relu(relay.multiply(x, s)), w))
+    assert count_ops(run_opt_pass(through_relu, T.ForwardFoldScaleAxis()), "multiply") == 1
+    reshaped = relay.reshape(positive_scale((3,), 9), (3, 1, 1))
+    out = relay.multiply(relay.nn.relu(relay.nn.conv2d(x, w)), reshaped)
+    after = check_pass(relay.Function([x, w], out), T.BackwardFoldScaleAxis())
+    assert after.body.op.name == "nn.relu"
