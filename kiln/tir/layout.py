@@ -53,6 +53,34 @@ class Layout:
                 return f
         return 1
 
+    @property
+    def ndim_primal(self) -> int:
+        """The number of primal axes."""
+        return sum(f is None for _, f in self.axes)
+
+    def __len__(self) -> int:
+        return len(self.axes)
+
+    def __getitem__(self, index) -> str:
+        """The letter of axis ``index`` (TVM's ``LayoutAxis`` name: ``"C"`` or ``"c"``)."""
+        return self.axes[index][0]
+
+    def __contains__(self, axis) -> bool:
+        return self.index_of(str(axis)) >= 0
+
+    def sub_layout(self, pos: int, length: int) -> "Layout | None":
+        """The layout of axes ``pos`` to ``pos + length`` (fewer at the end; none: the scalar layout), or None
+        (undefined) when ``pos`` is past the end (TVM's ``SubLayout``)."""
+        if pos > self.ndim:
+            return None
+        return from_axes(self.axes[pos:pos + length])
+
+    def expand_primal(self, dst: "Layout") -> "Layout":
+        """This layout with the primal axes of ``dst`` it lacks put in front, in ``dst``'s order (TVM's
+        ``ExpandPrimal``: ``C`` against ``NCHW16c`` is ``NHWC``)."""
+        missing = [(a, None) for a, f in dst.axes if f is None and self.index_of(a) < 0]
+        return from_axes((*missing, *self.axes))
+
     def shape_to_primal(self, shape) -> dict:
         """Map each primal axis letter to its logical size, given a shape in this layout."""
         if len(shape) != self.ndim:
@@ -99,6 +127,16 @@ def _size(dim):
     except (TypeError, KilnError):
         return dim
 
+
+def from_axes(axes) -> Layout:
+    """The layout of ``axes`` (``(letter, factor)`` pairs) without validation: a part of a valid layout (a
+    sub-axis may be without its primal axis, as in TVM); no axes make the scalar layout, named ``""``."""
+    axes = tuple(axes)
+    return Layout("".join(f"{f}{a}" if f is not None else a for a, f in axes), axes)
+
+
+SCALAR = Layout("", ())
+"""The layout of a scalar (defined, with no axes), as opposed to None: an undefined layout."""
 
 _CACHE: dict[str, Layout] = {}
 

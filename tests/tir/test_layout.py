@@ -5,7 +5,7 @@ import pytest
 from kiln import te
 from kiln.error import KilnError
 from kiln.ir.type import Any
-from kiln.tir.layout import layout
+from kiln.tir.layout import SCALAR, from_axes, layout
 
 
 def test_primal_sizes_of_plain_and_blocked_layouts():
@@ -25,3 +25,37 @@ def test_symbolic_dimensions_keep_their_names():
     assert layout("NCW").shape_from_primal(sizes)[0] is n
     blocked = layout("NCHW4c").shape_to_primal((1, n, 5, 6, 4))
     assert blocked["C"] != n  # a dimension computed from a symbolic one is unknown, not the same variable
+
+
+def test_parse_and_convert_shapes():
+    lay = layout("NCHW16c")
+    assert lay.primal == "NCHW" and lay.ndim == 5 and lay.ndim_primal == 4
+    assert lay.shape_to_primal((1, 4, 8, 8, 16)) == {"N": 1, "C": 64, "H": 8, "W": 8}
+    assert layout("NCHW").convert_shape((1, 64, 8, 8), lay) == (1, 4, 8, 8, 16)
+    with pytest.raises(KilnError, match="not divisible"):
+        layout("NCHW").convert_shape((1, 3, 8, 8), lay)
+    for bad in ("", "NC16", "NCHWc", "N16C", "NCHWW", "NCHW4d"):
+        with pytest.raises(KilnError):
+            layout(bad)
+
+
+def test_tvm_style_access():
+    lay = layout("NCHW16c")
+    assert len(lay) == 5 and lay[1] == "C" and lay[4] == "c" and lay[-1] == "c"
+    assert "c" in lay and "D" not in lay
+    assert lay.index_of("c") == 4 and lay.index_of("D") == -1
+
+
+def test_sub_layout():
+    lay = layout("NCHW16c")
+    assert lay.sub_layout(1, 3).name == "CHW"
+    assert lay.sub_layout(2, 10).name == "HW16c"  # fewer at the end
+    assert lay.sub_layout(0, 0) == SCALAR and len(SCALAR) == 0
+    assert lay.sub_layout(6, 1) is None  # past the end: undefined
+    assert from_axes((("c", 16),)).name == "16c"  # a part of a layout need not be a layout on its own
+
+
+def test_expand_primal():
+    assert layout("C").expand_primal(layout("NCHW16c")).name == "NHWC"
+    assert layout("HW").expand_primal(layout("NCHW")).name == "NCHW"
+    assert layout("CHW").expand_primal(layout("NCHW4c")).name == "NCHW"

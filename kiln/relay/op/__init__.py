@@ -41,6 +41,7 @@ from .op import (
     register_alter_op_layout,
     register_compute,
     register_convert_op_layout,
+    register_infer_correct_layout,
     register_pattern,
     register_relay_op,
     register_strategy,

@@ -61,9 +61,15 @@ register_relay_op("nn.upsampling3d", 1, _upsampling_rel("nn.upsampling3d", {"D":
                   OpPattern.INJECTIVE, AI.UpSampling3DAttrs, dtypes=FLOAT)
 
 
+def _scale(value):
+    """A scale given as a number or, as TVM's builders accept, a Relay constant."""
+    data = getattr(value, "data", None)
+    return float(data.numpy().item()) if data is not None and hasattr(data, "numpy") else float(value)
+
+
 def upsampling(data, scale_h=1, scale_w=1, layout="NCHW", method="nearest_neighbor", align_corners=False):
     """Upsample the H x W plane by ``scale_h`` x ``scale_w`` (nearest_neighbor, bilinear or bicubic)."""
-    return make_call("nn.upsampling", [data], AI.UpSamplingAttrs(float(scale_h), float(scale_w), layout, method,
+    return make_call("nn.upsampling", [data], AI.UpSamplingAttrs(_scale(scale_h), _scale(scale_w), layout, method,
                                                                  bool(align_corners)))
 
 
@@ -71,7 +77,7 @@ def upsampling3d(data, scale_d, scale_h, scale_w, layout="NCDHW", method="neares
                  coordinate_transformation_mode="half_pixel"):
     """Upsample the D x H x W volume by the three scales (nearest_neighbor or trilinear)."""
     return make_call("nn.upsampling3d", [data], AI.UpSampling3DAttrs(
-        float(scale_d), float(scale_h), float(scale_w), layout, method, coordinate_transformation_mode))
+        _scale(scale_d), _scale(scale_h), _scale(scale_w), layout, method, coordinate_transformation_mode))
 
 
 def _subpixel_rel(op, to_space):

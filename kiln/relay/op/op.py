@@ -111,6 +111,13 @@ def register_convert_op_layout(op_name, fconvert=None, level=10):
     return register_op_attr(op_name, "FTVMConvertOpLayout", fconvert, level)
 
 
+def register_infer_correct_layout(op_name, infer_layout=None, level=10):
+    """Register ``infer_layout(attrs, new_in_layouts, old_in_layouts, old_in_types) -> InferCorrectLayoutOutput``
+    as the layout rule of ``op_name`` (``FInferCorrectLayout``, see ``kiln.relay.transform.infer_layout_utils``);
+    usable as a decorator."""
+    return register_op_attr(op_name, "FInferCorrectLayout", infer_layout, level)
+
+
 def register_strategy(op_name, fstrategy=None, level=10):
     """Register ``fstrategy(attrs, inputs, out_type, target) -> OpStrategy`` for ``op_name`` (``FTVMStrategy``);
     usable as a decorator."""

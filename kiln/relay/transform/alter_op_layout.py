@@ -1,20 +1,24 @@
 """AlterOpLayout: let the target choose operators' layouts (TVM's ``relay.transform.AlterOpLayout``).
 
 An operator opts in with the op attribute ``FTVMAlterOpLayout``: a function ``(attrs, inputs, tinfos, out_type) ->
-Expr or None`` (TVM's ``register_alter_op_layout``), typically installed by a target's schedule code. It receives
-the call's attributes, its inputs (in their original layouts), the inputs' types and the call's type, and returns
-None to keep the call, or a replacement. A replacement that is the same kind of layout-declaring operator with other
-layouts (``conv2d(data, weight, data_layout="NCHW16c", kernel_layout="OIHW16i16o")`` over the given inputs) gets
-its inputs transformed and its result carried through layout-agnostic consumers exactly as in ConvertLayout (the
-same :mod:`.layout_rewriter`); any other replacement must compute the original value in the original layout.
+Call or None`` (TVM's ``register_alter_op_layout``), typically installed by a target's schedule code. It receives the
+call's attributes, its inputs -- in the layouts the rewritten producers compute them in, as in TVM --, the original
+input types (TVM passes placeholders of them: both have ``shape`` and ``dtype``) and the call's type, and returns
+None to keep the call, or the call to compute it with: typically the same operator with other layouts
+(``conv2d(data, weight, data_layout="NCHW16c", kernel_layout="OIHW16i16o")``) or its blocked form
+(``nn.contrib_conv2d_NCHWc``). The layout rewriter (:mod:`.layout_rewriter`, shared with ConvertLayout) transforms
+the inputs to the layouts the new call declares and carries its result through the operators that have a layout
+rule, transforming back only where needed.
 
-kiln registers one alteration: the x86 one of ``nn.conv2d`` (:mod:`kiln.relay.op.strategy.x86`), which acts only
-while an ``llvm`` or ``c`` target is current; without a current target the pass changes nothing.
+kiln's own alterations: the x86 ones of ``nn.conv2d`` and ``nn.dense`` (:mod:`kiln.relay.op.strategy.x86`), which
+act only while an ``llvm`` or ``c`` target is current; without a current target the pass changes nothing.
 """
 
 from dataclasses import dataclass
 
+from ...error import KilnError
 from ...ir.transform import PassInfo, register_pass
+from ..expr import Call
 from ..op.op import register_alter_op_layout
 from .fold_scale_util import retype_function, typed_function
 from .function_pass import FunctionPass
@@ -23,14 +27,19 @@ from .layout_rewriter import rewrite_layouts
 __all__ = ["AlterOpLayout", "register_alter_op_layout"]
 
 
-
-
-def _alter(call):
-    falter = call.op.get_attr("FTVMAlterOpLayout")
-    if falter is None:
-        return None
-    tinfos = [a.checked_type for a in call.args]
-    return lambda inputs: falter(call.attrs, inputs, tinfos, call.checked_type)
+def call_with_altered_layouts(ref_call, attrs, args):
+    """The call computing ``ref_call``: its operator's ``FTVMAlterOpLayout`` answer, or the operator over ``args``
+    with ``attrs`` (TVM's ``AlterTransformMemorizerNode::CallWithNewLayouts``)."""
+    falter = ref_call.op.get_attr("FTVMAlterOpLayout")
+    if falter is not None:
+        tinfos = [a.checked_type for a in ref_call.args]  # TVM passes placeholders; a type has the same shape
+        altered = falter(attrs, list(args), tinfos, ref_call.checked_type)
+        if altered is not None:
+            if not isinstance(altered, Call):
+                raise KilnError(f"FTVMAlterOpLayout of {ref_call.op.name} returned a {type(altered).__name__}: it "
+                                f"can only replace the call with another call")
+            return altered
+    return ref_call.with_fields(args=tuple(args), attrs=attrs)
 
 
 def alter_op_layout(func):
@@ -38,7 +47,7 @@ def alter_op_layout(func):
 
     Returns ``func`` when nothing changed, else an untyped rebuilt function.
     """
-    return rewrite_layouts(func, _alter)
+    return rewrite_layouts(func, call_with_altered_layouts)
 
 
 @register_pass("AlterOpLayout")

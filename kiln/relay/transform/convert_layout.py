@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from ...error import KilnError
 from ...ir.op import Op
 from ...ir.transform import PassInfo, register_pass
+from ...ir.type import TupleType
 from ...tir.layout import layout as parse_layout
+from ..expr import Call
 from ..op import nn as _nn
 from ..op.op import register_convert_op_layout
 from .fold_scale_util import is_depthwise_conv2d, retype_function, typed_function
 from .function_pass import FunctionPass
 from .layout_rewriter import rewrite_layouts
-from .layout_rules import POOLS
 
 __all__ = ["ConvertLayout", "register_convert_op_layout"]
 
@@ -76,6 +77,7 @@ def _convert_pool(builder):
     return convert
 
 
+POOLS = ("nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d", "nn.global_max_pool2d")
 for _name in POOLS:
     register_convert_op_layout(_name, _convert_pool(getattr(_nn, _name.split(".")[1])))
 
@@ -99,15 +101,26 @@ def convert_layout(func, desired_layouts):
     Returns ``func`` when nothing changed, else an untyped rebuilt function.
     """
 
-    def convert(call):
-        desired = desired_layouts.get(call.op.name)
-        fconvert = call.op.get_attr("FTVMConvertOpLayout") if desired is not None else None
-        if fconvert is None:
-            return None
-        tinfos = [a.checked_type for a in call.args]
-        return lambda inputs: fconvert(call.attrs, inputs, tinfos, desired)
+    def call_with_new_layouts(ref_call, attrs, args):
+        """The operator's ``FTVMConvertOpLayout`` answer when the operator has desired layouts, else the operator
+        over ``args`` (TVM's ``ConvertTransformMemorizerNode::CallWithNewLayouts``)."""
+        desired = desired_layouts.get(ref_call.op.name)
+        fconvert = ref_call.op.get_attr("FTVMConvertOpLayout") if desired is not None else None
+        if fconvert is not None:
+            tinfos = [t for a in ref_call.args for t in _tensor_types(a.checked_type)]
+            converted = fconvert(attrs, list(args), tinfos, desired)
+            if converted is not None:
+                if not isinstance(converted, Call):
+                    raise KilnError(f"FTVMConvertOpLayout of {ref_call.op.name} returned a "
+                                    f"{type(converted).__name__}: it can only replace the call with another call")
+                return converted.with_fields(span=ref_call.span)
+        return ref_call.with_fields(args=tuple(args), attrs=attrs)
 
-    return rewrite_layouts(func, convert)
+    return rewrite_layouts(func, call_with_new_layouts)
+
+
+def _tensor_types(ttype):
+    return list(ttype.fields) if isinstance(ttype, TupleType) else [ttype]
 
 
 @register_pass("ConvertLayout")

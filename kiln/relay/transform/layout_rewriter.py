@@ -1,240 +1,303 @@
-"""The layout rewriter shared by ConvertLayout and AlterOpLayout (TVM's ``transform_layout.h``).
+"""The layout rewriter shared by AlterOpLayout and ConvertLayout (TVM's ``transform_layout.h`` over
+``ForwardRewrite``).
 
-Both passes let some operators change the layout they compute in (conv2d to NHWC, conv2d to NCHW16c...) and then
-move as little data as possible: operators that do not care about the layout keep computing in the new one, and a
-``layout_transform`` is inserted only where a consumer needs another layout.
+Both passes let some operators change the layouts they compute in (conv2d to ``NCHW16c``, to ``NHWC``...) and then
+move as little data as possible: the operators after them keep computing in the new layout as long as they have a
+layout rule (``FInferCorrectLayout``, :mod:`.infer_layout_utils`), and a ``layout_transform`` back is inserted only
+where a consumer has none or cannot follow.
 
-Every expression is rewritten into a :class:`LayoutValue` ``(expr, old, new)``: ``expr`` computes the original
-tensor transformed from layout ``old`` to layout ``new`` (``old is new`` or both None when nothing changed: then
-``expr`` has the original's shape; ``None`` means "layout unknown"). Tuples carry a tuple of layouts per field.
+Each expression is rewritten, in dataflow order, into a *value*: an expression, or a :class:`Alternated`
+``(value, old, new)`` -- ``value`` computes the original tensor moved from layout ``old`` (the layout the original
+program has it in) to ``new`` (TVM's ``LayoutAlternatedExpr``) -- or, for a tuple, a :class:`TupleValue` of values.
+For each operator call (TVM's ``LayoutRewriter``):
 
-For each operator call, in dataflow order:
+1. its rule, asked with the producers' old layouts (``old_prd``), gives the layouts the call reads its inputs in
+   (``old_cur``) and writes its output in; no rule, or a rule that cannot tell, leaves the call as it is, with every
+   input brought back to its old layout;
+2. the pass's hook (:class:`LayoutRewriter`'s ``call_with_new_layouts``: AlterOpLayout's ``FTVMAlterOpLayout``,
+   ConvertLayout's ``FTVMConvertOpLayout``) may replace the call, given its inputs in their new layouts;
+3. the rule of the new call, asked with the producers' new layouts (``new_prd``), gives the layouts it wants
+   (``new_cur``), adapting its attributes; each input is transformed from ``new_prd`` to ``new_cur`` (through
+   ``old_prd`` when the call read the input otherwise than its producer wrote it);
+4. the result is ``Alternated(new call, old output layout, new output layout)``.
 
-1. if the pass has a *conversion hook* for it (ConvertLayout: ``FTVMConvertOpLayout`` of the ops named in
-   ``desired_layouts``; AlterOpLayout: ``FTVMAlterOpLayout``), the hook receives the call's attrs, its inputs in
-   their original layouts, their types and (ConvertLayout) the desired layouts, and may return a new call, such as
-   the same conv2d with ``data_layout="NHWC"``; the rewriter then brings each input into the layout the new call
-   declares (:data:`~.layout_rules.LAYOUT_OPS`) and records the new call's output layout;
-2. otherwise the operator's *layout rule* (:func:`~.layout_rules.rule_for`) may carry the new layouts of its inputs
-   through (element-wise and broadcast operators, bias_add, concatenate, pooling, reductions, ...), adjusting
-   attributes such as ``axis`` or ``layout``;
-3. otherwise every input is brought back to its original layout (a "boundary").
-
-Bringing a value into a layout goes through one memo, so each ``(expression, from, to)`` transform is built once
-and ``layout_transform(layout_transform(x, A, B), B, A)`` collapses to ``x``. The function's result is always
-brought back to its original layout, so the rewritten function has the original signature.
+Transforms are memoized by ``(expression, from, to)``, so a tensor transformed for several consumers is transformed
+once. A value reaching anything else (a call without a rule, a let, the function's result) is *realized*:
+transformed back to its old layout.
 """
 
 from ...error import KilnError
 from ...ir.op import Op
-from ...tir.layout import layout as parse_layout
+from ...ir.type import TensorType, TupleType
+from ...tir.layout import Layout
 from .. import op as _op
-from ..expr import Call, Tuple, TupleGetItem
+from ..expr import Tuple, TupleGetItem
 from ..expr_functor import ExprFunctor
 from ..function import Function
-from ..op.attrs import LayoutTransformAttrs
-from .layout_rules import LAYOUT_OPS, LayoutValue, rule_for
+from . import layout_rules  # noqa: F401  (registers the operators' FInferCorrectLayout)
+from .infer_layout_utils import InferCorrectLayoutOutput
+
+__all__ = ["Alternated", "TupleValue", "LayoutRewriter", "infer_correct_layouts", "rewrite_layouts"]
+
+
+class Alternated:
+    """The original tensor moved from layout ``old`` to layout ``new``: ``value`` (TVM's ``LayoutAlternatedExpr``;
+    ``old`` and ``new`` are None for a tensor whose layout is unknown)."""
+
+    __slots__ = ("value", "old", "new")
+
+    def __init__(self, value, old=None, new=None):
+        self.value, self.old, self.new = value, old, new
+
+
+class TupleValue:
+    """A rewritten ``relay.Tuple`` (``node``) whose fields are values (expressions or :class:`Alternated`)."""
+
+    __slots__ = ("node", "fields")
+
+    def __init__(self, node, fields):
+        self.node, self.fields = node, tuple(fields)
+
+
+def infer_correct_layouts(call, new_in_layouts, old_in_layouts, old_in_types):
+    """The operator's ``FInferCorrectLayout`` answer for ``call``, or None when it has none or cannot infer (an
+    undefined layout in its answer) (TVM's ``InferCorrectLayouts``)."""
+    if not isinstance(call.op, Op):
+        return None
+    rule = call.op.get_attr("FInferCorrectLayout")
+    if rule is None:
+        return None
+    out = rule(call.attrs, None if new_in_layouts is None else list(new_in_layouts), list(old_in_layouts),
+               list(old_in_types))
+    if not isinstance(out, InferCorrectLayoutOutput):
+        raise KilnError(f"FInferCorrectLayout of {call.op.name} must return an InferCorrectLayoutOutput, "
+                        f"got {type(out).__name__}")
+    if any(lay is None for lay in (*out.input_layouts, *out.output_layouts)):
+        return None
+    return out
+
+
+def _is_scalar(expr) -> bool:
+    """Whether ``expr`` is typed as a tensor whose every dimension is 1 (TVM's ``IsScalar``)."""
+    ttype = getattr(expr, "checked_type_", None)
+    if not isinstance(ttype, TensorType):
+        return False
+    return all(isinstance(d, int) and d == 1 for d in ttype.shape)
 
 
 class LayoutRewriter(ExprFunctor):
-    """Rewrites a typed function; ``convert`` is the pass's conversion hook (see the module docstring).
+    """Rewrites a typed function (see the module docstring); ``call_with_new_layouts(ref_call, attrs, args)`` is
+    the pass's hook: it returns the call to compute ``ref_call`` with (``args`` are its inputs in their new
+    layouts, ``attrs`` its attributes as its rule adapted them), at least ``ref_call``'s operator over ``args``."""
 
-    ``convert(call)`` returns None when the pass has nothing to do for the original call, else a function that
-    receives the call's inputs in their original layouts and returns a replacement expression or None.
-    """
-
-    def __init__(self, convert):
+    def __init__(self, call_with_new_layouts):
         super().__init__()
-        self.convert = convert
+        self.call_with_new_layouts = call_with_new_layouts
         self._transforms: dict = {}
-        self._expanded: dict = {}
-        self._originals: dict = {}
 
-    # ---- moving values between layouts ------------------------------------------------------------------------
-    def transform(self, expr, src, dst):
-        """``expr`` (in layout ``src``) in layout ``dst``: one ``layout_transform``, built once per triple."""
+    # ---- moving values between layouts (TVM's TransformMemorizer) ---------------------------------------------
+    def transform(self, raw, src, dst):
+        """``raw`` (in layout ``src``) in layout ``dst``, built once per ``(raw, src, dst)``."""
         if src == dst:
-            return expr
-        key = (expr, src, dst)
+            return raw
+        if src is None or dst is None:
+            raise KilnError(f"cannot insert a layout transform between undefined layouts ({src} -> {dst})")
+        key = (raw, src.name, dst.name)
         out = self._transforms.get(key)
         if out is None:
-            if (isinstance(expr, Call) and expr.op is _LAYOUT_TRANSFORM and isinstance(expr.attrs, LayoutTransformAttrs)
-                    and expr.attrs.src_layout == dst and expr.attrs.dst_layout == src):
-                out = expr.args[0]  # transforming back undoes the transform
-            else:
-                out = _op.layout_transform(expr, src, dst)
-            self._transforms[key] = out
-        return out
-
-    def expand_dims(self, expr, num_newaxis):
-        """``expand_dims(expr, axis=0, num_newaxis)``, built once per expression."""
-        key = (expr, num_newaxis)
-        out = self._expanded.get(key)
-        if out is None:
-            out = self._expanded[key] = _op.expand_dims(expr, axis=0, num_newaxis=num_newaxis)
-        return out
-
-    def original(self, value):
-        """The expression of ``value`` in its original layout (tuples field by field)."""
-        if not value.changed:
-            return value.expr
-        cached = self._originals.get(id(value))
-        if cached is not None:
-            return cached[1]
-        if isinstance(value.old, tuple):
-            fields = [self.original(LayoutValue(self._field(value.expr, i), old, new))
-                      for i, (old, new) in enumerate(zip(value.old, value.new, strict=True))]
-            out = Tuple(tuple(fields))
-        else:
-            out = self.transform(value.expr, value.new, value.old)
-        self._originals[id(value)] = (value, out)
+            out = self._transforms[key] = self._transform(raw, src, dst)
         return out
 
     @staticmethod
-    def _field(expr, index):
-        return expr.fields[index] if isinstance(expr, Tuple) else TupleGetItem(expr, index)
+    def _transform(raw, src: Layout, dst: Layout):
+        expr = raw
+        if src.ndim_primal < dst.ndim_primal:
+            if _is_scalar(raw):
+                return raw  # broadcasts against any layout as it is
+            # a lower-rank operand (a per-channel vector) gets the missing axes in front first
+            expr = _op.expand_dims(raw, axis=0, num_newaxis=dst.ndim_primal - src.ndim_primal)
+            src = src.expand_primal(dst)
+            if src == dst:
+                return expr
+        if sorted(src.primal) != sorted(dst.primal):
+            raise KilnError(f"cannot insert a layout transform between layouts {src.name} and {dst.name}")
+        return _op.layout_transform(expr, src.name, dst.name)
 
-    def field(self, value, index):
-        """Field ``index`` of a tuple-valued ``value``, as a LayoutValue."""
-        if isinstance(value.old, tuple):
-            return LayoutValue(self._field(value.expr, index), value.old[index], value.new[index])
-        return LayoutValue(self._field(value.expr, index))
+    def realize(self, value):
+        """``value`` as an expression in its original layout."""
+        if isinstance(value, Alternated):
+            return self.transform(value.value, value.new, value.old)
+        if isinstance(value, TupleValue):
+            return value.node.with_fields(fields=tuple(self.realize(f) for f in value.fields))
+        return value
 
-    def as_layout(self, value, interpreted, target):
-        """``value`` in layout ``target``, for a consumer that reads the original tensor as layout ``interpreted``."""
-        if value.old is not None and value.old == interpreted and isinstance(value.new, str):
-            return self.transform(value.expr, value.new, target)
-        return self.transform(self.original(value), interpreted, target)
-
-    # ---- visiting ---------------------------------------------------------------------------------------------
+    # ---- visiting (TVM's ForwardRewriter) ---------------------------------------------------------------------
     def visit_var(self, var):
-        return LayoutValue(var)
+        return var
 
     def visit_global_var(self, gv):
-        return LayoutValue(gv)
+        return gv
 
     def visit_constant(self, const):
-        return LayoutValue(const)
+        return const
 
     def visit_op(self, op):
-        return LayoutValue(op)
+        return op
 
     def visit_tuple(self, tup):
-        values = [self.visit(f) for f in tup.fields]
-        expr = tup.with_fields(fields=tuple(v.expr for v in values))
-        if not any(v.changed for v in values):
-            return LayoutValue(expr)
-        return LayoutValue(expr, tuple(v.old for v in values), tuple(v.new for v in values))
+        fields = [self.visit(f) for f in tup.fields]
+        if any(isinstance(f, Alternated | TupleValue) for f in fields):
+            return TupleValue(tup, fields)
+        return tup.with_fields(fields=tuple(fields))
 
     def visit_tuple_getitem(self, item):
         value = self.visit(item.tuple_value)
-        if isinstance(value.old, tuple):
-            return LayoutValue(item.with_fields(tuple_value=value.expr), value.old[item.index],
-                               value.new[item.index])
-        return LayoutValue(item.with_fields(tuple_value=self.original(value)))
+        if isinstance(value, TupleValue):  # folds (a, b)[0] to a, keeping a's layout
+            return value.fields[item.index]
+        return item.with_fields(tuple_value=self.realize(value))
 
     def visit_let(self, let):
         chain, body = self.let_chain(let)
-        bindings = [(b, self.original(self.visit(b.value))) for b in chain]
-        result = self.original(self.visit(body))
-        for binding, value in reversed(bindings):
+        values = [self.realize(self.visit(binding.value)) for binding in chain]
+        result = self.realize(self.visit(body))
+        for binding, value in zip(reversed(chain), reversed(values), strict=True):
             result = binding.with_fields(value=value, body=result)
-            self.memo_map[binding] = LayoutValue(result)
-        return LayoutValue(result)
+            self.memo_map[binding] = result
+        return result
 
     def visit_if(self, node):
-        return LayoutValue(node.with_fields(
-            cond=self.original(self.visit(node.cond)),
-            true_branch=self.original(self.visit(node.true_branch)),
-            false_branch=self.original(self.visit(node.false_branch))))
+        return node.with_fields(cond=self.realize(self.visit(node.cond)),
+                                true_branch=self.realize(self.visit(node.true_branch)),
+                                false_branch=self.realize(self.visit(node.false_branch)))
 
     def visit_function(self, fn):
-        if fn.is_primitive():
-            return LayoutValue(fn)
-        return LayoutValue(fn.with_fields(body=self.original(self.visit(fn.body))))
+        return fn.with_fields(body=self.realize(self.visit(fn.body)))
 
     def visit_call(self, call):
         args = [self.visit(a) for a in call.args]
-        if not isinstance(call.op, Op):
-            callee = self.original(self.visit(call.op))
-            return LayoutValue(call.with_fields(op=callee, args=tuple(self.original(a) for a in args)))
-        build = self.convert(call) if self.convert is not None else None
-        if build is not None:
-            inputs = [self.original(a) for a in args]
-            new = build(inputs)
-            if new is not None and not _same_call(new, call, inputs):
-                out = self._converted(call, new, args, inputs)
-                if out is not None:
-                    return out
-        rule = _rule(call.op)
-        if rule is not None:
-            out = rule(self, call, args)
+        if isinstance(call.op, Op):
+            out = self.rewrite_call(call, args)
             if out is not None:
                 return out
-        spec = LAYOUT_OPS.get(call.op.name)
-        if spec is not None:  # a layout-defining op left as it is: its inputs go back to what it declares
-            layouts = spec.inputs(call)
-            new_args = tuple(self.as_layout(a, lay, lay) if lay else self.original(a)
-                             for a, lay in zip(args, layouts, strict=True))
-            out_layout = spec.output(call)
-            return LayoutValue(call.with_fields(args=new_args), out_layout, out_layout)
-        return LayoutValue(call.with_fields(args=tuple(self.original(a) for a in args)))
+        callee = call.op if isinstance(call.op, Op) else self.realize(self.visit(call.op))
+        return call.with_fields(op=callee, args=tuple(self.realize(a) for a in args))
 
-    def _converted(self, call, new, args, inputs):
-        """Wire the replacement ``new`` of ``call`` (see the module docstring, step 1); None when one of its tensors
-    does not fit the new layouts."""
-        old_spec = LAYOUT_OPS.get(call.op.name)
-        new_spec = LAYOUT_OPS.get(new.op.name) if isinstance(new, Call) and isinstance(new.op, Op) else None
-        if old_spec is None or new_spec is None:
-            return LayoutValue(new)  # an equivalent expression in the original layout
-        old_layouts, new_layouts = old_spec.inputs(call), new_spec.inputs(new)
-        old_out, new_out = old_spec.output(call), new_spec.output(new)
-        shapes = [(a.checked_type.shape, o, n)
-                  for a, o, n in zip(call.args, old_layouts, new_layouts, strict=True) if o and n]
-        if not all(_convertible(*s) for s in [*shapes, (call.checked_type.shape, old_out, new_out)]):
-            return None  # a tensor cannot be laid out that way (C=3 in NCHW8c): keep the call as it is
-        new_args = []
-        for arg, target in zip(new.args, new_layouts, strict=True):
-            index = next((j for j, inp in enumerate(inputs) if inp is arg), None)
-            if index is None or not target or not old_layouts[index]:
-                new_args.append(arg)  # built by the hook itself: already what the new call expects
+    # ---- one operator call (TVM's LayoutRewriter) -------------------------------------------------------------
+    def rewrite_call(self, ref_call, new_args):
+        """The value of ``ref_call`` over the rewritten arguments ``new_args``, or None to leave it as it is."""
+        inputs: list[Alternated] = []
+        normal_args = []
+        for arg in new_args:
+            if isinstance(arg, TupleValue):
+                normal_args.append(arg.node.with_fields(fields=tuple(self._push(f, inputs) for f in arg.fields)))
+            elif isinstance(arg, Tuple):
+                for field in arg.fields:
+                    self._push(field, inputs)
+                normal_args.append(arg)
             else:
-                new_args.append(self.as_layout(args[index], old_layouts[index], target))
-        return LayoutValue(new.with_fields(args=tuple(new_args)), old_out, new_out)
+                normal_args.append(self._push(arg, inputs))
+        op = ref_call.op
+        if op.has_attr("FTVMAlterOpLayout") and not op.has_attr("FInferCorrectLayout"):
+            return self.call_with_new_layouts(ref_call, ref_call.attrs, normal_args)
+
+        old_prd = [inp.old for inp in inputs]
+        new_prd = [inp.new for inp in inputs]
+        types = [a.checked_type for a in ref_call.args]
+        first = infer_correct_layouts(ref_call, None, old_prd, types)
+        if first is None:
+            return None
+        old_cur, old_out = first.input_layouts, first.output_layouts
+        if len(old_cur) != len(new_prd):
+            raise KilnError(f"FInferCorrectLayout of {op.name} gave {len(old_cur)} input layouts for "
+                            f"{len(new_prd)} inputs")
+        new_prd_inferred = [n if n is not None else c for n, c in zip(new_prd, old_cur, strict=True)]
+        old_prd_inferred = [o if o is not None else c for o, c in zip(old_prd, old_cur, strict=True)]
+
+        new_call = self.call_with_new_layouts(ref_call, first.new_attrs, normal_args)
+        if not isinstance(new_call.op, Op):
+            return None
+        if new_call.op is op and new_call.attrs == ref_call.attrs and len(new_call.args) == len(normal_args) and \
+                all(a is b for a, b in zip(new_call.args, normal_args, strict=True)):
+            new_call = ref_call.with_fields(args=tuple(normal_args))  # an equal call: keep the original node
+        if _count_inputs(new_call) != len(inputs):
+            # a replacement over other inputs (TVM requires the same ones): computed in the original layouts
+            if any(inp.old != inp.new for inp in inputs):
+                new_call = self.call_with_new_layouts(ref_call, first.new_attrs,
+                                                      [self.realize(a) for a in new_args])
+            return new_call
+        second = infer_correct_layouts(new_call, new_prd_inferred, old_prd_inferred, types)
+        if second is None:
+            return None
+        new_cur, new_out = second.input_layouts, second.output_layouts
+        if len(new_out) != len(old_out) or len(new_cur) != len(new_prd):
+            raise KilnError(f"the layout rule of {new_call.op.name} changed the number of inputs or outputs of "
+                            f"{op.name}")
+
+        in_types = [f for t in types for f in (t.fields if isinstance(t, TupleType) else (t,))]
+        if not all(_fits(t, o, n) for t, o, n in [*zip(in_types, old_cur, new_cur, strict=False),
+                                                  *zip(_out_types(ref_call), old_out, new_out, strict=False)]):
+            return None  # a tensor cannot take the new layout (3 channels in NCHW4c): keep the call as it is
+
+        layouts = iter(zip(old_prd, old_cur, new_prd, new_cur, strict=True))
+        transformed = []
+        for arg in new_call.args:
+            if isinstance(arg, Tuple):
+                transformed.append(arg.with_fields(fields=tuple(self._move(f, *next(layouts)) for f in arg.fields)))
+            else:
+                transformed.append(self._move(arg, *next(layouts)))
+        attrs = new_call.attrs if second.new_attrs == new_call.attrs else second.new_attrs
+        out_call = new_call.with_fields(args=tuple(transformed), attrs=attrs)  # itself when nothing changed
+        if isinstance(ref_call.checked_type, TupleType):
+            return TupleValue(Tuple(tuple(TupleGetItem(out_call, i) for i in range(len(new_out)))),
+                              [Alternated(TupleGetItem(out_call, i), old, new)
+                               for i, (old, new) in enumerate(zip(old_out, new_out, strict=True))])
+        return Alternated(out_call, old_out[0], new_out[0])
+
+    def _push(self, value, inputs):
+        """Record ``value`` as one input and return its expression (in its new layout)."""
+        if isinstance(value, TupleValue):
+            value = self.realize(value)  # a nested tuple: not followed
+        if not isinstance(value, Alternated):
+            value = Alternated(value)
+        inputs.append(value)
+        return value.value
+
+    def _move(self, arg, old_prd, old_cur, new_prd, new_cur):
+        """Input ``arg`` (written in ``new_prd``) in the layout ``new_cur`` the call reads it in."""
+        if old_cur == old_prd:  # the call reads the input as its producer wrote it: one transform
+            return self.transform(arg, new_prd, new_cur)
+        if old_prd is not None:
+            arg = self.transform(arg, new_prd, old_prd)
+        return self.transform(arg, old_cur, new_cur)
 
 
-_LAYOUT_TRANSFORM = Op.get("layout_transform")
-_RULE_CACHE: dict = {}
+def _out_types(call):
+    ttype = call.checked_type
+    return list(ttype.fields) if isinstance(ttype, TupleType) else [ttype]
 
 
-def _rule(op):
-    if op not in _RULE_CACHE:
-        _RULE_CACHE[op] = rule_for(op)
-    return _RULE_CACHE[op]
-
-
-def _convertible(shape, src, dst) -> bool:
-    """Whether a tensor of ``shape`` in layout ``src`` can be transformed to layout ``dst``."""
+def _fits(ttype, src, dst) -> bool:
+    """Whether a tensor of type ``ttype`` read in layout ``src`` can be transformed to ``dst`` (TVM does not check:
+    its transform would fail to type)."""
+    if src == dst or not isinstance(ttype, TensorType) or src.ndim != len(ttype.shape) or \
+            src.ndim_primal < dst.ndim_primal:
+        return True  # a lower-rank operand is expanded first; its transform is checked when it is typed
     try:
-        parse_layout(src).convert_shape(shape, parse_layout(dst))
+        src.convert_shape(ttype.shape, dst)
     except KilnError:
         return False
     return True
 
 
-def _same_call(new, call, inputs) -> bool:
-    """Whether a hook returned the call unchanged (same op and attrs over the same inputs)."""
-    return (isinstance(new, Call) and new.op is call.op and new.attrs == call.attrs
-            and len(new.args) == len(inputs) and all(a is b for a, b in zip(new.args, inputs, strict=True)))
+def _count_inputs(call) -> int:
+    """The inputs of ``call`` with tuple arguments counted field by field."""
+    return sum(len(a.fields) if isinstance(a, Tuple) else 1 for a in call.args)
 
 
-def rewrite_layouts(func, convert):
-    """Rewrite the typed function ``func`` with the conversion hook ``convert`` (see :class:`LayoutRewriter`).
-
-    Returns ``func`` itself when nothing changed, else an untyped rebuilt function.
-    """
+def rewrite_layouts(func, call_with_new_layouts):
+    """Rewrite the typed function ``func`` with the pass hook ``call_with_new_layouts`` (see
+    :class:`LayoutRewriter`). Returns ``func`` itself when nothing changed, else an untyped rebuilt function."""
     if not isinstance(func, Function):
         raise TypeError(f"rewrite_layouts expects a relay.Function, got {type(func).__name__}")
-    rewriter = LayoutRewriter(convert)
-    new = func.with_fields(body=rewriter.original(rewriter.visit(func.body)))
-    return new
+    rewriter = LayoutRewriter(call_with_new_layouts)
+    return rewriter.realize(rewriter.visit(func))

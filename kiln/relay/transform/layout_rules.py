@@ -1,289 +1,249 @@
-"""Per-operator layout knowledge for the layout rewriter (TVM's ``FInferCorrectLayout``).
+"""Layout rules (``FInferCorrectLayout``) of the tensor operators: element-wise, broadcast, reductions and the
+operators that move axes (concatenate, split, squeeze, strided_slice, transpose, slice_like, topk).
 
-:data:`LAYOUT_OPS` names the operators whose attributes *declare* layouts (conv2d and the poolings): which layout
-each input is read in and which layout the output is in. A conversion hook changes those attributes; the rewriter
-then moves the inputs.
-
-:func:`rule_for` gives, per operator, how it carries a new layout of its inputs to its output: a rule registered in
-:data:`RULES` (bias_add, concatenate, poolings, normalizations, reductions, pad), else the broadcast rule for the
-numpy-broadcasting operators and the element-wise rule for one-input ``ELEMWISE`` operators. A rule gets the
-rewriter, the original (typed) call and its rewritten arguments (:class:`LayoutValue`) and returns the rewritten
-call's LayoutValue, or None to let the rewriter bring every input back to its original layout. Rules only act when
-an input arrives in a new layout; they never change a layout on their own.
+Each rule follows :mod:`.infer_layout_utils`'s protocol and TVM's rule of the same operator
+(``src/relay/op/tensor/{reduce,transform}.cc``), so AlterOpLayout and ConvertLayout keep a layout flowing through the
+same operators as TVM does. Where TVM's rule would produce an ill-typed or wrong program (a topk along a split axis, a
+transpose of a blocked layout read character by character) the rule here declines instead (the call keeps its
+original layouts). The rules of the nn and image operators are in :mod:`.layout_rules_nn`.
 """
 
 import dataclasses
-import inspect
-from collections.abc import Callable
 
-from ...ir.registry import op_table
-from ...tir.layout import layout as parse_layout
-from .. import op as _op
-from ..expr import Call
-from ..op.op import OpPattern
-from ..op.type_relations import broadcast_bool_rel, broadcast_rel
+from ...ir.op import has_op, register_op_attr
+from ...ir.type import TupleType
+from ...tir.layout import Layout, from_axes
+from .infer_layout_utils import (
+    InferCorrectLayoutOutput,
+    binary_broadcast_layout,
+    elemwise_arbitrary_layout,
+    factor_of,
+)
 
-
-@dataclasses.dataclass(frozen=True, slots=True, eq=False)
-class LayoutValue:
-    """A rewritten expression ``expr`` holding the original tensor moved from layout ``old`` to layout ``new``
-    (both None: unknown and unchanged; tuples of layouts for tuple values)."""
-
-    expr: object
-    old: object = None
-    new: object = None
-
-    @property
-    def changed(self) -> bool:
-        """Whether ``expr`` is in another layout than the original expression."""
-        return self.old != self.new
+__all__ = ["register_rule", "UNARY_ELEMWISE", "BINARY_BROADCAST"]
 
 
-@dataclasses.dataclass(frozen=True)
-class LayoutSpec:
-    """The layouts an operator call declares: ``inputs(call)`` (one per argument, None: no layout) and
-    ``output(call)``."""
+def register_rule(*names, level=10):
+    """Register the decorated function as the ``FInferCorrectLayout`` of the operators ``names`` (those that exist:
+    a build may lack some)."""
 
-    inputs: Callable[[Call], list[str | None]]
-    output: Callable[[Call], str]
+    def register(rule):
+        for name in names:
+            if has_op(name):
+                register_op_attr(name, "FInferCorrectLayout", rule, level)
+        return rule
 
-
-def _conv_inputs(call):
-    return [call.attrs.data_layout, call.attrs.kernel_layout]
-
-
-def _conv_output(call):
-    return call.attrs.out_layout or call.attrs.data_layout
+    return register
 
 
-def _pool_inputs(call):
-    return [call.attrs.layout]
+def _replace(attrs, **changes):
+    return dataclasses.replace(attrs, **changes)
 
 
-def _pool_output(call):
-    return call.attrs.out_layout or call.attrs.layout
+def _fail(n_in, n_out, attrs):
+    return InferCorrectLayoutOutput([None] * n_in, [None] * n_out, attrs)
 
 
-POOLS = ("nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d", "nn.global_max_pool2d")
-LAYOUT_OPS = {"nn.conv2d": LayoutSpec(_conv_inputs, _conv_output)}
-LAYOUT_OPS.update({name: LayoutSpec(_pool_inputs, _pool_output) for name in POOLS})
-RULES = op_table("layout rule")
-register_rule = RULES.register
-"""Register the decorated layout rule for the operators ``names`` (``@register_rule("nn.bias_add")``)."""
+def _axis(axis, ndim) -> int:
+    return axis + ndim if axis < 0 else axis
 
 
-# ---- layout helpers ---------------------------------------------------------------------------------------------
-def _name(axes) -> str:
-    return "".join(f"{f}{a}" if f is not None else a for a, f in axes)
-
-
-def _plain(value) -> bool:
-    """Whether ``value`` holds one tensor moved between two known layouts."""
-    return value.changed and isinstance(value.old, str) and isinstance(value.new, str)
-
-
-def _compatible(old, new) -> bool:
-    """Whether ``old`` is a layout without sub-axes and ``new`` has the same primal axes."""
-    lo, ln = parse_layout(old), parse_layout(new)
-    return lo.primal == old and set(ln.primal) == set(lo.primal)
-
-
-def _split(layout, letter) -> bool:
-    return layout.index_of(letter.lower()) >= 0
-
-
-def _new_axis(old, new, axis, allow_split=False):
-    """Where axis ``axis`` of layout ``old`` is in layout ``new`` (None when ``new`` splits it, unless allowed)."""
-    lo, ln = parse_layout(old), parse_layout(new)
-    letter = lo.axes[axis][0]
-    if _split(ln, letter) and not allow_split:
-        return None
-    return ln.index_of(letter)
-
-
-def _with_attrs(call, args, **changes):
-    attrs = dataclasses.replace(call.attrs, **changes) if changes else call.attrs
-    return call.with_fields(args=tuple(args), attrs=attrs)
-
-
-def _fits(layout_name, shape) -> bool:
-    """Whether a tensor of ``shape`` in the primal layout of ``layout_name`` can be split as it says."""
-    lay = parse_layout(layout_name)
-    return all(shape[lay.primal.index(a.upper())] % f == 0 for a, f in lay.axes if f is not None)
+def _split(lay: Layout, letter: str) -> bool:
+    """Whether ``lay`` splits the primal axis of ``letter``."""
+    return factor_of(lay, letter) != -1
 
 
 # ---- element-wise and broadcast ----------------------------------------------------------------------------------
-def elementwise_rule(rw, call, args):
-    """An element-wise operator computes in whatever layout its input is in."""
-    (value,) = args
-    if not value.changed:
-        return None
-    return _result(call.with_fields(args=(value.expr,)), value.old, value.new)
+UNARY_ELEMWISE = (
+    "abs acos acosh asin asinh atan atanh bitwise_not ceil copy cos cosh erf exp fast_erf fast_exp fast_tanh floor "
+    "isfinite isinf isnan log log10 log2 logical_not negative ones_like round rsqrt sigmoid sign sin sinh sqrt tan "
+    "tanh trunc zeros_like nn.relu nn.leaky_relu cast cast_like reinterpret clip "
+    "fixed_point_multiply").split()
+"""The operators TVM gives ``ElemwiseArbitraryLayout``: they compute in whatever layout their input is in."""
+BINARY_BROADCAST = (
+    "add bitwise_and bitwise_or bitwise_xor divide floor_divide floor_mod left_shift logical_and logical_or "
+    "logical_xor maximum minimum mod multiply power right_shift subtract trunc_divide trunc_mod equal greater "
+    "greater_equal less less_equal not_equal").split()
+"""The operators TVM gives ``BinaryBroadcastLayout``."""
+
+register_rule(*UNARY_ELEMWISE)(elemwise_arbitrary_layout)
+register_rule(*BINARY_BROADCAST)(binary_broadcast_layout)
 
 
-def _result(expr, old, new):
-    return LayoutValue(expr, old, new)
+@register_rule("nn.dropout")
+def dropout_layout(attrs, new_in_layouts, old_in_layouts, old_in_types):
+    """Dropout is element-wise; both its outputs (result and mask) are in the input's layout."""
+    out = elemwise_arbitrary_layout(attrs, new_in_layouts, old_in_layouts, old_in_types)
+    return InferCorrectLayoutOutput(out.input_layouts, out.output_layouts * 2, attrs)
 
 
-def broadcast_rule(rw, call, args):
-    """Broadcasting operators follow the first full-rank input in a new layout; other full-rank inputs are
-    transformed to it, lower-rank ones (per-channel constants) get leading axes then the same transform, scalars
-    stay (TVM's ``BinaryBroadcastLayout`` with its sub-layout handling)."""
-    ndim = call.checked_type.ndim
-    lead = next((v for v, a in zip(args, call.args, strict=True) if _plain(v) and a.checked_type.ndim == ndim), None)
-    if lead is None or not _compatible(lead.old, lead.new):
-        return None
-    old, new = lead.old, lead.new
-    out_shape = call.checked_type.shape
-    new_args = []
-    for value, arg in zip(args, call.args, strict=True):
-        ttype = arg.checked_type
-        rank = ttype.ndim
-        if rank == 0:
-            new_args.append(rw.original(value))
-            continue
-        if rank > ndim or (value.old not in (None, old) and rank == ndim):
-            return None
-        # a broadcast (size-1) axis cannot be split into blocks
-        full = (1,) * (ndim - rank) + tuple(ttype.shape)
-        if any(f is not None and full[old.index(a.upper())] != out_shape[old.index(a.upper())]
-               for a, f in parse_layout(new).axes):
-            return None
-        if rank == ndim:
-            new_args.append(rw.as_layout(value, old, new))
+# ---- reductions --------------------------------------------------------------------------------------------------
+def _reduce_axes(ndim, axis, exclude):
+    """The reduced axes, sorted (TVM's ``GetReduceAxes``)."""
+    if not axis:
+        return list(range(ndim))
+    axes = sorted(_axis(int(a), ndim) for a in axis)
+    return [i for i in range(ndim) if i not in axes] if exclude else axes
+
+
+def _reduce_infer(lay, old, r_axes, exclude, keepdims):
+    """``(input layout, output layout, new axis)`` of a reduction over ``r_axes`` of ``old`` computed in ``lay``: a
+    reduced split axis reduces both its parts, kept with size 1 when ``keepdims`` (``NCHW16c`` summed over C is
+    ``NCHW1c``)."""
+    reduced = {old[a] for a in r_axes}
+    new_axes: list[int] = []
+    out: list[tuple[str, int | None]] = []
+
+    def listed(letter, index):  # the axes attribute lists the kept axes when exclude is set
+        if (letter in reduced) != exclude:
+            new_axes.append(index)
+            return True
+        return False
+
+    for i, (letter, factor) in enumerate(lay.axes):
+        if factor is None:
+            listed(letter, i)
+            if letter not in reduced or keepdims:
+                out.append((letter, None))
+        elif listed(letter.upper(), i):
+            if exclude:
+                out.append((letter, factor))
+            elif keepdims:
+                out.append((letter, 1))
         else:
-            new_args.append(rw.transform(rw.expand_dims(rw.original(value), ndim - rank), old, new))
-    return _result(call.with_fields(args=tuple(new_args)), old, new)
+            out.append((letter, factor))
+    out_layout = from_axes(out)
+    if any(f is not None and out_layout.index_of(a.upper()) < 0 for a, f in out):
+        return None, None, None  # a sub-axis left without its primal axis (TVM would fail to parse it)
+    return lay, out_layout, tuple(new_axes)
 
 
-@register_rule("nn.bias_add")
-def bias_add_rule(rw, call, args):
-    """``bias_add`` moves its axis; when the new layout splits that axis it becomes a broadcast ``add``."""
-    data, bias = args
-    if not _plain(data) or not _compatible(data.old, data.new):
-        return None
-    ndim = call.checked_type.ndim
-    axis = call.attrs.axis % ndim
-    new_axis = _new_axis(data.old, data.new, axis)
-    if new_axis is not None:
-        return _result(_with_attrs(call, [data.expr, rw.original(bias)], axis=new_axis), data.old, data.new)
-    vec = rw.original(bias)
-    if ndim - axis - 1 > 0:
-        vec = _op.expand_dims(vec, axis=1, num_newaxis=ndim - axis - 1)
-    vec = rw.transform(rw.expand_dims(vec, axis), data.old, data.new)
-    return _result(_op.add(data.expr, vec), data.old, data.new)
+@register_rule("argmax", "argmin", "prod", "all", "max", "mean", "min", "sum", "variance")
+def reduce_layout(attrs, new_in_layouts, old_in_layouts, old_in_types):
+    """Reductions reduce the same (moved) axes; a split axis is reduced in both parts (TVM's
+    ``ReduceInferCorrectLayout``)."""
+    ndim = len(old_in_types[0].shape)
+    r_axes = _reduce_axes(ndim, attrs.axis, attrs.exclude)
+    exclude, keepdims = bool(attrs.exclude), bool(attrs.keepdims)
+    inferred_in = inferred_out = None
+    if new_in_layouts is not None and r_axes and old_in_layouts[0] is not None:
+        inferred_in, inferred_out, new_axes = _reduce_infer(new_in_layouts[0], old_in_layouts[0], r_axes, exclude,
+                                                            keepdims)
+        if new_axes is not None:
+            attrs = _replace(attrs, axis=new_axes)
+    elif old_in_layouts[0] is not None:
+        inferred_in, inferred_out, _ = _reduce_infer(old_in_layouts[0], old_in_layouts[0], r_axes, exclude,
+                                                     keepdims)
+    inputs = [inferred_in] * len(old_in_layouts)  # variance also reads its mean in the same layout
+    return InferCorrectLayoutOutput(inputs, [inferred_out], attrs)
 
 
+# ---- operators that move axes ------------------------------------------------------------------------------------
 @register_rule("concatenate")
-def concatenate_rule(rw, call, args):
-    """Concatenation follows the first input in a new layout, along the same (moved) axis."""
-    (tup,) = args
-    if not isinstance(tup.old, tuple):
-        return None
-    fields = [rw.field(tup, i) for i in range(len(tup.old))]
-    lead = next((f for f in fields if _plain(f)), None)
-    if lead is None or not _compatible(lead.old, lead.new):
-        return None
-    old, new = lead.old, lead.new
-    shapes = [t.shape for t in call.args[0].checked_type.fields]
-    ndim = len(shapes[0])
-    axis = call.attrs.axis % ndim
-    new_axis = _new_axis(old, new, axis, allow_split=True)
-    if any(f.old not in (None, old) for f in fields) or not all(_fits(new, s) for s in shapes):
-        return None
-    exprs = [rw.as_layout(f, old, new) for f in fields]
-    return _result(_op.concatenate(exprs, new_axis), old, new)
+def concatenate_layout(attrs, new_in_layouts, old_in_layouts, old_in_types):
+    """Concatenation follows its inputs' new layout when they all share it, along the moved axis."""
+    shapes = [t.shape for t in old_in_types[0].fields] if isinstance(old_in_types[0], TupleType) else []
+    n = len(old_in_layouts)
+    if not shapes:
+        return _fail(n, 1, attrs)
+    axis = _axis(attrs.axis, len(shapes[0]))
+    if new_in_layouts is not None and old_in_layouts[0] is not None and \
+            all(lay == new_in_layouts[0] for lay in new_in_layouts):
+        ret = new_in_layouts[0]
+        return InferCorrectLayoutOutput([ret] * n, [ret], _replace(attrs, axis=ret.index_of(old_in_layouts[0][axis])))
+    ret = next((lay for lay in old_in_layouts if lay is not None), None)
+    if ret is None or ret.ndim <= axis or ret.axes[axis][1] is not None:
+        return _fail(1, 1, attrs)
+    return InferCorrectLayoutOutput([ret] * n, [ret], attrs)
 
 
-# ---- layout-declaring operators that follow their input ----------------------------------------------------------
-@register_rule(*POOLS)
-def pool_rule(rw, call, args):
-    """Pooling computes in its input's new layout when that layout keeps H and W whole."""
-    (data,) = args
-    attrs = call.attrs
-    if not _plain(data) or data.old != attrs.layout or attrs.out_layout not in ("", attrs.layout):
-        return None
-    lay = parse_layout(data.new)
-    if not _compatible(data.old, data.new) or _split(lay, "H") or _split(lay, "W"):
-        return None
-    out_layout = data.new if attrs.out_layout else ""
-    return _result(_with_attrs(call, [data.expr], layout=data.new, out_layout=out_layout), data.old, data.new)
+@register_rule("split")
+def split_layout(attrs, new_in_layouts, old_in_layouts, old_in_types):
+    """Split along the moved axis; indices along a split axis are divided by its factor (when they divide)."""
+    shape = old_in_types[0].shape
+    axis = _axis(attrs.axis, len(shape))
+    ios = attrs.indices_or_sections
+    count = int(ios) if isinstance(ios, int) else len(ios) + 1
+    ret = old_in_layouts[0]
+    if new_in_layouts is not None and old_in_layouts[0] is not None:
+        new = new_in_layouts[0]
+        letter = old_in_layouts[0][axis]
+        factor = factor_of(new, letter)
+        new_attrs = _replace(attrs, axis=new.index_of(letter))
+        divisible = True
+        if factor > 1 and isinstance(ios, int):
+            # equal sections of the outer axis are equal sections of the channels only if they hold whole blocks
+            divisible = isinstance(shape[axis], int) and (shape[axis] // factor) % ios == 0
+        elif factor > 1:
+            divisible = all(int(v) % factor == 0 for v in ios)
+            new_attrs = _replace(new_attrs, indices_or_sections=tuple(int(v) // factor for v in ios))
+        if divisible:
+            ret, attrs = new, new_attrs
+    return InferCorrectLayoutOutput([ret], [ret] * count, attrs)
 
 
-@register_rule("nn.batch_norm", "nn.layer_norm")
-def norm_rule(rw, call, args):
-    """Normalizations over one (unsplit) channel axis move that axis; batch_norm's other outputs are vectors."""
-    data, *params = args
-    if not _plain(data) or not _compatible(data.old, data.new):
-        return None
-    new_axis = _new_axis(data.old, data.new, call.attrs.axis % call.args[0].checked_type.ndim)
-    if new_axis is None:
-        return None
-    new = _with_attrs(call, [data.expr, *(rw.original(p) for p in params)], axis=new_axis)
-    if call.op.name == "nn.batch_norm":
-        return _result(new, (data.old, None, None), (data.new, None, None))
-    return _result(new, data.old, data.new)
+@register_rule("squeeze")
+def squeeze_layout(attrs, new_in_layouts, old_in_layouts, old_in_types):
+    """Squeeze the same (moved) axes; the output layout drops them."""
+    inferred = new_in_layouts[0] if new_in_layouts is not None else old_in_layouts[0]
+    if inferred is None:
+        return _fail(1, 1, attrs)
+    shape = old_in_types[0].shape
+    axis = list(attrs.axis) if attrs.axis is not None else [i for i, d in enumerate(shape) if d == 1]
+    if new_in_layouts is not None and old_in_layouts[0] is not None:
+        axis = [inferred.index_of(old_in_layouts[0][int(a)]) for a in axis]
+        if any(a < 0 for a in axis):
+            return _fail(1, 1, attrs)
+        attrs = _replace(attrs, axis=tuple(axis))
+    dropped = {_axis(int(a), inferred.ndim) for a in axis}
+    out = from_axes(ax for i, ax in enumerate(inferred.axes) if i not in dropped)
+    return InferCorrectLayoutOutput([inferred], [out], attrs)
 
 
-@register_rule("sum", "mean", "max", "min", "prod")
-def reduce_rule(rw, call, args):
-    """Reductions reduce the same (moved) axes; without keepdims the result's layout drops them."""
-    (data,) = args
-    attrs = call.attrs
-    if not _plain(data) or attrs.exclude or not _compatible(data.old, data.new):
-        return None
-    lo, ln = parse_layout(data.old), parse_layout(data.new)
-    ndim = lo.ndim
-    axes = range(ndim) if attrs.axis is None else [a % ndim for a in attrs.axis]
-    letters = {lo.axes[a][0] for a in axes}
-    if attrs.keepdims and any(_split(ln, a) for a in letters):
-        return None
-    new_axes = sorted(i for i, (a, _) in enumerate(ln.axes) if a.upper() in letters)
-    new = _with_attrs(call, [data.expr], axis=tuple(new_axes))
-    if attrs.keepdims:
-        return _result(new, data.old, data.new)
-    old_out = _name([ax for ax in lo.axes if ax[0] not in letters])
-    new_out = _name([ax for ax in ln.axes if ax[0].upper() not in letters])
-    if not old_out:
-        return _result(new, None, None)
-    return _result(new, old_out, new_out)
+@register_rule("transpose")
+def transpose_layout(attrs, new_in_layouts, old_in_layouts, old_in_types):
+    """Transpose the same axes, found by name in the new layout; the output layout is the input's permuted."""
+    old = old_in_layouts[0]
+    if old is None:
+        return _fail(1, 1, attrs)
+    axes = list(attrs.axes) if attrs.axes else list(range(old.ndim - 1, -1, -1))
+    axes = [_axis(int(a), old.ndim) for a in axes]
+    lay = old
+    if new_in_layouts is not None and new_in_layouts[0] is not None:
+        new = new_in_layouts[0]
+        new_axes = [new.index_of(old[a]) for a in axes]
+        if all(a >= 0 for a in new_axes) and len(new_axes) == new.ndim:
+            axes, lay = new_axes, new
+    return InferCorrectLayoutOutput([lay], [from_axes(lay.axes[a] for a in axes)], _replace(attrs, axes=tuple(axes)))
 
 
-@register_rule("nn.pad")
-def pad_rule(rw, call, args):
-    """Padding pads the same (moved) axes; split axes must not be padded."""
-    data, pad_value = args
-    if not _plain(data) or not _compatible(data.old, data.new):
-        return None
-    lo, ln = parse_layout(data.old), parse_layout(data.new)
-    by_letter = dict(zip(lo.primal, call.attrs.pad_width, strict=True))
-    width = []
-    for letter, factor in ln.axes:
-        if factor is not None:
-            width.append((0, 0))
-        elif _split(ln, letter) and by_letter[letter] != (0, 0):
-            return None
-        else:
-            width.append(by_letter[letter])
-    new = _with_attrs(call, [data.expr, rw.original(pad_value)], pad_width=tuple(width))
-    return _result(new, data.old, data.new)
+@register_rule("slice_like")
+def slice_like_layout(attrs, new_in_layouts, old_in_layouts, old_in_types):
+    """slice_like slices the same (moved) axes when both inputs share the layouts."""
+    old = old_in_layouts
+    if new_in_layouts is not None and old[0] is not None and old[0] == old[1] and \
+            new_in_layouts[0] == new_in_layouts[1] and attrs.axes:
+        new = new_in_layouts[0]
+        axes = [new.index_of(old[0][int(a)]) for a in attrs.axes]
+        if all(a >= 0 for a in axes) and not any(_split(new, old[0][int(a)]) for a in attrs.axes):
+            return InferCorrectLayoutOutput([new, new], [new], _replace(attrs, axes=tuple(axes)))
+    return InferCorrectLayoutOutput([old[0], old[1]], [old[1]], attrs)
 
 
-def rule_for(op):
-    """The layout rule of operator ``op``: registered, or derived from its fusion pattern and type relation."""
-    rule = RULES.get(op.name)
-    if rule is not None:
-        return rule
-    op_name = op.name
-    relation = inspect.unwrap(op.get_attr("FTypeRelation"))  # without the dtype check register_relay_op adds
-    if relation in (broadcast_rel, broadcast_bool_rel) or op_name == "where":
-        return broadcast_rule
-    if op.get_attr("TOpPattern") == OpPattern.ELEMWISE and op.get_attr("num_inputs") == 1:
-        return _checked_elementwise
-    return None
+@register_rule("topk")
+def topk_layout(attrs, new_in_layouts, old_in_layouts, old_in_types):
+    """topk along the moved axis (not a split one: the order would be per block)."""
+    axis = _axis(attrs.axis, len(old_in_types[0].shape))
+    ret = old_in_layouts[0]
+    if new_in_layouts is not None and ret is not None:
+        letter = ret[axis]
+        if not _split(new_in_layouts[0], letter):
+            ret = new_in_layouts[0]
+            attrs = _replace(attrs, axis=ret.index_of(letter))
+    outputs = 2 if attrs.ret_type == "both" else 1
+    return InferCorrectLayoutOutput([ret], [ret] * outputs, attrs)
 
 
-def _checked_elementwise(rw, call, args):
-    if len(args) != 1 or call.checked_type.shape != call.args[0].checked_type.shape:
-        return None
-    return elementwise_rule(rw, call, args)
+from . import layout_rules_nn  # noqa: E402,F401  (registers the nn and image operators' rules)
+from .layout_rules_slice import strided_slice_layout  # noqa: E402,F401  (registers strided_slice's rule)
+

@@ -58,7 +58,7 @@ def test_alter_layout_matches_tvm(check_pass):
                         data_layout="NCHW16c")
     b = relay.expand_dims(relay.expand_dims(bias, axis=1, num_newaxis=2), axis=0, num_newaxis=1)
     y = relay.add(y, relay.layout_transform(b, "NCHW", "NCHW16c"))
-    y = relay.nn.relu(relay.TupleGetItem(relay.Tuple([y]), 0))
+    y = relay.nn.relu(y)  # (y,)[0] folds to y, as in TVM's ForwardRewrite
     y = relay.cast(relay.nn.max_pool2d(y, pool_size=(2, 2), layout="NCHW16c"), "int32")
     y = relay.nn.batch_flatten(relay.layout_transform(y, "NCHW16c", "NCHW"))
     with temp_op_attr("nn.conv2d", "FTVMAlterOpLayout", alter_conv2d_nchw16c):

@@ -68,11 +68,11 @@ def test_conv_bias_pool_carries_the_layout_to_the_flatten(check_pass):
     y = relay.nn.conv2d(relay.layout_transform(x, "NHWC", "NCHW"), relay.layout_transform(w, "HWIO", "OIHW"),
                         padding=(1, 1))
     bias = relay.layout_transform(relay.expand_dims(b, axis=0, num_newaxis=3), "NHWC", "NCHW")
-    y = relay.nn.relu(relay.TupleGetItem(relay.Tuple([relay.add(y, bias)]), 0))  # the layout flows through
+    y = relay.nn.relu(relay.add(y, bias))  # the layout flows through; (y,)[0] folds to y, as in TVM
     y = relay.cast(relay.nn.max_pool2d(y, pool_size=(2, 2)), "int32")
     expected = relay.Function([x, w, b], relay.nn.batch_flatten(relay.layout_transform(y, "NCHW", "NHWC")))
     # in a Sequential, CanonicalizeOps runs first (required) and turns bias_add into add
-    check_pass(before, T.ConvertLayout(NCHW), expected)
+    check_pass(before, kiln.transform.Sequential([T.ConvertLayout(NCHW)]), expected)
 
 
 def test_bias_add_axis_moves_when_called_directly():
