@@ -1,3 +1,3 @@
 """kiln.contrib: user-facing wrappers kept apart from the core, as TVM's ``tvm.contrib`` (``graph_executor``)."""
 
-from . import graph_executor  # noqa: F401
+from . import cudnn, graph_executor  # noqa: F401  (tvm.contrib.cudnn.exists() is read without an import)

@@ -4,6 +4,7 @@
 from ...ir.op import Op as _Op
 from . import (
     algorithm,
+    annotation,
     array,
     array_more,
     attrs,
@@ -41,7 +42,9 @@ from .op import (
     register_alter_op_layout,
     register_compute,
     register_convert_op_layout,
+    register_gradient,
     register_infer_correct_layout,
+    register_legalize,
     register_pattern,
     register_relay_op,
     register_strategy,
@@ -54,10 +57,13 @@ from .transform import *  # noqa: F403
 # the operator builders each family module defines (kiln.relay.op.op.builders): nothing to list by hand
 _FAMILIES = (tensor, reduce, transform, algorithm, array, array_more, like, elemwise, signal)
 __all__ = [name for module in _FAMILIES for name in builders(vars(module))]
-__all__ += reduce.COMPOSITES + array.COMPOSITES  # logsumexp, std, segment_sum: made of other operators, as in TVM
+# logsumexp, std, segment_sum: made of other operators, as in TVM; reverse_reshape: TVM's other name of one
+__all__ += reduce.COMPOSITES + array.COMPOSITES + ["reverse_reshape"]
 
 get = _Op.get
 """``relay.op.get("nn.conv2d")``: the registered operator (TVM's name; tuning scripts pass it to
 ``autotvm.task.extract_from_program(..., ops=...)``)."""
 
-from . import strategy  # noqa: E402  (registers every operator's compute, schedule and strategy, and the x86 layout hook)
+# the strategies register every operator's compute, schedule and strategy (and the x86 layout hook); the
+# _tensor_grad modules every operator's gradient (FPrimalGradient)
+from . import _tensor_grad, _tensor_grad_nn, _tensor_grad_transform, strategy  # noqa: E402,F401

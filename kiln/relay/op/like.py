@@ -10,7 +10,7 @@ import numpy as np
 
 from ...error import TypeInferenceError
 from ...ir.expr import RelayExpr
-from ...ir.type import TensorType
+from ...ir.type import TensorType, is_any
 from ..expr import const
 from . import attrs_array as A
 from .op import OpPattern, make_call, register_relay_op
@@ -85,6 +85,8 @@ def reshape_like_shape(data_shape, like_shape, attrs) -> tuple:
 def _reshape_like_rel(types, attrs):
     data, like = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "shape_like")
     shape = reshape_like_shape(data.shape, like.shape, attrs)
+    if any(is_any(d) for d in (*data.shape, *shape)):  # the sizes agree or the kernel reports it at run time
+        return TensorType(shape, data.dtype)
     total, want = 1, 1
     for d in data.shape:
         total *= d

@@ -315,15 +315,15 @@ def nll_loss(predictions, targets, weights, reduction="mean", ignore_index=-100)
 # ------------------------------------------------------------------------------------------------------- gradients
 def _conv2d_backward_weight_rel(types, attrs):
     grad, data = tensor_arg(types, 0, "grad"), tensor_arg(types, 1, "data")
-    if (attrs.data_layout, attrs.kernel_layout) != ("NCHW", "OIHW") or attrs.kernel_size is None or \
-            attrs.channels is None:
-        raise TypeInferenceError("nn.conv2d_backward_weight: needs NCHW data, an OIHW kernel, channels and "
-                                 "kernel_size")
-    if grad.ndim != 4 or data.ndim != 4 or grad.shape[0] != data.shape[0] or grad.shape[1] != attrs.channels:
+    if (attrs.data_layout, attrs.kernel_layout) != ("NCHW", "OIHW") or attrs.kernel_size is None:
+        raise TypeInferenceError("nn.conv2d_backward_weight: needs NCHW data, an OIHW kernel and kernel_size")
+    # the output channels are grad's channels (TVM reads them there too when `channels` is not given)
+    channels = grad.shape[1] if attrs.channels is None or grad.ndim != 4 else attrs.channels
+    if grad.ndim != 4 or data.ndim != 4 or grad.shape[0] != data.shape[0] or grad.shape[1] != channels:
         raise TypeInferenceError(f"nn.conv2d_backward_weight: grad {grad} must be (N, channels, OH, OW) for data "
                                  f"{data}")
     same_dtype([grad, data], "nn.conv2d_backward_weight grad and data")
-    return TensorType((attrs.channels, data.shape[1] // attrs.groups) + tuple(attrs.kernel_size),
+    return TensorType((channels, data.shape[1] // attrs.groups) + tuple(attrs.kernel_size),
                       attrs.out_dtype or data.dtype)
 
 

@@ -153,3 +153,19 @@ def register_shape_func(op_name, data_dependent, fshape=None, level=10):
 def register_pattern(op_name, pattern, level=10):
     """Set the fusion pattern (:class:`OpPattern`) of ``op_name`` (``TOpPattern``)."""
     return register_op_attr(op_name, "TOpPattern", OpPattern(pattern), level)
+
+
+def register_gradient(op_name, fgradient=None, level=10):
+    """Register ``fgradient(orig, grad) -> [grad_of_each_argument]`` as the gradient of ``op_name`` (TVM's
+    ``FPrimalGradient``, read by ``relay.transform.gradient``); usable as a decorator.
+
+    ``orig`` is the forward call, its arguments already computed (typed, let-bound); ``grad`` is the adjoint of its
+    result. It returns one expression per argument: the adjoint contribution to that argument, of its type.
+    """
+    return register_op_attr(op_name, "FPrimalGradient", fgradient, level)
+
+
+def register_legalize(op_name, legal_op=None, level=10):
+    """Register ``legal_op(attrs, inputs, types) -> expr or None`` as the legalization of ``op_name`` (TVM's
+    ``FTVMLegalize``, applied by ``relay.transform.Legalize``); usable as a decorator."""
+    return register_op_attr(op_name, "FTVMLegalize", legal_op, level)

@@ -219,7 +219,7 @@ for _name, _fn in _EXTRA.items():
     register(_name)(_unary(_name, _fn))
 
 
-@register("copy")
+@register("copy", "annotation.checkpoint")
 def copy(attrs, data):
     """A copy of ``data``."""
     return np.array(data)

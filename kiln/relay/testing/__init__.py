@@ -22,5 +22,6 @@ from . import (  # noqa: F401  (kiln.relay.testing.resnet.get_workload, ...)
     transformer,
     vgg,
 )
+from .grad import _np_randn_from_type, check_grad  # noqa: F401  (TVM's tests import the helper too)
 from .init import create_workload
 from .utils import assert_same_results, evaluate, random_inputs, run_infer_type, run_opt_pass

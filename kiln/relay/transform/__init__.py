@@ -13,9 +13,11 @@ from .fold_constant import FoldConstant
 from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
 from .function_pass import FunctionPass, function_pass
 from .fuse_ops import FuseOps
+from .gradient import FirstOrderGradient, gradient
 from .infer_type import InferType, InferTypeLocal, infer_type
 from .inline import DefuseOps, Inline
 from .lambda_lift import LambdaLift
+from .legalize import Legalize
 from .manifest_alloc import ManifestAlloc
 from .memory_plan import MemoryPlan
 from .normal_form import ToANormalForm, ToGraphNormalForm

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..nn.conv2d import _pair
 from .common import get_pad_tuple
+from .grad import conv2d_backward_weight_python, pool_grad_nchw
 from .grid import affine_grid_python, grid_sample_python
 from .resize import crop_and_resize_python, resize1d_python, resize2d_python, resize3d_python
 from .transform import batch_to_space_nd_python, space_to_batch_nd_python, strided_set_python
@@ -28,7 +29,8 @@ __all__ = ["softmax_python", "log_softmax_python", "conv2d_nchw_python", "conv2d
            "resize1d_python", "resize2d_python", "resize3d_python", "crop_and_resize_python",
            "affine_grid_python", "grid_sample_python", "deformable_conv2d_nchw_python", "deformable_conv2d_nhwc_python",
            "reorg_python", "roi_align_nchw_python", "roi_align_nhwc_python", "roi_pool_nchw_python",
-           "space_to_batch_nd_python", "batch_to_space_nd_python", "strided_set_python"]
+           "space_to_batch_nd_python", "batch_to_space_nd_python", "strided_set_python",
+           "pool_grad_nchw", "conv2d_backward_weight_python"]
 
 
 def softmax_python(a_np, axis=1):

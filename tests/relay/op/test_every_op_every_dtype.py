@@ -200,6 +200,7 @@ SAMPLES = {
     "fast_tanh": _unary("fast_tanh"),
     "fast_erf": _unary("fast_erf"),
     "copy": _unary("copy"),
+    "annotation.checkpoint": s(lambda v, o: relay.annotation.checkpoint(v(0, (2, 5)))),
     "reinterpret": s(lambda v, o: _reinterpret(v(0, (2, 3)))),
     "sort": s(lambda v, o: relay.sort(v(0, (2, 5)), axis=0, is_ascend=False)),
     "nn.dilate": s(lambda v, o: relay.nn.dilate(v(0, (2, 3)), (2, 1), 1)),
