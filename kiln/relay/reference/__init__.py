@@ -26,10 +26,11 @@ from . import (
     nn,
     nn_extra,
     reduce,
+    resize_onnx,
     transform,
     vision,
 )
 from .transform import convert_layout
 
 __all__ = ["algorithm", "array", "array_more", "bitserial", "conv", "convnd", "convert_layout", "elemwise", "grid",
-           "image", "memory", "nn", "nn_extra", "reduce", "transform", "vision"]
+           "image", "memory", "nn", "nn_extra", "reduce", "resize_onnx", "transform", "vision"]

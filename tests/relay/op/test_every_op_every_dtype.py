@@ -95,6 +95,9 @@ SAMPLES = {
     "dyn.nn.pad": s(lambda v, o: relay.nn.pad(v(0, (2, 2)), v(1, (2, 2), "values:1,0,0,2"), v(2, ()))),
     "dyn.image.resize2d": s(lambda v, o: relay.image.resize2d(v(0, (1, 1, 2, 3)), v(1, (2,), "values:4,5"),
                                                               v(2, (4,), "values:0,0,0,0"), method="nearest_neighbor")),
+    "dyn.image.resize_nd": s(lambda v, o: relay.op.dyn.image.resize_nd(
+        v(0, (1, 2, 3)), v(1, (2,), "values:4,5"), v(2, (2,), "values:2,2"), (1, 2), v(3, (4,), "values:0,0,1,1"),
+        method="linear")),
     "transpose": s(lambda v, o: relay.transpose(v(0, (2, 3, 4)), (1, 2, 0))),
     "squeeze": s(lambda v, o: relay.squeeze(v(0, (2, 1, 3)), (1,))),
     "expand_dims": s(lambda v, o: relay.expand_dims(v(0, (2, 3)), 1, 2)),

@@ -1,20 +1,19 @@
 """Converters of ONNX Resize and Upsample.
 
-ONNX resizing is separable: each resized axis is interpolated on its own, and because shapes are static the
-sampling positions and weights along an axis are numbers known while converting. They are computed here from the
-ONNX definition (:func:`axis_weights`): the source coordinate of every output index from
-``coordinate_transformation_mode`` and the axis scale (the given ``scales``, or ``out / in`` for ``sizes``, or the
-common ratio of ``keep_aspect_ratio_policy``), then the taps and weights of nearest, linear or cubic interpolation
-(edge values repeat past the borders; ``exclude_outside`` drops outside taps; ``antialias`` stretches the
-linear/cubic kernel by ``1 / scale`` when shrinking; ``tf_crop_and_resize`` fills positions outside the crop with
-``extrapolation_value``).
-
-The Relay form is then chosen per case:
+ONNX resizing is separable: each resized axis is interpolated on its own. When the scales (or sizes) and the shape
+are known while converting, the sampling positions and weights along an axis are numbers computed here from the
+ONNX definition (:func:`~kiln.relay.reference.resize_onnx.axis_weights`, with the axis scale: the given ``scales``,
+or ``out / in`` for ``sizes``, or the common ratio of ``keep_aspect_ratio_policy``), and the Relay form is chosen per
+case:
 
 * nearest: a ``take`` of the source indices along each resized axis (exact for every rounding mode and dtype);
 * linear and cubic on the H and W axes of NCHW data, when ``image.resize2d`` computes exactly these positions
   (coordinate modes it knows, scale ``out / in``, no antialias): ``image.resize2d``;
 * otherwise a constant interpolation matrix per axis applied with ``nn.dense``.
+
+When ``scales``, ``sizes`` or ``roi`` is known only at run time, the node is ``dyn.image.resize_nd`` of the
+resized axes, given the output lengths (ONNX's ``floor(in * scale)``, or the sizes, rounded by
+``keep_aspect_ratio_policy``) and the coordinate scales, both computed in the graph (:meth:`Resize._dynamic`).
 
 Nearest-neighbour ``Upsample`` by whole factors is ``repeat`` along each axis.
 """
@@ -28,90 +27,11 @@ from ....ir.type import is_any
 from ... import op as _op
 from ...op import image as _image
 from ...op import nn as _nn
+from ...reference.resize_onnx import axis_weights
 from . import dynamic
 from .common import OnnxOpConverter, const, register
 
 _RESIZE2D_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn")
-
-
-def source_coordinates(out_size, in_size, scale, mode, roi=(0.0, 1.0)):
-    """The source coordinate of every output index along one axis (ONNX's coordinate transformations; the
-    resized length in the formulas is ``scale * in_size``, as in ONNX's reference, which differs from
-    ``out_size`` only for scales that do not give a whole size)."""
-    x = np.arange(out_size, dtype="float64")
-    length = scale * in_size
-    if mode == "half_pixel":
-        return (x + 0.5) / scale - 0.5
-    if mode == "half_pixel_symmetric":
-        return in_size / 2 * (1 - out_size / length) + (x + 0.5) / scale - 0.5
-    if mode == "pytorch_half_pixel":
-        return (x + 0.5) / scale - 0.5 if length != 1 else np.full(out_size, -0.5)
-    if mode == "align_corners":
-        return x * (in_size - 1) / (length - 1) if length != 1 else np.zeros(out_size)
-    if mode == "asymmetric":
-        return x / scale
-    if mode == "tf_half_pixel_for_nn":
-        return (x + 0.5) / scale
-    if mode == "tf_crop_and_resize":
-        start, end = roi
-        if length == 1:
-            return np.full(out_size, 0.5 * (start + end) * (in_size - 1))
-        return start * (in_size - 1) + x * (end - start) * (in_size - 1) / (length - 1)
-    raise OpNotImplemented(f"coordinate_transformation_mode {mode!r} is not supported")
-
-
-def _nearest(coords, rounding):
-    if rounding == "round_prefer_floor":
-        return np.ceil(coords - 0.5)
-    if rounding == "round_prefer_ceil":
-        return np.floor(coords + 0.5)
-    if rounding == "floor":
-        return np.floor(coords)
-    if rounding == "ceil":
-        return np.ceil(coords)
-    raise OpNotImplemented(f"nearest_mode {rounding!r} is not supported")
-
-
-def _cubic(t, a):
-    """Keys' cubic convolution kernel with parameter ``a`` at distances ``t``."""
-    t = np.abs(t)
-    near = ((a + 2) * t - (a + 3)) * t * t + 1
-    far = ((a * t - 5 * a) * t + 8 * a) * t - 4 * a
-    return np.where(t <= 1, near, np.where(t < 2, far, 0.0))
-
-
-def axis_weights(in_size, out_size, scale, attrs, roi=(0.0, 1.0)):
-    """The ``(out_size, in_size)`` interpolation matrix of one axis and the mask of output positions that take
-    ``extrapolation_value`` instead (``tf_crop_and_resize`` outside the crop)."""
-    mode = attrs["mode"]
-    coords = source_coordinates(out_size, in_size, scale, attrs["coordinate_transformation_mode"], roi)
-    outside = np.zeros(out_size, bool)
-    if attrs["coordinate_transformation_mode"] == "tf_crop_and_resize":
-        outside = (coords < 0) | (coords > in_size - 1)
-    weights = np.zeros((out_size, in_size))
-    rows = np.arange(out_size)
-    if mode == "nearest":
-        index = np.clip(_nearest(coords, attrs["nearest_mode"]), 0, in_size - 1).astype("int64")
-        weights[rows, index] = 1.0
-    else:
-        stretch = 1.0 / scale if attrs.get("antialias") and scale < 1 else 1.0
-        support = (1 if mode == "linear" else 2) * stretch
-        base = np.floor(coords)
-        exclude = bool(attrs.get("exclude_outside"))
-        total = np.zeros(out_size)
-        for offset in range(-math.ceil(support) + 1, math.ceil(support) + 1):
-            tap = base + offset
-            dist = (coords - tap) / stretch
-            w = np.maximum(0.0, 1 - np.abs(dist)) if mode == "linear" else _cubic(dist, attrs["cubic_coeff_a"])
-            if exclude:
-                w = np.where((tap >= 0) & (tap <= in_size - 1), w, 0.0)
-            total += w
-            # taps past the border read the edge value
-            np.add.at(weights, (rows, np.clip(tap, 0, in_size - 1).astype("int64")), w)
-        if exclude or stretch != 1.0:
-            weights /= np.where(total == 0, 1, total)[:, None]
-    weights[outside] = 0.0
-    return weights, outside
 
 
 def _along(vector, ndim, axis):
@@ -168,16 +88,6 @@ def _fits_resize2d(shape, out_shape, scales, axes, attrs):
             and all(scales[a] == out_shape[a] / shape[a] for a in (2, 3)))
 
 
-def _scaled(size, scale, ctx):
-    """``floor(size * scale)``; a size known only at run time (``relay.Any``) stays one when its scale is 1."""
-    if is_any(size):
-        if scale != 1.0:
-            raise ctx.error(f"resizing a dimension known only at run time by {scale} is not supported",
-                            OpNotImplemented)
-        return size
-    return int(math.floor(size * scale))
-
-
 def _per_axis(values, count, what, ctx):
     """``values`` as a list, checked to hold ``count`` of them (one per resized axis)."""
     values = list(values)
@@ -195,6 +105,19 @@ def _resize_attrs(attr, defaults):
 _RESIZE_DEFAULTS = {"mode": "nearest", "coordinate_transformation_mode": "half_pixel", "cubic_coeff_a": -0.75,
                     "exclude_outside": 0, "extrapolation_value": 0.0, "nearest_mode": "round_prefer_floor",
                     "antialias": 0}
+_V10_DEFAULTS = dict(_RESIZE_DEFAULTS, coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+
+
+def _given(inputs, index, ctx):
+    """``inputs[index]`` when that optional input is present and not empty, else None."""
+    if len(inputs) <= index or inputs[index] is None or 0 in ctx.shape(inputs[index]):
+        return None
+    return inputs[index]
+
+
+def _crops(attrs) -> bool:
+    """Whether the resize reads its region of interest (``tf_crop_and_resize``)."""
+    return attrs["coordinate_transformation_mode"] == "tf_crop_and_resize"
 
 
 @register("Resize")
@@ -203,95 +126,96 @@ class Resize(OnnxOpConverter):
 
     @classmethod
     def _impl_v10(cls, inputs, attr, ctx):
-        x = inputs[0]
-        scales = [float(s) for s in _per_axis(ctx.value(inputs[1], "scales").reshape(-1), len(ctx.shape(x)),
-                                              "scales", ctx)]
-        attrs = _resize_attrs(attr, dict(_RESIZE_DEFAULTS, coordinate_transformation_mode="asymmetric",
-                                         nearest_mode="floor"))
-        out = [_scaled(d, s, ctx) for d, s in zip(ctx.shape(x), scales, strict=True)]
-        return resize(x, out, scales, attrs, ctx)
+        return cls._convert(inputs[0], None, inputs[1], None, None, _resize_attrs(attr, _V10_DEFAULTS), ctx)
 
     @classmethod
     def _impl_v11(cls, inputs, attr, ctx):
         x = inputs[0]
+        ndim = ctx.ndim(x)
+        attrs = _resize_attrs(attr, _RESIZE_DEFAULTS)
+        attrs["keep_aspect_ratio_policy"] = attr.get("keep_aspect_ratio_policy", "stretch")
+        axes = [ctx.axis(a, ndim, "axes") for a in attr.get("axes", range(ndim))]
+        roi = _given(inputs, 1, ctx) if _crops(attrs) else None
+        return cls._convert(x, roi, _given(inputs, 2, ctx), _given(inputs, 3, ctx), axes, attrs, ctx)
+
+    @classmethod
+    def _convert(cls, x, roi, scales, sizes, axes, attrs, ctx):
+        """Resize ``axes`` (all when None) of ``x`` by ``scales`` or to ``sizes`` (Relay expressions, one of them
+        None): with constant weights when the values and the resized lengths are known, else
+        :meth:`_dynamic`."""
         shape = ctx.shape(x)
         ndim = len(shape)
-        attrs = _resize_attrs(attr, _RESIZE_DEFAULTS)
-        axes = [ctx.axis(a, ndim, "axes") for a in attr.get("axes", range(ndim))]
-        run_time = [i for i in (2, 3) if len(inputs) > i and inputs[i] is not None and 0 not in ctx.shape(inputs[i])
-                    and ctx.value_or_none(inputs[i], "scales" if i == 2 else "sizes") is None]
-        if run_time:
-            if attr.get("keep_aspect_ratio_policy", "stretch") != "stretch":
-                raise ctx.error("sizes known only at run time with keep_aspect_ratio_policy "
-                                f"{attr['keep_aspect_ratio_policy']!r} are not supported", OpNotImplemented)
-            return cls._dynamic(x, inputs[run_time[0]], run_time[0] == 3, axes, attrs, ctx)
-        roi = ctx.optional_value(inputs, 1, "roi")
-        scales_in = ctx.optional_value(inputs, 2, "scales")
-        sizes_in = ctx.optional_value(inputs, 3, "sizes")
-        scales, out = [1.0] * ndim, list(shape)
-        if sizes_in is not None and sizes_in.size:
+        axes = list(range(ndim)) if axes is None else axes
+        if scales is None and sizes is None:
+            raise ctx.error("needs scales or sizes")
+        values = [None if e is None else ctx.value_or_none(e, what)
+                  for e, what in ((roi, "roi"), (scales, "scales"), (sizes, "sizes"))]
+        if any(e is not None and v is None for e, v in zip((roi, scales, sizes), values, strict=True)):
+            return cls._dynamic(x, roi, scales, sizes, axes, attrs, ctx)
+        roi_in, scales_in, sizes_in = values
+        factors, out = [1.0] * ndim, list(shape)
+        if sizes_in is not None:
             sizes = [int(s) for s in _per_axis(sizes_in.reshape(-1), len(axes), "sizes", ctx)]
-            policy = attr.get("keep_aspect_ratio_policy", "stretch")
+            if any(is_any(shape[a]) for a in axes):  # the ratios need the input lengths
+                return cls._dynamic(x, roi, None, const(sizes, "int64"), axes, attrs, ctx)
             ratios = [s / shape[a] for s, a in zip(sizes, axes, strict=True)]
+            policy = attrs.get("keep_aspect_ratio_policy", "stretch")
             if policy != "stretch":
                 ratio = min(ratios) if policy == "not_larger" else max(ratios)
                 ratios = [ratio] * len(axes)
                 sizes = [int(math.floor(shape[a] * ratio + 0.5)) for a in axes]
             for a, s, r in zip(axes, sizes, ratios, strict=True):
-                out[a], scales[a] = s, r
-        elif scales_in is not None and scales_in.size:
-            for a, s in zip(axes, _per_axis(scales_in.reshape(-1), len(axes), "scales", ctx), strict=True):
-                scales[a], out[a] = float(s), _scaled(shape[a], float(s), ctx)
+                out[a], factors[a] = s, r
         else:
-            raise ctx.error("needs scales or sizes")
-        if roi is not None and roi.size:
-            full = [0.0] * ndim + [1.0] * ndim
+            scaled = [float(s) for s in _per_axis(scales_in.reshape(-1), len(axes), "scales", ctx)]
+            if any(is_any(shape[a]) and s != 1.0 for a, s in zip(axes, scaled, strict=True)):
+                return cls._dynamic(x, roi, scales, None, axes, attrs, ctx)
+            for a, s in zip(axes, scaled, strict=True):
+                factors[a] = s
+                out[a] = shape[a] if is_any(shape[a]) else int(math.floor(shape[a] * s))
+        full_roi = None
+        if roi_in is not None:
+            flat = _per_axis(roi_in.reshape(-1), 2 * len(axes), "roi", ctx)
+            full_roi = [0.0] * ndim + [1.0] * ndim
             for i, a in enumerate(axes):
-                full[a], full[ndim + a] = roi.reshape(-1)[i], roi.reshape(-1)[len(axes) + i]
-            roi = full
-        else:
-            roi = None
-        return resize(x, out, scales, attrs, ctx, roi)
-
+                full_roi[a], full_roi[ndim + a] = flat[i], flat[len(axes) + i]
+        return resize(x, out, factors, attrs, ctx, full_roi)
 
     @staticmethod
-    def _dynamic(x, given, is_sizes, axes, attrs, ctx):
-        """Resize to sizes (or by scales) known only at run time: ``dyn.image.resize2d`` of the H x W plane of an
-        NCHW tensor."""
-        what = "sizes" if is_sizes else "scales"
-        ndim = ctx.ndim(x)
-        if ndim != 4 or attrs.get("antialias") or attr_roi_mode(attrs):
-            raise ctx.error(f"{what} known only at run time are supported for 4-D NCHW data without antialias or "
-                            f"tf_crop_and_resize", OpNotImplemented)
-        resize2d = ctx.dynamic_op("dyn.image.resize2d", what)
-        values, count = dynamic.vector(given, ctx, what) if is_sizes else (given, int(np.prod(ctx.shape(given))))
-        if count != len(axes):
-            raise ctx.error(f"{what} has {count} values for {len(axes)} axes")
-        if axes != list(range(ndim)):
-            if sorted(axes) != [2, 3]:
-                raise ctx.error(f"{what} known only at run time must resize axes 2 and 3", OpNotImplemented)
-            start = 0
+    def _dynamic(x, roi, scales, sizes, axes, attrs, ctx):
+        """``dyn.image.resize_nd`` of ``axes``, for scales, sizes or a region of interest known only at run time
+        (or lengths of ``x`` that are): the output lengths and coordinate scales computed in the graph as ONNX
+        defines them (``floor(in * scale)`` for scales; for sizes the scale ``size / in``, or with
+        ``keep_aspect_ratio_policy`` the smallest (``not_larger``) or largest (``not_smaller``) of them for every
+        axis and lengths ``round(in * scale)``), in float64 as ONNX's reference computes them."""
+        resize_nd = ctx.dynamic_op("dyn.image.resize_nd", "sizes" if sizes is not None else "scales")
+        count = len(axes)
+        lengths = _op.cast(_op.take(_op.shape_of(x, "int64"), const(axes, "int64")), "float64")
+        if sizes is not None:
+            size, n = dynamic.vector(sizes, ctx, "sizes")
+            _per_axis(range(n), count, "sizes", ctx)
+            scale = _op.divide(_op.cast(size, "float64"), lengths)
+            policy = attrs.get("keep_aspect_ratio_policy", "stretch")
+            if policy not in ("stretch", "not_larger", "not_smaller"):
+                raise ctx.error(f"unknown keep_aspect_ratio_policy {policy!r}")
+            if policy != "stretch":
+                ratio = _op.min(scale) if policy == "not_larger" else _op.max(scale)
+                scale = _op.multiply(ratio, const(np.ones(count), "float64"))
+                size = _op.cast(_op.floor(_op.add(_op.multiply(scale, lengths), const(0.5, "float64"))), "int64")
         else:
-            start = 2
-        flat = values if is_sizes else _op.cast(_op.reshape(given, (count,)), "float32")
-        pair = _op.strided_slice(flat, [start], [start + 2])
-        if axes == [3, 2]:
-            pair = _op.reverse(pair, 0)
-        if is_sizes:
-            size = pair
-        else:
-            plane = _op.cast(_op.strided_slice(_op.shape_of(x, "int64"), [2], [4]), "float32")
-            size = _op.cast(_op.floor(_op.multiply(plane, pair)), "int64")
-        method = {"nearest": "nearest_neighbor"}.get(attrs["mode"], attrs["mode"])
-        return resize2d(x, size, const(np.zeros(4, "float32"), "float32"), layout="NCHW", method=method,
-                        coordinate_transformation_mode=attrs["coordinate_transformation_mode"],
-                        rounding_method=attrs["nearest_mode"], cubic_alpha=attrs["cubic_coeff_a"],
-                        cubic_exclude=attrs["exclude_outside"], extrapolation_value=attrs["extrapolation_value"])
-
-
-def attr_roi_mode(attrs) -> bool:
-    """Whether the resize reads its region of interest (``tf_crop_and_resize``)."""
-    return attrs["coordinate_transformation_mode"] == "tf_crop_and_resize"
+            _per_axis(range(int(np.prod(ctx.shape(scales)))), count, "scales", ctx)
+            scale = _op.cast(_op.reshape(scales, (count,)), "float64")
+            size = _op.cast(_op.floor(_op.multiply(scale, lengths)), "int64")
+        if roi is not None:
+            _per_axis(range(int(np.prod(ctx.shape(roi)))), 2 * count, "roi", ctx)
+            roi = _op.cast(_op.reshape(roi, (2 * count,)), "float64")
+        elif _crops(attrs):
+            roi = const([0.0] * count + [1.0] * count, "float64")
+        return resize_nd(x, size, scale, axes, roi, method=attrs["mode"],
+                         coordinate_transformation_mode=attrs["coordinate_transformation_mode"],
+                         rounding_method=attrs["nearest_mode"], cubic_alpha=attrs["cubic_coeff_a"],
+                         cubic_exclude=attrs["exclude_outside"], antialias=attrs["antialias"],
+                         extrapolation_value=attrs["extrapolation_value"])
 
 
 @register("Upsample")
@@ -308,9 +232,7 @@ class Upsample(OnnxOpConverter):
         scales = ctx.value_or_none(inputs[1], "scales")
         if scales is None:  # known only at run time: Resize's dynamic form
             mode = {"bilinear": "linear"}.get(attr.get("mode", "nearest"), attr.get("mode", "nearest"))
-            attrs = dict(_RESIZE_DEFAULTS, mode=mode, coordinate_transformation_mode="asymmetric",
-                         nearest_mode="floor")
-            return Resize._dynamic(inputs[0], inputs[1], False, list(range(ctx.ndim(inputs[0]))), attrs, ctx)
+            return Resize._convert(inputs[0], None, inputs[1], None, None, dict(_V10_DEFAULTS, mode=mode), ctx)
         return cls._upsample(inputs[0], scales.reshape(-1), attr, ctx)
 
     @staticmethod
@@ -322,9 +244,7 @@ class Upsample(OnnxOpConverter):
                 if s != 1:
                     x = _op.repeat(x, int(s), axis)
             return x
-        attrs = dict(_RESIZE_DEFAULTS, mode=mode, coordinate_transformation_mode="asymmetric", nearest_mode="floor")
-        out = [_scaled(d, s, ctx) for d, s in zip(ctx.shape(x), scales, strict=True)]
-        return resize(x, out, scales, attrs, ctx)
+        return Resize._convert(x, None, const(scales, "float32"), None, None, dict(_V10_DEFAULTS, mode=mode), ctx)
 
 
 @register("RoiAlign")

@@ -14,6 +14,7 @@ from ....topi import image
 from ....topi import indexing as G
 from ....topi import sort as SO
 from ....topi import transform as T
+from ....topi.image import dyn_resize
 
 __all__ = ["DYN_COMPUTES", "te_shape"]
 
@@ -51,6 +52,12 @@ def _resize2d(attrs, inputs, out_type):
                            attrs.out_dtype or out_type.dtype)]
 
 
+def _resize_nd(attrs, inputs, out_type):
+    return [dyn_resize.resize_nd(inputs[0], inputs[2], inputs[3], te_shape(out_type), attrs.axes, attrs.method,
+                                 attrs.coordinate_transformation_mode, attrs.rounding_method, attrs.cubic_alpha,
+                                 attrs.cubic_exclude, attrs.antialias, attrs.extrapolation_value)]
+
+
 def _prebuilt(attrs, inputs, out_type):
     raise OpNotImplemented("this operator has a loop-nest kernel of its own (FTVMPrimFunc), which the TE compiler "
                            "lowers directly; it has no TE compute")
@@ -72,6 +79,7 @@ DYN_COMPUTES = {
     "dyn.nn.pad": lambda attrs, inputs, out_type: [D.pad(inputs[0], inputs[1], inputs[2](), te_shape(out_type),
                                                          attrs.pad_mode)],
     "dyn.image.resize2d": _resize2d,
+    "dyn.image.resize_nd": _resize_nd,
     "vision.all_class_non_max_suppression": _prebuilt,
     "argwhere": lambda attrs, inputs, out_type: [AW.argwhere(inputs[0], te_shape(out_type)[0], attrs.dtype)],
 }
