@@ -8,7 +8,9 @@ enclosing graph). A condition known only at run time becomes a Relay ``If`` of b
 scans..., outer...)`` runs the body and calls itself while ``cond and i < max_count``, else returns
 ``(carried..., scans...)``. The values a body reads from enclosing scopes are passed as the trailing parameters
 ``outer...`` (a global function has no free variables); each scan output is concatenated along a new first axis onto
-a tensor that starts empty, so its first dimension is ``relay.Any``. Such a module runs on the VM.
+a tensor that starts empty, so its first dimension is ``relay.Any`` (when a scan output's own dimensions are known
+only at run time, the first iteration starts the tensor instead: the empty start cannot have them). Such a module
+runs on the VM.
 
 ``Scan`` iterates over a sequence length that is static in kiln's types, so it is unrolled: the body is converted
 once over fresh variables and instantiated for each step with that step's slices, which keeps it runnable on the
@@ -138,7 +140,15 @@ class Loop(OnnxOpConverter):
 
         gv = GlobalVar(_global_name(ctx, name))
         ret_type = TupleType((*carried_types, *scan_types))
-        stacked = [_op.concatenate([v, _op.expand_dims(s, 0)], 0) for v, s in zip(scan_vars, scan_out, strict=True)]
+        stacked = []
+        for v, s, t in zip(scan_vars, scan_out, scan_types, strict=True):
+            row = _op.expand_dims(s, 0)
+            grown = _op.concatenate([v, row], 0)
+            if not all(isinstance(d, int) for d in t.shape[1:]):
+                # the accumulator starts empty without the per-iteration shape (known after the first step), so
+                # the first step starts it anew rather than concatenating onto it
+                grown = RelayIf(_op.equal(i_var, const(0, "int64")), row, grown)
+            stacked.append(grown)
         step = Call(gv, (_op.add(i_var, const(1, "int64")), count_var, cond_out, *carried_out, *stacked, *outer))
         done = Tuple((*carried_vars, *scan_vars))
         keep_going = _op.logical_and(cond_var, _op.less(i_var, count_var))
@@ -149,9 +159,9 @@ class Loop(OnnxOpConverter):
         count = const(np.iinfo(np.int64).max, "int64") if max_count is None else \
             _op.cast(_scalar(ctx, max_count, "the trip count M"), "int64")
         start = const(True, "bool") if cond is None else _scalar(ctx, cond, "the condition cond")
-        if any(not isinstance(d, int) for t in scan_types for d in t.shape[1:]):
-            raise ctx.error("a scan output has dimensions known only at run time", OpNotImplemented)
-        empty = [const(np.zeros((0, *t.shape[1:]), t.dtype), t.dtype) for t in scan_types]
+        # a dimension known only at run time is 0 in the empty start (the first step replaces it: see above)
+        empty = [const(np.zeros((0, *(d if isinstance(d, int) else 0 for d in t.shape[1:])), t.dtype), t.dtype)
+                 for t in scan_types]
         result = ctx.typed(Call(gv, (const(0, "int64"), count, start, *inits, *empty, *outer)))
         return [TupleGetItem(result, k) for k in range(n_carried + n_scan)]
 

@@ -45,3 +45,27 @@ def test_unsupported_operators_inside_branches_are_listed(ox):
     model = _if_model(ox, [], {"x": ((2,), "float32"), "cond": ((), "bool")}, {}, else_op="FancyOp")
     with pytest.raises(OpNotImplemented, match="not supported for frontend ONNX: FancyOp"):
         relay.frontend.from_onnx(model)
+
+
+def test_loop_whose_scan_output_has_a_run_time_length(ox):
+    """Each step's scan output is ``x[:k] * i`` (its length ``k`` a graph input), and the carried value grows from
+    ``(1,)`` to ``(k,)``: compiled once, run at two trip counts and lengths against onnxruntime."""
+    graph_value = helper.make_tensor_value_info
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Slice", ["x", "zero", "k"], ["head"]),
+         helper.make_node("Cast", ["i"], ["fi"], to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["head", "fi"], ["scan"]),
+         helper.make_node("Add", ["acc_in", "scan"], ["acc_out"])],
+        "body", [graph_value("i", TensorProto.INT64, []), graph_value("cond_in", TensorProto.BOOL, []),
+                 graph_value("acc_in", TensorProto.FLOAT, None)],
+        [graph_value("cond_out", TensorProto.BOOL, []), graph_value("acc_out", TensorProto.FLOAT, None),
+         graph_value("scan", TensorProto.FLOAT, None)])
+    loop = helper.make_node("Loop", ["M", "", "acc"], ["total", "steps"], body=body)
+    model = ox.make_model([loop], {"M": ((), "int64"), "x": ((6,), "float32"), "k": ((1,), "int64"),
+                                   "acc": ((1,), "float32")}, ["total", "steps"], {"zero": np.array([0], "int64")},
+                          opset=13)
+    x = np.random.default_rng(1).standard_normal(6).astype("float32")
+    acc = np.array([0.5], "float32")
+    feeds = [{"M": np.array(m, "int64"), "x": x, "k": np.array([k], "int64"), "acc": acc} for m, k in ((3, 2), (4, 5))]
+    assert ox.check_compiled_once(model, feeds).uses_vm
