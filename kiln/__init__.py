@@ -7,6 +7,7 @@ from . import (
     error,
     ir,
     relay,  # noqa: E402  (relay registers its hooks into the layers above on import)
+    rpc,  # noqa: E402  (tvm.rpc)
     runtime,
     target,  # noqa: E402  (tvm.target; registers the code generators)
     te,  # noqa: E402  (tvm.te)

@@ -70,3 +70,8 @@ class ArgumentTypeError(KilnError, TypeError):
 class ImmutableNodeError(KilnError, dataclasses.FrozenInstanceError):
     """An assignment to a field of an IR node, which are immutable (what Python raises for a frozen dataclass, an
     ``AttributeError``)."""
+
+
+class RPCError(KilnError):
+    """An RPC session failed: the connection, the protocol, or an error raised in the remote process (TVM's
+    ``tvm.error.RPCError``); a remote error's message names its original type."""

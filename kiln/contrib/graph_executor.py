@@ -19,21 +19,25 @@ import numpy as np
 from ..error import KilnError
 from ..runtime.device import Device
 from ..runtime.device import device as make_device
-from ..runtime.module import Module, ProfileResult
+from ..runtime.module import BenchmarkResult, Module
 from ..runtime.packed_func import get_global_func
 
 __all__ = ["GraphModule", "create", "BenchmarkResult"]
 
-BenchmarkResult = ProfileResult
-"""Timings in seconds: ``mean``, ``median``, ``max``, ``min``, ``std``, ``results`` (TVM's ``BenchmarkResult``)."""
 
 
 def create(graph_json_str, libmod, device):
     """A :class:`GraphModule` running ``graph_json_str`` over the kernels of ``libmod`` (TVM's
-    ``graph_executor.create``)."""
+    ``graph_executor.create``); on a device of an RPC session, ``libmod`` is a module loaded there
+    (``remote.load_module``) and the executor runs in the server."""
     if isinstance(device, list | tuple):
         device = device[0]
     device = device if isinstance(device, Device) else make_device(device)
+    if device.is_remote:  # an RPC session's device: the executor is created (and runs) in the server
+        session = device._rpc_sess
+        if session is None:
+            raise KilnError(f"graph_executor.create: the RPC session of {device} is closed")
+        return GraphModule(session.get_function("tvm.graph_executor.create")(graph_json_str, libmod, device))
     return GraphModule(get_global_func("tvm.graph_executor.create")(graph_json_str, libmod, device))
 
 

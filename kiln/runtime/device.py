@@ -1,8 +1,25 @@
-"""Devices: where an NDArray lives and where compiled code runs (DLPack device codes)."""
+"""Devices: where an NDArray lives and where compiled code runs (DLPack device codes).
 
+A device of an RPC session (``remote.cpu(0)``, :mod:`kiln.rpc`) has its type code offset by ``RPC_SESS_MASK``
+times one plus the session's index in the session table, as in TVM: ``dev._rpc_sess`` finds the session again, and
+``kiln.nd.array(x, dev)`` allocates in the remote process through it.
+"""
+
+import weakref
 from dataclasses import dataclass
 
 from ..error import KilnError
+
+RPC_SESS_MASK = 128
+"""Device type codes at or above this belong to RPC sessions (TVM's ``rpc.base.RPC_SESS_MASK``)."""
+
+_RPC_SESSIONS: list = []  # weak references to sessions, by table index
+
+
+def register_rpc_session(session) -> int:
+    """Add an RPC session to the table; returns its index (what its devices' type codes encode)."""
+    _RPC_SESSIONS.append(weakref.ref(session))
+    return len(_RPC_SESSIONS) - 1
 
 _CPU = 1  # kDLCPU in DLPack
 _TYPE_CODES = {"cpu": _CPU, "llvm": _CPU, "c": _CPU, "stackvm": _CPU, "ext_dev": 12}
@@ -17,13 +34,31 @@ class Device:
     device_id: int = 0
 
     def __post_init__(self):
-        if self.device_type not in _TYPE_NAMES:
+        if self.device_type % RPC_SESS_MASK not in _TYPE_NAMES or self.device_type < 0:
             raise KilnError(f"unknown device type code {self.device_type}")
 
     @property
+    def _rpc_sess(self):
+        """The RPC session of a remote device (None for a local one, or when the session is gone)."""
+        if self.device_type < RPC_SESS_MASK:
+            return None
+        index = self.device_type // RPC_SESS_MASK - 1
+        return _RPC_SESSIONS[index]() if index < len(_RPC_SESSIONS) else None
+
+    @property
+    def is_remote(self) -> bool:
+        """Whether the device belongs to an RPC session."""
+        return self.device_type >= RPC_SESS_MASK
+
+    @property
+    def local_device(self) -> "Device":
+        """The device as the process that owns it sees it (the RPC session bits removed)."""
+        return Device(self.device_type % RPC_SESS_MASK, self.device_id) if self.is_remote else self
+
+    @property
     def exist(self) -> bool:
-        """Whether the device is present on this machine (only the CPU is)."""
-        return self.device_type == _CPU
+        """Whether the device is present (only CPUs are: this machine's, or an RPC server's)."""
+        return self.device_type % RPC_SESS_MASK == _CPU
 
     def sync(self):
         """Wait for queued work to finish (a no-op on the CPU)."""
@@ -32,7 +67,8 @@ class Device:
         return (self.device_type, self.device_id)
 
     def __str__(self):
-        return f"{_TYPE_NAMES[self.device_type]}({self.device_id})"
+        name = f"{_TYPE_NAMES[self.device_type % RPC_SESS_MASK]}({self.device_id})"
+        return f"remote[{self.device_type // RPC_SESS_MASK - 1}]:{name}" if self.is_remote else name
 
     __repr__ = __str__
 

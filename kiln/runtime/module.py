@@ -29,7 +29,6 @@ import pathlib
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
 
 from ..error import KilnError
 from .host import host_cpu_name, missing_features
@@ -37,22 +36,50 @@ from .library import LibraryFunction, SharedLibrary
 from .packed_func import PackedFunc, get_global_func
 
 
-@dataclass(frozen=True)
-class ProfileResult:
-    """Timing of a function (TVM's ``ProfileResult``): seconds per call over ``repeat`` measurements."""
+class BenchmarkResult:
+    """Timings in seconds of repeated runs (TVM's ``runtime.module.BenchmarkResult``): ``results`` and their
+    ``mean``, ``median``, ``max``, ``min`` and ``std`` (the population standard deviation, as numpy's).
 
-    mean: float
-    median: float
-    max: float
-    min: float
-    std: float
-    results: tuple
+    Examples
+    --------
+    >>> r = BenchmarkResult([1, 2, 2, 5])
+    >>> r.mean, r.median, r.std
+    (2.5, 2.0, 1.5)
+    """
+
+    __slots__ = ("results", "mean", "median", "max", "min", "std")
+
+    def __init__(self, results):
+        values = tuple(float(r) for r in results)
+        if not values:
+            raise KilnError("BenchmarkResult: no results")
+        ordered = sorted(values)
+        half = len(ordered) // 2
+        self.results = values
+        self.mean = sum(values) / len(values)
+        self.median = ordered[half] if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2
+        self.max, self.min = ordered[-1], ordered[0]
+        self.std = (sum((v - self.mean) ** 2 for v in values) / len(values)) ** 0.5
+
+    def __eq__(self, other):
+        return isinstance(other, BenchmarkResult) and self.results == other.results
+
+    def __hash__(self):
+        return hash(self.results)
+
+    def __repr__(self):
+        return (f"BenchmarkResult(min={self.min}, mean={self.mean}, median={self.median}, max={self.max}, "
+                f"std={self.std}, results={list(self.results)})")
 
     def __str__(self):
         ms = 1e3
         return (f"Execution time summary:\n mean (ms)   median (ms)    max (ms)     min (ms)     std (ms)\n"
                 f" {self.mean * ms:10.4f}  {self.median * ms:10.4f}  {self.max * ms:10.4f}  {self.min * ms:10.4f}  "
                 f"{self.std * ms:10.4f}")
+
+
+ProfileResult = BenchmarkResult
+"""kiln's earlier name of :class:`BenchmarkResult`."""
 
 
 class Module:
@@ -204,7 +231,7 @@ class Module:
     # ---- timing
     def time_evaluator(self, func_name, dev=None, number=10, repeat=1, min_repeat_ms=0, **kwargs):
         """A function that runs ``func_name`` ``number`` times per measurement, ``repeat`` measurements, and
-        returns a :class:`ProfileResult` of seconds per call (TVM's ``time_evaluator``)."""
+        returns a :class:`BenchmarkResult` of seconds per call (TVM's ``time_evaluator``)."""
         func = self.get_function(func_name)
 
         def evaluate(*args):
@@ -221,10 +248,7 @@ class Module:
                         break
                     n = max(n + 1, int(n * min_repeat_ms / max(elapsed * 1e3, 1e-3)))
                 results.append(elapsed / n)
-            ordered = sorted(results)
-            mean = sum(results) / len(results)
-            std = (sum((r - mean) ** 2 for r in results) / len(results)) ** 0.5
-            return ProfileResult(mean, ordered[len(ordered) // 2], ordered[-1], ordered[0], std, tuple(results))
+            return BenchmarkResult(results)
 
         return evaluate
 

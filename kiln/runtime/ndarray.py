@@ -70,7 +70,7 @@ class NDArray:
 
     def copyfrom(self, source) -> "NDArray":
         """Copy ``source`` (NDArray or array-like) into this array; shapes must match."""
-        src = source.handle if isinstance(source, NDArray) else np.asarray(source)
+        src = source.handle if type(source) is NDArray else np.asarray(source)
         if tuple(src.shape) != self.shape:
             raise KilnError(f"copyfrom: shape mismatch, array has {self.shape}, source has {tuple(src.shape)}")
         np.copyto(self._data, src, casting="unsafe")
@@ -107,17 +107,28 @@ def array(arr, device: Device | None = None, dtype=None) -> NDArray:
     >>> a.shape, a.dtype
     ((2, 2), 'float32')
     """
-    src = arr.handle if isinstance(arr, NDArray) else np.asarray(arr)
+    src = arr.handle if type(arr) is NDArray else np.asarray(arr)  # a remote array's __array__ fetches it
     if dtype is not None:
         src = src.astype(_numpy_dtype(dtype))
+    if device is not None and device.is_remote:
+        return _session(device).array(src, device)
     out = _aligned_empty(src.shape, src.dtype)
     np.copyto(out, src)
     return NDArray(out, device)
 
 
 def empty(shape, dtype="float32", device: Device | None = None) -> NDArray:
-    """Return a new uninitialized NDArray of ``shape`` and ``dtype``."""
+    """Return a new uninitialized NDArray of ``shape`` and ``dtype`` (on a remote device: in the server)."""
+    if device is not None and device.is_remote:
+        return _session(device).empty(tuple(int(s) for s in shape), _numpy_dtype(dtype).name, device)
     return NDArray(_aligned_empty(shape, _numpy_dtype(dtype)), device)
+
+
+def _session(device):
+    session = device._rpc_sess
+    if session is None:
+        raise KilnError(f"{device}: its RPC session is closed")
+    return session
 
 
 def from_dlpack(obj) -> NDArray:

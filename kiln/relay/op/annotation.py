@@ -1,14 +1,35 @@
-"""Annotation operators (TVM's ``relay.annotation``): ``annotation.checkpoint``.
+"""Annotation operators (TVM's ``relay.annotation``, ``relay.op.annotation``): calls that leave values unchanged
+but tell passes something. Each computes the identity (topi's ``identity``; the reference returns the argument) and
+is opaque to fusion, so it stays visible in compiled code.
 
-``checkpoint(data)`` is the identity on values. It marks ``data`` as a point where reverse-mode AD may recompute
-the forward computation instead of keeping it; kiln's AD keeps every forward value, so to ``gradient`` it is the
-identity too (its gradient passes ``grad`` through). It is opaque to fusion, so it stays visible in compiled code.
+* ``annotation.checkpoint(data)`` marks ``data`` as a point where reverse-mode AD may recompute the forward
+  computation instead of keeping it; kiln's AD keeps every forward value, so to ``gradient`` it is the identity too
+  (its gradient passes ``grad`` through);
+* ``annotation.stop_fusion(data)``: FuseOps ends a group here, so ``data``'s producer and its consumers are
+  compiled as separate kernels;
+* ``annotation.cast_hint(data, dtype)``: quantization's hint that ``data`` will be converted to ``dtype`` (the
+  quantize partition pass places it).
 """
 
+from dataclasses import dataclass
+
+from ...ir.attrs import Attrs
 from .op import OpPattern, make_call, register_relay_op
 from .type_relations import identity_rel
 
+__all__ = ["CastHintAttrs", "checkpoint", "stop_fusion", "cast_hint"]
+
+
+@dataclass(frozen=True, slots=True)
+class CastHintAttrs(Attrs):
+    """``dtype``: the dtype the value is expected to be converted to."""
+
+    dtype: str = ""
+
+
 register_relay_op("annotation.checkpoint", 1, identity_rel, OpPattern.OPAQUE)
+register_relay_op("annotation.stop_fusion", 1, identity_rel, OpPattern.OPAQUE)
+register_relay_op("annotation.cast_hint", 1, identity_rel, OpPattern.OPAQUE, CastHintAttrs)
 
 
 def checkpoint(data):
@@ -16,4 +37,12 @@ def checkpoint(data):
     return make_call("annotation.checkpoint", [data])
 
 
-__all__ = ["checkpoint"]
+def stop_fusion(data):
+    """``data`` unchanged, with fusion stopped at this point (TVM's ``relay.annotation.stop_fusion``)."""
+    return make_call("annotation.stop_fusion", [data])
+
+
+def cast_hint(data, dtype):
+    """``data`` unchanged, annotated with the dtype quantization will convert it to (TVM's
+    ``relay.annotation.cast_hint``)."""
+    return make_call("annotation.cast_hint", [data], CastHintAttrs(str(dtype)))

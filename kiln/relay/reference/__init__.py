@@ -13,6 +13,7 @@ outside an integer type converted to it) are whatever numpy gives.
 
 from . import (
     algorithm,
+    annotation,
     array,
     array_more,
     bitserial,
@@ -32,5 +33,5 @@ from . import (
 )
 from .transform import convert_layout
 
-__all__ = ["algorithm", "array", "array_more", "bitserial", "conv", "convnd", "convert_layout", "elemwise", "grid",
-           "image", "memory", "nn", "nn_extra", "reduce", "resize_onnx", "transform", "vision"]
+__all__ = ["algorithm", "annotation", "array", "array_more", "bitserial", "conv", "convnd", "convert_layout",
+           "elemwise", "grid", "image", "memory", "nn", "nn_extra", "reduce", "resize_onnx", "transform", "vision"]

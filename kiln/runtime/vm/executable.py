@@ -138,16 +138,30 @@ class Executable(Module):
         self.get_function_param_name(func_name, index)
         return describe_type(func.param_types[index])
 
+    def get_function_params(self, func_name) -> list:
+        """The parameter names of ``func_name``."""
+        return list(self.function(func_name).params)
+
+    def vm_load_executable(self):
+        """A VirtualMachine module over this executable (on the CPU until its ``init`` says otherwise): what TVM's
+        Python ``VirtualMachine`` asks an executable module for, here or in an RPC server."""
+        from ..device import cpu
+        from .vm import VirtualMachine
+
+        return VirtualMachine(self, cpu(0))
+
     # ---- runtime Module interface
+    _FUNCTIONS = ("get_bytecode", "get_stats", "get_lib", "save", "get_function_arity", "get_function_param_name",
+                  "get_function_params", "vm_load_executable")
+
     def get_own_function(self, name):
-        table = {"get_bytecode": lambda: self.bytecode, "get_stats": lambda: self.stats, "get_lib": self.get_lib,
-                 "save": self.save, "get_function_arity": self.get_function_arity,
-                 "get_function_param_name": self.get_function_param_name}
-        func = table.get(name)
-        return None if func is None else PackedFunc(func, name)
+        table = {"get_bytecode": lambda: self.bytecode, "get_stats": lambda: self.stats}
+        if name not in self._FUNCTIONS:
+            return None
+        return PackedFunc(table.get(name) or getattr(self, name), name)
 
     def own_function_names(self) -> list:
-        return ["get_bytecode", "get_stats", "get_lib", "save", "get_function_arity", "get_function_param_name"]
+        return list(self._FUNCTIONS)
 
     def __repr__(self):
         return (f"Executable(functions={self.globals}, {len(self.constants)} constants, "

@@ -24,8 +24,8 @@ from .objects import ADT, VMClosure
 
 __all__ = ["VirtualMachine"]
 
-_MODULE_FUNCTIONS = ("invoke", "set_input", "invoke_stateful", "get_outputs", "get_output", "get_num_outputs",
-                     "get_input_index")
+_MODULE_FUNCTIONS = ("init", "invoke", "set_input", "set_one_input", "set_outputs", "invoke_stateful", "get_outputs",
+                     "get_output", "get_num_outputs", "get_input_index")
 
 
 class VirtualMachine(Module):
@@ -49,21 +49,23 @@ class VirtualMachine(Module):
 
     type_key = "VirtualMachine"
 
+    def __new__(cls, exe=None, device=None, memory_cfg=None):
+        if cls is VirtualMachine and isinstance(exe, Module) and not isinstance(exe, Executable):
+            # an executable in another process (an RPC session's module): drive it through its functions
+            from .packed_vm import PackedVirtualMachine
+
+            return PackedVirtualMachine(exe, device, memory_cfg)
+        return super().__new__(cls)
+
     def __init__(self, exe, device, memory_cfg=None):
         super().__init__()
         if not isinstance(exe, Executable):
             raise KilnError(f"VirtualMachine takes an Executable (relay.vm.compile, Executable.load_exec or "
                             f"runtime.load_module of an exported one), not a {type(exe).__name__}")
-        devices = list(device) if isinstance(device, list | tuple) else [device]
-        if not devices:
-            raise KilnError("VirtualMachine: give the device to run on (kiln.cpu(0))")
-        devices = [d if isinstance(d, Device) else make_device(d) for d in devices]
-        if any(not d.exist for d in devices):
-            raise KilnError(f"VirtualMachine: kiln runs on the CPU only, got {', '.join(map(str, devices))}")
+        self.device = _check_device(device)
         if memory_cfg not in (None, "naive", "pooled") and not isinstance(memory_cfg, dict):
             raise KilnError(f"VirtualMachine: unknown memory_cfg {memory_cfg!r} (naive or pooled)")
         self.exe = exe
-        self.device = devices[0]
         self.pool = StoragePool()
         self.max_call_depth = DEFAULT_MAX_CALL_DEPTH
         self._kernels = [check_kernel(exe.lib, name) for name in exe.primitive_ops]
@@ -71,7 +73,12 @@ class VirtualMachine(Module):
         self._prepared: list | None = None
         self._inputs: dict = {}
         self._outputs: list = []
+        self._given_outputs: dict = {}  # func_name -> arrays the next run writes its results into (set_outputs)
         self.import_module(exe)
+
+    def init(self, device, memory_cfg=None):
+        """Run on ``device`` (the ``"init"`` function a VM module gives TVM's Python wrapper)."""
+        self.device = _check_device(device)
 
     # ---- what the interpreter reads
     def kernel(self, index):
@@ -162,6 +169,38 @@ class VirtualMachine(Module):
         """
         self._inputs[func_name] = self._arguments(func_name, args, kwargs)
 
+    def set_one_input(self, func_name, key, value):
+        """Set one argument of ``func_name``, named or by position; the others keep what they were set to."""
+        func = self.exe.function(func_name)
+        names = list(func.params)
+        if isinstance(key, str):
+            if key not in names:
+                raise RuntimeArgumentError(f"{func_name} has no parameter named {key!r}; parameters: {names}")
+            index = names.index(key)
+        else:
+            index = int(key)
+            if not 0 <= index < len(names):
+                raise RuntimeArgumentError(f"{func_name} has {len(names)} parameters, no parameter {index}")
+        inputs = self._inputs.setdefault(func_name, [None] * len(names))
+        inputs[index] = self._convert(value, func.param_types[index],
+                                      f"{func_name} argument {index} (%{names[index]})")
+
+    def set_outputs(self, func_name, *outputs):
+        """Make the next run of ``func_name`` write its results (a tuple flattened) into ``outputs``."""
+        self.exe.function(func_name)
+        for k, out in enumerate(outputs):
+            if not isinstance(out, NDArray):
+                raise RuntimeArgumentError(f"set_outputs: output {k} must be an NDArray, got {type(out).__name__}")
+        self._given_outputs[func_name] = list(outputs)
+
+    def invoke_with_outputs(self, func_name, input_args, output_args):
+        """Run ``func_name`` on ``input_args`` (a dict by parameter name) writing its results into
+        ``output_args`` (TVM's ``invoke_with_outputs``)."""
+        if input_args:
+            self.set_input(func_name, **input_args)
+        self.set_outputs(func_name, *output_args)
+        self.invoke(func_name)
+
     def get_input_index(self, input_name, func_name="main") -> int:
         """The position of parameter ``input_name`` of ``func_name`` (-1 when there is none, as in TVM)."""
         params = self.exe.function(func_name).params
@@ -173,8 +212,16 @@ class VirtualMachine(Module):
             if self.exe.get_function_arity(func_name):
                 raise KilnError(f"invoke: the inputs of {func_name!r} were never set (set_input, or pass them)")
             self._inputs[func_name] = []
+        unset = [n for n, v in zip(self.exe.function(func_name).params, self._inputs[func_name], strict=True)
+                 if v is None]
+        if unset:
+            raise KilnError(f"invoke: the inputs {', '.join(unset)} of {func_name!r} were never set (set_one_input)")
         with np.errstate(all="ignore"):
-            return run(self, self.exe.func_index[func_name], self._inputs[func_name])
+            result = run(self, self.exe.func_index[func_name], self._inputs[func_name])
+        given = self._given_outputs.pop(func_name, None)
+        if given is not None:
+            _write_outputs(func_name, self._to_user(result), given)
+        return result
 
     def invoke(self, func_name="main", *args, **kwargs):
         """Run ``func_name`` on ``args`` (or on the inputs given to :meth:`set_input`); returns an NDArray, a tuple
@@ -243,6 +290,31 @@ class VirtualMachine(Module):
 
     def __repr__(self):
         return f"VirtualMachine({self.exe!r}, {self.device})"
+
+
+def _check_device(device) -> Device:
+    devices = list(device) if isinstance(device, list | tuple) else [device]
+    if not devices or devices[0] is None:
+        raise KilnError("VirtualMachine: give the device to run on (kiln.cpu(0))")
+    devices = [d if isinstance(d, Device) else make_device(d) for d in devices]
+    if any(d.is_remote for d in devices):
+        raise KilnError(f"VirtualMachine: {devices[0]} is a device of an RPC session; run an executable loaded "
+                        f"there (remote.load_module) on it")
+    if any(not d.exist for d in devices):
+        raise KilnError(f"VirtualMachine: kiln runs on the CPU only, got {', '.join(map(str, devices))}")
+    return devices[0]
+
+
+def _write_outputs(func_name, result, outputs):
+    results = _flatten(result)
+    if len(results) != len(outputs):
+        raise RuntimeArgumentError(f"set_outputs: {func_name} returns {len(results)} tensors, {len(outputs)} "
+                                   f"outputs were given")
+    for k, (value, out) in enumerate(zip(results, outputs, strict=True)):
+        if tuple(out.shape) != tuple(value.shape) or out.dtype != value.dtype:
+            raise RuntimeArgumentError(f"set_outputs: output {k} of {func_name} is {value.dtype}{list(value.shape)}"
+                                       f", the given array is {out.dtype}{list(out.shape)}")
+        out.copyfrom(value)
 
 
 def _flatten(value) -> list:

@@ -204,6 +204,8 @@ SAMPLES = {
     "fast_erf": _unary("fast_erf"),
     "copy": _unary("copy"),
     "annotation.checkpoint": s(lambda v, o: relay.annotation.checkpoint(v(0, (2, 5)))),
+    "annotation.stop_fusion": s(lambda v, o: relay.annotation.stop_fusion(v(0, (2, 5)))),
+    "annotation.cast_hint": s(lambda v, o: relay.annotation.cast_hint(v(0, (3,)), "int8")),
     "reinterpret": s(lambda v, o: _reinterpret(v(0, (2, 3)))),
     "sort": s(lambda v, o: relay.sort(v(0, (2, 5)), axis=0, is_ascend=False)),
     "nn.dilate": s(lambda v, o: relay.nn.dilate(v(0, (2, 3)), (2, 1), 1)),

@@ -94,3 +94,34 @@ def test_devices_and_executables_are_checked():
         VirtualMachine("exe.so", kiln.cpu(0))
     with pytest.raises(KilnError, match="unknown memory_cfg"):
         VirtualMachine(exe, kiln.cpu(0), memory_cfg="arena")
+
+
+def test_set_one_input_and_outputs_given_in_advance(vm):
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    vm.set_one_input("main", "x", x)
+    with pytest.raises(KilnError, match="the inputs pair of 'main' were never set"):
+        vm.invoke("main")
+    vm.set_one_input("main", 1, (x, 4))
+    n, same = vm.invoke("main")
+    assert n.numpy() == 4
+    outs = [kiln.nd.empty((), "int32"), kiln.nd.empty((2, 3), "float32")]
+    vm.invoke_with_outputs("main", {"x": x * 2, "pair": (x, 9)}, outs)
+    assert outs[0].numpy() == 9
+    np.testing.assert_array_equal(outs[1].numpy(), x * 2)
+    with pytest.raises(RuntimeArgumentError, match="main has no parameter named 'z'"):
+        vm.set_one_input("main", "z", x)
+    with pytest.raises(RuntimeArgumentError, match="returns 2 tensors, 1 outputs were given"):
+        vm.invoke_with_outputs("main", {}, outs[:1])
+    with pytest.raises(RuntimeArgumentError, match="output 1 of main is float32"):
+        vm.invoke_with_outputs("main", {}, [outs[0], kiln.nd.empty((3,), "float32")])
+
+
+def test_vm_module_protocol_of_the_executable(vm):
+    # what a VirtualMachine over a module (an RPC server's executable) calls
+    exe = vm.exe
+    assert exe["get_function_params"]("main") == ["x", "pair"]
+    fresh = exe["vm_load_executable"]()
+    fresh["init"](kiln.cpu(0), None)
+    x = np.ones((2, 3), "float32")
+    fresh["set_input"]("main", x, (x, 2))
+    assert fresh["invoke"]("main")[0].numpy() == 2

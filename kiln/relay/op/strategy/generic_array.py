@@ -51,6 +51,8 @@ ARRAY_COMPUTES = {
     "nn.sparse_dense": lambda attrs, inputs, out_type: [AM.sparse_dense(inputs[0], inputs[1], inputs[2], inputs[3],
                                                                         attrs.sparse_lhs)],
     "debug": lambda attrs, inputs, out_type: [EW.identity(inputs[0])],
+    "annotation.stop_fusion": lambda attrs, inputs, out_type: [EW.identity(inputs[0])],
+    "annotation.cast_hint": lambda attrs, inputs, out_type: [EW.identity(inputs[0])],
     "invert_permutation": lambda attrs, inputs, out_type: [AM.invert_permutation(inputs[0])],
     "contrib_reverse_reshape": lambda attrs, inputs, out_type: [T.reshape(inputs[0], out_type.shape)],
     "strided_set": lambda attrs, inputs, out_type: [AM.strided_set(*inputs[:5])],

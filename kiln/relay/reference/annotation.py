@@ -1,0 +1,9 @@
+"""Numpy semantics of the annotation operators: each returns its argument unchanged."""
+
+from .common import register
+
+
+@register("annotation.stop_fusion", "annotation.cast_hint")
+def identity(attrs, data):
+    """``data`` itself: annotations change what passes do, never values."""
+    return data
