@@ -11,6 +11,7 @@ from . import (
     frontend,
     loops,
     op,
+    quantize,
     testing,
     transform,
     ty,

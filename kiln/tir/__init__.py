@@ -115,7 +115,8 @@ from .intrin import (
     tanh,
     trunc,
 )
-from .layout import Layout, layout
+from .layout import Layout
+from .layout import undefined_or_layout as layout  # TVM's tvm.tir.layout: "" is the undefined layout
 from .op import (
     abs,
     all,

@@ -141,6 +141,12 @@ SCALAR = Layout("", ())
 _CACHE: dict[str, Layout] = {}
 
 
+def undefined_or_layout(name, dtype="int32") -> Layout | None:
+    """TVM's ``tvm.tir.layout``: the layout named ``name``, or None (TVM's undefined layout) for ``""``; ``dtype``
+    (of TVM's index expressions) is accepted and unused."""
+    return None if name == "" else layout(name)
+
+
 def layout(name: str) -> Layout:
     """Parse a layout string (cached), raising KilnError naming the string when it is malformed."""
     parsed = _CACHE.get(name)

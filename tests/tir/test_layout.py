@@ -59,3 +59,11 @@ def test_expand_primal():
     assert layout("C").expand_primal(layout("NCHW16c")).name == "NHWC"
     assert layout("HW").expand_primal(layout("NCHW")).name == "NCHW"
     assert layout("CHW").expand_primal(layout("NCHW4c")).name == "NCHW"
+
+
+def test_tvm_layout_of_the_empty_string_is_undefined():
+    # tvm.tir.layout("") is TVM's undefined layout; layout rules written for TVM start from it
+    import kiln
+
+    assert kiln.tir.layout("") is None
+    assert kiln.tir.layout("NCHW16c").name == "NCHW16c"
