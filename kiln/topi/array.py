@@ -217,7 +217,9 @@ def variance(data, mean, axes, keepdims=False, unbiased=False):
         return _te_sum(sq, axis=list(rvars.values())) if rvars else sq
 
     total = compute(out_shape, fcompute, name="T_variance_sum", tag=_tag.COMM_REDUCE if axes else _tag.ELEMWISE)
-    return compute(out_shape, lambda *i: cast_expr(_op.div(total(*i), _op.const(max(count, 0), work)), data.dtype),
+    # a count known only at run time divides as it is (the unbiased count of one element is 0 there, as in numpy)
+    divisor = _op.const(max(count, 0), work) if isinstance(count, int) else _op.cast(count, work)
+    return compute(out_shape, lambda *i: cast_expr(_op.div(total(*i), divisor), data.dtype),
                    name="T_variance", tag=_tag.ELEMWISE)
 
 

@@ -19,7 +19,7 @@ from ..tir import intrin as _intrin
 from ..tir import op as _op
 from ..tir.layout import layout as parse_layout
 from . import tag as _tag
-from .utils import SHAPE_CHECKS, get_const_tuple, normalize_axis, prod, ravel_index, unravel_index
+from .utils import SHAPE_CHECKS, get_const_tuple, normalize_axis, prod, ravel_index, size_checks, unravel_index
 
 __all__ = [
     "reshape", "transpose", "squeeze", "expand_dims", "concatenate", "split", "take", "strided_slice",
@@ -109,9 +109,7 @@ def squeeze(data, axis=None):
         axes = [k for k, d in enumerate(shape) if d == 1]
     else:
         axes = sorted({normalize_axis(a, len(shape), "squeeze axis") for a in axis})
-        for a in axes:
-            if shape[a] != 1:
-                raise OpAttributeInvalid(f"topi.squeeze: axis {a} of shape {shape} has size {shape[a]}, not 1")
+    checks = size_checks([(shape[a], 1) for a in axes], f"topi.squeeze: a squeezed axis of {shape} is not 1")
     kept = [k for k in range(len(shape)) if k not in axes]
 
     def fcompute(*i):
@@ -120,7 +118,8 @@ def squeeze(data, axis=None):
             idx[pos] = i[k]
         return data(*idx)
 
-    return _injective([shape[k] for k in kept], fcompute, "T_squeeze")
+    return compute([shape[k] for k in kept], fcompute, name="T_squeeze", tag=_tag.INJECTIVE,
+                   attrs={SHAPE_CHECKS: tuple(checks)} if checks else None)
 
 
 def expand_dims(data, axis, num_newaxis=1):

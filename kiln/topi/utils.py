@@ -19,13 +19,33 @@ from . import tag as _tag
 __all__ = [
     "get_const_int", "get_const_tuple", "normalize_axis", "ravel_index", "unravel_index", "traverse_inline",
     "auto_inline_injective", "create_schedule_for", "fused_output", "reads_through_inline", "output_ops",
-    "resolve_target", "vector_lanes", "prod", "largest_divisor", "ceil_div", "num_elements",
+    "resolve_target", "vector_lanes", "prod", "largest_divisor", "ceil_div", "num_elements", "known_nonpositive",
+    "size_checks",
 ]
 
 
 SHAPE_CHECKS = "kiln.shape_checks"
 """The ``te.compute`` attribute holding ``(condition, message)`` pairs the sizes of its inputs must meet when some are
 known only at run time (a broadcast dimension equal to the result's or 1); the shape function asserts them."""
+
+
+def known_nonpositive(*sizes) -> bool:
+    """Whether a static one of ``sizes`` is 0 or less (a symbolic size is checked by the shape function at run
+    time, where its value is known)."""
+    return any(isinstance(d, int) and d <= 0 for d in sizes)
+
+
+def size_checks(pairs, what) -> list:
+    """The run-time checks, for :data:`SHAPE_CHECKS`, that each ``(a, b)`` of ``pairs`` is equal where one of them is
+    symbolic (a different variable); raises OpAttributeInvalid for two static sizes that differ."""
+    checks = []
+    for a, b in pairs:
+        if isinstance(a, int) and isinstance(b, int):
+            if a != b:
+                raise OpAttributeInvalid(f"{what}: sizes {a} and {b} differ")
+        elif a is not b:
+            checks.append((_op.equal(a, b), f"{what}: sizes {a} and {b} differ"))
+    return checks
 
 
 def get_const_int(expr) -> int:

@@ -24,7 +24,7 @@ from ...tir import op as _op
 from ...tir.layout import layout as parse_layout
 from .. import tag as _tag
 from ..transform import layout_transform
-from ..utils import get_const_tuple
+from ..utils import get_const_tuple, known_nonpositive
 from .pad import pad
 
 __all__ = [
@@ -72,7 +72,7 @@ def _geometry(h, w, kh, kw, strides, padding, dilation, what):
     top, left, bottom, right = pad_tuple(padding)
     oh = conv_out_size(h, kh, sh, dh, top, bottom)
     ow = conv_out_size(w, kw, sw, dw, left, right)
-    if oh <= 0 or ow <= 0:
+    if known_nonpositive(oh, ow):
         raise OpAttributeInvalid(f"{what}: a {kh}x{kw} kernel does not fit the padded {h}x{w} input")
     return (sh, sw), (dh, dw), (top, left, bottom, right), oh, ow
 
@@ -113,7 +113,7 @@ def group_conv2d_nchw(data, kernel, strides, padding, dilation, groups, out_dtyp
         tag, name = "depthwise_conv2d_nchw", "depthwise_conv2d_nchw"
     else:
         tag, name = "group_conv2d_nchw", "group_conv2d_nchw"
-    if kw == 1 and sh == sw == 1 and left == right == 0 and oh > 1:
+    if kw == 1 and sh == sw == 1 and left == right == 0 and isinstance(oh, int) and isinstance(ow, int) and oh > 1:
         # A kernel one column wide at unit strides reads whole input rows, which follow each other in the input as
         # the output rows do: computed over the flattened map, a 14x14 output is 12 whole 16-lane vectors and a
         # remainder, not 14 vectors of 14 lanes. The flat result is viewed as NCHW by an injective stage.

@@ -10,7 +10,7 @@ from ...te.operation import compute, reduce_axis
 from ...te.operation import sum as _te_sum
 from ...tir import op as _op
 from ..broadcast import broadcast_checks, broadcast_index, broadcast_shape
-from ..utils import SHAPE_CHECKS, get_const_tuple
+from ..utils import SHAPE_CHECKS, get_const_tuple, size_checks
 from .conv2d import _acc_dtype, _finish
 
 __all__ = ["dense", "dense_pack", "crop_columns", "matmul", "batch_matmul"]
@@ -26,13 +26,14 @@ def dense(data, weight, bias=None, out_dtype=None):
     """
     out_dtype = out_dtype or data.dtype
     dshape, wshape = get_const_tuple(data.shape), get_const_tuple(weight.shape)
-    if len(wshape) != 2 or not dshape or dshape[-1] != wshape[1]:
+    if len(wshape) != 2 or not dshape:
         raise OpAttributeInvalid(f"topi.dense: data {dshape} and weight {wshape} must be (..., K) and (units, K)")
+    checks = size_checks([(dshape[-1], wshape[1])], f"topi.dense: the reduction of data {dshape} and weight {wshape}")
     acc = _acc_dtype(out_dtype)
     k = reduce_axis((0, wshape[1]), name="k")
     out = compute(dshape[:-1] + (wshape[0],),
                   lambda *i: _te_sum(_op.cast(data(*i[:-1], k), acc) * _op.cast(weight[i[-1], k], acc), axis=k),
-                  name="T_dense", tag="dense")
+                  name="T_dense", tag="dense", attrs={SHAPE_CHECKS: tuple(checks)} if checks else None)
     if bias is not None:
         out = compute(out.shape, lambda *i: out(*i) + _op.cast(bias[i[-1]], acc), name="T_bias_add",
                       tag="broadcast")

@@ -33,7 +33,8 @@ def pad(data, pad_before, pad_after=None, pad_value=0.0, name="PadInput", pad_mo
     ----------
     data : te.Tensor
     pad_before : sequence of int
-        Elements added before each axis (shorter sequences pad the leading axes); a negative number crops.
+        Elements added before each axis (shorter sequences pad the leading axes); a negative number crops. A width
+        may be an expression of symbolic sizes (its reads are guarded).
     pad_after : sequence of int, optional
         Elements added after each axis (default: ``pad_before``).
     pad_value : number or PrimExpr
@@ -48,8 +49,8 @@ def pad(data, pad_before, pad_after=None, pad_value=0.0, name="PadInput", pad_mo
     shape = get_const_tuple(data.shape)
     ndim = len(shape)
     pad_after = pad_before if pad_after is None else pad_after
-    before = [int(v) for v in pad_before] + [0] * (ndim - len(pad_before))
-    after = [int(v) for v in pad_after] + [0] * (ndim - len(pad_after))
+    before = [_width(v) for v in pad_before] + [0] * (ndim - len(pad_before))
+    after = [_width(v) for v in pad_after] + [0] * (ndim - len(pad_after))
     out_shape = [d + b + a for d, b, a in zip(shape, before, after, strict=True)]
     if len(before) != ndim or len(after) != ndim or any(isinstance(d, int) and d < 0 for d in out_shape):
         raise OpAttributeInvalid(f"topi.pad: pad widths {pad_before}/{pad_after} do not fit a tensor of shape {shape}")
@@ -63,16 +64,16 @@ def pad(data, pad_before, pad_after=None, pad_value=0.0, name="PadInput", pad_mo
     def fcompute(*i):
         idx, inside = [], []
         for k in range(ndim):
-            if not before[k] and not after[k]:
+            if _zero(before[k]) and _zero(after[k]):
                 idx.append(i[k])
                 continue
-            p = i[k] - before[k] if before[k] else i[k]
+            p = i[k] if _zero(before[k]) else i[k] - before[k]
             n = shape[k]
             if pad_mode == "constant":
                 idx.append(p)
-                if before[k] > 0:
+                if _may_be_positive(before[k]):
                     inside.append(p >= 0)
-                if after[k] > 0:
+                if _may_be_positive(after[k]):
                     inside.append(p < n)
             elif pad_mode == "edge":
                 idx.append(_op.minimum(_op.maximum(p, 0), n - 1))
@@ -84,6 +85,19 @@ def pad(data, pad_before, pad_after=None, pad_value=0.0, name="PadInput", pad_mo
         return value
 
     return compute(out_shape, fcompute, name=name, tag=f"{_tag.INJECTIVE},pad")
+
+
+def _width(v):
+    """A pad width: an int, or an expression of sizes known only at run time (pooling's ceil_mode tail)."""
+    return v if isinstance(v, E.PrimExpr) and not isinstance(v, E.IntImm) else int(v)
+
+
+def _zero(width) -> bool:
+    return isinstance(width, int) and width == 0
+
+
+def _may_be_positive(width) -> bool:
+    return not isinstance(width, int) or width > 0
 
 
 def _reflect(p, n):

@@ -19,7 +19,7 @@ from ...tir import op as _op
 from ...tir.layout import layout as parse_layout
 from .. import tag as _tag
 from ..transform import layout_transform
-from ..utils import get_const_tuple
+from ..utils import get_const_tuple, known_nonpositive
 from .conv2d import pad_tuple
 from .pad import pad
 
@@ -33,8 +33,15 @@ def pool_out_size(size, kernel, stride, dilation, before, after, ceil_mode) -> i
 
 
 def ceil_mode_extra(size, out, kernel, stride, dilation, before, after) -> int:
-    """Cells past the end padding that the last window reaches when ``ceil_mode`` makes one more output (0 else)."""
-    return max(0, (out - 1) * stride + dilation * (kernel - 1) + 1 - (size + before + after))
+    """Cells past the end padding that the last window reaches when ``ceil_mode`` makes one more output (0 else;
+    an expression of the symbolic sizes when the input's length is known only at run time)."""
+    extra = (out - 1) * stride + dilation * (kernel - 1) + 1 - (size + before + after)
+    return max(0, extra) if isinstance(extra, int) else _op.maximum(extra, _op.const(0, extra.dtype))
+
+
+def _pads(widths) -> bool:
+    """Whether some padding width is not a static 0 (a symbolic one pads)."""
+    return any(not (isinstance(v, int) and v == 0) for v in widths)
 
 
 def _hw(layout_name, what):
@@ -92,10 +99,10 @@ def pool2d(data, kernel, stride, dilation, padding, pool_type, ceil_mode=False, 
     h, w = shape[h_axis], shape[w_axis]
     oh = pool_out_size(h, kh, sh, dh, top, bottom, ceil_mode)
     ow = pool_out_size(w, kw, sw, dw, left, right, ceil_mode)
-    if oh <= 0 or ow <= 0:
+    if known_nonpositive(oh, ow):
         raise OpAttributeInvalid(f"topi.pool2d: a {kh}x{kw} window does not fit the padded {h}x{w} input")
-    extra_h = ceil_mode_extra(h, oh, kh, sh, dh, top, bottom)
-    extra_w = ceil_mode_extra(w, ow, kw, sw, dw, left, right)
+    extra_h = ceil_mode_extra(h, oh, kh, sh, dh, top, bottom) if ceil_mode else 0
+    extra_w = ceil_mode_extra(w, ow, kw, sw, dw, left, right) if ceil_mode else 0
     before, after = [0] * len(shape), [0] * len(shape)
     before[h_axis], before[w_axis] = top, left
     after[h_axis], after[w_axis] = bottom + extra_h, right + extra_w
@@ -111,12 +118,12 @@ def pool2d(data, kernel, stride, dilation, padding, pool_type, ceil_mode=False, 
 
     if pool_type == "max":
         lowest = _op.min_value(data.dtype)
-        padded = pad(data, before, after, pad_value=lowest, name="pad_temp") if any(before + after) else data
+        padded = pad(data, before, after, pad_value=lowest, name="pad_temp") if _pads(before + after) else data
         out = compute(out_shape, lambda *i: _te_max(padded(*window(i)), axis=[ry, rx]), name="pool_max",
                       tag="pool_max", attrs={"layout": layout})
     else:
         acc = _acc_dtype(data.dtype)
-        padded = pad(data, before, after, pad_value=0, name="pad_temp") if any(before + after) else data
+        padded = pad(data, before, after, pad_value=0, name="pad_temp") if _pads(before + after) else data
         total = compute(out_shape, lambda *i: _te_sum(_op.cast(padded(*window(i)), acc), axis=[ry, rx]),
                         name="pool_sum", tag="pool_sum", attrs={"layout": layout})
         lo_h, hi_h = (0, h + top + bottom) if count_include_pad else (top, top + h)

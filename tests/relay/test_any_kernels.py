@@ -1,0 +1,65 @@
+"""Kernels over dimensions known only at run time: the checks a static build makes while compiling (a dense
+layer's reduction sizes agree, a squeezed axis is 1) move into the shape function, and sizes computed from a
+dynamic extent (a convolution's or a pooling's output) stay expressions."""
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln import relay
+from kiln.error import KilnError
+from kiln.runtime.vm import VirtualMachine
+
+ANY = relay.Any()
+
+
+def _vm(params, body):
+    mod = kiln.IRModule.from_expr(relay.Function(params, body))
+    return VirtualMachine(relay.vm.compile(mod, target="llvm"), kiln.cpu(0)), relay.create_executor(
+        "debug", mod=mod).evaluate()
+
+
+def test_dense_with_a_dynamic_reduction_checks_it_at_run_time():
+    x, w = relay.var("x", shape=(ANY, ANY)), relay.var("w", shape=(5, ANY))
+    vm, reference = _vm([x, w], relay.nn.dense(x, w))
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((3, 7)).astype("float32"), rng.standard_normal((5, 7)).astype("float32")
+    np.testing.assert_allclose(vm.invoke("main", a, b).numpy(), a @ b.T, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(reference(a, b).numpy(), a @ b.T, rtol=1e-5, atol=1e-5)
+    with pytest.raises(KilnError, match="topi.dense: the reduction"):
+        vm.invoke("main", a, b[:, :6])
+
+
+def test_squeeze_of_a_dynamic_axis_checks_it_is_one():
+    x = relay.var("x", shape=(ANY, ANY, 4))
+    vm, _ = _vm([x], relay.squeeze(x, axis=[0]))
+    data = np.arange(12, dtype="float32").reshape(1, 3, 4)
+    np.testing.assert_array_equal(vm.invoke("main", data).numpy(), data[0])
+    with pytest.raises(KilnError, match="topi.squeeze"):
+        vm.invoke("main", np.zeros((2, 3, 4), "float32"))
+
+
+@pytest.mark.parametrize("ceil_mode", [False, True])
+def test_conv_and_pool_over_dynamic_spatial_sizes_match_the_interpreter(ceil_mode):
+    x = relay.var("x", shape=(ANY, 3, ANY, ANY))
+    w = relay.var("w", shape=(4, 3, 3, 3))
+    y = relay.nn.conv2d(x, w, padding=(1, 1), kernel_size=(3, 3), channels=4)
+    y = relay.nn.max_pool2d(relay.nn.relu(y), pool_size=(2, 2), strides=(2, 2), ceil_mode=ceil_mode)
+    y = relay.nn.conv2d(y, relay.var("w1", shape=(2, 4, 1, 1)), kernel_size=(1, 1), channels=2)
+    params = relay.analysis.free_vars(y)
+    vm, reference = _vm(params, y)
+    rng = np.random.default_rng(1)
+    weights = [rng.standard_normal(p.type_annotation.concrete_shape).astype("float32") for p in params[1:]]
+    for shape in [(1, 3, 8, 8), (2, 3, 7, 5)]:
+        data = rng.standard_normal(shape).astype("float32")
+        got, want = vm.invoke("main", data, *weights).numpy(), reference(data, *weights).numpy()
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("unbiased", [False, True])
+def test_variance_over_a_dynamic_axis(unbiased):
+    x = relay.var("x", shape=(ANY, 6))
+    vm, _ = _vm([x], relay.variance(x, axis=[0], unbiased=unbiased))
+    data = np.random.default_rng(2).standard_normal((5, 6)).astype("float32")
+    np.testing.assert_allclose(vm.invoke("main", data).numpy(), data.var(0, ddof=int(unbiased)), rtol=1e-5)
