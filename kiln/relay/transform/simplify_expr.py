@@ -2,8 +2,9 @@
 
 Rules (each applies only when the result keeps the call's type):
 
-* reshape-like chains (``reshape``, ``squeeze``, ``expand_dims``, ``batch_flatten``) collapse into one ``reshape``
-  to the final shape, and disappear when the final shape is the input shape;
+* reshape-like chains (``reshape``, ``contrib_reverse_reshape``, ``squeeze``, ``expand_dims``, ``batch_flatten``)
+  of static shapes collapse into one ``reshape`` to the final shape, and disappear when the final shape is the input
+  shape;
 * consecutive ``transpose``s compose, and an identity transpose disappears; ``layout_transform`` A->B->A disappears;
 * ``cast`` to the input's dtype disappears; ``cast(cast(x, wide), t)`` becomes ``cast(x, t)`` when ``wide`` loses
   nothing of ``x``;
@@ -23,7 +24,7 @@ from .function_pass import FunctionPass
 from .rewrite import RuleTable, rewrite
 
 RULES = RuleTable()
-_RESHAPE_LIKE = ("reshape", "squeeze", "expand_dims", "nn.batch_flatten")
+_RESHAPE_LIKE = ("reshape", "contrib_reverse_reshape", "squeeze", "expand_dims", "nn.batch_flatten")
 
 
 def _is_op(expr, *names) -> bool:
@@ -42,7 +43,7 @@ def simplify_reshape(call):
         source = source.args[0]
     if _same_type(source, call):
         return source
-    if source is call.args[0]:
+    if source is call.args[0] or call.checked_type.is_dynamic:  # a dynamic target shape is not a newshape
         return None
     return _op.reshape(source, call.checked_type.shape)
 

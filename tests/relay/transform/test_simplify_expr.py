@@ -16,6 +16,20 @@ def test_reshape_chain_collapses(check_pass):
     """)
 
 
+def test_reverse_reshape_joins_the_chain_but_a_dynamic_one_stays(check_pass):
+    x = relay.var("x", shape=(1, 32, 4, 4))
+    before = relay.Function([x], relay.reverse_reshape(relay.reshape(x, (4, 8, -1, 4)), (32, 0, -1)))
+    check_pass(before, SE(), """
+        def @main(%x: Tensor[(1, 32, 4, 4), float32]) {
+          reshape(%x, newshape=[32, 4, 4])
+        }
+    """)
+    y = relay.var("y", shape=(relay.Any(), 6))
+    dynamic = relay.Function([y], relay.reshape(relay.reshape(y, (-1, 2, 3)), (-1, 3)))
+    after = run_opt_pass(dynamic, SE())
+    assert after.body.op.name == "reshape" and after.body.args[0].op.name == "reshape"
+
+
 def test_reshape_to_same_shape_and_transposes(check_pass):
     x = relay.var("x", shape=(2, 3, 4))
     before = relay.Function([x], relay.transpose(relay.transpose(relay.reshape(x, (2, 12)), (1, 0)), (1, 0)))
