@@ -1,5 +1,6 @@
 """``all_class_non_max_suppression`` (TVM's ``topi.vision.all_class_non_max_suppression``, ONNX's
-``NonMaxSuppression``) as a sequential loop-level kernel.
+``NonMaxSuppression``) and the classic ``non_max_suppression`` (TVM's ``hybrid_nms``) as sequential loop-level
+kernels.
 
 Greedy non-maximum suppression is sequential by nature (a box survives only if no box selected before it overlaps
 it), and a TE compute has no sequential dependence between elements; TVM writes it with ``ir_builder``. kiln builds
@@ -22,7 +23,7 @@ from ..tir import stmt as S
 from ..tir.buffer import decl_buffer
 from ..tir.function import PrimFunc
 
-__all__ = ["all_class_non_max_suppression"]
+__all__ = ["all_class_non_max_suppression", "non_max_suppression"]
 
 
 def _loop(name, extent, fbody):
@@ -124,5 +125,149 @@ def all_class_non_max_suppression(boxes_shape, scores_shape, dtype, scalar_types
     body = S.Allocate(best.data, "int32", best.shape, E.convert(True), body)
     body = S.Allocate(alive.data, "int32", alive.shape, E.convert(True), body)
     buffers = [boxes, scores, max_out, iou_thr, score_thr, selected, total]
+    params = [E.Var(buf.name, "handle") for buf in buffers]
+    return PrimFunc(params, body, buffer_map=dict(zip(params, buffers, strict=True))).with_attr("global_symbol", name)
+
+
+def _box_iou(rows, j, k, start):
+    """IoU of rows ``j`` and ``k`` of ``rows`` (corners at ``start .. start + 3`` in either order; 0 for an empty
+    union), TVM's ``hybrid_nms`` formula."""
+    def corners(r):
+        a, b, c, d = (rows[r, start + n] for n in range(4))
+        return _op.minimum(a, c), _op.minimum(b, d), _op.maximum(a, c), _op.maximum(b, d)
+
+    al, at, ar, ab = corners(j)
+    bl, bt, br, bb = corners(k)
+    zero = _op.const(0, rows.dtype)
+    w = _op.maximum(zero, _op.minimum(ar, br) - _op.maximum(al, bl))
+    h = _op.maximum(zero, _op.minimum(ab, bb) - _op.maximum(at, bt))
+    area = h * w
+    union = (ar - al) * (ab - at) + (br - bl) * (bb - bt) - area
+    return _op.select(union <= zero, zero, area / _op.select(union <= zero, _op.const(1, rows.dtype), union))
+
+
+def non_max_suppression(data_shape, dtype, indices_type, scalar_types, attrs, name):
+    """The PrimFunc of the classic ``vision.non_max_suppression`` (TVM's ``hybrid_nms`` and the rearranging after
+    it) for static shapes.
+
+    Per batch ``i``, with ``valid = valid_count[i]``: when ``iou_threshold > 0`` the first ``valid`` rows are ordered
+    by score, highest first (the lower index among equals), only ``top_k`` of them kept (when ``0 < top_k``); then,
+    in that order, a row whose score is positive is dropped (``-1``) if its IoU with an earlier kept row of positive
+    score (of the same class unless ``force_suppress``; ``id_index < 0``: no classes) is at least
+    ``iou_threshold``, or once ``max_output_size`` rows are kept. Rows of score ``<= 0`` stay as they are. With
+    ``iou_threshold <= 0`` the rows are copied unchanged. Rows from ``valid`` on are ``-1``.
+
+    Results: the rows (``invalid_to_bottom``: those whose first value is not negative moved to the top, the rest
+    ``-1``); or with ``return_indices`` the kept rows' indices (through ``indices``) moved to the top, the rest
+    ``-1``, and their count ``(batch, 1)``.
+
+    Parameters
+    ----------
+    data_shape : tuple of int
+        ``(batch, anchors, values)``.
+    dtype : str
+        Of ``data``.
+    indices_type : (shape, dtype)
+        Of ``indices`` (read only with ``return_indices``, which needs it ``(batch, anchors)``).
+    scalar_types : list of (shape, dtype)
+        Of ``max_output_size`` (integer) and ``iou_threshold`` (float): each 0-d or 1-element.
+    attrs : NonMaximumSuppressionAttrs
+    name : str
+
+    Returns
+    -------
+    PrimFunc
+        Parameters: data, valid_count, indices, max_output_size, iou_threshold, then the results.
+    """
+    batch, n, k_len = data_shape
+    data = decl_buffer(data_shape, dtype, "data")
+    valid_count = decl_buffer((batch,), "int32", "valid_count")
+    indices = decl_buffer(tuple(indices_type[0]), indices_type[1], "indices")
+    max_out, iou_thr = (decl_buffer(tuple(shape), t, nm) for (shape, t), nm in zip(
+        scalar_types, ("max_output_size", "iou_threshold"), strict=True))
+    rows = decl_buffer((max(n, 1), k_len), dtype, "rows")
+    box = decl_buffer((max(n, 1),), "int32", "box")
+    used = decl_buffer((max(n, 1),), "int32", "used")
+    reg = decl_buffer((4,), "int32", "reg")  # best, kept, is_valid, count
+    best, kept, is_valid, count = (reg[r] for r in range(4))
+    if attrs.return_indices:
+        outputs = [decl_buffer((batch, n), "int32", "out_indices"), decl_buffer((batch, 1), "int32", "valid_box_count")]
+    else:
+        outputs = [decl_buffer(data_shape, dtype, "out")]
+    i32 = lambda v: _op.const(v, "int32")  # noqa: E731
+    minus_one = _op.const(-1, dtype)
+    score, cls, start = attrs.score_index, attrs.id_index, attrs.coord_start
+
+    def set_reg(r, value):
+        return S.BufferStore(reg, value, (r,))
+
+    def drop(j):
+        return S.stmt_seq(_loop("v", k_len, lambda v: S.BufferStore(rows, minus_one, (j, v))),
+                          S.BufferStore(box, i32(-1), (j,)))
+
+    def per_batch(i):
+        valid = _op.minimum(_op.maximum(valid_count[i], i32(0)), i32(n))
+        nkeep = _op.minimum(valid, i32(attrs.top_k)) if attrs.top_k > 0 else valid
+
+        def pick(r):
+            better = lambda j: _op.logical_and(used[j] == i32(0), _op.logical_or(  # noqa: E731
+                best < i32(0), data[i, j, score] > data[i, _op.maximum(best, i32(0)), score]))
+            return S.stmt_seq(
+                set_reg(0, i32(-1)),
+                _loop("j", valid, lambda j: S.IfThenElse(better(j), set_reg(0, j), None)),
+                S.BufferStore(used, i32(1), (best,)), S.BufferStore(box, best, (r,)),
+                _loop("v", k_len, lambda v: S.BufferStore(rows, data[i, best, v], (r, v))))
+
+        def suppress(j, k):
+            same = _op.const(True, "bool") if attrs.force_suppress or cls < 0 else rows[j, cls] == rows[k, cls]
+            alive = rows[k, score] > _op.const(0, dtype)
+            if cls >= 0:
+                alive = _op.logical_and(alive, rows[k, cls] >= _op.const(0, dtype))
+            check = _op.all(is_valid == i32(1), alive, same)
+            overlaps = _box_iou(rows, j, k, start) >= _op.cast(_scalar(iou_thr), dtype)
+            return S.IfThenElse(_op.logical_and(check, overlaps), set_reg(2, i32(0)), None)
+
+        def greedy(j):
+            keep_or_drop = S.IfThenElse(is_valid == i32(0), drop(j), set_reg(1, kept + i32(1)))
+            test = S.stmt_seq(set_reg(2, i32(1)), _loop("k", j, lambda k: suppress(j, k)), keep_or_drop)
+            limit = _op.cast(_scalar(max_out), "int32")
+            return S.IfThenElse(kept == limit, drop(j),
+                                S.IfThenElse(rows[j, score] > _op.const(0, dtype), test, None))
+
+        ordered = S.stmt_seq(
+            _loop("j", n, lambda j: S.BufferStore(used, i32(0), (j,))),
+            _loop("r", nkeep, pick),
+            _loop("r", valid - nkeep, lambda r: drop(r + nkeep)),
+            set_reg(1, i32(0)),
+            _loop("j", valid, greedy))
+        copied = _loop("j", valid, lambda j: S.stmt_seq(
+            S.BufferStore(box, j, (j,)), _loop("v", k_len, lambda v: S.BufferStore(rows, data[i, j, v], (j, v)))))
+        body = [S.IfThenElse(_scalar(iou_thr) > _op.const(0, iou_thr.dtype), ordered, copied),
+                _loop("j", n - valid, lambda j: drop(j + valid))]
+        body += _results(i)
+        return S.stmt_seq(*body)
+
+    def _results(i):
+        if attrs.return_indices:
+            out, total = outputs
+            compact = _loop("j", n, lambda j: S.IfThenElse(box[j] >= i32(0), S.stmt_seq(
+                S.BufferStore(out, _op.cast(indices[i, box[j]], "int32"), (i, count)),  # the index in the input
+                set_reg(3, count + i32(1))), None))
+            rest = _loop("j", n - count, lambda j: S.BufferStore(out, i32(-1), (i, j + count)))
+            return [set_reg(3, i32(0)), compact, rest, S.BufferStore(total, count, (i, 0))]
+        (out,) = outputs
+        if not attrs.invalid_to_bottom:
+            return [_loop("j", n, lambda j: _loop("v", k_len, lambda v: S.BufferStore(out, rows[j, v], (i, j, v))))]
+        compact = _loop("j", n, lambda j: S.IfThenElse(rows[j, 0] >= _op.const(0, dtype), S.stmt_seq(
+            _loop("v", k_len, lambda v: S.BufferStore(out, rows[j, v], (i, count, v))), set_reg(3, count + i32(1))),
+            None))
+        return [set_reg(3, i32(0)), compact,
+                _loop("j", n - count, lambda j: _loop("v", k_len, lambda v: S.BufferStore(out, minus_one,
+                                                                                        (i, j + count, v))))]
+
+    body = _loop("i", batch, per_batch)
+    for scratch, t in ((reg, "int32"), (used, "int32"), (box, "int32"), (rows, dtype)):
+        body = S.Allocate(scratch.data, t, scratch.shape, E.convert(True), body)
+    buffers = [data, valid_count, indices, max_out, iou_thr, *outputs]
     params = [E.Var(buf.name, "handle") for buf in buffers]
     return PrimFunc(params, body, buffer_map=dict(zip(params, buffers, strict=True))).with_attr("global_symbol", name)

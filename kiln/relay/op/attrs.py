@@ -44,6 +44,18 @@ def _int_tuple(attrs, name, size=None):
     object.__setattr__(attrs, name, tuple(int(v) for v in value))
 
 
+def _size_tuple(attrs, name, size):
+    """``attrs.name`` as ``size`` output lengths: ints, or symbolic ``tir`` expressions (``te.var``; TVM's sizes are
+    ``IndexExpr``), which the type relations carry into the result's shape."""
+    from ...tir.expr import PrimExpr
+
+    value = getattr(attrs, name)
+    value = (value,) * size if isinstance(value, int | PrimExpr) else value
+    attrs._require(isinstance(value, tuple | list), name, "must be an int or a sequence of ints")
+    object.__setattr__(attrs, name, tuple(v if isinstance(v, PrimExpr) and not hasattr(v, "value") else int(v)
+                                          for v in value))
+
+
 @dataclass(frozen=True, slots=True)
 class CastAttrs(Attrs):
     dtype: str
@@ -401,7 +413,7 @@ class Resize2DAttrs(Attrs):
     out_dtype: str = ""
 
     def __post_init__(self):
-        _int_tuple(self, "size", 2)
+        _size_tuple(self, "size", 2)
         object.__setattr__(self, "roi", tuple(float(v) for v in self.roi))
         self._require(len(self.size) == 2, "size", "must have 2 values")
         self._require(self.method in ("nearest_neighbor", "linear", "cubic"), "method",

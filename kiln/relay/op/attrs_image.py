@@ -7,7 +7,7 @@ nn.upsampling nn.upsampling3d``), with TVM's field names, order and defaults.
 from dataclasses import dataclass
 
 from ...ir.attrs import Attrs
-from .attrs import _int_tuple, _layouts
+from .attrs import _int_tuple, _layouts, _size_tuple
 from .attrs_nn import padding_n, spatial
 
 _METHODS = ("nearest_neighbor", "linear", "cubic")
@@ -15,7 +15,7 @@ _MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf
 
 
 def _resize_post_init(attrs, n):
-    _int_tuple(attrs, "size", n)
+    _size_tuple(attrs, "size", n)
     attrs._require(len(attrs.size) == n, "size", f"must have {n} values")
     object.__setattr__(attrs, "roi", tuple(float(v) for v in attrs.roi))
     attrs._require(attrs.method in _METHODS, "method", "must be nearest_neighbor, linear or cubic")
@@ -144,8 +144,15 @@ class Dilation2DAttrs(Attrs):
     out_dtype: str = ""
 
     def __post_init__(self):
-        spatial(self, "strides", 2)
-        spatial(self, "dilations", 2)
+        for name in ("strides", "dilations"):
+            value = getattr(self, name)
+            if not isinstance(value, int) and len(value) == 4:
+                # TVM reads the first two of four values, TensorFlow's NHWC form the middle two: taken only when
+                # both readings agree
+                self._require(value[0] == value[1] == value[2], name, "4 values must read the same as TVM's first "
+                              "two and TensorFlow's middle two")
+                object.__setattr__(self, name, tuple(value[1:3]))
+            spatial(self, name, 2)
         padding_n(self, 2)
         self._require((self.data_layout, self.kernel_layout) in (("NCHW", "IHW"), ("NHWC", "HWI")), "data_layout",
                       "must be NCHW with kernel layout IHW or NHWC with HWI")
@@ -227,6 +234,10 @@ class CorrelationAttrs(Attrs):
 
 @dataclass(frozen=True, slots=True)
 class GetValidCountsAttrs(Attrs):
+    """``score_threshold`` is TVM's unset field (the threshold is the operator's second argument); it has no
+    default, so the text format shows it, as TVM's does."""
+
+    score_threshold: float | None
     id_index: int = 0
     score_index: int = 1
 
@@ -241,3 +252,42 @@ class MultiBoxTransformLocAttrs(Attrs):
     def __post_init__(self):
         object.__setattr__(self, "variances", tuple(float(v) for v in self.variances))
         self._require(len(self.variances) == 4, "variances", "must have 4 values")
+
+
+@dataclass(frozen=True, slots=True)
+class NonMaximumSuppressionAttrs(Attrs):
+    force_suppress: bool = False
+    top_k: int = -1
+    coord_start: int = 2
+    score_index: int = 1
+    id_index: int = 0
+    return_indices: bool = True
+    invalid_to_bottom: bool = False
+
+    def __post_init__(self):
+        for name in ("force_suppress", "return_indices", "invalid_to_bottom"):
+            object.__setattr__(self, name, bool(getattr(self, name)))
+        for name in ("top_k", "coord_start", "score_index", "id_index"):
+            self._require(isinstance(getattr(self, name), int), name, "must be an int")
+        self._require(self.coord_start >= 0 and self.score_index >= 0, "coord_start",
+                      "coord_start and score_index must not be negative")
+
+
+@dataclass(frozen=True, slots=True)
+class ProposalAttrs(Attrs):
+    scales: tuple = (4.0, 8.0, 16.0, 32.0)
+    ratios: tuple = (0.5, 1.0, 2.0)
+    feature_stride: int = 16
+    threshold: float = 0.7
+    rpn_pre_nms_top_n: int = 6000
+    rpn_post_nms_top_n: int = 300
+    rpn_min_size: int = 16
+    iou_loss: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "scales", tuple(float(v) for v in self.scales))
+        object.__setattr__(self, "ratios", tuple(float(v) for v in self.ratios))
+        object.__setattr__(self, "iou_loss", bool(self.iou_loss))
+        self._require(len(self.scales) > 0 and len(self.ratios) > 0, "scales", "scales and ratios must not be empty")
+        self._require(self.feature_stride > 0, "feature_stride", "must be positive")
+        self._require(self.rpn_post_nms_top_n > 0, "rpn_post_nms_top_n", "must be positive")

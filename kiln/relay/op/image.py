@@ -65,11 +65,10 @@ def _resize_nd_rel(op, spatial, numeric):
     return relation
 
 
-# resize3d interpolates its axes one after the other (H and W, then D): float only, so no rounding in between
 register_relay_op("image.resize1d", 1, _resize_nd_rel("image.resize1d", "W", NUMERIC), OpPattern.INJECTIVE,
                   AI.Resize1DAttrs, dtypes=NUMERIC)
-register_relay_op("image.resize3d", 1, _resize_nd_rel("image.resize3d", "DHW", FLOAT), OpPattern.INJECTIVE,
-                  AI.Resize3DAttrs, dtypes=FLOAT)
+register_relay_op("image.resize3d", 1, _resize_nd_rel("image.resize3d", "DHW", NUMERIC), OpPattern.INJECTIVE,
+                  AI.Resize3DAttrs, dtypes=NUMERIC)
 
 
 def resize1d(data, size, roi=None, layout="NCW", method="linear", coordinate_transformation_mode="half_pixel",

@@ -57,7 +57,8 @@ def roi_pool(data, rois, pooled_size, spatial_scale, layout="NCHW"):
 def _yolo_reorg_rel(types, attrs):
     data = tensor_arg(types, 0, "data")
     s = attrs.stride
-    if data.ndim != 4 or data.shape[2] % s or data.shape[3] % s or data.shape[1] % (s * s):
+    static = [d if isinstance(d, int) else 0 for d in data.shape]  # dynamic sizes are checked at run time
+    if data.ndim != 4 or static[2] % s or static[3] % s or static[1] % (s * s):
         raise TypeInferenceError(f"vision.yolo_reorg: data {data} must be NCHW with H and W divisible by stride {s} "
                                  f"and C by stride**2")
     n, c, h, w = data.shape
@@ -73,6 +74,7 @@ def yolo_reorg(data, stride):
 
 
 from .array_more import multibox_prior  # noqa: E402, F401
+from .vision_detect import non_max_suppression, proposal  # noqa: E402, F401
 
 
 def _correlation_rel(types, attrs):
@@ -120,7 +122,7 @@ def get_valid_counts(data, score_threshold, id_index=0, score_index=1):
     if not isinstance(score_threshold, RelayExpr):
         score_threshold = const(float(score_threshold), "float32")
     return TupleWrapper(make_call("vision.get_valid_counts", [data, score_threshold],
-                                  A.GetValidCountsAttrs(int(id_index), int(score_index))), 3)
+                                  A.GetValidCountsAttrs(None, int(id_index), int(score_index))), 3)
 
 
 def _multibox_transform_loc_rel(types, attrs):

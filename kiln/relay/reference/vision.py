@@ -1,10 +1,11 @@
 """The region, detection and sampling operators in numpy: ``vision.roi_align``, ``vision.roi_pool`` and
 ``nn.deformable_conv2d`` (the functions of :mod:`kiln.topi.testing.vision`, TVM's ``*_python`` references),
-``image.dilation2d``, ``nn.correlation``, ``vision.get_valid_counts``, ``vision.multibox_transform_loc`` and
-``vision.all_class_non_max_suppression``."""
+``image.dilation2d``, ``nn.correlation``, ``vision.get_valid_counts``, ``vision.multibox_transform_loc``,
+``vision.all_class_non_max_suppression``, ``vision.non_max_suppression`` and ``vision.proposal``."""
 
 import numpy as np
 
+from ...topi.proposal import generate_anchor
 from ...topi.testing.vision import (
     deformable_conv2d_nchw_python,
     deformable_conv2d_nhwc_python,
@@ -165,3 +166,108 @@ def all_class_non_max_suppression(attrs, boxes, scores, max_output, iou_threshol
     if rows:
         out[: len(rows)] = rows
     return out, np.array([len(rows)], "int64")
+
+
+def _corner_iou(a, b):
+    """TVM ``hybrid_nms``'s IoU of two ``[x1, y1, x2, y2]`` boxes (corners in either order; 0 for an empty union)."""
+    al, at, ar, ab = min(a[0], a[2]), min(a[1], a[3]), max(a[0], a[2]), max(a[1], a[3])
+    bl, bt, br, bb = min(b[0], b[2]), min(b[1], b[3]), max(b[0], b[2]), max(b[1], b[3])
+    area = max(0, min(ar, br) - max(al, bl)) * max(0, min(ab, bb) - max(at, bt))
+    union = (ar - al) * (ab - at) + (br - bl) * (bb - bt) - area
+    return 0 if union <= 0 else area / union
+
+
+@register("vision.non_max_suppression")
+def non_max_suppression(attrs, data, valid_count, indices, max_output_size, iou_threshold):
+    """The classic greedy suppression (see :func:`kiln.topi.nms.non_max_suppression`)."""
+    batch, n, k_len = data.shape
+    limit = int(np.asarray(max_output_size).reshape(-1)[0])
+    threshold = data.dtype.type(np.asarray(iou_threshold).reshape(-1)[0])
+    score, cls, start = attrs.score_index, attrs.id_index, attrs.coord_start
+    out = np.full(data.shape, -1, data.dtype)
+    box = np.full((batch, n), -1, "int32")
+    for i in range(batch):
+        valid = min(max(int(valid_count[i]), 0), n)
+        if threshold > 0:
+            order = [int(j) for j in np.argsort(-data[i, :valid, score], kind="stable")]
+            keep = order[:attrs.top_k] if attrs.top_k > 0 else order
+            out[i, :len(keep)], box[i, :len(keep)] = data[i, keep], keep
+            kept = 0
+            for j in range(valid):
+                if kept == limit:
+                    out[i, j], box[i, j] = -1, -1
+                elif out[i, j, score] > 0:
+                    rivals = [k for k in range(j) if out[i, k, score] > 0 and (cls < 0 or out[i, k, cls] >= 0)
+                              and (attrs.force_suppress or cls < 0 or out[i, j, cls] == out[i, k, cls])]
+                    if any(_corner_iou(out[i, j, start:start + 4], out[i, k, start:start + 4]) >= threshold
+                           for k in rivals):
+                        out[i, j], box[i, j] = -1, -1
+                    else:
+                        kept += 1
+        else:
+            out[i, :valid], box[i, :valid] = data[i, :valid], np.arange(valid)
+    if attrs.return_indices:
+        picked = [[int(indices[i, b]) for b in box[i] if b >= 0] for i in range(batch)]
+        result = np.full((batch, n), -1, "int32")
+        for i, row in enumerate(picked):
+            result[i, :len(row)] = row
+        return result, np.array([[len(row)] for row in picked], "int32").reshape(batch, 1)
+    if attrs.invalid_to_bottom:
+        moved = np.full(data.shape, -1, data.dtype)
+        for i in range(batch):
+            rows = out[i][out[i, :, 0] >= 0]
+            moved[i, :len(rows)] = rows
+        return moved
+    return out
+
+
+@register("vision.proposal")
+def proposal(attrs, cls_prob, bbox_pred, im_info):
+    """Faster R-CNN's region proposals (see :mod:`kiln.topi.proposal`)."""
+    batch, _, height, width = cls_prob.shape
+    f = cls_prob.dtype.type
+    anchors = len(attrs.scales) * len(attrs.ratios)
+    post_n = attrs.rpn_post_nms_top_n
+    out = np.zeros((batch * post_n, 5), cls_prob.dtype)
+    stride = attrs.feature_stride
+    base = np.array([generate_anchor(attrs.ratios[k // len(attrs.scales)], attrs.scales[k % len(attrs.scales)],
+                                     stride) for k in range(anchors)], cls_prob.dtype)  # (A, 4)
+    ys, xs = np.meshgrid(np.arange(height), np.arange(width), indexing="ij")
+    shift = np.stack([xs, ys, xs, ys], -1)[:, :, None, :].astype(cls_prob.dtype) * f(stride)
+    box = base[None, None] + shift  # (H, W, A, 4)
+    for b in range(batch):
+        delta = bbox_pred[b].reshape(anchors, 4, height, width).transpose(2, 3, 0, 1)  # (H, W, A, 4)
+        if attrs.iou_loss:
+            pred = box + delta
+        else:
+            size = box[..., 2:] - box[..., :2] + f(1)
+            centre = delta[..., :2] * size + (box[..., :2] + f(0.5) * (size - f(1)))
+            span = np.exp(delta[..., 2:]) * size
+            pred = np.concatenate([centre - f(0.5) * (span - f(1)), centre + f(0.5) * (span - f(1))], -1)
+        im_h, im_w, im_scale = im_info[b]
+        pred = np.maximum(np.minimum(pred, np.array([im_w, im_h, im_w, im_h], cls_prob.dtype) - f(1)), f(0))
+        min_size = im_scale * f(attrs.rpn_min_size)
+        small = (pred[..., 2] - pred[..., 0] + f(1) < min_size) | (pred[..., 3] - pred[..., 1] + f(1) < min_size)
+        outside = (ys >= int(im_h / f(stride)))[:, :, None] | (xs >= int(im_w / f(stride)))[:, :, None]
+        pred = np.where(small[..., None], pred + np.array([-0.5, -0.5, 0.5, 0.5], cls_prob.dtype) * min_size, pred)
+        score = np.where(small | outside, f(-1), cls_prob[b, anchors:].transpose(1, 2, 0))
+        rows, scores = pred.reshape(-1, 4), score.reshape(-1)
+        order = np.argsort(-scores, kind="stable")
+        if attrs.rpn_pre_nms_top_n > 0:
+            order = order[:attrs.rpn_pre_nms_top_n]
+        ranked = rows[order]
+        area = (ranked[:, 2] - ranked[:, 0] + f(1)) * (ranked[:, 3] - ranked[:, 1] + f(1))
+        removed = np.zeros(len(ranked), bool)
+        for lo in range(len(ranked) - 1):
+            if not removed[lo]:
+                wid = np.maximum(f(0), np.minimum(ranked[lo, 2], ranked[lo + 1:, 2])
+                                 - np.maximum(ranked[lo, 0], ranked[lo + 1:, 0]) + f(1))
+                hei = np.maximum(f(0), np.minimum(ranked[lo, 3], ranked[lo + 1:, 3])
+                                 - np.maximum(ranked[lo, 1], ranked[lo + 1:, 1]) + f(1))
+                inter = wid * hei
+                removed[lo + 1:] |= inter / (area[lo] + area[lo + 1:] - inter) > f(attrs.threshold)
+        kept = ranked[~removed]
+        if len(kept):
+            out[b * post_n:(b + 1) * post_n, 0] = b
+            out[b * post_n:(b + 1) * post_n, 1:] = kept[np.arange(post_n) % len(kept)]
+    return out

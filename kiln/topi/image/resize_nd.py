@@ -4,8 +4,8 @@
 ``resize1d`` is ``resize2d`` of the data with a size-1 H axis inserted before W: every coordinate mode maps a
 single output row to the single input row exactly, so only W interpolates. ``resize3d`` interpolates separably, as
 linear and cubic interpolation are products of one weight per axis: ``resize2d`` of the H x W planes, then
-``resize2d`` along D with a size-1 W axis (the data moved to ``N, D, 1, C*H*W`` in layout ``NHWC``). In exact
-arithmetic this is the trilinear (tricubic) result; in floating point it rounds in between, so it takes float data.
+``resize2d`` along D with a size-1 W axis (the data moved to ``N, D, 1, C*H*W`` in layout ``NHWC``). The planes keep
+the interpolation's float type, so the result is rounded (or cast to integers) once, as the numpy reference does.
 """
 
 import math
@@ -46,9 +46,11 @@ def resize3d(data, roi, size, layout="NCDHW", method="linear", coordinate_transf
     n, c, d, h, w = get_const_tuple(x.shape)
     od, oh, ow = (int(s) for s in size)
     args = (method, coordinate_transformation_mode, rounding_method, cubic_alpha, cubic_exclude, extrapolation_value)
-    planes = resize2d(reshape(x, (n, c * d, h, w)), (0.0,) * 4, (oh, ow), "NCHW", *args, out_dtype)
+    # the planes keep the interpolation's float type (no rounding to an integer or float16 result in between)
+    between = out_dtype if method == "nearest_neighbor" else "float64" if data.dtype == "float64" else "float32"
+    planes = resize2d(reshape(x, (n, c * d, h, w)), (0.0,) * 4, (oh, ow), "NCHW", *args, between)
     moved = reshape(transpose(reshape(planes, (n, c, d, oh, ow)), (0, 2, 1, 3, 4)), (n, d, 1, c * oh * ow))
-    depth = resize2d(moved, (0.0,) * 4, (od, 1), "NHWC", *args, out_dtype)
+    depth = resize2d(moved, (0.0,) * 4, (od, 1), "NHWC", *args, out_dtype or data.dtype)
     out = transpose(reshape(depth, (n, od, c, oh, ow)), (0, 2, 1, 3, 4))
     return out if layout == "NCDHW" else layout_transform(out, "NCDHW", layout)
 

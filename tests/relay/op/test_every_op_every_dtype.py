@@ -262,6 +262,12 @@ SAMPLES = {
     "nn.bitserial_dense": s(lambda v, o: relay.nn.bitserial_dense(v(0, (2, 3)), v(0, (4, 3)), 4, unipolar=False)),
     "vision.multibox_transform_loc": s(lambda v, o: relay.vision.multibox_transform_loc(
         v(0, (1, 3, 4), "positive"), v(0, (1, 16)), v(0, (1, 4, 4)), threshold=1.0)[0]),
+    "vision.non_max_suppression": s(lambda v, o: relay.vision.non_max_suppression(
+        v(0, (1, 4, 6)), v(1, (1,), "values:3"), v(2, (1, 4), "index4"), v(3, (), "values:2"), v(4, (), "positive"),
+        return_indices=False, invalid_to_bottom=True)),
+    "vision.proposal": s(lambda v, o: relay.vision.proposal(
+        v(0, (1, 2, 2, 2), "positive"), v(0, (1, 4, 2, 2)), v(0, (1, 3), "values:32,24,1"), (1.0,), (1.0,), 16, 0.7,
+        4, 3, 4, False)),
 }
 
 

@@ -4,8 +4,9 @@ compiled for llvm and c."""
 import numpy as np
 import pytest
 
-from kiln import relay
+from kiln import relay, te
 from kiln.error import TypeInferenceError
+from kiln.topi.testing import resize3d_python
 
 from .checks import check
 
@@ -52,6 +53,16 @@ def test_resize3d_and_upsampling3d():
     check(relay.nn.upsampling3d(v("x", x.shape), 2, 2, 3, coordinate_transformation_mode="asymmetric"), {"x": x}, up)
     with pytest.raises(TypeInferenceError, match="image.resize3d"):
         relay.infer_type(relay.image.resize3d(v("x", (1, 2, 3, 4)), (1, 2, 3)))
+
+
+def test_resize3d_of_integers_and_symbolic_sizes():
+    """Integer data are interpolated in float32 and cast once (truncating), as the numpy reference does."""
+    x = RNG.integers(0, 255, (1, 2, 3, 4, 5)).astype("uint8")
+    want = resize3d_python(x, (5 / 3, 0.5, 7 / 5), "NCDHW", "linear", "half_pixel")
+    check(relay.image.resize3d(v("x", x.shape, "uint8"), (5, 2, 7)), {"x": x}, want)
+    th, tw = te.var("th"), te.var("tw")
+    out = relay.infer_type(relay.image.resize2d(v("x", (1, 2, 3, 4)), (th, tw))).checked_type
+    assert out == relay.TensorType((1, 2, th, tw), "float32")
 
 
 def test_upsampling():

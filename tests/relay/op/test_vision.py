@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from kiln import relay
-from kiln.error import TypeInferenceError
+from kiln.error import OpAttributeInvalid, TypeInferenceError
 
 from .checks import check
 
@@ -137,6 +137,12 @@ def test_dilation2d():
                                   (1, 1, 0, 1), (2, 1), "NHWC", "HWI")
     check(nhwc, {"d": data.transpose(0, 2, 3, 1), "w": weight.transpose(1, 2, 0)}, want.transpose(0, 2, 3, 1),
           targets=("c",))
+    # four strides or dilations, as TVM takes them (its first two) when TensorFlow's reading (the middle two) agrees
+    four = relay.image.dilation2d(relay.var("d", shape=data.shape), relay.var("w", shape=weight.shape),
+                                  [2, 2, 2, 2], (1, 1, 0, 1), (2, 1))
+    assert four.attrs.strides == (2, 2)
+    with pytest.raises(OpAttributeInvalid, match="strides"):
+        relay.image.dilation2d(relay.var("d", shape=data.shape), relay.var("w", shape=weight.shape), [1, 2, 2, 1])
 
 
 def test_deformable_conv2d():
@@ -201,6 +207,7 @@ def test_get_valid_counts():
         outs.append(out)
         idxs.append(valid + [-1] * (6 - len(valid)))
     res = relay.vision.get_valid_counts(relay.var("d", shape=data.shape), 0.3)
+    assert "score_threshold=None" in res.astext()  # TVM's unset attribute, shown as TVM shows it
     check(relay.Tuple([res[0], res[1], res[2]]), {"d": data},
           (np.array(counts, "int32"), np.stack(outs), np.array(idxs, "int32")))
 

@@ -81,6 +81,8 @@ DYN_COMPUTES = {
     "dyn.image.resize2d": _resize2d,
     "dyn.image.resize_nd": _resize_nd,
     "vision.all_class_non_max_suppression": _prebuilt,
+    "vision.non_max_suppression": _prebuilt,
+    "vision.proposal": _prebuilt,
     "argwhere": lambda attrs, inputs, out_type: [AW.argwhere(inputs[0], te_shape(out_type)[0], attrs.dtype)],
 }
 """Relay operator name -> ``FTVMCompute``."""
