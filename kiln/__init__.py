@@ -18,6 +18,7 @@ from . import (
 from .error import TVMError  # noqa: E402  (tvm.TVMError)
 from .ir import (
     IRModule,
+    container,  # noqa: E402  (tvm.container)
     instrument,  # noqa: E402  (tvm.instrument)
 )
 from .runtime import Device, NDArray, cpu, device, get_global_func, register_func

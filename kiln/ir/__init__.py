@@ -1,5 +1,6 @@
 """kiln.ir: the IR core shared by Relay and TIR (nodes, structural equality, JSON, modules, types, operators)."""
 
+from . import container
 from .attrs import Attrs, DictAttrs
 from .expr import BaseFunc, GlobalVar, RelayExpr
 from .json import load_json, save_json

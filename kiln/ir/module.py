@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from ..error import KilnError
 from ..runtime.packed_func import get_global_func
 from .attrs import DictAttrs
-from .expr import GlobalVar
+from .expr import BaseFunc, GlobalVar, RelayExpr
 from .node import Node
 
 
@@ -63,6 +63,9 @@ class IRModule(Node):
         gv = key if isinstance(key, GlobalVar) else GlobalVar(str(key))
         if not isinstance(key, GlobalVar | str):
             raise KilnError(f"IRModule: a key must be a str or GlobalVar, not {type(key).__name__}")
+        if isinstance(func, RelayExpr) and not isinstance(func, BaseFunc | GlobalVar):
+            # an expression becomes a function of its free variables, as TVM's Module_Add does
+            func = get_global_func("relay.ir.as_function")(func)
         self.functions[gv] = func
 
     def __contains__(self, key):

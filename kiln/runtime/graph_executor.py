@@ -23,6 +23,7 @@ import warnings
 import numpy as np
 
 from ..error import KilnError, RuntimeArgumentError
+from .container import Map, ShapeTuple, String
 from .device import Device, cpu
 from .host import physical_memory
 from .library import TYPE_CODE_DLTENSOR, LibraryFunction, TVMValue, _dltensor
@@ -212,14 +213,14 @@ class GraphExecutor(Module):
 
     def get_input_info(self):
         """``(shape_dict, dtype_dict)`` of the inputs that were not set as parameters (by the factory or
-        :meth:`load_params`)."""
-        shapes, dtypes = {}, {}
+        :meth:`load_params`): dicts (TVM's ``Map``) of ``ShapeTuple`` and ``String``."""
+        shapes, dtypes = Map(), Map()
         for position, name in enumerate(self.input_names):
             if name in self.param_names:
                 continue
             eid = self._eid(self.input_nodes[position], 0)
-            shapes[name] = self.shapes[eid]
-            dtypes[name] = self.dtypes[eid].name
+            shapes[name] = ShapeTuple(self.shapes[eid])
+            dtypes[name] = String(self.dtypes[eid].name)
         return shapes, dtypes
 
     def load_params(self, params_bytes):

@@ -3,6 +3,7 @@ expressions and intrinsics, visitors, a printer, a numpy evaluator, and (in ``ki
 
 # ruff: noqa: F401  (re-exports)
 
+from ..ir.type import Any  # noqa: E402  (TVM's tir.Any: a dimension known only at run time)
 from . import analysis, stmt_functor
 from .buffer import Buffer, decl_buffer
 from .dtype import DataType

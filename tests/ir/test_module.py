@@ -41,3 +41,14 @@ def test_module_structural_equality():
     y = relay.var("y", shape=(2,))
     assert structural_equal(IRModule({"main": relay.Function([x], x)}), IRModule({"main": relay.Function([y], y)}))
     assert not structural_equal(IRModule({"main": relay.Function([x], x)}), IRModule({"f": relay.Function([y], y)}))
+
+
+def test_setting_an_expression_makes_a_function_of_its_free_variables():
+    # TVM's Module_Add: mod["main"] = expr stores fn(free vars) { expr }
+    x = relay.var("x", shape=(2,))
+    mod = IRModule()
+    mod["main"] = relay.add(x, x)
+    main = mod["main"]
+    assert isinstance(main, relay.Function) and list(main.params) == [x]
+    mod["const"] = relay.const(1.0)
+    assert isinstance(mod["const"], relay.Function) and not mod["const"].params

@@ -220,3 +220,10 @@ def test_run_with_unset_inputs_reads_zeros_and_warns(addone):
     np.testing.assert_array_equal(m.get_output(0).numpy(), np.full((2, 3), 2.0, "float32"))
     with pytest.raises(KilnError, match="profile: input 'x' was never set"):
         m.require_inputs("profile")
+
+
+def test_input_info_is_tvms_containers(addone):
+    shapes, dtypes = GraphExecutor(chain_graph(1), addone, kiln.cpu(0)).get_input_info()
+    assert isinstance(shapes, kiln.container.Map) and isinstance(dtypes, kiln.ir.container.Map)
+    assert isinstance(shapes["x"], kiln.runtime.container.ShapeTuple) and shapes["x"] == [2, 3] and shapes["x"] == (2, 3)
+    assert isinstance(dtypes["x"], kiln.runtime.container.String) and dtypes["x"] == "float32"

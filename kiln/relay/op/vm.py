@@ -85,7 +85,7 @@ def reshape_tensor(data, shape, newshape):
     return make_call("vm.reshape_tensor", [data, shape], ReshapeTensorAttrs(newshape))
 
 
-RESHAPE_OPS = ("reshape", "squeeze", "expand_dims", "nn.batch_flatten")
+RESHAPE_OPS = ("reshape", "squeeze", "expand_dims", "nn.batch_flatten", "contrib_reverse_reshape")
 """Operators whose result is their input's elements in the same order: a primitive function of only these is a view."""
 for _name in RESHAPE_OPS:
     register_op_attr(_name, "TReshapeOp", True)

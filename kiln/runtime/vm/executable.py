@@ -9,10 +9,12 @@ bytecode as bytes beside the library; the format is :mod:`~kiln.runtime.vm.seria
 """
 
 from ...error import KilnError
+from ..container import Map
 from ..module import Module
 from ..ndarray import NDArray
 from ..ndarray import array as nd_array
 from ..packed_func import PackedFunc, register_func
+from ..params import load_param_dict, save_param_dict
 from . import serialize
 from .function import VMFunction, describe_type
 
@@ -36,12 +38,24 @@ class Executable(Module):
 
     type_key = "VMExecutable"
 
-    def __init__(self, functions, constants, primitives, lib=None):
+    def __new__(cls, functions=None, constants=None, primitives=None, lib=None):
+        if isinstance(functions, Module) and constants is None:
+            # TVM's Executable(mod): the executable module itself (kiln's module is the executable)
+            if not isinstance(functions, Executable):
+                raise KilnError(f"Executable(mod): {functions!r} is not a VM executable module (load_module of a "
+                                f"library exported from relay.vm.compile gives one)")
+            return functions
+        return super().__new__(cls)
+
+    def __init__(self, functions, constants=None, primitives=None, lib=None):
+        if functions is self:  # Executable(mod) of an executable: nothing to build
+            return
         super().__init__()
         for func in functions:
             if not isinstance(func, VMFunction):
                 raise KilnError(f"Executable: functions must be VMFunctions, got {type(func).__name__}")
-        self.constants = tuple(c if isinstance(c, NDArray) else nd_array(c) for c in constants)
+        self.constants = tuple(c if isinstance(c, NDArray | serialize.LateBound) else nd_array(c)
+                               for c in constants)
         self.primitive_ops = list(primitives)
         # the checks a loaded executable gets: whatever the VM runs has every index in range
         self.functions = serialize.check(functions, len(self.constants), self.primitive_ops)
@@ -138,6 +152,54 @@ class Executable(Module):
         self.get_function_param_name(func_name, index)
         return describe_type(func.param_types[index])
 
+    # ---- late-bound constants (TVM's: large constants kept apart from the executable, loaded before it runs)
+    def get_late_bound_consts(self, byte_limit):
+        """Take the constants of at least ``byte_limit`` bytes out of the executable; returns them by name
+        (``const_<index>``, a ``Map``). The executable then needs them loaded back before a VM runs it."""
+        if any(isinstance(c, serialize.LateBound) for c in self.constants):
+            raise KilnError("get_late_bound_consts: the executable's late-bound constants were already taken out")
+        taken = Map()
+        constants = list(self.constants)
+        for index, const in enumerate(constants):
+            if isinstance(const, NDArray) and const.handle.nbytes >= int(byte_limit):
+                name = f"const_{index}"
+                taken[name] = const
+                constants[index] = serialize.LateBound(name, const.shape, const.dtype)
+        self.constants = tuple(constants)
+        return taken
+
+    def move_late_bound_consts(self, path, byte_limit):
+        """Write the constants of at least ``byte_limit`` bytes to the file ``path`` (a parameter dictionary) and
+        take them out of the executable."""
+        with open(path, "wb") as file:
+            file.write(save_param_dict(self.get_late_bound_consts(byte_limit)))
+
+    def load_late_bound_consts(self, path):
+        """Load the late-bound constants from the file ``move_late_bound_consts`` wrote."""
+        with open(path, "rb") as file:
+            self.load_late_bound_consts_from_map(load_param_dict(file.read()))
+
+    def load_late_bound_consts_from_map(self, consts):
+        """Put the late-bound constants back from ``consts`` (by name; each must have its shape and dtype)."""
+        constants = list(self.constants)
+        for index, const in enumerate(constants):
+            if not isinstance(const, serialize.LateBound):
+                continue
+            if const.name not in consts:
+                raise KilnError(f"load_late_bound_consts: no constant named {const.name!r} was given (names: "
+                                f"{', '.join(sorted(consts)) or 'none'})")
+            value = consts[const.name]
+            value = value if isinstance(value, NDArray) else nd_array(value)
+            if tuple(value.shape) != const.shape or value.dtype != const.dtype:
+                raise KilnError(f"load_late_bound_consts: {const.name} must be {const.dtype}{list(const.shape)}, "
+                                f"got {value.dtype}{list(value.shape)}")
+            constants[index] = value
+        self.constants = tuple(constants)
+
+    def late_bound_missing(self) -> list:
+        """The names of the late-bound constants not loaded yet."""
+        return [c.name for c in self.constants if isinstance(c, serialize.LateBound)]
+
     def get_function_params(self, func_name) -> list:
         """The parameter names of ``func_name``."""
         return list(self.function(func_name).params)
@@ -152,7 +214,8 @@ class Executable(Module):
 
     # ---- runtime Module interface
     _FUNCTIONS = ("get_bytecode", "get_stats", "get_lib", "save", "get_function_arity", "get_function_param_name",
-                  "get_function_params", "vm_load_executable")
+                  "get_function_params", "vm_load_executable", "get_late_bound_consts", "move_late_bound_consts",
+                  "load_late_bound_consts", "load_late_bound_consts_from_map")
 
     def get_own_function(self, name):
         table = {"get_bytecode": lambda: self.bytecode, "get_stats": lambda: self.stats}

@@ -42,7 +42,8 @@ class VMFunction:
     def __str__(self):
         lines = [f"VM Function[{self.name}]({', '.join(self.params)}) registers={self.register_file_size}"]
         width = len(str(len(self.instructions)))
-        lines.extend(f"  {pc:>{width}}: {instr}" for pc, instr in enumerate(self.instructions))
+        # each instruction in kiln's form, then as TVM prints it (tools and tests search the bytecode for TVM's names)
+        lines.extend(f"  {pc:>{width}}: {instr}  # {instr.tvm_text()}" for pc, instr in enumerate(self.instructions))
         return "\n".join(lines)
 
 

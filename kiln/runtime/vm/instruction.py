@@ -70,6 +70,10 @@ class Instruction:
                 parts.append(f"{name}={value}")
         return f"{type(self).__name__} {' '.join(parts)}".rstrip()
 
+    def tvm_text(self) -> str:
+        """The instruction as TVM prints it in an executable's bytecode (``reshape_tensor $2 $0 $1``)."""
+        return _TVM_TEXT[type(self).__name__](self)
+
 
 @dataclass(frozen=True, slots=True)
 class Move(Instruction):
@@ -233,6 +237,37 @@ INSTRUCTIONS: dict[str, type[Instruction]] = {cls.__name__: cls for cls in (
     Move, Ret, Fatal, InvokePacked, AllocStorage, AllocTensor, AllocTensorReg, AllocADT, AllocClosure, InvokeFunc,
     InvokeClosure, If, Goto, LoadConst, LoadConsti, GetField, GetTag, ShapeOf, ReshapeTensor, KillRegister)}
 """Instruction classes by name (the name is what the serialized form records)."""
+
+
+def _regs(regs) -> str:
+    return ", ".join(f"${r}" for r in regs)
+
+
+_TVM_TEXT = {  # TVM's mnemonics and operand order (runtime/vm/bytecode.cc), for bytecode listings
+    "Move": lambda i: f"move ${i.dst} ${i.src}",
+    "Ret": lambda i: f"ret ${i.result}",
+    "Fatal": lambda i: "fatal",
+    "InvokePacked": lambda i: f"invoke_packed PackedFunc[{i.packed_index}] "
+                              f"(in: {_regs(i.args[:i.arity - i.output_size])}, "
+                              f"out: {_regs(i.args[i.arity - i.output_size:])})",
+    "AllocStorage": lambda i: f"alloc_storage ${i.dst} ${i.size} {i.alignment} {i.dtype_hint} {i.device_index}",
+    "AllocTensor": lambda i: f"alloc_tensor ${i.dst} ${i.storage} {i.offset} [{', '.join(map(str, i.shape))}] "
+                             f"{i.dtype}",
+    "AllocTensorReg": lambda i: f"alloc_tensor_reg ${i.dst} ${i.storage} {i.offset} ${i.shape_register} {i.dtype}",
+    "AllocADT": lambda i: f"alloc_data ${i.dst} tag({i.tag}) [{_regs(i.fields)}]",
+    "AllocClosure": lambda i: f"alloc_closure ${i.dst} VMFunc[{i.func_index}]({_regs(i.free_vars)})",
+    "InvokeFunc": lambda i: f"invoke ${i.dst} VMFunc[{i.func_index}]({_regs(i.args)})",
+    "InvokeClosure": lambda i: f"invoke_closure ${i.dst} ${i.closure}({_regs(i.args)})",
+    "If": lambda i: f"if ${i.cond} {i.true_offset} {i.false_offset}",
+    "Goto": lambda i: f"goto {i.pc_offset}",
+    "LoadConst": lambda i: f"load_const ${i.dst} Const[{i.const_index}]",
+    "LoadConsti": lambda i: f"load_consti ${i.dst} {i.value}",
+    "GetField": lambda i: f"get_field ${i.dst} ${i.obj}[{i.field_index}]",
+    "GetTag": lambda i: f"get_tag ${i.dst} ${i.obj}",
+    "ShapeOf": lambda i: f"shape_of ${i.dst} ${i.tensor}",
+    "ReshapeTensor": lambda i: f"reshape_tensor ${i.dst} ${i.tensor} ${i.newshape}",
+    "KillRegister": lambda i: f"kill_register ${i.dst}",
+}
 
 for _cls in INSTRUCTIONS.values():  # the serializer and the loader rely on OPERANDS naming the fields in order
     if tuple(f.name for f in fields(_cls)) != tuple(name for name, _ in _cls.OPERANDS):  # type: ignore[arg-type]

@@ -8,8 +8,13 @@ Layout (little endian)::
     16  uint64    H, the size of the header
     24  uint64    C, the size of the constants
     32  32 bytes  SHA-256 of the H + C bytes that follow
-    64  H bytes   the header: UTF-8 JSON {"functions": [...], "primitives": [...], "num_constants": N}
-    ..  C bytes   the constants: a parameter dictionary (kiln.runtime.params, TVM's format) named "0" .. "N-1"
+    64  H bytes   the header: UTF-8 JSON {"functions": [...], "primitives": [...], "num_constants": N,
+                  "late_bound": {index: [name, shape, dtype]}}
+    ..  C bytes   the constants: a parameter dictionary (kiln.runtime.params, TVM's format) named "0" .. "N-1",
+                  without the late-bound ones
+
+A late-bound constant (TVM's: ``Executable.move_late_bound_consts``) is stored apart from the executable and
+loaded into it by name before it runs; the file records its name, shape and dtype (:class:`LateBound`).
 
 A function is ``{"name", "params", "param_types", "register_file_size", "instructions"}``; an instruction is the list
 ``[name, operand, ...]`` with the operands in the order of its class's ``OPERANDS`` (see
@@ -34,7 +39,7 @@ from ..params import load_param_dict, save_param_dict
 from .function import OBJECT, TENSOR, TUPLE, VMFunction
 from .instruction import INSTRUCTIONS, AllocClosure, AllocStorage, Fatal, Goto, If, InvokeFunc, InvokePacked, Ret
 
-__all__ = ["MAGIC", "FORMAT_VERSION", "check", "dump", "load", "pack"]
+__all__ = ["MAGIC", "FORMAT_VERSION", "LateBound", "check", "dump", "load", "pack"]
 
 MAGIC = b"KILNVMEX"
 FORMAT_VERSION = 1
@@ -44,6 +49,25 @@ DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16"
 MAX_REGISTERS = 1 << 24
 """A register file larger than this is refused (a corrupt count would otherwise exhaust memory)."""
 _TERMINATORS = (Ret, Goto, Fatal, If)
+
+
+class LateBound:
+    """The place of a late-bound constant: its ``name`` (``const_<index>``, TVM's), ``shape`` and ``dtype``."""
+
+    __slots__ = ("name", "shape", "dtype")
+
+    def __init__(self, name, shape, dtype):
+        self.name, self.shape, self.dtype = str(name), tuple(int(d) for d in shape), str(dtype)
+
+    def __eq__(self, other):
+        return isinstance(other, LateBound) and (self.name, self.shape, self.dtype) == (other.name, other.shape,
+                                                                                        other.dtype)
+
+    def __hash__(self):
+        return hash((self.name, self.shape, self.dtype))
+
+    def __repr__(self):
+        return f"LateBound({self.name}, {self.shape}, {self.dtype})"
 
 
 def _encode_type(ptype):
@@ -71,10 +95,12 @@ def pack(header, constants: bytes) -> bytes:
 
 
 def dump(functions, constants, primitives) -> bytes:
-    """Serialize an executable's functions, constants (NDArrays or numpy arrays) and kernel names."""
+    """Serialize an executable's functions, constants (NDArrays, numpy arrays, or :class:`LateBound` places) and
+    kernel names."""
+    late = {str(i): [c.name, list(c.shape), c.dtype] for i, c in enumerate(constants) if isinstance(c, LateBound)}
     header = {"functions": [_encode_function(f) for f in functions], "primitives": list(primitives),
-              "num_constants": len(constants)}
-    return pack(header, save_param_dict({str(i): c for i, c in enumerate(constants)}))
+              "num_constants": len(constants), "late_bound": late}
+    return pack(header, save_param_dict({str(i): c for i, c in enumerate(constants) if str(i) not in late}))
 
 
 class _Checker:
@@ -215,11 +241,29 @@ def load(data) -> tuple:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise KilnError(f"load_exec: the executable's header is not valid JSON ({exc})") from None
     functions, primitives, num_constants = _check_header(header if isinstance(header, dict) else {}, "load_exec")
+    late = _late_bound(header.get("late_bound", {}), num_constants)
     constants = load_param_dict(bytes(body[header_size:])) if const_size else {}
-    if list(constants) != [str(i) for i in range(num_constants)]:
-        raise KilnError(f"load_exec: constants: expected {num_constants} constants named 0..{num_constants - 1}, "
-                        f"got {len(constants)}")
-    return functions, tuple(constants.values()), primitives
+    immediate = [str(i) for i in range(num_constants) if i not in late]
+    if list(constants) != immediate:
+        but = f" but the late-bound {', '.join(map(str, sorted(late)))}" if late else ""
+        raise KilnError(f"load_exec: constants: expected {len(immediate)} constants named 0..{num_constants - 1}"
+                        f"{but}, got {len(constants)}")
+    return functions, tuple(late[i] if i in late else constants[str(i)] for i in range(num_constants)), primitives
+
+
+def _late_bound(table, num_constants) -> dict:
+    """The late-bound constants a header lists, by index, each entry checked."""
+    if not isinstance(table, dict):
+        raise KilnError("load_exec: late_bound is not a table")
+    out = {}
+    for key, entry in table.items():
+        ok = (key.isdigit() and int(key) < num_constants and isinstance(entry, list) and len(entry) == 3
+              and isinstance(entry[0], str) and isinstance(entry[1], list)
+              and all(isinstance(d, int) and d >= 0 for d in entry[1]) and entry[2] in DTYPES)
+        if not ok:
+            raise KilnError(f"load_exec: late-bound constant {key!r}: malformed entry {entry!r:.80}")
+        out[int(key)] = LateBound(*entry)
+    return out
 
 
 def check(functions, num_constants, primitives) -> tuple:

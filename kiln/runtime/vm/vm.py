@@ -69,7 +69,11 @@ class VirtualMachine(Module):
         self.pool = StoragePool()
         self.max_call_depth = DEFAULT_MAX_CALL_DEPTH
         self._kernels = [check_kernel(exe.lib, name) for name in exe.primitive_ops]
-        self._constants = [c.handle for c in exe.constants]
+        missing = exe.late_bound_missing()
+        if missing:
+            raise KilnError(f"VirtualMachine: the executable's late-bound constants {', '.join(missing)} were not "
+                            f"loaded (load_late_bound_consts or load_late_bound_consts_from_map)")
+        self._constants = [c.handle for c in exe.constants if isinstance(c, NDArray)]
         self._prepared: list | None = None
         self._inputs: dict = {}
         self._outputs: list = []
@@ -169,8 +173,15 @@ class VirtualMachine(Module):
         """
         self._inputs[func_name] = self._arguments(func_name, args, kwargs)
 
-    def set_one_input(self, func_name, key, value):
-        """Set one argument of ``func_name``, named or by position; the others keep what they were set to."""
+    def set_one_input(self, func_name, *args, **kwargs):
+        """Set one argument of ``func_name``: ``(name_or_index, value)`` or ``name=value``; the others keep what
+        they were set to."""
+        if len(args) == 2 and not kwargs:
+            key, value = args
+        elif len(kwargs) == 1 and not args:
+            (key, value), = kwargs.items()
+        else:
+            raise RuntimeArgumentError("set_one_input: give one argument, as (key, value) or key=value")
         func = self.exe.function(func_name)
         names = list(func.params)
         if isinstance(key, str):

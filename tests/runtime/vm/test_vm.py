@@ -104,6 +104,10 @@ def test_set_one_input_and_outputs_given_in_advance(vm):
     vm.set_one_input("main", 1, (x, 4))
     n, same = vm.invoke("main")
     assert n.numpy() == 4
+    vm.set_one_input("main", pair=(x, 6))  # TVM's keyword form
+    assert vm.invoke("main")[0].numpy() == 6
+    with pytest.raises(RuntimeArgumentError, match="give one argument"):
+        vm.set_one_input("main", x=x, pair=(x, 1))
     outs = [kiln.nd.empty((), "int32"), kiln.nd.empty((2, 3), "float32")]
     vm.invoke_with_outputs("main", {"x": x * 2, "pair": (x, 9)}, outs)
     assert outs[0].numpy() == 9

@@ -310,3 +310,23 @@ def test_allocations_sized_at_run_time():
     tensor_shape, view = VirtualMachine(exe, kiln.cpu(0)).run(x0)
     assert tensor_shape.numpy().tolist() == [2, 3]
     np.testing.assert_array_equal(view.numpy(), x0)
+
+
+def test_reshapes_are_views_listed_with_tvms_mnemonics():
+    # a primitive function of reshape-like operators (contrib_reverse_reshape among them) runs as reshape_tensor;
+    # the bytecode lists each instruction in kiln's form and, after '#', as TVM prints it
+    x = relay.var("x", shape=(8, 16))
+    body = relay.reverse_reshape(relay.reshape(x, [16, -1]), [-1, 4, 0])
+    with kiln.transform.PassContext(opt_level=3):
+        exe = relay.vm.compile(kiln.IRModule.from_expr(relay.Function([x], body)), "llvm")
+    assert exe.bytecode.count("reshape_tensor") == 1 and "# ret $" in exe.bytecode
+    data = np.arange(128, dtype="float32").reshape(8, 16)
+    out = kiln.runtime.vm.VirtualMachine(exe, kiln.cpu(0)).invoke("main", data)
+    np.testing.assert_array_equal(out.numpy(), data.reshape(4, 4, 8))
+    n = kiln.tir.Any()
+    y = relay.var("y", shape=(n, 16))
+    chain = relay.reshape(relay.reshape(y, [-1, 4]), [0, 2, -1])  # dynamic: not folded into one reshape
+    with kiln.transform.PassContext(opt_level=3):
+        exe = relay.vm.compile(kiln.IRModule.from_expr(relay.Function([y], chain)), "llvm")
+    out = kiln.runtime.vm.VirtualMachine(exe, kiln.cpu(0)).invoke("main", np.ones((3, 16), "float32"))
+    assert out.shape == (12, 2, 2)
