@@ -12,7 +12,7 @@ from ...ir.type import TensorType, is_any
 from ...tir.layout import layout as parse_layout
 from .attrs_bitserial import PACK_TYPES, BinaryConv2DAttrs, BinaryDenseAttrs, BitPackAttrs
 from .op import OpPattern, make_call, register_relay_op
-from .type_relations import INTEGER, check_dtype, normalize_axis, shapes_match, tensor_arg
+from .type_relations import INTEGER, check_dtype, nonpositive, normalize_axis, shapes_match, tensor_arg
 
 
 def bitpack_shape(shape, bits, pack_axis, bit_axis, pack_type, what="nn.bitpack"):
@@ -68,7 +68,7 @@ def _binary_conv2d_rel(types, attrs):
     out = {"N": d["N"], "C": channels,
            "H": (d["H"] + top + bottom - attrs.kernel_size[0]) // attrs.strides[0] + 1,
            "W": (d["W"] + left + right - attrs.kernel_size[1]) // attrs.strides[1] + 1}
-    if any(not is_any(out[a]) and out[a] <= 0 for a in "HW"):
+    if nonpositive(out["H"], out["W"]):
         raise TypeInferenceError(f"{op}: kernel_size {list(attrs.kernel_size)} is larger than the padded {data}")
     return TensorType(parse_layout(attrs.data_layout).shape_from_primal(out), attrs.out_dtype)
 

@@ -80,7 +80,7 @@ def _conv_rel(op, spatial, transpose):
                                                  attrs.output_padding[j])
             else:
                 out[a] = conv_out_size(d[a], w[a], attrs.strides[j], attrs.dilation[j], before, after)
-            if out[a] <= 0:
+            if nonpositive(out[a]):
                 raise TypeInferenceError(f"{op}: weight {weight} and padding {list(attrs.padding)} leave no output "
                                          f"of {data}")
         return _from_primal(out, attrs.out_layout or attrs.data_layout, attrs.out_dtype or data.dtype)
@@ -173,7 +173,7 @@ def _pool_rel(op, spatial):
         for j, a in enumerate(spatial):
             out[a] = pool_out_size(d[a], attrs.pool_size[j], attrs.strides[j], attrs.dilation[j], attrs.padding[j],
                                    attrs.padding[n + j], attrs.ceil_mode)
-            if out[a] <= 0:
+            if nonpositive(out[a]):
                 raise TypeInferenceError(f"{op}: pool_size {list(attrs.pool_size)} is larger than the padded input "
                                          f"{data}")
         return _from_primal(out, attrs.out_layout or attrs.layout, data.dtype)

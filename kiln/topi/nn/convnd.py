@@ -16,7 +16,7 @@ from ...te.operation import sum as _te_sum
 from ...tir import op as _op
 from ...tir.layout import layout as parse_layout
 from ..transform import layout_transform, reshape
-from ..utils import get_const_tuple
+from ..utils import get_const_tuple, known_nonpositive
 from .conv2d import _acc_dtype, _finish, conv_out_size
 from .pad import pad
 
@@ -66,7 +66,7 @@ def conv_ncx(data, kernel, strides, padding, dilation, groups=1, out_dtype=None)
     before, after = tuple(padding[:nd]), tuple(padding[nd:])
     out_space = tuple(conv_out_size(space[a], ksize[a], strides[a], dilation[a], before[a], after[a])
                       for a in range(nd))
-    if any(s <= 0 for s in out_space):
+    if known_nonpositive(*out_space):
         raise OpAttributeInvalid(f"topi.conv: kernel {kshape} does not fit the padded input {dshape}")
     padded = pad(data, (0, 0) + before, (0, 0) + after, name="data_pad") if any(padding) else data
     acc = _acc_dtype(out_dtype)
@@ -104,7 +104,7 @@ def conv_transpose_ncx(data, kernel, strides, padding, output_padding, dilation,
     cg = c // groups
     out_space = tuple(conv_transpose_out_size(space[a], ksize[a], strides[a], dilation[a], padding[a],
                                               padding[nd + a], output_padding[a]) for a in range(nd))
-    if any(s <= 0 for s in out_space):
+    if known_nonpositive(*out_space):
         raise OpAttributeInvalid(f"topi.conv_transpose: padding {tuple(padding)} leaves no output of {dshape}")
     front = [dilation[a] * (ksize[a] - 1) - padding[a] for a in range(nd)]
     acc = _acc_dtype(out_dtype)

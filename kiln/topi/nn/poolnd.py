@@ -17,7 +17,7 @@ from ...tir import dtype as _dt
 from ...tir import op as _op
 from ...tir.layout import layout as parse_layout
 from .. import tag as _tag
-from ..utils import get_const_tuple
+from ..utils import get_const_tuple, known_nonpositive
 from .pad import pad
 from .pooling import _acc_dtype, _tap_count, ceil_mode_extra, pool_out_size
 
@@ -56,7 +56,7 @@ def pool(data, kernel, stride, dilation, padding, pool_type, ceil_mode, layout, 
     for j, a in enumerate(axes):
         size = shape[a]
         out = pool_out_size(size, kernel[j], stride[j], dilation[j], padding[j], padding[nd + j], ceil_mode)
-        if out <= 0:
+        if known_nonpositive(out):
             raise OpAttributeInvalid(f"topi.pool: a window of {tuple(kernel)} does not fit the padded input {shape}")
         out_shape[a] = out
         before[a] = padding[j]

@@ -191,3 +191,36 @@ def test_depthwise_kernel_with_a_channel_multiplier():
           naive_conv(x1, w1.reshape(6, 1, 3), (1,), (0, 0), (1,), 2), rtol=1e-4)
     with pytest.raises(TypeInferenceError, match="expects"):  # without channels it is an ordinary grouped kernel
         relay.infer_type(relay.nn.conv1d(relay.var("x", shape=x1.shape), relay.var("w", shape=w1.shape), groups=2))
+
+
+def test_spatial_sizes_known_only_at_run_time():
+    """Convolutions and poolings over H/W (W) that are relay.Any: compiled once for the VM, run at several sizes."""
+    import kiln
+    from kiln.runtime.vm import VirtualMachine
+    from kiln.topi import testing as ref
+
+    dyn = relay.Any()
+    x = relay.var("x", shape=(1, 2, dyn, dyn))
+    w = relay.var("w", shape=(3, 2, 3, 3))
+    conv = relay.nn.conv2d(x, w, padding=(1, 0), strides=(1, 2))
+    pool = relay.nn.avg_pool2d(x, (3, 2), (2, 2), padding=(1, 1), ceil_mode=True, count_include_pad=True)
+    mpool = relay.nn.max_pool2d(x, (2, 2), (2, 1), ceil_mode=True)
+    x1 = relay.var("x1", shape=(1, 2, dyn))
+    conv1 = relay.nn.conv1d(x1, relay.var("w1", shape=(4, 2, 3)), padding=(2, 1), dilation=2)
+    pool1 = relay.nn.max_pool1d(x1, (3,), (2,), padding=(1, 1))
+    mod = kiln.IRModule.from_expr(relay.Function(relay.analysis.free_vars(relay.Tuple([conv, pool, mpool, conv1,
+                                                                                       pool1])),
+                                                 relay.Tuple([conv, pool, mpool, conv1, pool1])))
+    vm = VirtualMachine(relay.vm.compile(mod, target="llvm"), kiln.cpu(0))
+    wv, w1v = rand((3, 2, 3, 3)), rand((4, 2, 3))
+    for h, wd, n1 in ((7, 9, 11), (10, 6, 8)):
+        xv, x1v = rand((1, 2, h, wd)), rand((1, 2, n1))
+        args = {"x": xv, "w": wv, "x1": x1v, "w1": w1v}
+        got = [t.numpy() for t in vm.invoke("main", **args)]
+        want = [naive_conv(xv, wv, (1, 2), (1, 0, 1, 0), (1, 1), 1),
+                ref.poolnd_python(xv, (3, 2), (2, 2), (1, 1), (1, 1), (1, 1), "avg", True, True),
+                ref.poolnd_python(xv, (2, 2), (2, 1), (1, 1), (0, 0), (0, 0), "max", False, True),
+                naive_conv(x1v, w1v, (1,), (2, 1), (2,), 1),
+                ref.poolnd_python(x1v, (3,), (2,), (1,), (1,), (1,), "max", False)]
+        for g, e in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)
