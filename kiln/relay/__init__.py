@@ -8,6 +8,7 @@ from . import (
     analysis,
     backend,
     build_module,  # noqa: E402  (TVM's relay.build_module; its build registers relay.executor.graph)
+    dataflow_pattern,
     frontend,
     loops,
     op,
