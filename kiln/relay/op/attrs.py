@@ -420,7 +420,7 @@ class Resize2DAttrs(Attrs):
                       "must be nearest_neighbor, linear or cubic")
         self._require(
             self.coordinate_transformation_mode in ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel",
-                                                    "tf_half_pixel_for_nn"),
+                                                    "tf_half_pixel_for_nn", "tf_crop_and_resize"),
             "coordinate_transformation_mode", "is not a known mode")
         _layouts(self, "layout")
 

@@ -11,7 +11,8 @@ from .attrs import _int_tuple, _layouts, _size_tuple
 from .attrs_nn import padding_n, spatial
 
 _METHODS = ("nearest_neighbor", "linear", "cubic")
-_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn")
+_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn",
+          "tf_crop_and_resize")
 
 
 def _resize_post_init(attrs, n):

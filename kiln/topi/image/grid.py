@@ -14,6 +14,7 @@ from ...tir import op as _op
 from .. import tag as _tag
 from ..transform import reshape
 from ..utils import get_const_tuple
+from .resize import _lets
 
 __all__ = ["affine_grid", "grid_sample", "reorg"]
 
@@ -116,10 +117,15 @@ def grid_sample(data, grid, method="bilinear", padding_mode="zeros", align_corne
         return index
 
     def fcompute(b, ch, *out):
-        pos = position(b, out)
+        # the positions (and their floors) are let-bound: every tap reads them
+        return _lets(position(b, out), "pos", lambda pos: sample(b, ch, pos))
+
+    def sample(b, ch, pos):
         if method == "nearest":  # ties to even (nearbyint), as TVM's compute
             return pixel(b, ch, [_op.cast(_intrin.nearbyint(p), "int32") for p in pos])
-        base_f = [_intrin.floor(p) for p in pos]
+        return _lets([_intrin.floor(p) for p in pos], "base", lambda base_f: blend(b, ch, pos, base_f))
+
+    def blend(b, ch, pos, base_f):
         frac = [p - f for p, f in zip(pos, base_f, strict=True)]
         base = [_op.cast(f, "int32") for f in base_f]
         one = _op.const(1.0, dtype)

@@ -1,18 +1,21 @@
-"""``resize2d`` (TVM's ``topi/image/resize.py``): nearest-neighbour, linear and cubic resizing of the H x W plane of
-any layout whose H and W axes are not split. One injective compute; schedules treat it as element-wise.
+"""``resize`` of 1, 2 or 3 spatial axes and ``resize2d`` (TVM's ``topi/image/resize.py``): nearest-neighbour, linear
+and cubic resizing of the W axis, the H x W plane or the D x H x W volume of any layout whose spatial axes are not
+split. One injective compute; schedules treat it as element-wise.
 
-Per output row ``y`` (columns alike) the source coordinate comes from the ``coordinate_transformation_mode``, in
+Per output position ``y`` along an axis the source coordinate comes from the ``coordinate_transformation_mode``, in
 float32 (float64 for float64 data) with the same operations as the numpy reference so both round alike:
 ``half_pixel`` ``(y + 0.5) * scale - 0.5``, ``align_corners`` ``y * (in - 1) / (out - 1)``, ``asymmetric``
 ``y * scale``, ``pytorch_half_pixel`` like ``half_pixel`` but 0 for a single output row, ``tf_half_pixel_for_nn``
-``(y + 0.5) * scale``, with ``scale = in / out``. Source indices are clamped into the image.
+``(y + 0.5) * scale``, with ``scale = in / out``; ``tf_crop_and_resize`` ``start * (in - 1) + y * (end - start) *
+(in - 1) / (out - 1)`` from the ``roi``, and ``extrapolation_value`` where a coordinate falls outside the input.
+Source indices are clamped into the image.
 
 * ``nearest_neighbor`` rounds the coordinate with ``rounding_method`` (``round`` for ``align_corners`` by default,
   else ``floor``; ``floor``/``ceil`` nudge by 1e-5, ``round`` ties away from zero); ``asymmetric`` with an integer
   upscale factor divides integers instead (``y // factor``), as TVM does;
-* ``linear`` blends the 2 x 2 neighbours of ``floor`` of the coordinates;
-* ``cubic`` blends 4 x 4 neighbours with Keys' weights for ``cubic_alpha``; ``cubic_exclude`` zeroes the weights of
-  taps outside the image and renormalizes the rest.
+* ``linear`` blends the 2 neighbours per axis of ``floor`` of the coordinates;
+* ``cubic`` blends 4 neighbours per axis with Keys' weights for ``cubic_alpha``; ``cubic_exclude`` zeroes the weights
+  of taps outside the image and renormalizes the rest.
 """
 
 import numpy as np
@@ -27,9 +30,10 @@ from .. import tag as _tag
 from ..elemwise import cast_expr, round_half_away
 from ..utils import get_const_tuple
 
-__all__ = ["resize2d"]
+__all__ = ["resize", "resize2d"]
 
-_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn")
+_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn",
+          "tf_crop_and_resize")
 
 
 def _let(value, name, fbody):
@@ -167,18 +171,112 @@ def _cubic_taps(coord, size, alpha, exclude):
     return [_clamp(base - 1 + k, size) for k in range(4)], weights
 
 
+def _source_coord_roi(i, out_size, in_size, mode, work, start, end):
+    """:func:`_source_coord`, with ``tf_crop_and_resize`` mapping output ``i`` into ``[start, end]`` of the input
+    (its centre for a single output)."""
+    if mode != "tf_crop_and_resize":
+        return _source_coord(i, out_size, in_size, mode, work)
+    span = _const(in_size - 1, work) if isinstance(in_size, int) else _op.cast(in_size - 1, work)
+    if isinstance(out_size, int) and out_size == 1:
+        return _const(0.5, work) * (_const(start, work) + _const(end, work)) * span
+    last = _const(out_size - 1, work) if isinstance(out_size, int) else _op.cast(out_size - 1, work)
+    return _const(start, work) * span + _op.cast(i, work) * (_const(end, work) - _const(start, work)) * span / last
+
+
+def resize(data, size, layout, spatial, method="linear", coordinate_transformation_mode="half_pixel",
+           rounding_method="", cubic_alpha=-0.5, cubic_exclude=0, extrapolation_value=0.0, roi=None, out_dtype=None,
+           name="T_resize"):
+    """Resize the ``spatial`` axes (``"W"``, ``"HW"`` or ``"DHW"`` of ``layout``, unsplit) of ``data`` to ``size``
+    in one injective compute: each output element blends ``1``, ``2**k`` or ``4**k`` input elements (nearest,
+    linear, cubic; ``k`` axes), the last axis innermost, as the numpy reference (:mod:`kiln.topi.testing.resize`)
+    blends axis after axis, so both round alike. See the module docstring for the modes."""
+    lay = parse_layout(layout)
+    axes = [lay.index_of(a) for a in spatial]
+    if min(axes) < 0 or any(lay.factor_of(a) != 1 for a in spatial):
+        raise OpAttributeInvalid(f"topi.resize: layout {layout} needs unsplit {'/'.join(spatial)} axes")
+    if method not in ("nearest_neighbor", "linear", "cubic"):
+        raise OpAttributeInvalid(f"topi.resize: method must be nearest_neighbor, linear or cubic, got {method!r}")
+    mode = coordinate_transformation_mode
+    if mode not in _MODES:
+        raise OpAttributeInvalid(f"topi.resize: unknown coordinate_transformation_mode {mode!r}")
+    k = len(spatial)
+    roi = tuple(roi) if roi is not None and len(roi) == 2 * k else (0.0,) * k + (1.0,) * k
+    shape = get_const_tuple(data.shape)
+    in_sizes = [shape[a] for a in axes]
+    out_sizes = [v if isinstance(v, E.PrimExpr) else int(v) for v in size]  # size variables for dyn
+    out_shape = list(shape)
+    for a, n in zip(axes, out_sizes, strict=True):
+        out_shape[a] = n
+    out_dtype = out_dtype or data.dtype
+    work = "float64" if data.dtype == "float64" else "float32"
+
+    def read(i, index):
+        idx = list(i)
+        for a, v in zip(axes, index, strict=True):
+            idx[a] = v
+        return data(*idx)
+
+    def fcompute(*i):
+        coords = [_source_coord_roi(i[a], o, n, mode, work, roi[j], roi[k + j])
+                  for j, (a, n, o) in enumerate(zip(axes, in_sizes, out_sizes, strict=True))]
+        return _lets(coords, "coord", lambda c: extrapolate(c, interpolate(i, c)))
+
+    def extrapolate(coords, value):
+        if mode != "tf_crop_and_resize":
+            return value
+        outside = _op.any(*(_op.logical_or(c < _const(0.0, work), c > _const(n - 1, work))
+                            for c, n in zip(coords, in_sizes, strict=True)))
+        return _op.select(outside, cast_expr(_const(extrapolation_value, work), out_dtype), value)
+
+    def interpolate(i, coords):
+        if method == "nearest_neighbor":
+            rounding = rounding_method or ("round" if mode == "align_corners" else "floor")
+            int_div = mode == "asymmetric"
+            index = [_nearest(i[a], c, rounding, n, o, int_div and _can_divide(n, o))
+                     for a, c, n, o in zip(axes, coords, in_sizes, out_sizes, strict=True)]
+            return cast_expr(read(i, index), out_dtype)
+        if method == "linear":
+            return _lets([_intrin.floor(c) for c in coords], "base", lambda b: linear(i, coords, b))
+        taps = [_cubic_taps(c, n, cubic_alpha, cubic_exclude) for c, n in zip(coords, in_sizes, strict=True)]
+        flat = [w for _, weights in taps for w in weights]
+        return _lets(flat, "weight", lambda w: cast_expr(blend(i, [t for t, _ in taps], [w[4 * j:4 * j + 4] for j in
+                                                                                           range(k)], []), out_dtype))
+
+    def linear(i, coords, bases):
+        one = _const(1.0, work)
+        fracs = [c - b for c, b in zip(coords, bases, strict=True)]
+        starts = [_op.cast(b, "int32") for b in bases]
+        taps = [[_clamp(s0 + j, n) for j in range(2)] for s0, n in zip(starts, in_sizes, strict=True)]
+        weights = [[one - t, t] for t in fracs]
+        return cast_expr(blend(i, taps, weights, []), out_dtype)
+
+    def blend(i, taps, weights, chosen):
+        """The sum over the taps of the axes after ``chosen`` (the last axis innermost) of reads times weights."""
+        depth = len(chosen)
+        out = None
+        for tap, w in zip(taps[depth], weights[depth], strict=True):
+            inner = _op.cast(read(i, chosen + [tap]), work) if depth == k - 1 else blend(i, taps, weights,
+                                                                                          chosen + [tap])
+            term = inner * w
+            out = term if out is None else out + term
+        return out
+
+    return compute(out_shape, fcompute, name=name, tag=f"{_tag.INJECTIVE},resize")
+
+
 def resize2d(data, roi, size, layout="NCHW", method="linear", coordinate_transformation_mode="half_pixel",
              rounding_method="", bicubic_alpha=-0.5, bicubic_exclude=0, extrapolation_value=0.0, out_dtype=None):
-    """Resize the H x W plane of ``data`` to ``size`` (see the module docstring).
+    """Resize the H x W plane of ``data`` to ``size`` (see :func:`resize` and the module docstring).
 
     Parameters
     ----------
     data : te.Tensor
     roi : tuple of float
-        Unused (only for ``tf_crop_and_resize``, which is not supported).
+        For ``tf_crop_and_resize``: ``(y1, x1, y2, x2)`` normalized.
     size : pair of int
-        The output height and width.
-    layout, method, coordinate_transformation_mode, rounding_method, bicubic_alpha, bicubic_exclude :
+        The output height and width (size variables for ``dyn.image.resize2d``).
+    layout, method, coordinate_transformation_mode, rounding_method, bicubic_alpha, bicubic_exclude,
+    extrapolation_value :
         As Relay's ``image.resize2d``.
     out_dtype : str, optional
         The result dtype (``data``'s when None).
@@ -187,68 +285,5 @@ def resize2d(data, roi, size, layout="NCHW", method="linear", coordinate_transfo
     -------
     out : te.Tensor
     """
-    del roi, extrapolation_value  # only meaningful for tf_crop_and_resize
-    lay = parse_layout(layout)
-    h_axis, w_axis = lay.index_of("H"), lay.index_of("W")
-    if h_axis < 0 or w_axis < 0 or lay.factor_of("H") != 1 or lay.factor_of("W") != 1:
-        raise OpAttributeInvalid(f"topi.resize2d: layout {layout} needs unsplit H and W axes")
-    if method not in ("nearest_neighbor", "linear", "cubic"):
-        raise OpAttributeInvalid(f"topi.resize2d: method must be nearest_neighbor, linear or cubic, got {method!r}")
-    mode = coordinate_transformation_mode
-    if mode not in _MODES:
-        raise OpAttributeInvalid(f"topi.resize2d: unknown coordinate_transformation_mode {mode!r}")
-    shape = get_const_tuple(data.shape)
-    in_h, in_w = shape[h_axis], shape[w_axis]
-    out_h, out_w = (v if isinstance(v, E.PrimExpr) else int(v) for v in size)  # size variables for dyn
-    out_shape = list(shape)
-    out_shape[h_axis], out_shape[w_axis] = out_h, out_w
-    out_dtype = out_dtype or data.dtype
-    work = "float64" if data.dtype == "float64" else "float32"
-
-    def read(i, y, x):
-        idx = list(i)
-        idx[h_axis], idx[w_axis] = y, x
-        return data(*idx)
-
-    def fcompute(*i):
-        coords = [_source_coord(i[h_axis], out_h, in_h, mode, work), _source_coord(i[w_axis], out_w, in_w, mode, work)]
-        return _lets(coords, "coord", lambda c: interpolate(i, c[0], c[1]))
-
-    def interpolate(i, cy, cx):
-        if method == "nearest_neighbor":
-            rounding = rounding_method or ("round" if mode == "align_corners" else "floor")
-            int_div = mode == "asymmetric"
-            iy = _nearest(i[h_axis], cy, rounding, in_h, out_h, int_div and _can_divide(in_h, out_h))
-            ix = _nearest(i[w_axis], cx, rounding, in_w, out_w, int_div and _can_divide(in_w, out_w))
-            return cast_expr(read(i, iy, ix), out_dtype)
-        if method == "linear":
-            return _lets([_intrin.floor(cy), _intrin.floor(cx)], "base", lambda b: linear(i, cy, cx, *b))
-        rows, wy = _cubic_taps(cy, in_h, bicubic_alpha, bicubic_exclude)
-        cols, wx = _cubic_taps(cx, in_w, bicubic_alpha, bicubic_exclude)
-        return _lets(wy + wx, "weight", lambda w: cubic(i, rows, cols, w[:4], w[4:]))
-
-    def linear(i, cy, cx, y0f, x0f):
-        ty, tx = cy - y0f, cx - x0f
-        y0, x0 = _op.cast(y0f, "int32"), _op.cast(x0f, "int32")
-        rows = [_clamp(y0 + j, in_h) for j in range(2)]
-        cols = [_clamp(x0 + k, in_w) for k in range(2)]
-        one = _const(1.0, work)
-
-        def px(r, c):
-            return _op.cast(read(i, r, c), work)
-
-        top = px(rows[0], cols[0]) * (one - tx) + px(rows[0], cols[1]) * tx
-        bottom = px(rows[1], cols[0]) * (one - tx) + px(rows[1], cols[1]) * tx
-        return cast_expr(top * (one - ty) + bottom * ty, out_dtype)
-
-    def cubic(i, rows, cols, wy, wx):
-        out = None
-        for j in range(4):
-            line = None
-            for k in range(4):
-                term = _op.cast(read(i, rows[j], cols[k]), work) * wx[k]
-                line = term if line is None else line + term
-            out = line * wy[j] if out is None else out + line * wy[j]
-        return cast_expr(out, out_dtype)
-
-    return compute(out_shape, fcompute, name="T_resize2d", tag=f"{_tag.INJECTIVE},resize")
+    return resize(data, size, layout, "HW", method, coordinate_transformation_mode, rounding_method, bicubic_alpha,
+                  bicubic_exclude, extrapolation_value, roi, out_dtype, name="T_resize2d")

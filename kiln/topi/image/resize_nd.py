@@ -1,19 +1,12 @@
 """``resize1d``, ``resize3d`` and ``upsampling``/``upsampling3d`` (TVM's ``topi.image.resize1d/3d``,
-``topi.nn.upsampling``), built on :func:`.resize.resize2d`.
-
-``resize1d`` is ``resize2d`` of the data with a size-1 H axis inserted before W: every coordinate mode maps a
-single output row to the single input row exactly, so only W interpolates. ``resize3d`` interpolates separably, as
-linear and cubic interpolation are products of one weight per axis: ``resize2d`` of the H x W planes, then
-``resize2d`` along D with a size-1 W axis (the data moved to ``N, D, 1, C*H*W`` in layout ``NHWC``). The planes keep
-the interpolation's float type, so the result is rounded (or cast to integers) once, as the numpy reference does.
-"""
+``topi.nn.upsampling``): :func:`.resize.resize` of the W axis, of the D x H x W volume, or of the H x W plane or
+volume to the rounded scaled sizes."""
 
 import math
 
 from ...tir.layout import layout as parse_layout
-from ..transform import layout_transform, reshape, transpose
 from ..utils import get_const_tuple
-from .resize import resize2d
+from .resize import resize, resize2d
 
 __all__ = ["resize1d", "resize3d", "upsampling", "upsampling3d", "upsampled_size"]
 
@@ -25,34 +18,16 @@ def upsampled_size(size, scale) -> int:
 
 def resize1d(data, roi, size, layout="NCW", method="linear", coordinate_transformation_mode="half_pixel",
              rounding_method="", cubic_alpha=-0.5, cubic_exclude=0, extrapolation_value=0.0, out_dtype=None):
-    """Resize the W axis of ``data`` to ``size[0]`` (see the module docstring)."""
-    del roi
-    shape = get_const_tuple(data.shape)
-    w_axis = parse_layout(layout).index_of("W")
-    lifted = reshape(data, shape[:w_axis] + (1,) + shape[w_axis:])
-    layout2d = layout[:w_axis] + "H" + layout[w_axis:]
-    out = resize2d(lifted, (0.0,) * 4, (1, int(size[0])), layout2d, method, coordinate_transformation_mode,
-                   rounding_method, cubic_alpha, cubic_exclude, extrapolation_value, out_dtype)
-    out_shape = list(shape)
-    out_shape[w_axis] = int(size[0])
-    return reshape(out, out_shape)
+    """Resize the W axis of ``data`` to ``size[0]`` (:func:`.resize.resize`)."""
+    return resize(data, tuple(size), layout, "W", method, coordinate_transformation_mode, rounding_method,
+                  cubic_alpha, cubic_exclude, extrapolation_value, roi, out_dtype, name="T_resize1d")
 
 
 def resize3d(data, roi, size, layout="NCDHW", method="linear", coordinate_transformation_mode="half_pixel",
              rounding_method="", cubic_alpha=-0.5, cubic_exclude=0, extrapolation_value=0.0, out_dtype=None):
-    """Resize the D x H x W volume of ``data`` to ``size`` (see the module docstring)."""
-    del roi
-    x = data if layout == "NCDHW" else layout_transform(data, layout, "NCDHW")
-    n, c, d, h, w = get_const_tuple(x.shape)
-    od, oh, ow = (int(s) for s in size)
-    args = (method, coordinate_transformation_mode, rounding_method, cubic_alpha, cubic_exclude, extrapolation_value)
-    # the planes keep the interpolation's float type (no rounding to an integer or float16 result in between)
-    between = out_dtype if method == "nearest_neighbor" else "float64" if data.dtype == "float64" else "float32"
-    planes = resize2d(reshape(x, (n, c * d, h, w)), (0.0,) * 4, (oh, ow), "NCHW", *args, between)
-    moved = reshape(transpose(reshape(planes, (n, c, d, oh, ow)), (0, 2, 1, 3, 4)), (n, d, 1, c * oh * ow))
-    depth = resize2d(moved, (0.0,) * 4, (od, 1), "NHWC", *args, out_dtype or data.dtype)
-    out = transpose(reshape(depth, (n, od, c, oh, ow)), (0, 2, 1, 3, 4))
-    return out if layout == "NCDHW" else layout_transform(out, "NCDHW", layout)
+    """Resize the D x H x W volume of ``data`` to ``size`` (:func:`.resize.resize`)."""
+    return resize(data, tuple(size), layout, "DHW", method, coordinate_transformation_mode, rounding_method,
+                  cubic_alpha, cubic_exclude, extrapolation_value, roi, out_dtype, name="T_resize3d")
 
 
 def upsampling(data, scale_h, scale_w, layout="NCHW", method="nearest_neighbor", align_corners=False):

@@ -42,3 +42,27 @@ def test_resize2d_rounding_layouts_dtypes(harness, target):
                      label="out_dtype int32"),
     ]
     harness.run_cases(cases, target)
+
+
+def test_resize_tf_crop_and_resize_and_3d(harness, target):
+    """The crop mode with its extrapolation, and resize1d/3d (one compute over all spatial axes), against the numpy
+    reference (kiln/topi/testing/resize.py)."""
+    from kiln.relay.op.attrs_image import Resize1DAttrs, Resize3DAttrs
+
+    x = harness.rand((1, 2, 5, 6), "float32", -3, 3)
+    roi = (-0.2, 0.1, 0.9, 1.3)
+    cases = [harness.Case("image.resize2d", [x], Resize2DAttrs((7, 4), roi, method=m,
+                                                               coordinate_transformation_mode="tf_crop_and_resize",
+                                                               extrapolation_value=-2.0), label=f"crop {m}",
+                          rtol=1e-5, atol=1e-5)
+             for m in ("nearest_neighbor", "linear", "cubic")]
+    v = harness.rand((1, 2, 3, 4, 5), "float32", -3, 3)
+    cases += [harness.Case("image.resize3d", [v], Resize3DAttrs((5, 3, 7), method=m,
+                                                                coordinate_transformation_mode="align_corners"),
+                           label=f"3-D {m}", rtol=1e-5, atol=1e-5) for m in ("nearest_neighbor", "linear", "cubic")]
+    cases += [harness.Case("image.resize3d", [harness.rand((1, 3, 4, 2, 2), "uint8", 0, 255)],
+                           Resize3DAttrs((2, 5, 3), layout="NDHWC", method="cubic"), label="3-D NDHWC uint8"),
+              harness.Case("image.resize1d", [harness.rand((2, 7, 3), "float32", -3, 3)],
+                           Resize1DAttrs((11,), layout="NWC", method="cubic"), label="1-D NWC", rtol=1e-5,
+                           atol=1e-5)]
+    harness.run_cases(cases, target)
