@@ -1,6 +1,7 @@
 """kiln.ir: the IR core shared by Relay and TIR (nodes, structural equality, JSON, modules, types, operators)."""
 
 from . import container
+from .adt import Constructor, TypeData
 from .attrs import Attrs, DictAttrs
 from .expr import BaseFunc, GlobalVar, RelayExpr
 from .json import load_json, save_json
@@ -9,4 +10,15 @@ from .node import Node
 from .op import Op, list_op_names, register_op, register_op_attr
 from .span import SourceName, Span
 from .structural import assert_structural_equal, structural_equal, structural_hash
-from .type import Any, FuncType, PrimType, TensorType, TupleType, Type
+from .type import Any, PrimType, TensorType, TupleType, Type
+from .type_poly import (
+    FuncType,
+    GlobalTypeVar,
+    IncompleteType,
+    RelayRefType,
+    TypeCall,
+    TypeConstraint,
+    TypeKind,
+    TypeRelation,
+    TypeVar,
+)

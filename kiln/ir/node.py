@@ -9,7 +9,8 @@ Two kinds of node exist:
 
 Field metadata steers the structural algorithms: ``IGNORE`` marks fields that structural equality and hashing skip
 (spans, inferred types, variable names) and ``DEF`` marks fields that bind variables (function parameters, let
-variables, loop variables).
+variables, loop variables); ``TYPE_DEF`` marks fields that bind type variables (type parameters). Binding fields are
+visited before the others, type binders first.
 """
 
 import dataclasses
@@ -20,6 +21,8 @@ from ..runtime.object import Object
 
 IGNORE = {"structural": False}
 DEF = {"def": True}
+TYPE_DEF = {"def": True, "binds_types": True}  # binds type variables, which the other fields' types may use
+OP_CALL_IGNORE = {"op_call_ignore": True}  # a call's type arguments: compared only in some cases (structural.py)
 
 _NODE_TYPES: dict[str, type] = {}
 
@@ -102,17 +105,23 @@ def is_value_node(obj) -> bool:
     return params is not None and params.eq
 
 
-def structural_fields(cls) -> tuple[tuple[str, bool], ...]:
-    """Return ``(name, binds_variables)`` for each field structural algorithms visit, cached per class."""
-    spec = _STRUCTURAL_FIELDS.get(cls)
+def structural_fields(cls, op_call=False) -> tuple[tuple[str, bool], ...]:
+    """Return ``(name, binds_variables)`` for each field structural algorithms visit, cached per class.
+
+    ``op_call``: skip the fields marked ``OP_CALL_IGNORE`` (a call's type arguments, which structural equality
+    compares only between calls of functions that both give them, and hashing never uses).
+    """
+    spec = _STRUCTURAL_FIELDS.get((cls, op_call))
     if spec is None:
-        spec = tuple(
-            (f.name, bool(f.metadata.get("def")))
-            for f in dataclasses.fields(cls)
-            if f.metadata.get("structural", True) and not f.name.startswith("_")
-        )
-        _STRUCTURAL_FIELDS[cls] = spec
+        fields = [f for f in dataclasses.fields(cls)
+                  if f.metadata.get("structural", True) and not f.name.startswith("_")
+                  and not (op_call and f.metadata.get("op_call_ignore"))]
+        # binding fields first, type binders before all: a function's type parameters are declared after the
+        # parameters and types that use them
+        fields.sort(key=lambda f: 0 if f.metadata.get("binds_types") else 1 if f.metadata.get("def") else 2)
+        spec = tuple((f.name, bool(f.metadata.get("def"))) for f in fields)
+        _STRUCTURAL_FIELDS[(cls, op_call)] = spec
     return spec
 
 
-_STRUCTURAL_FIELDS: dict[type, tuple] = {}
+_STRUCTURAL_FIELDS: dict[tuple, tuple] = {}

@@ -6,7 +6,9 @@ keyed by node identity, so a subexpression shared by many users costs once: time
 Variables are compared by binding: a variable at a binding site (a field marked ``DEF``) is mapped to its counterpart,
 and later uses must agree with that mapping. A free variable (used before any binding) equals only itself, unless
 ``map_free_vars`` maps it on first use. Hashing is consistent with this: bound variables hash by the order in which
-they are bound, free variables by identity (or by first-use order under ``map_free_vars``).
+they are bound, free variables by identity (or by first-use order under ``map_free_vars``). Type variables follow
+the same rules (bound by function type parameters and data type definitions); types that may hold them (tuple,
+function, call and reference types) are walked field by field, other value nodes compare with ``==``.
 """
 
 from collections.abc import Mapping
@@ -16,8 +18,14 @@ import numpy as np
 
 from ..runtime.ndarray import NDArray
 from .node import Node, is_value_node, structural_fields
+from .op import Op
+from .type import FuncType, IncompleteType, TupleType
+from .type_poly import RelayRefType, TypeCall, TypeRelation
 
 _SEQUENCE = (tuple, list)
+# types compared and hashed field by field rather than by ``==``: they may hold type variables, which correspond by
+# binding (``fn [A](A) -> A`` equals ``fn [B](B) -> B``)
+_COMPOSITE_TYPES = (TupleType, FuncType, TypeCall, RelayRefType, TypeRelation)
 
 
 def _array_of(value):
@@ -35,6 +43,18 @@ def _scalar_equal(lhs, rhs) -> bool:
     if type(lhs) is not type(rhs):
         return False
     return lhs == rhs or (lhs != lhs and rhs != rhs)  # NaN equals NaN structurally
+
+
+def _skips_type_args(lhs, rhs) -> bool:
+    """Whether the type arguments of two calls are left out of the comparison: always for a call of a primitive
+    operator (they are just its argument types), and when one call is untyped and gives none (it leaves them to
+    inference, so it matches a typed call whose type arguments inference filled)."""
+    if type(lhs).__name__ != "Call":
+        return False
+    if isinstance(lhs.op, Op):
+        return True
+    return any(not a.type_args and a.checked_type_ is None and b.checked_type_ is not None
+               for a, b in ((lhs, rhs), (rhs, lhs)))
 
 
 class _Mismatch(Exception):
@@ -57,7 +77,7 @@ def _first_mismatch(lhs, rhs, map_free_vars):
         if isinstance(l, Node):
             if type(l) is not type(r):
                 return link, l, r
-            if l._is_var:
+            if l._is_var or type(l) is IncompleteType:  # a hole is a free variable of types
                 lid, rid = id(l), id(r)
                 if not is_def:
                     if lid in lmap:
@@ -71,18 +91,20 @@ def _first_mismatch(lhs, rhs, map_free_vars):
                     if not map_free_vars:
                         return link, l, r
                 lmap[lid], rmap[rid] = r, l
-            elif l is r:
-                continue
             elif is_value_node(l):
-                if l != r:
-                    return link, l, r
+                if not isinstance(l, _COMPOSITE_TYPES):
+                    if l != r:
+                        return link, l, r
+                    continue
+                # a composite type may hold type variables bound by an enclosing binder: compare field by field
+            elif l is r:
                 continue
             else:
                 key = (id(l), id(r))
                 if key in seen:
                     continue
                 seen.add(key)
-            for name, binds in reversed(structural_fields(type(l))):
+            for name, binds in reversed(structural_fields(type(l), _skips_type_args(l, r))):
                 stack.append((getattr(l, name), getattr(r, name), (link, "." + name), binds))
         elif isinstance(l, _SEQUENCE):
             if not isinstance(r, _SEQUENCE) or len(l) != len(r):
@@ -168,12 +190,12 @@ def structural_hash(node, map_free_vars=False) -> int:
             children = tuple(values[len(values) - count :]) if count else ()
             del values[len(values) - count :]
             h = hash((type(v).__name__, children))
-            if isinstance(v, Node) and not is_value_node(v) and not v._is_var:
+            if isinstance(v, Node) and not is_value_node(v) and not v._is_var and type(v) is not IncompleteType:
                 memo[id(v)] = h
             values.append(h)
             continue
         if isinstance(v, Node):
-            if v._is_var:
+            if v._is_var or type(v) is IncompleteType:
                 vid = id(v)
                 if is_def or (map_free_vars and vid not in var_index):
                     var_index[vid] = len(var_index)
@@ -185,14 +207,14 @@ def structural_hash(node, map_free_vars=False) -> int:
                 else:
                     values.append(hash(("free_var", vid)))
                 continue
-            if is_value_node(v):
+            if is_value_node(v) and not isinstance(v, _COMPOSITE_TYPES):
                 values.append(hash(v))
                 continue
             cached = memo.get(id(v))
             if cached is not None:
                 values.append(cached)
                 continue
-            spec = structural_fields(type(v))
+            spec = structural_fields(type(v), type(v).__name__ == "Call")  # type arguments are not hashed
             stack.append((v, is_def, len(spec)))
             for name, binds in reversed(spec):
                 stack.append((getattr(v, name), binds, -1))

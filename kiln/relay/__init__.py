@@ -1,6 +1,26 @@
 """kiln.relay: the high-level IR (TVM's Relay): expressions, operators, type inference, analyses and passes."""
 
-from ..ir import Any, FuncType, GlobalVar, IRModule, TensorType, TupleType
+from ..ir import (
+    Any,
+    Constructor,
+    FuncType,
+    GlobalTypeVar,
+    GlobalVar,
+    IncompleteType,
+    IRModule,
+    RelayRefType,
+    SourceName,
+    Span,
+    TensorType,
+    TupleType,
+    Type,
+    TypeCall,
+    TypeConstraint,
+    TypeData,
+    TypeKind,
+    TypeRelation,
+    TypeVar,
+)
 from ..ir.expr import RelayExpr as Expr  # TVM's relay.Expr, for isinstance checks
 from ..ir.op import Op
 from ..runtime.packed_func import register_func
@@ -12,15 +32,32 @@ from . import (
     frontend,
     loops,
     op,
+    prelude,
     quantize,
     testing,
     transform,
     ty,
 )
 from . import printer as _printer  # noqa: F401  (registers "relay.ir.astext": what str(mod) prints)
+from .adt import Clause, Match, Pattern, PatternConstructor, PatternTuple, PatternVar, PatternWildcard
 from .backend import vm  # noqa: E402  (TVM's relay.vm; registers relay.executor.vm)
 from .build import build, load_param_dict, save_param_dict  # noqa: E402
-from .expr import Call, Constant, If, Let, Tuple, TupleGetItem, TupleWrapper, Var, bind, const, var
+from .expr import (
+    Call,
+    Constant,
+    If,
+    Let,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    TupleWrapper,
+    Var,
+    bind,
+    const,
+    var,
+)
 from .expr_functor import ExprFunctor, ExprMutator, ExprVisitor, post_order_visit
 from .function import Function
 from .interpreter import create_executor
@@ -32,7 +69,9 @@ from .parser import fromtext, parse, parse_expr
 from .scope_builder import ScopeBuilder
 from .transform.annotate_spans import SpanCheck
 from .transform.infer_type import infer_type
-from .ty import IncompleteType, scalar_type
+from .ty import scalar_type
+
+RefType = RelayRefType  # TVM's relay.RefType
 
 
 @register_func("relay.ir.as_function")

@@ -1,4 +1,5 @@
-"""Relay expressions: Var, Constant, Tuple, TupleGetItem, Call, Let, If (Function lives in function.py).
+"""Relay expressions: Var, Constant, Tuple, TupleGetItem, Call, Let, If, and the reference cells RefCreate, RefRead,
+RefWrite (Function lives in function.py; Match and its patterns in adt.py).
 
 All are graph nodes: frozen, slotted, compared by identity with ``==`` (use ``kiln.ir.structural_equal`` for
 structure). Python's ``+ - * /`` on an expression build ``add``/``subtract``/``multiply``/``divide`` calls.
@@ -12,7 +13,7 @@ import numpy as np
 from ..error import ArgumentTypeError, KilnError
 from ..ir.attrs import Attrs
 from ..ir.expr import GlobalVar, RelayExpr
-from ..ir.node import DEF, IGNORE
+from ..ir.node import DEF, IGNORE, OP_CALL_IGNORE
 from ..ir.op import Op
 from ..ir.type import TensorType, TupleType, Type
 from ..runtime.ndarray import NDArray
@@ -176,9 +177,13 @@ class Call(ExprWithOp, RelayExpr):
     op: RelayExpr | Op | GlobalVar
     args: tuple
     attrs: Attrs | None = None
+    # the type arguments of a call of a polymorphic function (filled by InferType); for an operator, the types of
+    # its arguments, which structural equality does not compare
+    type_args: tuple = field(default=(), metadata=OP_CALL_IGNORE)
 
     def __post_init__(self):
         object.__setattr__(self, "args", tuple(self.args))
+        object.__setattr__(self, "type_args", tuple(self.type_args or ()))
         _check_exprs(self.args, f"argument of {self.op}")
         if not isinstance(self.op, RelayExpr | Op | GlobalVar):
             raise KilnError(f"relay.Call: cannot call a {type(self.op).__name__}")
@@ -208,6 +213,37 @@ class If(ExprWithOp, RelayExpr):
 
     def __post_init__(self):
         _check_exprs((self.cond, self.true_branch, self.false_branch), "relay.If operand")
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class RefCreate(ExprWithOp, RelayExpr):
+    """``ref(value)``: a new mutable reference cell holding ``value``."""
+
+    value: RelayExpr
+
+    def __post_init__(self):
+        _check_exprs((self.value,), "relay.RefCreate value")
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class RefRead(ExprWithOp, RelayExpr):
+    """``ref_read(ref)``: the value a reference cell holds now."""
+
+    ref: RelayExpr
+
+    def __post_init__(self):
+        _check_exprs((self.ref,), "relay.RefRead ref")
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class RefWrite(ExprWithOp, RelayExpr):
+    """``ref_write(ref, value)``: store ``value`` in the cell ``ref``; evaluates to ``()``."""
+
+    ref: RelayExpr
+    value: RelayExpr
+
+    def __post_init__(self):
+        _check_exprs((self.ref, self.value), "relay.RefWrite operand")
 
 
 def _check_exprs(values, what):
@@ -275,6 +311,8 @@ def const(value, dtype=None, span=None) -> Constant:
     Python floats default to float32 and Python ints to int32, and so do numpy float64/int64 arrays (TVM's rule);
     an NDArray keeps its dtype.
     """
+    if isinstance(dtype, TensorType):  # TVM accepts a scalar type where a dtype is meant
+        dtype = dtype.dtype
     if isinstance(value, NDArray):
         value = value.numpy()
         dtype = value.dtype if dtype is None else dtype
@@ -315,5 +353,5 @@ def bind(expr, binds: dict):
     return _Binder().visit(expr)
 
 
-__all__ = ["Var", "Constant", "Tuple", "TupleGetItem", "Call", "Let", "If", "TupleWrapper", "var", "const", "bind",
-           "ExprWithOp", "TupleType"]
+__all__ = ["Var", "Constant", "Tuple", "TupleGetItem", "Call", "Let", "If", "RefCreate", "RefRead", "RefWrite",
+           "TupleWrapper", "var", "const", "bind", "ExprWithOp", "TupleType"]

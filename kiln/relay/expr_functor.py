@@ -10,9 +10,11 @@ Dispatch is a per-class table built once (``Call -> visit_call``), not an ``isin
 """
 
 from ..error import KilnError
+from ..ir.adt import Constructor
 from ..ir.expr import GlobalVar
 from ..ir.op import Op
-from .expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
+from .adt import Match, PatternConstructor, PatternTuple, PatternVar
+from .expr import Call, Constant, If, Let, RefCreate, RefRead, RefWrite, Tuple, TupleGetItem, Var
 from .function import Function
 
 _METHOD_OF = {
@@ -26,6 +28,11 @@ _METHOD_OF = {
     If: "visit_if",
     Function: "visit_function",
     Op: "visit_op",
+    Match: "visit_match",
+    Constructor: "visit_constructor",
+    RefCreate: "visit_ref_create",
+    RefRead: "visit_ref_read",
+    RefWrite: "visit_ref_write",
 }
 
 
@@ -160,6 +167,42 @@ class ExprVisitor(ExprFunctor):
             self.visit(param)
         self.visit(fn.body)
 
+    def visit_constructor(self, ctor):
+        pass
+
+    def visit_ref_create(self, ref):
+        self.visit(ref.value)
+
+    def visit_ref_read(self, ref):
+        self.visit(ref.ref)
+
+    def visit_ref_write(self, ref):
+        self.visit(ref.ref)
+        self.visit(ref.value)
+
+    def visit_match(self, match):
+        self.visit(match.data)
+        for clause in match.clauses:
+            self.visit_clause(clause)
+
+    def visit_clause(self, clause):
+        """Visit a clause: its pattern, then its right-hand side."""
+        self.visit_pattern(clause.lhs)
+        self.visit(clause.rhs)
+
+    def visit_pattern(self, pattern):
+        """Visit a pattern: the variables it binds and the constructors it names."""
+        kind = type(pattern)
+        if kind is PatternVar:
+            self.visit(pattern.var)
+        elif kind is PatternConstructor:
+            self.visit(pattern.constructor)
+            for sub in pattern.patterns:
+                self.visit_pattern(sub)
+        elif kind is PatternTuple:
+            for sub in pattern.patterns:
+                self.visit_pattern(sub)
+
 
 class ExprMutator(ExprFunctor):
     """Rebuilds an expression bottom-up; a node whose children are unchanged is returned as is (identity kept).
@@ -223,6 +266,45 @@ class ExprMutator(ExprFunctor):
             return fn
         return fn.with_fields(params=params, body=body)
 
+    def visit_constructor(self, ctor):
+        return ctor
+
+    def visit_ref_create(self, ref):
+        return ref.with_fields(value=self.visit(ref.value))
+
+    def visit_ref_read(self, ref):
+        return ref.with_fields(ref=self.visit(ref.ref))
+
+    def visit_ref_write(self, ref):
+        return ref.with_fields(ref=self.visit(ref.ref), value=self.visit(ref.value))
+
+    def visit_match(self, match):
+        data = self.visit(match.data)
+        clauses = tuple(self.visit_clause(c) for c in match.clauses)
+        if data is match.data and not _changed(clauses, match.clauses):
+            return match
+        return match.with_fields(data=data, clauses=clauses)
+
+    def visit_clause(self, clause):
+        """Rebuild a clause from its visited pattern and right-hand side."""
+        return clause.with_fields(lhs=self.visit_pattern(clause.lhs), rhs=self.visit(clause.rhs))
+
+    def visit_pattern(self, pattern):
+        """Rebuild a pattern: its variables and constructors visited (identity kept when nothing changes)."""
+        kind = type(pattern)
+        if kind is PatternVar:
+            return pattern.with_fields(var=self.visit(pattern.var))
+        if kind is PatternConstructor:
+            subs = tuple(self.visit_pattern(p) for p in pattern.patterns)
+            ctor = self.visit(pattern.constructor)
+            if ctor is pattern.constructor and not _changed(subs, pattern.patterns):
+                return pattern
+            return pattern.with_fields(constructor=ctor, patterns=subs)
+        if kind is PatternTuple:
+            subs = tuple(self.visit_pattern(p) for p in pattern.patterns)
+            return pattern.with_fields(patterns=subs) if _changed(subs, pattern.patterns) else pattern
+        return pattern
+
 
 def _changed(new, old) -> bool:
     return any(a is not b for a, b in zip(new, old, strict=True))
@@ -243,7 +325,31 @@ def expr_children(expr) -> tuple:
         return (expr.cond, expr.true_branch, expr.false_branch)
     if kind is Function:
         return (*expr.params, expr.body)
+    if kind is Match:
+        return (expr.data, *(v for c in expr.clauses for v in (*_pattern_exprs(c.lhs), c.rhs)))
+    if kind is RefCreate:
+        return (expr.value,)
+    if kind is RefRead:
+        return (expr.ref,)
+    if kind is RefWrite:
+        return (expr.ref, expr.value)
     return ()
+
+
+def _pattern_exprs(pattern) -> tuple:
+    """The expressions a pattern holds (its variables and constructors), left to right."""
+    out: list = []
+    stack = [pattern]
+    while stack:
+        p = stack.pop()
+        if type(p) is PatternVar:
+            out.append(p.var)
+        elif type(p) is PatternConstructor:
+            out.append(p.constructor)
+            stack.extend(reversed(p.patterns))
+        elif type(p) is PatternTuple:
+            stack.extend(reversed(p.patterns))
+    return tuple(out)
 
 
 def post_order_visit(expr, fvisit):

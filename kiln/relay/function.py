@@ -5,8 +5,9 @@ from dataclasses import dataclass, field
 from ..error import KilnError
 from ..ir.attrs import DictAttrs
 from ..ir.expr import BaseFunc, RelayExpr
-from ..ir.node import DEF
+from ..ir.node import DEF, TYPE_DEF
 from ..ir.type import Type
+from ..ir.type_poly import TypeVar
 from .expr import ExprWithOp, Var, _check_exprs
 
 
@@ -23,24 +24,32 @@ class Function(ExprWithOp, BaseFunc, RelayExpr):
     ret_type : Type, optional
         The declared return type.
     attrs : dict or DictAttrs, optional
-        Attributes such as ``{"Primitive": 1}``; read with ``fn.attrs["Primitive"]``.
-    type_params : tuple, optional
-        Type parameters (kiln's types are monomorphic: always empty in practice).
+        Attributes such as ``{"Primitive": 1}``; read with ``fn.attrs["Primitive"]``. A list here is taken as
+        ``type_params`` (and the next argument as ``attrs``), TVM's order of the arguments.
+    type_params : list of TypeVar, optional
+        The type parameters of a polymorphic function (``fn [A](%x: A) -> A``).
     """
 
     params: tuple = field(metadata=DEF)
     body: RelayExpr
     ret_type: Type | None = None
     attrs: DictAttrs = field(default_factory=DictAttrs)  # SPEC's position: Function(params, body, ret_type, attrs)
-    type_params: tuple = ()
+    type_params: tuple = field(default=(), metadata=TYPE_DEF)
 
     def __post_init__(self):
+        if isinstance(self.attrs, list | tuple):  # TVM's order: Function(params, body, ret_type, type_params, attrs)
+            type_params, attrs = self.attrs, self.type_params
+            object.__setattr__(self, "type_params", tuple(type_params))
+            object.__setattr__(self, "attrs", attrs if isinstance(attrs, dict | DictAttrs) else None)
         object.__setattr__(self, "params", tuple(self.params))
         object.__setattr__(self, "type_params", tuple(self.type_params))
         object.__setattr__(self, "attrs", DictAttrs.make(self.attrs))
         for p in self.params:
             if not isinstance(p, Var):
                 raise KilnError(f"relay.Function: every parameter must be a Var, got {type(p).__name__}")
+        for tv in self.type_params:
+            if not isinstance(tv, TypeVar):
+                raise KilnError(f"relay.Function: every type parameter must be a TypeVar, got {type(tv).__name__}")
         _check_exprs((self.body,), "relay.Function body")
 
     def is_primitive(self) -> bool:

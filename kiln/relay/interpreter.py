@@ -1,255 +1,50 @@
 """The reference interpreter: evaluates Relay with numpy, the oracle every pass and every compiled module is checked
 against (TVM's ``relay.create_executor("debug")``).
 
-How it works. Values are numpy arrays (tensors), Python tuples (tuple values) and :class:`Closure` objects
-(function values: a Function plus the environment it was created in). Evaluation is a small stack machine rather
-than a recursive visitor, so a chain of 10,000 operators or a 10,000-deep let chain needs no Python recursion:
-
-* ``todo`` holds tasks ``(kind, node, frame)``; ``vals`` holds computed values. ``EVAL`` of a Call pushes a ``CALL``
-  continuation and then the evaluation of each operand, so when ``CALL`` runs its operands sit on top of ``vals``.
-  Tuples, TupleGetItem, Let and If work the same way with their own continuation.
-* A frame is one function activation: an environment (variable -> value, chained to the closure's captured
-  environment) and a memo (node -> value). The memo makes a subexpression shared in the dataflow graph evaluate once
-  per activation, as Relay's graph semantics require; a Let binds its variable in the frame's environment.
-* Calling a closure or global function pushes a ``STORE`` (memoize the call's result in the caller's frame) and the
-  evaluation of the callee body in a fresh frame: calls, including recursion through globals or let-bound closures,
-  grow ``todo`` and never the Python stack.
-* An operator call runs the operator's ``FEvaluate`` (numpy implementations in :mod:`kiln.relay.reference`) and the
-  result is conformed to the call's inferred type (the exact dtype; a shape mismatch is an internal error).
-
-The executor types an untyped module itself, checks arguments against the parameter types and returns NDArrays.
+The evaluation itself is :mod:`kiln.relay.evaluator`; this module is its Python face. The executor types an
+untyped module itself, checks arguments against the parameter types, converts them (NDArrays, numpy arrays, Python
+numbers, tuples, :class:`ConstructorValue` and :class:`RefValue`) and returns NDArrays, tuples of results,
+ConstructorValues with NDArray fields, RefValues, or callables for function results.
 """
 
 import numpy as np
 
-from ..error import InternalError, KilnError, OpNotImplemented, RuntimeArgumentError
+from ..error import KilnError, RuntimeArgumentError
 from ..ir.expr import GlobalVar, RelayExpr
 from ..ir.module import IRModule
-from ..ir.op import Op
-from ..ir.type import FuncType, TensorType, TupleType
+from ..ir.type import TensorType, TupleType
+from ..ir.type_poly import FuncType, GlobalTypeVar, RelayRefType, TypeCall
+from ..runtime.container import ADT
 from ..runtime.device import Device, cpu
 from ..runtime.device import device as make_device
 from ..runtime.ndarray import NDArray
 from ..runtime.ndarray import array as nd_array
 from ..runtime.packed_func import get_global_func
-from . import reference  # noqa: F401  (registers the FEvaluate of every operator)
 from .analysis import free_vars
-from .expr import Call, Constant, If, Let, Tuple, TupleGetItem, TupleWrapper, Var, bind, const
+from .evaluator import Closure, ConstructorFunction, ConstructorValue, Env, Frame, Machine, RefValue
+from .expr import TupleWrapper, bind, const
 from .function import Function
 from .transform.infer_type import TypeInferencer, infer_type
 
 _MISSING = object()
-_EVAL, _CALL, _TUPLE, _GETITEM, _LET, _IF, _STORE = range(7)
-
-
-class Closure:
-    """A function value: ``func`` with the environment ``env`` it captured (None for a global function)."""
-
-    __slots__ = ("env", "func")
-
-    def __init__(self, func, env):
-        self.func = func
-        self.env = env
-
-    def __repr__(self):
-        return f"<Closure of fn with {len(self.func.params)} parameters>"
-
-
-class _Env:
-    __slots__ = ("parent", "vars")
-
-    def __init__(self, bindings, parent):
-        self.vars = bindings
-        self.parent = parent
-
-    def lookup(self, var):
-        env = self
-        while env is not None:
-            value = env.vars.get(var, _MISSING)
-            if value is not _MISSING:
-                return value
-            env = env.parent
-        raise KilnError(f"variable %{var.name_hint} has no value: it is free in the evaluated expression")
-
-
-class _Frame:
-    __slots__ = ("env", "memo")
-
-    def __init__(self, env):
-        self.env = env
-        self.memo = {}
-
-
-def _conform(value, ttype, what):
-    """``value`` with exactly the dtype of ``ttype`` (numpy results normalized to ndarrays)."""
-    if isinstance(value, tuple):
-        fields = ttype.fields if isinstance(ttype, TupleType) else (None,) * len(value)
-        if len(fields) != len(value):
-            raise InternalError(f"{what}: evaluated to {len(value)} values, its type {ttype} has {len(fields)}")
-        return tuple(_conform(v, t, what) for v, t in zip(value, fields, strict=True))
-    if isinstance(value, Closure):
-        return value
-    arr = value if type(value) is np.ndarray else np.asarray(value)
-    if isinstance(ttype, TensorType):
-        if arr.dtype.name != ttype.dtype:
-            arr = arr.astype(ttype.dtype)
-        if not ttype.admits(arr.shape):
-            raise InternalError(f"{what}: evaluated to shape {arr.shape}, its type is {ttype}")
-    return arr
-
-
-class _Machine:
-    """Evaluates expressions of one module (see the module docstring)."""
-
-    def __init__(self, mod):
-        self.mod = mod
-        self.globals = {}
-
-    def global_func(self, gv):
-        func = self.globals.get(gv)
-        if func is not None:
-            return func
-        func = self.mod[gv]
-        if not isinstance(func, Function):  # a lowered PrimFunc: not an error of the program, a limit of this oracle
-            raise OpNotImplemented(f"the interpreter cannot run {gv}: it is a {type(func).__name__}, not a Relay "
-                                   f"function")
-        self.globals[gv] = func
-        return func
-
-    @staticmethod
-    def enter(func, env, args, what):
-        if len(args) != len(func.params):
-            raise KilnError(f"call of {what} passes {len(args)} arguments, the function takes {len(func.params)}")
-        return _Frame(_Env(dict(zip(func.params, args, strict=True)), env))
-
-    def apply(self, closure, args, what="a function"):
-        """Call ``closure`` with ``args`` (numpy values)."""
-        func = closure.func
-        return self.run(func.body, self.enter(func, closure.env, args, what))
-
-    @staticmethod
-    def call_op(call, args):
-        op = call.op
-        fevaluate = op.get_attr("FEvaluate")
-        if fevaluate is None:
-            raise OpNotImplemented(f"operator {op.name} has no reference implementation (FEvaluate) in the interpreter")
-        try:
-            out = fevaluate(call.attrs, *args)
-        except KilnError:
-            raise
-        except Exception as exc:  # a numpy error inside an implementation: report which operator failed
-            shapes = ", ".join(str(getattr(a, "shape", type(a).__name__)) for a in args)
-            raise KilnError(f"{op.name}: evaluation failed on arguments of shapes ({shapes}): "
-                            f"{type(exc).__name__}: {exc}") from exc
-        return _conform(out, call.checked_type_, op.name)
-
-    def run(self, root, frame):
-        """Evaluate ``root`` in ``frame`` without recursion; returns its value."""
-        todo = [(_EVAL, root, frame)]
-        vals = []
-        push, pop, put = todo.append, todo.pop, vals.append
-        while todo:
-            kind, node, frame = pop()
-            if kind == _EVAL:
-                memo = frame.memo
-                hit = memo.get(node, _MISSING)
-                if hit is not _MISSING:
-                    put(hit)
-                    continue
-                kind_of = type(node)
-                if kind_of is Var:
-                    put(frame.env.lookup(node))
-                elif kind_of is Call:
-                    push((_CALL, node, frame))
-                    for arg in reversed(node.args):
-                        push((_EVAL, arg, frame))
-                    if not isinstance(node.op, Op | GlobalVar):
-                        push((_EVAL, node.op, frame))
-                elif kind_of is Constant:
-                    memo[node] = node.data.handle
-                    put(node.data.handle)
-                elif kind_of is Tuple:
-                    push((_TUPLE, node, frame))
-                    for field in reversed(node.fields):
-                        push((_EVAL, field, frame))
-                elif kind_of is TupleGetItem:
-                    push((_GETITEM, node, frame))
-                    push((_EVAL, node.tuple_value, frame))
-                elif kind_of is Let:
-                    push((_LET, node, frame))
-                    push((_EVAL, node.value, frame))
-                elif kind_of is If:
-                    push((_IF, node, frame))
-                    push((_EVAL, node.cond, frame))
-                elif kind_of is Function:
-                    memo[node] = value = Closure(node, frame.env)
-                    put(value)
-                elif kind_of is GlobalVar:
-                    memo[node] = value = Closure(self.global_func(node), None)
-                    put(value)
-                elif kind_of is Op:
-                    raise KilnError(f"operator {node.name} is used as a value; operators can only be called")
-                else:
-                    raise KilnError(f"the interpreter cannot evaluate a {kind_of.__name__}")
-            elif kind == _CALL:
-                count = len(node.args)
-                args = vals[-count:] if count else []
-                if count:
-                    del vals[-count:]
-                op = node.op
-                if type(op) is Op:
-                    frame.memo[node] = value = self.call_op(node, args)
-                    put(value)
-                    continue
-                if type(op) is GlobalVar:
-                    func, env, what = self.global_func(op), None, str(op)
-                else:
-                    callee = vals.pop()
-                    if not isinstance(callee, Closure):
-                        raise KilnError(f"cannot call a value of type {type(callee).__name__}")
-                    func, env, what = callee.func, callee.env, "a closure"
-                push((_STORE, node, frame))
-                push((_EVAL, func.body, self.enter(func, env, args, what)))
-            elif kind == _STORE:
-                frame.memo[node] = vals[-1]
-            elif kind == _TUPLE:
-                count = len(node.fields)
-                value = tuple(vals[-count:]) if count else ()
-                if count:
-                    del vals[-count:]
-                frame.memo[node] = value
-                put(value)
-            elif kind == _GETITEM:
-                value = vals.pop()
-                if not isinstance(value, tuple) or not 0 <= node.index < len(value):
-                    raise KilnError(f"TupleGetItem .{node.index} of a value that is not a tuple of that many fields")
-                frame.memo[node] = value = value[node.index]
-                put(value)
-            elif kind == _LET:
-                frame.env.vars[node.var] = vals.pop()
-                push((_EVAL, node.body, frame))
-            else:  # _IF
-                push((_STORE, node, frame))
-                push((_EVAL, node.true_branch if _truth(vals.pop()) else node.false_branch, frame))
-        return vals.pop()
-
-
-def _truth(value) -> bool:
-    arr = np.asarray(value) if not isinstance(value, tuple | Closure) else None
-    if arr is None or arr.size != 1:
-        raise KilnError(f"an If condition must be a scalar tensor, got {getattr(arr, 'shape', type(value).__name__)}")
-    return bool(arr.reshape(()))
 
 
 def _to_numpy(value):
-    """An NDArray, numpy value, Python scalar or tuple of them as the interpreter's value."""
+    """An NDArray, numpy value, Python scalar, tuple (or runtime ADT tuple), ConstructorValue or RefValue of them as
+    the interpreter's value."""
     if isinstance(value, NDArray):
         return value.handle
+    if isinstance(value, ADT) and value.tag == 0:
+        return tuple(_to_numpy(v) for v in value.fields)
     if isinstance(value, tuple | list) and not all(isinstance(v, int | float | bool) for v in value):
         return tuple(_to_numpy(v) for v in value)
     if isinstance(value, FunctionCallable):
         return value.closure
-    if isinstance(value, Closure | np.ndarray):
+    if isinstance(value, ConstructorValue):
+        return ConstructorValue(value.tag, [_to_numpy(f) for f in value.fields], value.constructor)
+    if isinstance(value, RefValue):
+        return RefValue(_to_numpy(value.value))
+    if isinstance(value, Closure | ConstructorFunction | np.ndarray):
         return value
     return np.asarray(value)
 
@@ -278,9 +73,9 @@ def evaluate_expr(expr, env=None, mod=None):
     array(3., dtype=float32)
     """
     bindings = {var: _to_numpy(value) for var, value in (env or {}).items()}
-    machine = _Machine(mod if mod is not None else IRModule())
+    machine = Machine(mod if mod is not None else IRModule())
     with np.errstate(all="ignore"):
-        return machine.run(expr, _Frame(_Env(bindings, None)))
+        return machine.run(expr, Frame(Env(bindings, None)))
 
 
 def _arg_error(where, message):
@@ -289,6 +84,15 @@ def _arg_error(where, message):
 
 def _convert_arg(value, ttype, where):
     """A user argument as an interpreter value, checked against the parameter type ``ttype``."""
+    if isinstance(value, ADT) and value.tag == 0:  # TVM's tuple value (runtime.container.tuple_object)
+        value = tuple(value.fields)
+    if isinstance(ttype, TypeCall | GlobalTypeVar) and not isinstance(value, ConstructorValue):
+        raise _arg_error(where, f"expects a value of data type {ttype} (a ConstructorValue), got "
+                                f"{type(value).__name__}")
+    if isinstance(ttype, RelayRefType) and not isinstance(value, RefValue):
+        raise _arg_error(where, f"expects a reference of type {ttype} (a RefValue), got {type(value).__name__}")
+    if not isinstance(ttype, TensorType | TupleType | FuncType):  # data type, reference or type parameter: any value
+        return _to_numpy(value)
     if isinstance(ttype, TupleType):
         if not isinstance(value, tuple | list) or len(value) != len(ttype.fields):
             raise _arg_error(where, f"expects a tuple of {len(ttype.fields)} values of type {ttype}")
@@ -322,6 +126,12 @@ def _to_user(value, machine, device):
         return tuple(_to_user(v, machine, device) for v in value)
     if isinstance(value, Closure):
         return FunctionCallable(machine, value, "a closure", device)
+    if isinstance(value, ConstructorValue):
+        return ConstructorValue(value.tag, [_to_user(f, machine, device) for f in value.fields], value.constructor)
+    if isinstance(value, RefValue):
+        return RefValue(_to_user(value.value, machine, device))
+    if isinstance(value, ConstructorFunction):
+        return value
     return nd_array(value, device)
 
 
@@ -404,7 +214,7 @@ class Interpreter(Executor):
 
     def _make_executor(self, expr=None):
         mod = infer_type(self.mod)
-        machine = _Machine(mod)
+        machine = Machine(mod)
         if expr is None or isinstance(expr, GlobalVar | str):
             gv = mod.get_global_var(expr if isinstance(expr, str) else getattr(expr, "name_hint", "main"))
             return FunctionCallable(machine, Closure(mod[gv], None), str(gv), self.device)
@@ -413,7 +223,7 @@ class Interpreter(Executor):
             raise KilnError(f"cannot evaluate an expression with free variables "
                             f"{', '.join('%' + v.name_hint for v in free)}; bind them with evaluate(expr, binds=...)")
         if expr.checked_type_ is None:
-            expr = TypeInferencer(lambda gv: mod[gv.name_hint].checked_type_).visit(expr)
+            expr = TypeInferencer(lambda gv: mod[gv.name_hint].checked_type_, mod=mod).visit(expr)
         return FunctionCallable(machine, Closure(expr, None), "the function", self.device)
 
 
@@ -476,4 +286,5 @@ def create_executor(kind="debug", mod=None, device=None, target="llvm", params=N
     raise KilnError(f"unknown executor kind {kind!r}; expected debug, interpreter, graph, vm or aot")
 
 
-__all__ = ["Closure", "Executor", "FunctionCallable", "Interpreter", "create_executor", "evaluate_expr"]
+__all__ = ["Closure", "ConstructorValue", "Executor", "FunctionCallable", "Interpreter", "RefValue", "create_executor",
+           "evaluate_expr"]

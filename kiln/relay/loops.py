@@ -7,7 +7,8 @@ Examples
 >>> relay.Function([i], loop(i))   # doctest: +SKIP
 """
 
-from ..ir.type import FuncType, TupleType
+from ..ir.type import TupleType
+from ..ir.type_poly import FuncType
 from .expr import Let, Tuple, Var, var
 from .function import Function
 from .scope_builder import ScopeBuilder

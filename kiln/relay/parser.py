@@ -21,22 +21,28 @@ import dataclasses
 
 from ..error import DiagnosticError, KilnError
 from ..ir import diagnostics
+from ..ir.adt import Constructor
 from ..ir.attrs import Attrs, DictAttrs
 from ..ir.expr import GlobalVar, RelayExpr
 from ..ir.json import load_json
 from ..ir.module import IRModule
 from ..ir.op import Op
 from ..ir.span import Span
-from ..ir.type import Any, FuncType, TensorType, TupleType
+from ..ir.type import IncompleteType, TensorType
 from ..runtime.ndarray import array as nd_array
-from .expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
+from .expr import Call, Constant, If, Let, RefCreate, RefRead, RefWrite, Tuple, TupleGetItem, Var
 from .function import Function
 from .lexer import tokenize
+from .parser_types import TypeParsing
 from .text_literals import index_prefixes, literal_array, number_value
 
 _MISSING = object()
-_BINARY = {"+": ("add", 1), "-": ("subtract", 1), "*": ("multiply", 2), "/": ("divide", 2)}
+# infix operators: (operator, precedence); all associate to the left
+_BINARY = {"==": ("equal", 1), "!=": ("not_equal", 1), "<": ("less", 2), ">": ("greater", 2),
+           "<=": ("less_equal", 2), ">=": ("greater_equal", 2), "+": ("add", 3), "-": ("subtract", 3),
+           "*": ("multiply", 4), "/": ("divide", 4)}
 _BLOCK_START = ("let", "free_var")
+_REF_FORMS = {"ref": 1, "ref_read": 1, "ref_write": 2}
 
 
 def _describe(tok) -> str:
@@ -60,8 +66,10 @@ def _describe(tok) -> str:
     return f"`{value}`"
 
 
-class Parser:
+class Parser(TypeParsing):
     """Parses one text; see the module docstring. Use :func:`parse` or :func:`parse_expr`."""
+
+    describe = staticmethod(_describe)
 
     def __init__(self, text, source_name="from_string", meta_table=None):
         if not isinstance(text, str):
@@ -78,6 +86,8 @@ class Parser:
         self.undo: list = []
         self.global_refs: list = []
         self.literals: dict = {}
+        self.defined_types: dict = {}
+        self.init_types()
 
     def _load_metadata(self, tok):
         try:
@@ -143,24 +153,38 @@ class Parser:
 
     # ---------------------------------------------------------------------------------------------------- module
     def parse_module(self, init_module=None) -> IRModule:
-        """``[#[version]] def ... [#[metadata]]`` -> IRModule (functions added to a copy of ``init_module``)."""
+        """``[#[version]] {def | type | extern type} [#[metadata]]`` -> IRModule (definitions added to a copy of
+        ``init_module``)."""
         self.accept("VERSION")
+        self.init_types(init_module)
         mod = IRModule(init_module.functions if init_module is not None else None,
+                       init_module.type_definitions if init_module is not None else None,
                        attrs=init_module.attrs if init_module is not None else None)
+        self.defined_types = {gtv.name_hint: data for gtv, data in mod.type_definitions.items()}
         defined: dict = {}
         while self.peek()[0] not in ("EOF", "METADATA"):
             start = self.peek()
             if start[0] == "GLOBAL":
                 raise self.error(f"cannot parse the definition of @{start[1]}: only Relay functions (`def`) are "
                                  "read back, not lowered PrimFuncs", start)
+            if start[0] == "IDENT" and start[1] in ("type", "extern"):
+                if start[1] == "extern":
+                    self.advance()
+                data = self.parse_type_def(extern=start[1] == "extern")
+                self.defined_types[data.header.name_hint] = data
+                mod[data.header] = data
+                continue
             if start[0] != "IDENT" or start[1] != "def":
-                raise self.error(f"expected `def`, found {_describe(start)}", start)
+                raise self.error(f"expected `def`, `type` or `extern type`, found {_describe(start)}", start)
             self.advance()
             name_tok = self.expect("GLOBAL", "a global function name such as `@main`")
             if name_tok[1] in defined:
                 raise self.error(f"@{name_tok[1]} is defined twice", name_tok)
             self.graph = {}
-            func = self.parse_function_rest(start)
+            marker = len(self.undo)
+            type_params = self.parse_type_params() if self.peek()[0] == "[" else ()
+            func = self.parse_function_rest(start, type_params)
+            self.leave(marker)
             gv = GlobalVar(name_tok[1], span=Span(self.source_name, name_tok[2], name_tok[3]))
             defined[name_tok[1]] = func
             mod[gv] = func
@@ -169,9 +193,10 @@ class Parser:
         for name, tok in self.global_refs:
             if name not in mod:
                 raise self.error(f"unknown global function @{name}", tok)
+        self.check_type_refs()
         attrs = self.meta.get("attributes")
         if attrs:
-            mod = IRModule(mod.functions, attrs=attrs[0])
+            mod = IRModule(mod.functions, mod.type_definitions, attrs=attrs[0])
         return mod
 
     def parse_whole_expr(self):
@@ -183,8 +208,8 @@ class Parser:
         return expr
 
     # ------------------------------------------------------------------------------------------------- functions
-    def parse_function_rest(self, start) -> Function:
-        """``(params [, attrs]) [-> type] { block }`` after ``def @name`` or ``fn``."""
+    def parse_function_rest(self, start, type_params=()) -> Function:
+        """``(params [, attrs]) [-> type] { block }`` after ``def @name[A...]`` or ``fn [A...]``."""
         self.expect("(")
         marker = len(self.undo)
         params, attrs = [], {}
@@ -207,7 +232,10 @@ class Parser:
         body = self.parse_block()
         self.expect("}", "`}` closing the function body")
         self.leave(marker)
-        return Function(params, body, ret_type, attrs=DictAttrs.make(attrs), span=self.span(start))
+        if isinstance(ret_type, IncompleteType):
+            ret_type = None
+        return Function(params, body, ret_type, attrs=DictAttrs.make(attrs), type_params=tuple(type_params),
+                        span=self.span(start))
 
     def parse_var_decl(self, what, bind=True) -> Var:
         """``%x[: type]``: a new variable, bound in the current scope unless ``bind`` is False."""
@@ -216,6 +244,8 @@ class Parser:
             raise self.error(f"expected {what}, found {_describe(tok)}", tok)
         self.pos += 1
         ttype = self.parse_type() if self.accept(":") else None
+        if isinstance(ttype, IncompleteType):  # `%x: _` declares no type
+            ttype = None
         var = Var(tok[1], ttype, span=self.span(tok))
         if bind:
             self.bind(self.locals, tok[1], var)
@@ -250,8 +280,11 @@ class Parser:
                 self.parse_var_decl("a variable after `free_var`")
                 self.expect(";", "`;` after the free variable")
             else:
-                break
-        body = self.parse_expr()
+                expr = self.parse_expr()
+                if not self.accept(";"):
+                    body = expr
+                    break
+                lets.append((Var("_"), expr, tok))  # `e1; e2` evaluates e1 for its effect, then e2
         self.leave(marker)
         for var, value, tok in reversed(lets):
             body = Let(var, value, body, span=Span(self.source_name, tok[2], tok[3]))
@@ -259,7 +292,7 @@ class Parser:
 
     # ------------------------------------------------------------------------------------------------ expressions
     def parse_expr(self, min_prec=1):
-        """An expression with infix ``+ - * /`` (precedence climbing)."""
+        """An expression with infix ``== != < > <= >= + - * /`` (precedence climbing)."""
         start = self.peek()
         lhs = self.parse_unary()
         while True:
@@ -277,6 +310,9 @@ class Parser:
             if self.peek()[0] == "NUM":
                 return self.parse_postfix(self.parse_literal(negative=True, start=tok), tok)
             operand = self.parse_unary()
+            if type(operand) is Constant and operand.data.ndim == 0:  # `--1` is the literal 1, as in TVM
+                value = -operand.data.numpy()
+                return Constant(nd_array(value), span=self.span(tok), checked_type_=operand.checked_type_)
             return Call(Op.get("negative"), (operand,), span=self.span(tok))
         return self.parse_postfix(self.parse_atom(), tok)
 
@@ -289,6 +325,8 @@ class Parser:
             elif kind == "PROJ":
                 self.pos += 1
                 expr = TupleGetItem(expr, tokens[self.pos - 1][1], span=self.span(start))
+            elif type(expr) is Constructor and not expr.inputs:  # `Nil` is the value the constructor makes
+                return Call(expr, (), span=self.span(start))
             else:
                 return expr
 
@@ -328,9 +366,21 @@ class Parser:
             word = tok[1]
             if word == "fn":
                 self.pos += 1
-                return self.parse_function_rest(tok)
+                marker = len(self.undo)
+                type_params = self.parse_type_params() if self.peek()[0] == "[" else ()
+                func = self.parse_function_rest(tok, type_params)
+                self.leave(marker)
+                return func
             if word == "if":
                 return self.parse_if()
+            if word == "match":
+                return self.parse_match()
+            if word in _REF_FORMS and self.peek(1)[0] == "(":
+                return self.parse_ref(word)
+            ctor = self.ctors.get(word)
+            if ctor is not None:
+                self.pos += 1
+                return ctor
             if word in ("True", "False"):
                 self.pos += 1
                 return Constant(nd_array(literal_array(word == "True", "bool")), span=self.span(tok))
@@ -402,6 +452,18 @@ class Parser:
             fields.append(self.parse_expr())
         self.expect(")", "`,` or `)` in a tuple")
         return Tuple(fields, span=self.span(start))
+
+    def parse_ref(self, word):
+        """``ref(e)``, ``ref_read(e)``, ``ref_write(e, v)``."""
+        start = self.advance()
+        self.expect("(")
+        operands = [self.parse_expr()]
+        for _ in range(_REF_FORMS[word] - 1):
+            self.expect(",", f"`,` between the operands of {word}")
+            operands.append(self.parse_expr())
+        self.expect(")", f"`)` closing {word}")
+        make = {"ref": RefCreate, "ref_read": RefRead, "ref_write": RefWrite}[word]
+        return make(*operands, span=self.span(start))
 
     def parse_if(self):
         start = self.advance()
@@ -507,65 +569,6 @@ class Parser:
         except ValueError as exc:
             raise self.error(f"invalid number {tok[1]}: {exc}", tok) from None
         return float(value) if dtype is not None and dtype.startswith("float") else value
-
-    # ------------------------------------------------------------------------------------------------------ types
-    def parse_type(self):
-        """``float32``, ``Tensor[(1, 3), float32]``, ``(t1, t2)``, ``fn (t1) -> t2``."""
-        tok = self.peek()
-        if tok[0] == "(":
-            self.pos += 1
-            fields = []
-            while self.peek()[0] != ")":
-                fields.append(self.parse_type())
-                if not self.accept(","):
-                    break
-            self.expect(")", "`,` or `)` in a tuple type")
-            return TupleType(fields)
-        if tok[0] != "IDENT":
-            raise self.error(f"expected a type, found {_describe(tok)}", tok)
-        self.pos += 1
-        if tok[1] == "Tensor":
-            self.expect("[", "`[` after `Tensor`")
-            self.expect("(", "`(` opening the shape")
-            shape = []
-            while self.peek()[0] != ")":
-                if self.accept("?"):
-                    shape.append(Any())
-                    if not self.accept(","):
-                        break
-                    continue
-                dim = self.expect("NUM", "a dimension (a non-negative integer)")
-                try:
-                    value, dtype = number_value(dim[1])
-                except ValueError:
-                    value = None
-                if not isinstance(value, int):
-                    raise self.error(f"a dimension must be an integer, found {dim[1]}", dim)
-                shape.append(value)
-                if not self.accept(","):
-                    break
-            self.expect(")", "`,` or `)` in the shape")
-            self.expect(",", "`,` before the dtype")
-            dtype = self.expect("IDENT", "a dtype such as float32")
-            self.expect("]", "`]` closing the tensor type")
-            return self._tensor_type(shape, dtype)
-        if tok[1] == "fn":
-            self.expect("(", "`(` after `fn`")
-            args = []
-            while self.peek()[0] != ")":
-                args.append(self.parse_type())
-                if not self.accept(","):
-                    break
-            self.expect(")", "`,` or `)` in a function type")
-            self.expect("->", "`->` before the return type")
-            return FuncType(args, self.parse_type())
-        return self._tensor_type((), tok)
-
-    def _tensor_type(self, shape, dtype_tok):
-        try:
-            return TensorType(tuple(shape), dtype_tok[1])
-        except KilnError:
-            raise self.error(f"unknown type or dtype `{dtype_tok[1]}`", dtype_tok) from None
 
 
 def parse(text, init_module=None, init_meta_table=None, source_name="from_string") -> IRModule:

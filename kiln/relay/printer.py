@@ -30,13 +30,29 @@ them as :func:`kiln.ir.save_json` of ``{"relay.Constant": [...]}``, so the parse
 """
 
 from ..error import InternalError
+from ..ir.adt import Constructor
 from ..ir.expr import GlobalVar
 from ..ir.json import save_json
 from ..ir.module import IRModule
 from ..ir.op import Op
 from ..runtime.packed_func import register_func
-from .expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
+from .adt import Match
+from .analysis.match_exhaustion import pattern_text
+from .expr import Call, Constant, If, Let, RefCreate, RefRead, RefWrite, Tuple, TupleGetItem, Var
 from .function import Function
+from .printer_parts import (
+    ATOMIC,
+    TYPED_KINDS,
+    Scope,
+    binders,
+    kids,
+    lca,
+    tir_function_text,
+    tir_module_text,
+    type_data_text,
+    type_params_text,
+    var_kids,
+)
 from .text_literals import (
     BARE_GLOBAL,
     VERSION,
@@ -48,71 +64,6 @@ from .text_literals import (
     string_text,
     type_text,
 )
-
-_ATOMIC = (Var, Constant, GlobalVar, Op)
-_TYPED_KINDS = (Call, Tuple, TupleGetItem, Function)
-
-
-class _Scope:
-    """A block of bindings ending in one expression (``root``); ``lets`` are the let bindings it opens with."""
-
-    __slots__ = ("depth", "lets", "parent", "root")
-
-    def __init__(self, parent):
-        self.parent = parent
-        self.depth = 0 if parent is None else parent.depth + 1
-        self.root = None
-        self.lets = []
-
-
-def _lca(a, b):
-    if a is None:
-        return b
-    while a.depth > b.depth:
-        a = a.parent
-    while b.depth > a.depth:
-        b = b.parent
-    while a is not b:
-        a, b = a.parent, b.parent
-    return a
-
-
-def _kids(node) -> tuple:
-    """Non-atomic children in TVM's printing order (a call's arguments before its callee)."""
-    kind = type(node)
-    if kind is Call:
-        if isinstance(node.op, _ATOMIC):
-            return tuple(a for a in node.args if not isinstance(a, _ATOMIC))
-        return tuple(a for a in node.args if not isinstance(a, _ATOMIC)) + (node.op,)
-    if kind is Tuple:
-        return tuple(f for f in node.fields if not isinstance(f, _ATOMIC))
-    if kind is TupleGetItem:
-        return () if isinstance(node.tuple_value, _ATOMIC) else (node.tuple_value,)
-    if kind is If:
-        return tuple(c for c in (node.cond, node.true_branch, node.false_branch) if not isinstance(c, _ATOMIC))
-    if kind is Let:
-        return tuple(c for c in (node.value, node.body) if not isinstance(c, _ATOMIC))
-    if kind is Function:
-        return () if isinstance(node.body, _ATOMIC) else (node.body,)
-    return ()
-
-
-def _var_kids(node) -> tuple:
-    """The variables a node uses directly."""
-    kind = type(node)
-    if kind is Call:
-        return tuple(a for a in (node.op, *node.args) if type(a) is Var)
-    if kind is Tuple:
-        return tuple(f for f in node.fields if type(f) is Var)
-    if kind is TupleGetItem:
-        return (node.tuple_value,) if type(node.tuple_value) is Var else ()
-    if kind is If:
-        return tuple(c for c in (node.cond, node.true_branch, node.false_branch) if type(c) is Var)
-    if kind is Let:
-        return tuple(c for c in (node.value, node.body) if type(c) is Var)
-    if kind is Function:
-        return (node.body,) if type(node.body) is Var else ()
-    return ()
 
 
 class RelayTextPrinter:
@@ -144,9 +95,12 @@ class RelayTextPrinter:
         A module of PrimFuncs only (what ``kiln.lower`` returns) prints in TVMScript's ``@I.ir_module`` form.
         """
         gvs = sorted(mod.functions, key=lambda gv: (gv.name_hint != "main", gv.name_hint))
-        if gvs and not any(isinstance(f, Function) for f in mod.functions.values()):
-            return _tir_module_text([mod.functions[gv] for gv in gvs])
+        if gvs and not mod.type_definitions and not any(isinstance(f, Function) for f in mod.functions.values()):
+            return tir_module_text([mod.functions[gv] for gv in gvs])
         lines = [f'#[version = "{VERSION}"]']
+        for data in mod.type_definitions.values():  # before the functions, which use their constructors
+            lines.extend(type_data_text(data))
+            lines.append("")
         for i, gv in enumerate(gvs):
             if i:
                 lines.append("")
@@ -154,7 +108,7 @@ class RelayTextPrinter:
             if isinstance(func, Function):
                 lines.extend(self._print_def(gv, func))
             else:  # a PrimFunc after lowering: printed for reading, not for parsing back
-                lines.append(f"{self._global_text(gv)} = {_tir_function_text(func)}")
+                lines.append(f"{self._global_text(gv)} = {tir_function_text(func)}")
         if len(mod.attrs):
             self._meta_ref(mod.attrs, "attributes")
         return "\n".join(lines) + "\n" + self._meta_section()
@@ -163,7 +117,7 @@ class RelayTextPrinter:
         """An expression: ``free_var`` lines for its free variables, then its graph-normal-form text."""
         self._reset_unit()
         self.typed = getattr(expr, "checked_type_", None) is not None and not isinstance(expr, Constant)
-        top = _Scope(None)
+        top = Scope(None)
         lines = self._print_unit(expr, top, "")
         text = "\n".join(lines)
         meta = self._meta_section()
@@ -218,10 +172,10 @@ class RelayTextPrinter:
     def _print_def(self, gv, func) -> list:
         self._reset_unit()
         self.typed = func.checked_type_ is not None
-        header = f"def {self._global_text(gv)}({self._params_text(func)})"
+        header = f"def {self._global_text(gv)}{type_params_text(func.type_params)}({self._params_text(func)})"
         if func.ret_type is not None:
             header += f" -> {type_text(func.ret_type)}"
-        top = _Scope(None)
+        top = Scope(None)
         body = self._print_unit(func.body, top, "  ", skip_free=func.params)
         return [header + " {", *body, "}"]
 
@@ -244,7 +198,7 @@ class RelayTextPrinter:
         bound = set(skip_free)
         if type(root) is Var:
             used_vars[root] = None
-        stack = [(root, False)] if not isinstance(root, _ATOMIC) else []
+        stack = [(root, False)] if not isinstance(root, ATOMIC) else []
         while stack:
             node, expanded = stack.pop()
             if expanded:
@@ -254,19 +208,15 @@ class RelayTextPrinter:
                 continue
             seen.add(node)
             stack.append((node, True))
-            kids = _kids(node)
-            for kid in kids:
+            children = kids(node)
+            for kid in children:
                 uses[kid] = uses.get(kid, 0) + 1
-            for kid in reversed(kids):
+            for kid in reversed(children):
                 if kid not in seen:
                     stack.append((kid, False))
-            for v in _var_kids(node):
+            for v in var_kids(node):
                 used_vars.setdefault(v, None)
-            kind = type(node)
-            if kind is Function:
-                bound.update(node.params)
-            elif kind is Let:
-                bound.add(node.var)
+            bound.update(binders(node))
         free = [v for v in used_vars if v not in bound]
         return order, uses, free
 
@@ -282,38 +232,47 @@ class RelayTextPrinter:
                 inline.add(node)
             kind = type(node)
             if kind is If:
-                t, f = _Scope(scope), _Scope(scope)
+                t, f = Scope(scope), Scope(scope)
                 child_scopes[node] = (t, f)
                 for branch, sub in ((node.true_branch, t), (node.false_branch, f)):
                     sub.root = branch
-                    if not isinstance(branch, _ATOMIC):
+                    if not isinstance(branch, ATOMIC):
                         designated[branch] = sub
-                        acc[branch] = _lca(acc.get(branch), sub)
+                        acc[branch] = lca(acc.get(branch), sub)
                 targets = (node.cond,)
             elif kind is Function:
-                sub = _Scope(scope)
+                sub = Scope(scope)
                 child_scopes[node] = (sub,)
                 sub.root = node.body
-                if not isinstance(node.body, _ATOMIC):
+                if not isinstance(node.body, ATOMIC):
                     designated[node.body] = sub
-                    acc[node.body] = _lca(acc.get(node.body), sub)
+                    acc[node.body] = lca(acc.get(node.body), sub)
                 targets = ()
+            elif kind is Match:
+                subs = tuple(Scope(scope) for _ in node.clauses)
+                child_scopes[node] = subs
+                for clause, sub in zip(node.clauses, subs, strict=True):
+                    sub.root = clause.rhs
+                    if not isinstance(clause.rhs, ATOMIC):
+                        designated[clause.rhs] = sub
+                        acc[clause.rhs] = lca(acc.get(clause.rhs), sub)
+                targets = (node.data,)
             elif kind is Let:
                 # a let chain continues in its scope when it is the tail there; otherwise it opens a ( ... ) scope
-                chain = scope if (node in inline and root_of is not None and root_of.root is node) else _Scope(scope)
+                chain = scope if (node in inline and root_of is not None and root_of.root is node) else Scope(scope)
                 child_scopes[node] = (chain,)
                 chain.lets.append(node)
                 chain.root = node.body
                 for part in (node.value, node.body):
-                    if not isinstance(part, _ATOMIC):
+                    if not isinstance(part, ATOMIC):
                         designated[part] = chain
-                        acc[part] = _lca(acc.get(part), chain)
+                        acc[part] = lca(acc.get(part), chain)
                 targets = ()
             else:
-                targets = _kids(node)
+                targets = kids(node)
             for kid in targets:
-                if not isinstance(kid, _ATOMIC):
-                    acc[kid] = _lca(acc.get(kid), scope)
+                if not isinstance(kid, ATOMIC):
+                    acc[kid] = lca(acc.get(kid), scope)
 
     # ----------------------------------------------------------------------------------------------- rendering
     def _render_scope(self, scope, indent) -> list:
@@ -344,7 +303,7 @@ class RelayTextPrinter:
 
     def _emit_deps(self, anchor, scope, indent, lines, visited):
         """Bind, in post order, every not yet bound node under ``anchor`` whose home is ``scope``."""
-        if isinstance(anchor, _ATOMIC):
+        if isinstance(anchor, ATOMIC):
             return
         temp_of, home, inline = self.temp_of, self.home, self.inline
         stack = [(anchor, False)]
@@ -358,7 +317,7 @@ class RelayTextPrinter:
                 continue
             visited.add(node)
             stack.append((node, True))
-            for kid in reversed(_kids(node)):
+            for kid in reversed(kids(node)):
                 if kid not in visited and kid not in temp_of:
                     stack.append((kid, False))
 
@@ -372,7 +331,7 @@ class RelayTextPrinter:
         lines[-1] += self._type_comment(node) + ";"
 
     def _type_comment(self, node) -> str:
-        if isinstance(node, _TYPED_KINDS) and node.checked_type_ is not None:
+        if isinstance(node, TYPED_KINDS) and node.checked_type_ is not None:
             return f" /* ty={type_text(node.checked_type_)} */"
         return ""
 
@@ -381,17 +340,33 @@ class RelayTextPrinter:
         kind = type(node)
         ref = self._ref
         if kind is Call:
+            if type(node.op) is Constructor and not node.args:
+                return [node.op.name_hint]  # a nullary constructor applied reads as its name, as TVM parses it
             parts = [ref(a) for a in node.args]
             parts.extend(self._call_attrs(node))
             return [f"{ref(node.op)}({', '.join(parts)})"]
+        if kind is RefCreate:
+            return [f"ref({ref(node.value)})"]
+        if kind is RefRead:
+            return [f"ref_read({ref(node.ref)})"]
+        if kind is RefWrite:
+            return [f"ref_write({ref(node.ref)}, {ref(node.value)})"]
         if kind is Tuple:
             inner = ", ".join(ref(f) for f in node.fields)
             return [f"({inner},)" if len(node.fields) == 1 else f"({inner})"]
         if kind is TupleGetItem:
             return [f"{ref(node.tuple_value)}.{node.index}"]
         inner_indent = indent + "  "
+        if kind is Match:
+            lines = [f"{'match' if node.complete else 'match?'} ({ref(node.data)}) {{"]
+            for clause, sub in zip(node.clauses, self.child_scopes[node], strict=True):
+                lines.append(f"{inner_indent}{self._pattern_text(clause.lhs)} => {{")
+                lines.extend(self._render_scope(sub, inner_indent + "  "))
+                lines.append(f"{inner_indent}}},")
+            lines.append(indent + "}")
+            return lines
         if kind is Function:
-            header = f"fn ({self._params_text(node)}) "
+            header = f"fn {type_params_text(node.type_params)}({self._params_text(node)}) "
             if node.ret_type is not None:
                 header += f"-> {type_text(node.ret_type)} "
             (body,) = self.child_scopes[node]
@@ -404,6 +379,10 @@ class RelayTextPrinter:
             (chain,) = self.child_scopes[node]
             return ["(", *self._render_scope(chain, inner_indent), indent + ")"]
         raise InternalError(f"the text printer cannot print a {kind.__name__}")
+
+    def _pattern_text(self, pattern) -> str:
+        """A clause's pattern, declaring its variables (with their annotations)."""
+        return pattern_text(pattern, self._var_decl)
 
     def _params_text(self, func) -> str:
         parts = [self._var_decl(p) for p in func.params]
@@ -436,6 +415,8 @@ class RelayTextPrinter:
             return self._global_text(node)
         if kind is Op:
             return node.name
+        if kind is Constructor:
+            return node.name_hint
         temp = self.temp_of.get(node)
         if temp is None:
             raise InternalError(f"text printer: a {kind.__name__} was used before it was bound")
@@ -480,18 +461,3 @@ def astext(node, show_meta_data=True) -> str:
     if isinstance(node, IRModule):
         return printer.print_module(node)
     return printer.print_expr(node)
-
-
-def _tir_function_text(func) -> str:
-    """A PrimFunc's TVMScript text without the import comment."""
-    lines = str(func).split("\n")
-    while lines and (lines[0].startswith("# from") or not lines[0].strip()):
-        lines.pop(0)
-    return "\n".join(lines)
-
-
-def _tir_module_text(funcs) -> str:
-    body = "\n\n".join("\n".join("    " + line if line else line for line in _tir_function_text(f).split("\n"))
-                       for f in funcs)
-    return ("# from kiln.script import ir as I\n# from kiln.script import tir as T\n\n@I.ir_module\nclass Module:\n"
-            + body + "\n")

@@ -16,7 +16,8 @@ from enum import Enum
 
 import numpy as np
 
-from ..ir.type import FuncType, PrimType, TensorType, TupleType
+from ..ir.type import IncompleteType, PrimType, TensorType, TupleType
+from ..ir.type_poly import FuncType, RelayRefType, TypeCall
 
 VERSION = "0.0.5"
 
@@ -31,7 +32,8 @@ _DIGITS = re.compile(r"\d+")
 
 
 def type_text(ttype) -> str:
-    """Spell a type as TVM does: ``float32``, ``Tensor[(1, 3), float32]``, ``(t1, t2)``, ``fn (t1) -> t2``."""
+    """Spell a type as TVM does: ``float32``, ``Tensor[(1, 3), float32]``, ``(t1, t2)``, ``fn [A](t1) -> t2``,
+    ``List[A]``, ``ref(float32)``."""
     if isinstance(ttype, TensorType):
         if not ttype.shape:
             return ttype.dtype
@@ -40,10 +42,19 @@ def type_text(ttype) -> str:
         inner = ", ".join(type_text(f) for f in ttype.fields)
         return f"({inner},)" if len(ttype.fields) == 1 else f"({inner})"
     if isinstance(ttype, FuncType):
-        return f"fn ({', '.join(type_text(a) for a in ttype.arg_types)}) -> {type_text(ttype.ret_type)}"
+        params = getattr(ttype, "type_params", ())
+        head = f"fn [{', '.join(str(t) for t in params)}](" if params else "fn ("
+        return f"{head}{', '.join(type_text(a) for a in ttype.arg_types)}) -> {type_text(ttype.ret_type)}"
     if isinstance(ttype, PrimType):
         return ttype.dtype
-    return str(ttype)
+    if isinstance(ttype, TypeCall):
+        return f"{type_text(ttype.func)}[{', '.join(type_text(a) for a in ttype.args)}]" if ttype.args else \
+            type_text(ttype.func)
+    if isinstance(ttype, RelayRefType):
+        return f"ref({type_text(ttype.value)})"
+    if isinstance(ttype, IncompleteType):
+        return "_"
+    return str(ttype)  # type variables, data type names
 
 
 def _exact_float(value: float, narrow) -> str:

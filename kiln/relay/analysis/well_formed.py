@@ -1,5 +1,8 @@
-"""Well-formedness: every variable is bound at most once and used only inside the scope that binds it."""
+"""Well-formedness: every variable is bound at most once and used only inside the scope that binds it (function
+parameters bind in the body, a let variable in its value and body, a pattern's variables in its clause's
+right-hand side)."""
 
+from ..adt import Match, pattern_vars
 from ..expr import Let, Var
 from ..expr_functor import expr_children
 from ..function import Function
@@ -18,6 +21,9 @@ def well_formed_error(expr) -> str | None:
         if event == "unbind":
             in_scope.difference_update(item)
             continue
+        if event == "bind":
+            in_scope.update(item)
+            continue
         node = item
         if isinstance(node, Var):
             uses.append((node, node in in_scope))
@@ -32,6 +38,19 @@ def well_formed_error(expr) -> str | None:
         elif isinstance(node, Let):
             binders = (node.var,)
             children = [node.value, node.body]
+        elif isinstance(node, Match):
+            # each clause is its own scope: its pattern's variables are visible in its right-hand side only
+            stack.append(("visit", node.data))
+            for clause in reversed(node.clauses):
+                clause_binders = tuple(pattern_vars(clause.lhs))
+                for v in clause_binders:
+                    if v in bound_anywhere:
+                        return f"variable %{v.name_hint} is bound more than once"
+                    bound_anywhere.add(v)
+                stack.append(("unbind", clause_binders))
+                stack.append(("visit", clause.rhs))
+                stack.append(("bind", clause_binders))
+            continue
         else:
             children = list(expr_children(node))
         for v in binders:

@@ -14,7 +14,8 @@ from ...error import TypeInferenceError
 from ...ir.attrs import Attrs
 from ...ir.expr import GlobalVar
 from ...ir.op import Op
-from ...ir.type import FuncType, TensorType, TupleType, Type
+from ...ir.type import TensorType, TupleType, Type
+from ...ir.type_poly import FuncType
 from ..expr import Call, Tuple
 from ..op.op import OpPattern, register_relay_op
 

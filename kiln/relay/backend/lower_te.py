@@ -211,7 +211,7 @@ def lower_te(mod, module_name="default", target=None) -> IRModule:
     target = target if target is not None else current_target()
     taken = {gv.name_hint for gv in mod.functions}
     state = _LoweringState(module_name, target, taken)
-    out = IRModule(attrs=mod.attrs)
+    out = IRModule(type_definitions=mod.type_definitions, attrs=mod.attrs)
     primitive_globals = set()
     for gv, func in mod.functions.items():
         if isinstance(func, Function) and func.is_primitive():

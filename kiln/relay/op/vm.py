@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from ...error import TypeInferenceError
 from ...ir.attrs import Attrs
 from ...ir.op import Op, register_op_attr
-from ...ir.type import FuncType, TensorType, TupleType, is_any, static_or_any
+from ...ir.type import TensorType, TupleType, is_any, static_or_any
+from ...ir.type_poly import FuncType
 from ..expr import Call, Tuple
 from .memory import register_dialect_op
 from .op import make_call

@@ -65,7 +65,7 @@ def inline_globals(mod):
             target = inlinable.get(new.op) if isinstance(new.op, GlobalVar) else None
             return self.visit(substitute_call(target, new.args)) if target is not None else new
 
-    out = IRModule(attrs=mod.attrs)
+    out = IRModule(type_definitions=mod.type_definitions, attrs=mod.attrs)
     for gv, func in mod.functions.items():
         out[gv] = _Inliner().visit(func) if isinstance(func, Function) and gv not in inlinable else func
     used = set()

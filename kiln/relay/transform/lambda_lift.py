@@ -74,7 +74,7 @@ class _Lifter(ExprMutator):
 
 def lambda_lift(mod: IRModule, prefix="lifted_name", analyses=None) -> IRModule:
     """Return a copy of ``mod`` in which no non-primitive function is nested inside another."""
-    out = IRModule(attrs=mod.attrs)
+    out = IRModule(type_definitions=mod.type_definitions, attrs=mod.attrs)
     for gv, func in mod.functions.items():
         out[gv] = func
     lifter = _Lifter(out, prefix, analyses)
