@@ -37,6 +37,11 @@ class GlobalVar(Node):
     def __str__(self):
         return f"@{self.name_hint}"
 
+    def astext(self, show_meta_data=True) -> str:
+        """The global variable in the text format (``@name``, after the version header)."""
+        return f'#[version = "0.0.5"]\n@{self.name_hint}'
+
+
     def __call__(self, *args):
         from ..runtime.packed_func import get_global_func
 

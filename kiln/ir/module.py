@@ -15,6 +15,14 @@ from .node import IGNORE, Node
 from .type_poly import GlobalTypeVar
 
 
+class _Definitions(dict):
+    """The type definitions of a module: a dict whose ``items()`` is a list, as TVM's Map gives it
+    (``mod.type_definitions.items()[0]``)."""
+
+    def items(self):  # type: ignore[override]
+        return list(super().items())
+
+
 @dataclass(eq=False, slots=True)
 class IRModule(Node):
     """A set of named functions plus module attributes.
@@ -35,7 +43,7 @@ class IRModule(Node):
     type_key = "ir.IRModule"
 
     def __init__(self, functions=None, type_definitions=None, attrs=None):
-        self.type_definitions = {}
+        self.type_definitions = _Definitions()
         self.functions = {}
         self.attrs = DictAttrs.make(attrs)
         self._std_imports = ()
@@ -194,13 +202,13 @@ class IRModule(Node):
         copy._std_imports = self._std_imports
         return copy
 
-    def astext(self, show_meta_data=True) -> str:
+    def astext(self, show_meta_data=True, annotate=None) -> str:
         """The module in the text format (what ``str(mod)`` prints); without the metadata section (constant
-        tensors) when ``show_meta_data`` is False."""
+        tensors) when ``show_meta_data`` is False; ``annotate(expr) -> str`` replaces the type comments."""
         printer = get_global_func("relay.ir.astext", allow_missing=True)
         if printer is None:
             return f"IRModule({', '.join(map(str, self.functions))})"
-        return printer(self, show_meta_data)
+        return printer(self, show_meta_data, annotate)
 
     def __str__(self):
         return self.astext()

@@ -37,6 +37,7 @@ class Node(Object):
 
     __slots__ = ("__weakref__",)
     _is_var = False  # variables compare by binding, not by their fields
+    _graph_node = False  # a dataflow node (Relay call, tuple, let, if): structural equality maps these one to one
     type_key: ClassVar[str]  # set for each subclass by __init_subclass__ unless the class sets it
     # every concrete node class is a dataclass; declared so type checkers accept dataclasses.fields(node)
     __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]

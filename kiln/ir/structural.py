@@ -5,7 +5,10 @@ keyed by node identity, so a subexpression shared by many users costs once: time
 
 Variables are compared by binding: a variable at a binding site (a field marked ``DEF``) is mapped to its counterpart,
 and later uses must agree with that mapping. A free variable (used before any binding) equals only itself, unless
-``map_free_vars`` maps it on first use. Hashing is consistent with this: bound variables hash by the order in which
+``map_free_vars`` maps it on first use. Relay's dataflow nodes (calls, tuples, lets, ifs: ``_graph_node``) are
+matched one to one, as TVM's graph nodes are: ``add(%y, %y)`` with one shared ``%y = add(%x, %x)`` differs from
+``add(add(%x, %x), add(%x, %x))``, and hashing tells them apart too (a repeated dataflow node hashes as a reference
+to its first occurrence). Hashing is consistent with this: bound variables hash by the order in which
 they are bound, free variables by identity (or by first-use order under ``map_free_vars``). Type variables follow
 the same rules (bound by function type parameters and data type definitions); types that may hold them (tuple,
 function, call and reference types) are walked field by field, other value nodes compare with ``==``.
@@ -70,6 +73,8 @@ def _first_mismatch(lhs, rhs, map_free_vars):
     lmap: dict[int, object] = {}
     rmap: dict[int, object] = {}
     seen: set[tuple[int, int]] = set()
+    lgraph: dict[int, object] = {}
+    rgraph: dict[int, object] = {}
     # entries: (lhs, rhs, path link, binds_variables); a path link is (parent link, label), rebuilt only on failure
     stack: list[tuple[Any, Any, _PathLink | None, bool]] = [(lhs, rhs, None, False)]
     while stack:
@@ -99,6 +104,16 @@ def _first_mismatch(lhs, rhs, map_free_vars):
                 # a composite type may hold type variables bound by an enclosing binder: compare field by field
             elif l is r:
                 continue
+            elif l._graph_node:
+                # a dataflow node corresponds to exactly one node on the other side: sharing is structure
+                mapped = lgraph.get(id(l))
+                if mapped is not None:
+                    if mapped is r:
+                        continue
+                    return link, l, r
+                if id(r) in rgraph:
+                    return link, l, r
+                lgraph[id(l)], rgraph[id(r)] = r, l
             else:
                 key = (id(l), id(r))
                 if key in seen:
@@ -180,6 +195,7 @@ def structural_hash(node, map_free_vars=False) -> int:
     Variables bound inside ``node`` hash by binding order, so alpha-equivalent functions hash the same.
     """
     memo: dict[int, int] = {}
+    graph_index: dict[int, int] = {}
     var_index: dict[int, int] = {}
     values: list[int] = []
     # entries: (value, binds_variables, children_count or -1 before expansion)
@@ -210,10 +226,17 @@ def structural_hash(node, map_free_vars=False) -> int:
             if is_value_node(v) and not isinstance(v, _COMPOSITE_TYPES):
                 values.append(hash(v))
                 continue
-            cached = memo.get(id(v))
-            if cached is not None:
-                values.append(cached)
-                continue
+            if v._graph_node:
+                index = graph_index.get(id(v))
+                if index is not None:  # a shared dataflow node: the sharing is part of the structure
+                    values.append(hash(("graph_ref", index)))
+                    continue
+                graph_index[id(v)] = len(graph_index)
+            else:
+                cached = memo.get(id(v))
+                if cached is not None:
+                    values.append(cached)
+                    continue
             spec = structural_fields(type(v), type(v).__name__ == "Call")  # type arguments are not hashed
             stack.append((v, is_def, len(spec)))
             for name, binds in reversed(spec):

@@ -57,9 +57,6 @@ class PatternConstructor(Pattern):
         if not isinstance(self.constructor, Constructor):
             raise KilnError(f"relay.PatternConstructor needs a Constructor, not a {type(self.constructor).__name__}")
         _check_patterns(self.patterns, f"sub-pattern of {self.constructor.name_hint}")
-        if len(self.patterns) != len(self.constructor.inputs):
-            raise KilnError(f"relay.PatternConstructor: constructor {self.constructor.name_hint} has "
-                            f"{len(self.constructor.inputs)} fields, the pattern gives {len(self.patterns)}")
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -13,7 +13,7 @@ import numpy as np
 from ..error import ArgumentTypeError, KilnError
 from ..ir.attrs import Attrs
 from ..ir.expr import GlobalVar, RelayExpr
-from ..ir.node import DEF, IGNORE, OP_CALL_IGNORE
+from ..ir.node import DEF, IGNORE, OP_CALL_IGNORE, Node
 from ..ir.op import Op
 from ..ir.type import TensorType, TupleType, Type
 from ..runtime.ndarray import NDArray
@@ -77,9 +77,12 @@ class ExprWithOp:
         """Cast to ``dtype``."""
         return Call(Op.get("cast"), (self,), _cast_attrs(dtype))
 
-    def astext(self, show_meta_data=True) -> str:
-        """The expression in the text format (without the metadata section when ``show_meta_data`` is False)."""
-        return _astext(self, show_meta_data)
+    def astext(self, show_meta_data=True, annotate=None) -> str:
+        """The expression in the text format, after the version header as TVM's ``astext`` (``str(expr)`` has no
+        header); without the metadata section when ``show_meta_data`` is False; ``annotate(expr) -> str`` replaces
+        the type comments."""
+        return f'#[version = "0.0.5"]\n{_astext(self, show_meta_data, annotate)}'
+
 
     def __str__(self):
         return _astext(self)
@@ -87,11 +90,11 @@ class ExprWithOp:
     __repr__ = __str__
 
 
-def _astext(expr, show_meta_data=True) -> str:
+def _astext(expr, show_meta_data=True, annotate=None) -> str:
     from ..runtime.packed_func import get_global_func
 
     printer = get_global_func("relay.ir.astext", allow_missing=True)
-    return printer(expr, show_meta_data) if printer is not None else object.__repr__(expr)
+    return printer(expr, show_meta_data, annotate) if printer is not None else object.__repr__(expr)
 
 
 def _cast_attrs(dtype):
@@ -114,18 +117,30 @@ def _as_operand(value, like):
     raise ArgumentTypeError(f"cannot use a value of type {type(value).__name__} as a Relay expression")
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class Id(Node):
+    """The identity of a variable (TVM's ``relay.Id``): compared by identity, shared by the copies of a Var."""
+
+    name_hint: str = field(metadata=IGNORE)
+
+
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Var(ExprWithOp, RelayExpr):
     """A local variable, printed ``%name``. Two Vars are different variables even when their names agree."""
 
     name_hint: str = field(metadata=IGNORE)
     type_annotation: Type | None = None
+    # the variable's identity (TVM's ``Var.vid``): kept by copies made with ``with_fields`` (a typed copy of a
+    # variable is the same variable), so it can key maps across passes
+    vid: Id = field(default=None, kw_only=True, metadata=IGNORE, repr=False)  # type: ignore[assignment]
 
     _is_var = True
 
     def __post_init__(self):
         if not isinstance(self.name_hint, str):
             raise KilnError(f"relay.Var: name_hint must be a str, not {type(self.name_hint).__name__}")
+        if self.vid is None:
+            object.__setattr__(self, "vid", Id(self.name_hint))
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -144,6 +159,8 @@ class Constant(ExprWithOp, RelayExpr):
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Tuple(ExprWithOp, RelayExpr):
     """A tuple of expressions."""
+
+    _graph_node = True
 
     fields: tuple
 
@@ -174,6 +191,8 @@ class TupleGetItem(ExprWithOp, RelayExpr):
 class Call(ExprWithOp, RelayExpr):
     """A call of an operator, function, global function or closure with ``args`` and operator ``attrs``."""
 
+    _graph_node = True
+
     op: RelayExpr | Op | GlobalVar
     args: tuple
     attrs: Attrs | None = None
@@ -193,6 +212,8 @@ class Call(ExprWithOp, RelayExpr):
 class Let(ExprWithOp, RelayExpr):
     """``let %var = value; body``."""
 
+    _graph_node = True
+
     var: Var = field(metadata=DEF)
     value: RelayExpr
     body: RelayExpr
@@ -206,6 +227,8 @@ class Let(ExprWithOp, RelayExpr):
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class If(ExprWithOp, RelayExpr):
     """``if (cond) { true_branch } else { false_branch }``; ``cond`` is a scalar bool tensor."""
+
+    _graph_node = True
 
     cond: RelayExpr
     true_branch: RelayExpr

@@ -22,7 +22,7 @@ from ..runtime.ndarray import array as nd_array
 from ..runtime.packed_func import get_global_func
 from .analysis import free_vars
 from .evaluator import Closure, ConstructorFunction, ConstructorValue, Env, Frame, Machine, RefValue
-from .expr import TupleWrapper, bind, const
+from .expr import Constant, TupleWrapper, bind, const
 from .function import Function
 from .transform.infer_type import TypeInferencer, infer_type
 
@@ -86,6 +86,8 @@ def _convert_arg(value, ttype, where):
     """A user argument as an interpreter value, checked against the parameter type ``ttype``."""
     if isinstance(value, ADT) and value.tag == 0:  # TVM's tuple value (runtime.container.tuple_object)
         value = tuple(value.fields)
+    if isinstance(value, Constant):  # TVM's executors take relay constants as arguments
+        value = value.data
     if isinstance(ttype, TypeCall | GlobalTypeVar) and not isinstance(value, ConstructorValue):
         raise _arg_error(where, f"expects a value of data type {ttype} (a ConstructorValue), got "
                                 f"{type(value).__name__}")

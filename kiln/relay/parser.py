@@ -579,8 +579,9 @@ def parse(text, init_module=None, init_meta_table=None, source_name="from_string
     text : str
         The module text: ``def`` functions, optionally the version header and the metadata section.
     init_module : IRModule, optional
-        Functions the text may call (``@f``); the result holds them plus the parsed ones. A str here is taken as
-        ``source_name``, as in TVM's ``parse(source, source_name)``.
+        Functions (and data types) the text may use (``@f``); the result holds them plus the parsed ones. A str here
+        is taken as ``source_name``, the arguments then being in TVM's order ``parse(source, source_name,
+        init_module, init_meta_table)``.
     init_meta_table : dict, optional
         ``{"relay.Constant": [c0, c1, ...]}`` resolving ``meta[relay.Constant][i]`` when the text has no metadata.
     source_name : str
@@ -599,8 +600,9 @@ def parse(text, init_module=None, init_meta_table=None, source_name="from_string
     --------
     >>> mod = parse(str(IRModule.from_expr(relay.nn.relu(relay.var("x", shape=(2,))))))   # doctest: +SKIP
     """
-    if isinstance(init_module, str):
-        source_name, init_module = init_module, None
+    if isinstance(init_module, str):  # TVM's order: parse(source, source_name, init_module, init_meta_table)
+        tvm_meta = source_name if isinstance(source_name, dict) else None
+        source_name, init_module, init_meta_table = init_module, init_meta_table, tvm_meta
     parser = Parser(text, source_name, init_meta_table)
     return _guarded(parser, parser.parse_module, init_module)
 

@@ -69,8 +69,9 @@ from .text_literals import (
 class RelayTextPrinter:
     """Prints modules and expressions; one instance per ``astext`` call (names are unique across its output)."""
 
-    def __init__(self, show_meta_data=True):
+    def __init__(self, show_meta_data=True, annotate=None):
         self.show_meta_data = show_meta_data
+        self.annotate = annotate  # node -> str: the comment printed after an expression, in place of its type
         self.meta: dict[str, list] = {}
         self.meta_index: dict[int, str] = {}
         self.used_names: set[str] = set()
@@ -331,6 +332,9 @@ class RelayTextPrinter:
         lines[-1] += self._type_comment(node) + ";"
 
     def _type_comment(self, node) -> str:
+        if self.annotate is not None:
+            note = self.annotate(node)
+            return f" /* {note} */" if note else ""
         if isinstance(node, TYPED_KINDS) and node.checked_type_ is not None:
             return f" /* ty={type_text(node.checked_type_)} */"
         return ""
@@ -434,7 +438,7 @@ class RelayTextPrinter:
 
 
 @register_func("relay.ir.astext")
-def astext(node, show_meta_data=True) -> str:
+def astext(node, show_meta_data=True, annotate=None) -> str:
     """Print an IRModule or a Relay expression in the text format (what ``str(mod)`` shows).
 
     Parameters
@@ -443,6 +447,8 @@ def astext(node, show_meta_data=True) -> str:
         What to print.
     show_meta_data : bool
         Whether to append the metadata section (large constants); without it the text cannot be parsed back.
+    annotate : callable, optional
+        ``annotate(expr) -> str``: the comment printed after each expression instead of its type.
 
     Returns
     -------
@@ -457,7 +463,7 @@ def astext(node, show_meta_data=True) -> str:
       nn.relu(%x)
     }
     """
-    printer = RelayTextPrinter(show_meta_data)
+    printer = RelayTextPrinter(show_meta_data, annotate)
     if isinstance(node, IRModule):
         return printer.print_module(node)
     return printer.print_expr(node)

@@ -117,3 +117,20 @@ def test_immediate_attributes_are_their_values():
     assert structural_equal(f.with_attr("Primitive", tir.IntImm("int32", 1)), f.with_attr("Primitive", 1))
     assert f.with_attr("Compiler", tir.StringImm("ccompiler")).attrs["Compiler"] == "ccompiler"
     assert f.with_attr("flag", tir.IntImm("bool", 1)).attrs["flag"] is True
+
+
+def test_shared_dataflow_nodes_are_structure():
+    """As in TVM, a dataflow node shared by two users differs from two equal copies, for equality and hashing."""
+    from kiln import relay
+
+    x = relay.var("x")
+    y0 = relay.add(x, x)
+    shared, shared_again = relay.add(y0, y0), relay.add(relay.add(x, x), relay.add(x, x))
+    y1 = relay.add(x, x)
+    assert structural_equal(shared, relay.add(y1, y1))
+    assert structural_hash(shared) == structural_hash(relay.add(y1, y1))
+    assert not structural_equal(shared, shared_again) and not structural_equal(shared_again, shared)
+    assert structural_hash(shared) != structural_hash(shared_again)
+    # constants and projections are not dataflow nodes of their own: copies of them are equal
+    c = relay.const(1.0)
+    assert structural_equal(relay.Tuple([c, c]), relay.Tuple([relay.const(1.0), relay.const(1.0)]))

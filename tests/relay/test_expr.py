@@ -84,3 +84,21 @@ def test_comparison_operators_build_calls():
     assert relay.infer_type(x < y).checked_type == relay.TensorType((2,), "bool")
     with pytest.raises(TypeError, match="list"):
         x < [1, 2]  # noqa: B015
+
+
+def test_var_identity_survives_typed_copies():
+    x = relay.var("x", shape=(2,))
+    copy = x.with_fields(checked_type_=relay.TensorType((2,)))
+    assert copy is not x and copy.vid.same_as(x.vid) and not relay.var("x").vid.same_as(x.vid)
+    typed = relay.infer_type(relay.add(x, x))
+    assert typed.args[0].vid.same_as(x.vid)
+
+
+def test_astext_has_the_version_header_str_does_not():
+    x = relay.var("x", shape=(2,))
+    expr = relay.nn.relu(x)
+    assert expr.astext() == '#[version = "0.0.5"]\n' + str(expr)
+    assert relay.GlobalVar("f").astext() == '#[version = "0.0.5"]\n@f'
+    typed = relay.infer_type(relay.Function([x], expr))
+    note = typed.astext(annotate=lambda e: f"shape {e.checked_type.shape}" if isinstance(e, relay.Call) else "")
+    assert "nn.relu(%x) /* shape (2,) */" in note

@@ -152,3 +152,22 @@ def test_nat(p):
     it = p.mod.get_global_var("nat_iterate")
     double_it = relay.Call(it, [_fn(lambda v: v * relay.const(2), "int32"), make(3)])
     assert _run(p, relay.Call(double_it, [relay.const(1)])).numpy() == 8
+
+
+def test_gradient_cells():
+    mod = IRModule()
+    mod.import_from_std("gradient.rly")
+    _, raw, one, zero = mod.get_type("GradCell")
+    a, b = relay.var("a", "float32"), relay.var("b", "float32")
+    add, mul = relay.Function([a, b], a + b), relay.Function([a, b], a * b)
+    ones, zeros = relay.Function([], relay.const(1.0)), relay.Function([], relay.const(0.0))
+    value = mod.get_global_var("FromGradCell")
+    add_cells, mul_cells = mod.get_global_var("AddGradCell"), mod.get_global_var("MultiplyGradCell")
+    ex = relay.create_executor(mod=mod)
+    two, three = raw(relay.const(2.0)), raw(relay.const(3.0))
+    cases = [(relay.Call(add_cells, [add, two, three]), 5.0), (relay.Call(mul_cells, [mul, two, three]), 6.0),
+             (relay.Call(mul_cells, [mul, two, one(ones)]), 2.0), (relay.Call(mul_cells, [mul, zero(zeros), three]), 0.0),
+             (relay.Call(add_cells, [add, zero(zeros), three]), 3.0), (relay.Call(value, [one(ones)]), 1.0)]
+    for expr, expected in cases:
+        cell = expr if expr.op == value else relay.Call(value, [expr])
+        assert ex.evaluate(cell).numpy() == expected

@@ -81,7 +81,7 @@ class TypeInferencer(KeepTyped):
         self._depth = 0
         self._uncertain = False  # a hole appeared: resolve before returning
         self._created: set = set()
-        self._let_vars: set = set()  # unannotated let variables typed through a hole: annotated when resolved
+        self._let_vars: set = set()  # unannotated variables typed through a hole: annotated when resolved
 
     # ------------------------------------------------------------------------------------------------ driving
     def visit(self, expr):
@@ -152,8 +152,10 @@ class TypeInferencer(KeepTyped):
     # ---------------------------------------------------------------------------------------------- expressions
     def visit_var(self, var):
         ann = var.type_annotation
-        if ann is None:
-            return var.with_fields(checked_type_=self.hole())
+        if ann is None:  # its type follows from its uses; it becomes its annotation, as TVM's InferType does
+            typed = var.with_fields(checked_type_=self.hole())
+            self._let_vars.add(typed)
+            return typed
         if not isinstance(ann, TensorType) and has_holes(ann):
             self._uncertain = True
         return var.with_fields(checked_type_=ann)
@@ -385,6 +387,9 @@ class TypeInferencer(KeepTyped):
             return pattern.with_fields(var=var)
         if isinstance(pattern, PatternConstructor):
             ctor = pattern.constructor
+            if len(pattern.patterns) != len(ctor.inputs):
+                raise TypeInferenceError(f"pattern {ctor.name_hint} gives {len(pattern.patterns)} sub-patterns, the "
+                                         f"constructor has {len(ctor.inputs)} fields{where(match)}")
             inst, holes = instantiate(constructor_type(ctor, self.mod))
             self._uncertain = self._uncertain or bool(holes)
             self.unify(inst.ret_type, expected, "same",

@@ -85,6 +85,11 @@ def test_constructors_match_and_completeness():
     relay.transform.InferType()(mod)  # match? may be partial
     opt_pattern = relay.PatternConstructor(p.none)
     mod["bad"] = relay.Function([ys], relay.Match(ys, [relay.Clause(opt_pattern, relay.const(0.0))], False))
+    short = relay.PatternConstructor(p.cons, [relay.PatternWildcard()])  # built freely, refused by inference
+    mod["bad"] = relay.Function([ys], relay.Match(ys, [relay.Clause(short, relay.const(0.0))], False))
+    with pytest.raises(TypeInferenceError, match="pattern Cons gives 1 sub-patterns, the constructor has 2 fields"):
+        relay.transform.InferType()(mod)
+    mod["bad"] = relay.Function([ys], relay.Match(ys, [relay.Clause(opt_pattern, relay.const(0.0))], False))
     with pytest.raises(TypeInferenceError,
                        match=r"pattern None makes values of type Option\[.*\], the matched value has type List\[float32"):
         relay.transform.InferType()(mod)
