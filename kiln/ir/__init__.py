@@ -2,7 +2,8 @@
 
 from . import container
 from .adt import Constructor, TypeData
-from .attrs import Attrs, DictAttrs
+from .attrs import Attrs, DictAttrs, make_node
+from .env_func import EnvFunc
 from .expr import BaseFunc, GlobalVar, RelayExpr
 from .json import load_json, save_json
 from .module import IRModule

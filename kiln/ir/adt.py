@@ -7,7 +7,7 @@
 Each constructor carries a ``tag``, the number the interpreter and the VM store in a value to say which constructor
 made it. It is fixed when the TypeData is built: the constructor's position in the definition, prefixed by a byte
 of a stable hash of the type's name, so constructors of different types have different tags (as TVM's
-``RegisterConstructors`` does).
+``RegisterConstructors`` does); the prefix is never 0, so no constructor shares the tag of tuples in the VM.
 """
 
 import zlib
@@ -63,8 +63,8 @@ class Constructor(RelayExpr):
 
 
 def constructor_tag(type_name: str, index: int) -> int:
-    """The tag of the ``index``-th constructor of the data type ``type_name``."""
-    return ((zlib.crc32(type_name.encode()) & 0x7F) << 24) | index
+    """The tag of the ``index``-th constructor of the data type ``type_name``: never 0, the VM's tag of tuples."""
+    return (zlib.crc32(type_name.encode()) % 127 + 1) << 24 | index
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

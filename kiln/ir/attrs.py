@@ -115,3 +115,40 @@ class DictAttrs(Attrs):
 
     def __str__(self):
         return "{" + ", ".join(f"{k}={v}" for k, v in self.entries) + "}"
+
+
+@dataclass(frozen=True, slots=True)
+class TestAttrs(Attrs):
+    """TVM's attribute record for testing the attribute machinery (``tvm.ir.make_node("attrs.TestAttrs", ...)``)."""
+
+    axis: int = 10
+    name: str = "abc"
+    padding: tuple = (0, 0)
+    func: object = None
+
+    type_key = "attrs.TestAttrs"
+    __test__ = False  # not a pytest test class
+
+    def __post_init__(self):
+        self._normalize("padding")
+
+
+def make_node(type_key: str, **kwargs):
+    """Build the IR node registered as ``type_key`` from its fields (TVM's ``tvm.ir.make_node``); ``"DictAttrs"``
+    makes free-form attributes of the keyword arguments.
+
+    Examples
+    --------
+    >>> make_node("DictAttrs", Primitive=1)["Primitive"]
+    1
+    """
+    if type_key in ("DictAttrs", "ir.DictAttrs"):
+        return DictAttrs.make(kwargs)
+    from ..error import KilnError
+    from .node import node_type
+
+    cls = node_type(type_key)
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise KilnError(f"make_node({type_key!r}): {exc}") from None

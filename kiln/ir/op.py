@@ -40,6 +40,10 @@ class Op(Node):
     def __from_json__(cls, fields):
         return cls.get(fields["name"])
 
+    def astext(self, show_meta_data=True) -> str:
+        """The operator in the text format (its name, after the version header)."""
+        return f'#[version = "0.0.5"]\n{self.name}'
+
     def get_attr(self, attr_name: str):
         """Return the attribute ``attr_name`` of this operator, or None when unset."""
         entry = _OP_ATTRS.get(self.name, {}).get(attr_name)
@@ -61,6 +65,35 @@ class Op(Node):
     def reset_attr(self, attr_name: str):
         """Remove the attribute ``attr_name`` (TVM's ``Op.reset_attr``), so any level may set it again."""
         _OP_ATTRS.get(self.name, {}).pop(attr_name, None)
+
+    # TVM's builder API for operators registered from Python (``relay.op.op.register(...)``)
+    def _put(self, attr_name, value):
+        _OP_ATTRS.setdefault(self.name, {})[attr_name] = (10, value)
+
+    def set_num_inputs(self, num_inputs: int):
+        """Set how many arguments the operator takes."""
+        self._put("num_inputs", int(num_inputs))
+
+    def add_argument(self, name: str, type_info: str, description: str = ""):
+        """Document an argument (kept in the ``arguments`` attribute)."""
+        self._put("arguments", (*(self.get_attr("arguments") or ()), (name, type_info, description)))
+
+    def set_support_level(self, level: int):
+        """Set the support level (TVM's documentation grouping)."""
+        self._put("support_level", int(level))
+
+    def set_attrs_type_key(self, key: str):
+        """Name the attribute record calls of the operator carry."""
+        self._put("attrs_type_key", key)
+
+    def add_type_rel(self, rel_name: str, type_rel_func=None):
+        """Set the type relation: ``type_rel_func(arg_types, attrs) -> result type``, or without one the relation
+        registered as ``tvm.relay.type_relation.<rel_name>`` (``"Identity"``, ``"Broadcast"``)."""
+        if type_rel_func is None:
+            from .env_func import EnvFunc
+
+            type_rel_func = EnvFunc.get(f"tvm.relay.type_relation.{rel_name}")
+        self._put("FTypeRelation", type_rel_func)
 
     def __str__(self):
         return self.name

@@ -60,6 +60,14 @@ def _skips_type_args(lhs, rhs) -> bool:
                for a, b in ((lhs, rhs), (rhs, lhs)))
 
 
+def _hash_skips_type_args(node) -> bool:
+    """Whether hashing leaves out a call's type arguments: unless the call is untyped and gives some (a typed call
+    may equal an untyped one without them, see :func:`_skips_type_args`)."""
+    if type(node).__name__ != "Call":
+        return False
+    return isinstance(node.op, Op) or node.checked_type_ is not None or not node.type_args
+
+
 class _Mismatch(Exception):
     pass
 
@@ -237,7 +245,7 @@ def structural_hash(node, map_free_vars=False) -> int:
                 if cached is not None:
                     values.append(cached)
                     continue
-            spec = structural_fields(type(v), type(v).__name__ == "Call")  # type arguments are not hashed
+            spec = structural_fields(type(v), _hash_skips_type_args(v))
             stack.append((v, is_def, len(spec)))
             for name, binds in reversed(spec):
                 stack.append((getattr(v, name), binds, -1))

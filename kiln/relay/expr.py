@@ -160,13 +160,16 @@ class Constant(ExprWithOp, RelayExpr):
 class Tuple(ExprWithOp, RelayExpr):
     """A tuple of expressions."""
 
-    _graph_node = True
-
     fields: tuple
 
     def __post_init__(self):
         object.__setattr__(self, "fields", tuple(self.fields))
         _check_exprs(self.fields, "relay.Tuple field")
+
+    @property
+    def _graph_node(self):
+        """A tuple is a dataflow node, except the empty tuple, which is a constant (as in TVM)."""
+        return bool(self.fields)
 
     def __getitem__(self, index):
         return self.fields[index]
@@ -187,7 +190,7 @@ class TupleGetItem(ExprWithOp, RelayExpr):
         object.__setattr__(self, "index", int(self.index))
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False, init=False)
 class Call(ExprWithOp, RelayExpr):
     """A call of an operator, function, global function or closure with ``args`` and operator ``attrs``."""
 
@@ -199,6 +202,13 @@ class Call(ExprWithOp, RelayExpr):
     # the type arguments of a call of a polymorphic function (filled by InferType); for an operator, the types of
     # its arguments, which structural equality does not compare
     type_args: tuple = field(default=(), metadata=OP_CALL_IGNORE)
+
+    def __init__(self, op, args, attrs=None, type_args=(), span=None, *, checked_type_=None):
+        # TVM's positional order, span included: Call(op, args, attrs, type_args, span)
+        for name, value in (("op", op), ("args", args), ("attrs", attrs), ("type_args", type_args), ("span", span),
+                            ("checked_type_", checked_type_)):
+            object.__setattr__(self, name, value)
+        self.__post_init__()
 
     def __post_init__(self):
         object.__setattr__(self, "args", tuple(self.args))

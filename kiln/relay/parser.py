@@ -22,7 +22,7 @@ import dataclasses
 from ..error import DiagnosticError, KilnError
 from ..ir import diagnostics
 from ..ir.adt import Constructor
-from ..ir.attrs import Attrs, DictAttrs
+from ..ir.attrs import Attrs, DictAttrs, make_node
 from ..ir.expr import GlobalVar, RelayExpr
 from ..ir.json import load_json
 from ..ir.module import IRModule
@@ -505,9 +505,15 @@ class Parser(TypeParsing):
         self.expect(")", "`,` or `)` in the argument list")
         if isinstance(callee, Op):
             attrs = self.make_attrs(callee, kwargs, start) if attrs is None else attrs
+        elif "attrs_type_key" in kwargs:  # attributes of a function's call name their record, as TVM prints them
+            key, tok = kwargs.pop("attrs_type_key")
+            try:
+                attrs = make_node(key, **{k: v for k, (v, _) in kwargs.items()})
+            except KilnError as exc:
+                raise self.error(f"invalid call attributes: {exc}", tok) from None
         elif kwargs:
             name, tok = next(iter(kwargs.items()))
-            raise self.error(f"attribute {name} given to a call of a non-operator", tok[1])
+            raise self.error(f"attribute {name} given to a call of a non-operator (without attrs_type_key)", tok[1])
         return Call(callee, tuple(args), attrs, span=self.span(start))
 
     def make_attrs(self, op, kwargs, start):

@@ -31,6 +31,7 @@ them as :func:`kiln.ir.save_json` of ``{"relay.Constant": [...]}``, so the parse
 
 from ..error import InternalError
 from ..ir.adt import Constructor
+from ..ir.attrs import DictAttrs
 from ..ir.expr import GlobalVar
 from ..ir.json import save_json
 from ..ir.module import IRModule
@@ -78,7 +79,6 @@ class RelayTextPrinter:
         self.name_counter: dict[str, int] = {}
         self.index_prefixes: set[str] = set()
         self.var_names: dict = {}
-        self.commented: set = set()  # constants whose type comment was printed (TVM prints it once)
         self._reset_unit()
 
     def _reset_unit(self):
@@ -399,6 +399,9 @@ class RelayTextPrinter:
             return []
         if isinstance(call.op, Op) and type(attrs) is call.op.get_attr("attrs_type"):
             return [f"{k}={attr_text(v, self._meta_ref)}" for k, v in attrs.non_default_items()]
+        if not isinstance(call.op, Op) and not isinstance(attrs, DictAttrs):  # TVM's form for a function's call
+            items = [f"{k}={attr_text(v, self._meta_ref)}" for k, v in attrs.non_default_items()]
+            return [*items, f"attrs_type_key={string_text(attrs.type_key)}"]
         # attributes the operator does not declare can only be read back from the metadata (TVM does the same)
         return [self._meta_ref(attrs)]
 
@@ -411,9 +414,9 @@ class RelayTextPrinter:
         if kind is Constant:
             arr = node.data.handle
             text = scalar_text(arr) if is_inline_scalar(arr) else self._meta_ref(node)
-            if self.typed and node not in self.commented:
-                self.commented.add(node)
-                text += f" /* ty={type_text(node.checked_type_)} */"
+            if self.typed:  # at every use, as TVM's printer (its memo holds the text with the comment)
+                text += self._type_comment(node) if self.annotate is not None else \
+                    f" /* ty={type_text(node.checked_type_)} */"
             return text
         if kind is GlobalVar:
             return self._global_text(node)

@@ -192,4 +192,6 @@ def literal_array(value, dtype) -> np.ndarray:
     info = np.iinfo(dtype) if not dtype.startswith(("float", "bool")) else None
     if info is not None and not info.min <= value <= info.max:
         raise ValueError(f"{value} does not fit in {dtype}")
+    if dtype.startswith("float") and math.isfinite(value) and abs(value) > float(np.finfo(dtype).max):
+        raise ValueError(f"{value} does not fit in {dtype} (its largest value is {float(np.finfo(dtype).max):g})")
     return np.array(value, dtype=dtype)

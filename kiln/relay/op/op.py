@@ -150,6 +150,27 @@ def register_shape_func(op_name, data_dependent, fshape=None, level=10):
     return register(fshape) if fshape is not None else register
 
 
+def register(op_name, describe=""):
+    """Register a new operator from Python (TVM's ``relay.op.op.register``); its relation and attributes are then
+    set with the :class:`~kiln.ir.Op` builder methods (``set_num_inputs``, ``add_type_rel``...). A KilnError when
+    the name is taken."""
+    if has_op(op_name):
+        raise KilnError(f"Operator {op_name} is registered before")
+    op = register_op(op_name)
+    register_op_attr(op_name, "description", describe)
+    return op
+
+
+def get(op_name) -> Op:
+    """The operator registered as ``op_name`` (TVM's ``relay.op.op.get``)."""
+    return Op.get(op_name)
+
+
+def register_stateful(op_name, stateful, level=10):
+    """Mark whether ``op_name`` has side effects (``TOpIsStateful``)."""
+    return register_op_attr(op_name, "TOpIsStateful", bool(stateful), level)
+
+
 def register_pattern(op_name, pattern, level=10):
     """Set the fusion pattern (:class:`OpPattern`) of ``op_name`` (``TOpPattern``)."""
     return register_op_attr(op_name, "TOpPattern", OpPattern(pattern), level)

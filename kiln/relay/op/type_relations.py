@@ -6,6 +6,7 @@ TypeInferenceError saying what was expected and what it got (InferType adds the 
 
 from ...error import TypeInferenceError
 from ...ir.type import Any, TensorType, TupleType, is_any
+from ...runtime.packed_func import register_func
 
 # the dtypes Relay operators compute on (kiln.tir.dtype_semantics says what each means); an operator registers the
 # ones each of its arguments accepts (register_relay_op's ``dtypes``), and its relation rejects any other
@@ -118,6 +119,11 @@ def broadcast_rel(types, attrs):
     lhs, rhs = tensor_arg(types, 0), tensor_arg(types, 1)
     dtype = same_dtype([lhs, rhs])
     return TensorType(broadcast_shapes(lhs.shape, rhs.shape), dtype)
+
+
+# TVM's global names of the basic relations (``EnvFunc.get("tvm.relay.type_relation.Broadcast")``)
+register_func("tvm.relay.type_relation.Identity", identity_rel)
+register_func("tvm.relay.type_relation.Broadcast", broadcast_rel)
 
 
 def broadcast_bool_rel(types, attrs):

@@ -15,6 +15,7 @@ from . import (  # noqa: F401  (kiln.relay.testing.resnet.get_workload, ...)
     lstm,
     mlp,
     mobilenet,
+    nat,
     resnet,
     squeezenet,
     synthetic,
@@ -24,4 +25,5 @@ from . import (  # noqa: F401  (kiln.relay.testing.resnet.get_workload, ...)
 )
 from .grad import _np_randn_from_type, check_grad  # noqa: F401  (TVM's tests import the helper too)
 from .init import create_workload
+from .nat import count, make_nat_expr, make_nat_value
 from .utils import assert_same_results, evaluate, random_inputs, run_infer_type, run_opt_pass

@@ -173,6 +173,24 @@ class LayoutRewriter(ExprFunctor):
     def visit_function(self, fn):
         return fn.with_fields(body=self.realize(self.visit(fn.body)))
 
+    # data types and references are boundaries: their values are in the original layouts
+    def visit_constructor(self, ctor):
+        return LayoutValue(ctor)
+
+    def visit_match(self, node):
+        clauses = tuple(c.with_fields(rhs=self.original(self.visit(c.rhs))) for c in node.clauses)
+        return LayoutValue(node.with_fields(data=self.original(self.visit(node.data)), clauses=clauses))
+
+    def visit_ref_create(self, node):
+        return LayoutValue(node.with_fields(value=self.original(self.visit(node.value))))
+
+    def visit_ref_read(self, node):
+        return LayoutValue(node.with_fields(ref=self.original(self.visit(node.ref))))
+
+    def visit_ref_write(self, node):
+        return LayoutValue(node.with_fields(ref=self.original(self.visit(node.ref)),
+                                            value=self.original(self.visit(node.value))))
+
     def visit_call(self, call):
         args = [self.visit(a) for a in call.args]
         if isinstance(call.op, Op):

@@ -11,12 +11,12 @@ tuple of them). A kernel that only reshapes its one input (``call_lowered`` reco
 ``vm.reshape_tensor(%x, <shape>)``, a view of its input with no allocation and no kernel. An operator called
 directly (FuseOps disabled) is first wrapped in a one-operator primitive function, as LowerTE does.
 
-The new bindings go into the innermost enclosing scope (a function body, an ``if`` branch) just before the binding
-that used the call, so the program keeps its evaluation order; run it on A-normal form, where every value shared by
-two scopes is bound in their common scope. Sizes come from the static result types; shape functions computing them at
-run time (``relay.Any``) plug in at :meth:`_DialectRewriter.allocate`, emitting ``alloc_storage`` of a computed size
-and ``alloc_tensor`` of a computed shape, which the VM compiler already turns into ``AllocStorage`` of a register and
-``AllocTensorReg``.
+The new bindings go into the innermost enclosing scope (a function body, an ``if`` branch, a ``match`` clause) just
+before the binding that used the call, so the program keeps its evaluation order; run it on A-normal form, where
+every value shared by two scopes is bound in their common scope. Sizes come from the static result types; shape
+functions computing them at run time (``relay.Any``) plug in at :meth:`_DialectRewriter.allocate`, emitting
+``alloc_storage`` of a computed size and ``alloc_tensor`` of a computed shape, which the VM compiler already turns
+into ``AllocStorage`` of a register and ``AllocTensorReg``.
 """
 
 from dataclasses import dataclass
@@ -103,6 +103,10 @@ class _DialectRewriter(ExprMutator):
 
     def visit_if(self, node):
         return If(self.visit(node.cond), self._scoped(node.true_branch), self._scoped(node.false_branch))
+
+    def visit_match(self, node):
+        clauses = tuple(c.with_fields(lhs=self.visit_pattern(c.lhs), rhs=self._scoped(c.rhs)) for c in node.clauses)
+        return node.with_fields(data=self.visit(node.data), clauses=clauses)
 
     def visit_function(self, fn):
         if fn.is_primitive():

@@ -14,12 +14,13 @@ from dataclasses import dataclass
 
 from ...ir.op import Op
 from ...ir.transform import PassInfo, register_pass
-from ..expr import Call, If, Let, Tuple, TupleGetItem, Var
+from ..adt import Match
+from ..expr import Call, If, Let, RefCreate, RefRead, RefWrite, Tuple, TupleGetItem, Var
 from ..expr_functor import ExprMutator
 from ..function import Function
 from .function_pass import FunctionPass
 
-_COMPOUND = (Call, Tuple, TupleGetItem, If, Function)
+_COMPOUND = (Call, Tuple, TupleGetItem, If, Function, Match, RefCreate, RefRead, RefWrite)
 
 
 class _Scope:
@@ -57,6 +58,14 @@ def _scoped_children(node, scope, scope_of_body):
                 (node.false_branch, scope_of_body(node, 2, scope))]
     if isinstance(node, Function) and not node.is_primitive():
         return [(node.body, scope_of_body(node, 0, scope))]
+    if isinstance(node, Match):  # each clause's right-hand side is a scope of its own (its pattern binds in it)
+        return [(node.data, scope)] + [(c.rhs, scope_of_body(node, 4 + i, scope)) for i, c in enumerate(node.clauses)]
+    if isinstance(node, RefCreate):
+        return [(node.value, scope)]
+    if isinstance(node, RefRead):
+        return [(node.ref, scope)]
+    if isinstance(node, RefWrite):
+        return [(node.ref, scope), (node.value, scope)]
     return []
 
 
@@ -132,6 +141,12 @@ def to_a_normal_form(expr):
             if fn.is_primitive():
                 return fn
             return fn.with_fields(body=self.wrap(scope_of_body(fn, 0, None), fn.body))
+
+        def visit_match(self, node):
+            clauses = tuple(c.with_fields(lhs=self.visit_pattern(c.lhs),
+                                          rhs=self.wrap(scope_of_body(node, 4 + i, None), c.rhs))
+                            for i, c in enumerate(node.clauses))
+            return node.with_fields(data=self.visit(node.data), clauses=clauses)
 
         def visit_let(self, let):
             return let.with_fields(value=self.visit(let.value), body=self.wrap(scope_of_body(let, 3, None), let.body))

@@ -5,14 +5,15 @@ Parameter types are plain nested tuples, so they serialize as JSON and need noth
 * ``("tensor", shape, dtype)``: a tensor; ``shape`` is a tuple of ints, ``None`` for a dimension known only at run
   time (Relay's ``Any``: the VM checks the rank and the static dimensions);
 * ``("tuple", (field_type, ...))``: a tuple (an ADT of tag 0);
-* ``("object",)``: a function value: a closure the same executable made.
+* ``("object",)``: a function value: a closure the same executable made;
+* ``("adt",)``: a value of an algebraic data type (an ADT with its constructor's tag).
 """
 
 from dataclasses import dataclass
 
-__all__ = ["VMFunction", "TENSOR", "TUPLE", "OBJECT", "describe_type"]
+__all__ = ["VMFunction", "TENSOR", "TUPLE", "OBJECT", "DATA", "describe_type"]
 
-TENSOR, TUPLE, OBJECT = "tensor", "tuple", "object"
+TENSOR, TUPLE, OBJECT, DATA = "tensor", "tuple", "object", "adt"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,4 +56,4 @@ def describe_type(ptype) -> str:
         return f"Tensor[({dims}), {ptype[2]}]" if ptype[1] else ptype[2]
     if kind == TUPLE:
         return "(" + ", ".join(describe_type(f) for f in ptype[1]) + ")"
-    return "object"
+    return "a data type value" if kind == DATA else "object"

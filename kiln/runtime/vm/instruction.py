@@ -22,13 +22,15 @@ LoadConst          ``dst`` = constant ``const_index`` of the executable
 LoadConsti         ``dst`` = the int64 scalar tensor ``value``
 GetField           ``dst`` = field ``field_index`` of the ADT ``obj``
 GetTag             ``dst`` = the tag of the ADT ``obj``, as an int64 scalar tensor
+IsTag              ``dst`` = whether the ADT ``obj`` has tag ``tag``, as a bool scalar tensor (for ``If``)
 ShapeOf            ``dst`` = the shape of tensor ``tensor`` as a 1-D int64 tensor
 ReshapeTensor      ``dst`` = tensor ``tensor`` viewed with the shape held in register ``newshape`` (no copy)
 KillRegister       drop the value of ``dst`` (its storage can be reused once nothing else holds it)
 =================  ===================================================================================================
 
 Where kiln departs from TVM: ``If`` tests a boolean tensor itself (TVM compares two registers, one loaded with
-``LoadConsti 1``); ``AllocTensor``'s offset is an immediate (the planner computes offsets statically; a dynamic shape
+``LoadConsti 1``), so matching a constructor is ``IsTag`` then ``If`` (TVM: ``GetTag``, ``LoadConsti``, ``If``);
+``AllocTensor``'s offset is an immediate (the planner computes offsets statically; a dynamic shape
 gets a storage of its own, at offset 0); ``Fatal`` carries its message.
 
 Each class lists its operands in ``OPERANDS`` by kind, and the serializer and the loader's checks are driven by that
@@ -43,7 +45,7 @@ from typing import ClassVar
 
 __all__ = ["Instruction", "INSTRUCTIONS", "Move", "Ret", "Fatal", "InvokePacked",
            "AllocStorage", "AllocTensor", "AllocTensorReg", "AllocADT", "AllocClosure", "InvokeFunc",
-           "InvokeClosure", "If", "Goto", "LoadConst", "LoadConsti", "GetField", "GetTag", "ShapeOf",
+           "InvokeClosure", "If", "Goto", "LoadConst", "LoadConsti", "GetField", "GetTag", "IsTag", "ShapeOf",
            "ReshapeTensor", "KillRegister"]
 
 
@@ -213,6 +215,14 @@ class GetTag(Instruction):
 
 
 @dataclass(frozen=True, slots=True)
+class IsTag(Instruction):
+    OPERANDS: ClassVar[tuple] = (("obj", "reg"), ("tag", "int"), ("dst", "reg"))
+    obj: int
+    tag: int
+    dst: int
+
+
+@dataclass(frozen=True, slots=True)
 class ShapeOf(Instruction):
     OPERANDS: ClassVar[tuple] = (("tensor", "reg"), ("dst", "reg"))
     tensor: int
@@ -235,7 +245,7 @@ class KillRegister(Instruction):
 
 INSTRUCTIONS: dict[str, type[Instruction]] = {cls.__name__: cls for cls in (
     Move, Ret, Fatal, InvokePacked, AllocStorage, AllocTensor, AllocTensorReg, AllocADT, AllocClosure, InvokeFunc,
-    InvokeClosure, If, Goto, LoadConst, LoadConsti, GetField, GetTag, ShapeOf, ReshapeTensor, KillRegister)}
+    InvokeClosure, If, Goto, LoadConst, LoadConsti, GetField, GetTag, IsTag, ShapeOf, ReshapeTensor, KillRegister)}
 """Instruction classes by name (the name is what the serialized form records)."""
 
 

@@ -115,6 +115,9 @@ def _step(instr, vm, constants):
     if kind is I.GetTag:
         obj, dst = instr.obj, instr.dst
         return lambda regs: regs.__setitem__(dst, np.array(_adt(regs[obj], "GetTag").tag, "int64"))
+    if kind is I.IsTag:
+        obj, tag, dst = instr.obj, instr.tag, instr.dst
+        return lambda regs: regs.__setitem__(dst, np.array(_adt(regs[obj], "IsTag").tag == tag))
     if kind is I.ShapeOf:
         return _shape_of(instr.tensor, instr.dst)
     if kind is I.ReshapeTensor:

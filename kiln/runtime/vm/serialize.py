@@ -36,7 +36,7 @@ from typing import NoReturn
 
 from ...error import KilnError
 from ..params import load_param_dict, save_param_dict
-from .function import OBJECT, TENSOR, TUPLE, VMFunction
+from .function import DATA, OBJECT, TENSOR, TUPLE, VMFunction
 from .instruction import INSTRUCTIONS, AllocClosure, AllocStorage, Fatal, Goto, If, InvokeFunc, InvokePacked, Ret
 
 __all__ = ["MAGIC", "FORMAT_VERSION", "LateBound", "check", "dump", "load", "pack"]
@@ -75,7 +75,7 @@ def _encode_type(ptype):
         return [TENSOR, list(ptype[1]), ptype[2]]
     if ptype[0] == TUPLE:
         return [TUPLE, [_encode_type(f) for f in ptype[1]]]
-    return [OBJECT]
+    return [ptype[0]]  # OBJECT or DATA
 
 
 def _encode_function(func: VMFunction) -> dict:
@@ -136,8 +136,8 @@ class _Checker:
             return TENSOR, tuple(value[1]), value[2]
         if kind == TUPLE and len(value) == 2 and isinstance(value[1], list):
             return TUPLE, tuple(self.param_type(f, where, depth + 1) for f in value[1])
-        self.expect(kind == OBJECT and len(value) == 1, where, f"is not a parameter type ({value!r:.60})")
-        return (OBJECT,)
+        self.expect(kind in (OBJECT, DATA) and len(value) == 1, where, f"is not a parameter type ({value!r:.60})")
+        return (kind,)
 
     def operand(self, kind, value, where, limits):
         is_int = self.is_int

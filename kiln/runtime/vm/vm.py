@@ -16,7 +16,7 @@ from ..module import Module
 from ..ndarray import ALIGNMENT, NDArray, _aligned_empty
 from ..packed_func import PackedFunc
 from .executable import Executable
-from .function import OBJECT, TUPLE, describe_type
+from .function import DATA, OBJECT, TUPLE, describe_type
 from .interpreter import DEFAULT_MAX_CALL_DEPTH, prepare, run
 from .kernel_call import check_kernel
 from .memory import StoragePool
@@ -27,6 +27,17 @@ __all__ = ["VirtualMachine"]
 _MODULE_FUNCTIONS = ("init", "invoke", "set_input", "set_one_input", "set_outputs", "invoke_stateful", "get_outputs",
                      "get_output", "get_num_outputs", "get_input_index")
 
+
+
+def _plain(value):
+    """A data type value's fields as the VM holds them (NDArrays as numpy arrays, nested values alike)."""
+    if isinstance(value, NDArray):
+        return value.handle
+    if isinstance(value, ADT):
+        return ADT(value.tag, [_plain(v) for v in value.fields])
+    if isinstance(value, tuple | list):
+        return ADT(0, [_plain(v) for v in value])
+    return value
 
 class VirtualMachine(Module):
     """Runs ``exe`` on ``device``.
@@ -109,6 +120,11 @@ class VirtualMachine(Module):
                 raise RuntimeArgumentError(f"{where}: expects a tuple of type {describe_type(ptype)}")
             return ADT(0, [self._convert(v, t, f"{where}[{i}]") for i, (v, t) in enumerate(zip(value, ptype[1],
                                                                                               strict=True))])
+        if kind == DATA:  # a value of a data type: its fields are taken as they are
+            if not isinstance(value, ADT) or value.tag == 0:
+                raise RuntimeArgumentError(f"{where}: expects a data type value (an ADT of a constructor's tag), got "
+                                           f"{type(value).__name__}")
+            return _plain(value)
         if kind == OBJECT:  # a function value
             if not (isinstance(value, VMClosure) and value.executable is self.exe):
                 raise RuntimeArgumentError(f"{where}: expects a closure this executable made (returned by one of its "
@@ -267,7 +283,8 @@ class VirtualMachine(Module):
         if type(value) is np.ndarray:
             return NDArray(value, self.device)
         if type(value) is ADT:
-            return tuple(self._to_user(v) for v in value.fields)
+            fields = [self._to_user(v) for v in value.fields]
+            return tuple(fields) if value.tag == 0 else ADT(value.tag, fields)  # a tuple, or a data type value
         if type(value) is VMClosure or value is None:
             return value
         raise KilnError(f"the VM produced a value of unknown kind {type(value).__name__}")

@@ -17,9 +17,14 @@ tuple / ``t.i``                        ``AllocADT`` tag 0 / ``GetField``
 ``@f(args)``                           ``InvokeFunc``; ``@lifted(captured)`` of a lifted closure: ``AllocClosure``
 ``%closure(args)``                     ``InvokeClosure``; a global function used as a value: ``AllocClosure``
 ``if (c) {a} else {b}``                ``If``, the true branch, ``Move`` + ``Goto``, the false branch, ``Move``
+``Ctor(fields)``                       ``AllocADT`` of the constructor's tag
+``match (d) { p => e, ... }``          per clause: the pattern's tests (``IsTag`` + ``If`` to the next clause,
+                                       ``GetField`` for sub-patterns and variables), the right-hand side, ``Move`` +
+                                       ``Goto`` to the end; ``Fatal`` when no clause applies
 =====================================  ==============================================================================
 
-The function's result is compiled in *tail position*: an ``if`` there ends each branch with its own ``Ret`` and a
+The function's result is compiled in *tail position*: an ``if`` or a ``match`` there ends each branch with its own
+``Ret`` and a
 let chain's body stays in tail position, so a call that computes the result is directly followed by ``Ret`` (the VM
 runs it as a tail call, in constant stack and memory: a loop written as tail recursion). A lifted closure
 ``fn (captured...) { fn (params..., Closure=1) { body } }`` compiles to one function taking the captured values
@@ -29,12 +34,15 @@ and then the parameters, as ``AllocClosure``/``InvokeClosure`` pass them.
 import numpy as np
 
 from ....error import CodegenError, InternalError
+from ....ir.adt import Constructor
 from ....ir.expr import GlobalVar
 from ....ir.op import Op
 from ....ir.type import TensorType, TupleType, is_any
+from ....ir.type_poly import GlobalTypeVar, TypeCall
 from ....runtime.vm import instruction as I
-from ....runtime.vm.function import OBJECT, TENSOR, TUPLE, VMFunction
+from ....runtime.vm.function import DATA, OBJECT, TENSOR, TUPLE, VMFunction
 from ....tir.function import PrimFunc
+from ...adt import Match, PatternConstructor, PatternTuple, PatternVar, PatternWildcard
 from ...expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
 from ...function import Function
 
@@ -58,6 +66,8 @@ def param_type(ttype):
         return TENSOR, tuple(None if is_any(d) else d for d in ttype.shape), ttype.dtype
     if isinstance(ttype, TupleType):
         return TUPLE, tuple(param_type(f) for f in ttype.fields)
+    if isinstance(ttype, TypeCall | GlobalTypeVar):
+        return (DATA,)
     return (OBJECT,)
 
 
@@ -106,8 +116,47 @@ class FunctionCompiler:
             self.tail(expr.true_branch)
             self.code[branch] = I.If(cond, 1, len(self.code) - branch)
             self.tail(expr.false_branch)
+        elif isinstance(expr, Match):
+            self._match(expr, tail=True)
         else:
             self.emit(I.Ret(self.register(expr)))
+
+    def _match(self, node, tail=False):
+        """Each clause in turn: its pattern's tests (a failed one jumps to the next clause), then its right-hand
+        side, returned (in tail position) or moved to the result register; ``Fatal`` after the last clause."""
+        data = self.register(node.data)
+        result = None if tail else self.new_register()
+        ends = []
+        for clause in node.clauses:
+            fails: list = []
+            self._test(clause.lhs, data, fails)
+            if tail:
+                self.tail(clause.rhs)
+            else:
+                self.emit(I.Move(self.register(clause.rhs), result))
+                ends.append(self.emit(I.Goto(0)))
+            for at in fails:
+                self.code[at] = I.If(self.code[at].cond, 1, len(self.code) - at)
+        self.emit(I.Fatal(f"match in {self.name}: no clause applies to the value"))
+        for at in ends:
+            self.code[at] = I.Goto(len(self.code) - at)
+        return result
+
+    def _test(self, pattern, reg, fails):
+        """Emit the tests of ``pattern`` on the value in ``reg``; each failing ``If`` is recorded in ``fails``."""
+        if isinstance(pattern, PatternVar):
+            self.registers[pattern.var] = reg
+        elif isinstance(pattern, PatternConstructor):
+            fits = self._store(lambda dst: I.IsTag(reg, pattern.constructor.tag, dst))
+            fails.append(self.emit(I.If(fits, 1, 0)))
+            self._test_fields(pattern.patterns, reg, fails)
+        elif isinstance(pattern, PatternTuple):
+            self._test_fields(pattern.patterns, reg, fails)
+
+    def _test_fields(self, patterns, reg, fails):
+        for i, sub in enumerate(patterns):
+            if not isinstance(sub, PatternWildcard):
+                self._test(sub, self._store(lambda dst, i=i: I.GetField(reg, i, dst)), fails)
 
     def _if(self, node) -> int:
         cond = self.value(node.cond)
@@ -152,6 +201,11 @@ class FunctionCompiler:
             return self._store(lambda dst: I.GetField(obj, expr.index, dst))
         if kind is If:
             return self._if(expr)
+        if kind is Match:
+            return self._match(expr)
+        if kind is Constructor:
+            raise CodegenError(f"VM compiler: constructor {expr.name_hint} is used as a value in {self.name}; only "
+                               f"its calls compile (wrap it in a function)")
         if kind is GlobalVar:
             index = self.context.function_index(expr, self.name)
             return self._store(lambda dst: I.AllocClosure(index, (), dst))
@@ -174,6 +228,8 @@ class FunctionCompiler:
         if isinstance(op, Op):
             return self._dialect(call)
         args = tuple(self.register(a) for a in call.args)
+        if isinstance(op, Constructor):
+            return self._store(lambda dst: I.AllocADT(op.tag, args, dst))
         if isinstance(op, GlobalVar):
             index = self.context.function_index(op, self.name)
             if self.context.is_closure(op):
