@@ -19,7 +19,7 @@ class _Definitions(dict):
     """The type definitions of a module: a dict whose ``items()`` is a list, as TVM's Map gives it
     (``mod.type_definitions.items()[0]``)."""
 
-    def items(self):  # type: ignore[override]
+    def items(self):
         return list(super().items())
 
 

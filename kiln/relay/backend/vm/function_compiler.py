@@ -125,7 +125,7 @@ class FunctionCompiler:
         """Each clause in turn: its pattern's tests (a failed one jumps to the next clause), then its right-hand
         side, returned (in tail position) or moved to the result register; ``Fatal`` after the last clause."""
         data = self.register(node.data)
-        result = None if tail else self.new_register()
+        result = -1 if tail else self.new_register()  # no result register in tail position: each clause returns
         ends = []
         for clause in node.clauses:
             fails: list = []
