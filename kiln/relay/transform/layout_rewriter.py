@@ -175,21 +175,20 @@ class LayoutRewriter(ExprFunctor):
 
     # data types and references are boundaries: their values are in the original layouts
     def visit_constructor(self, ctor):
-        return LayoutValue(ctor)
+        return ctor
 
     def visit_match(self, node):
-        clauses = tuple(c.with_fields(rhs=self.original(self.visit(c.rhs))) for c in node.clauses)
-        return LayoutValue(node.with_fields(data=self.original(self.visit(node.data)), clauses=clauses))
+        clauses = tuple(c.with_fields(rhs=self.realize(self.visit(c.rhs))) for c in node.clauses)
+        return node.with_fields(data=self.realize(self.visit(node.data)), clauses=clauses)
 
     def visit_ref_create(self, node):
-        return LayoutValue(node.with_fields(value=self.original(self.visit(node.value))))
+        return node.with_fields(value=self.realize(self.visit(node.value)))
 
     def visit_ref_read(self, node):
-        return LayoutValue(node.with_fields(ref=self.original(self.visit(node.ref))))
+        return node.with_fields(ref=self.realize(self.visit(node.ref)))
 
     def visit_ref_write(self, node):
-        return LayoutValue(node.with_fields(ref=self.original(self.visit(node.ref)),
-                                            value=self.original(self.visit(node.value))))
+        return node.with_fields(ref=self.realize(self.visit(node.ref)), value=self.realize(self.visit(node.value)))
 
     def visit_call(self, call):
         args = [self.visit(a) for a in call.args]
