@@ -274,6 +274,7 @@ _TVM_TEXT = {  # TVM's mnemonics and operand order (runtime/vm/bytecode.cc), for
     "LoadConsti": lambda i: f"load_consti ${i.dst} {i.value}",
     "GetField": lambda i: f"get_field ${i.dst} ${i.obj}[{i.field_index}]",
     "GetTag": lambda i: f"get_tag ${i.dst} ${i.obj}",
+    "IsTag": lambda i: f"is_tag ${i.dst} ${i.obj} tag({i.tag})",  # kiln's (TVM compares a get_tag with If)
     "ShapeOf": lambda i: f"shape_of ${i.dst} ${i.tensor}",
     "ReshapeTensor": lambda i: f"reshape_tensor ${i.dst} ${i.tensor} ${i.newshape}",
     "KillRegister": lambda i: f"kill_register ${i.dst}",
