@@ -20,15 +20,17 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from ..runtime.ndarray import NDArray
+from .attrs import DictAttrs
 from .node import Node, is_value_node, structural_fields
 from .op import Op
 from .type import FuncType, IncompleteType, TupleType
 from .type_poly import RelayRefType, TypeCall, TypeRelation
 
 _SEQUENCE = (tuple, list)
-# types compared and hashed field by field rather than by ``==``: they may hold type variables, which correspond by
-# binding (``fn [A](A) -> A`` equals ``fn [B](B) -> B``)
-_COMPOSITE_TYPES = (TupleType, FuncType, TypeCall, RelayRefType, TypeRelation)
+# value nodes compared and hashed field by field rather than by ``==``: types that may hold type variables, which
+# correspond by binding (``fn [A](A) -> A`` equals ``fn [B](B) -> B``), and free-form attributes, whose values may be
+# dicts keyed by variables (``{%x.vid: 1}``: compared by name, as the module's functions are)
+_COMPOSITE_TYPES = (TupleType, FuncType, TypeCall, RelayRefType, TypeRelation, DictAttrs)
 
 
 def _array_of(value):

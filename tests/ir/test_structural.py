@@ -134,3 +134,15 @@ def test_shared_dataflow_nodes_are_structure():
     # constants and projections are not dataflow nodes of their own: copies of them are equal
     c = relay.const(1.0)
     assert structural_equal(relay.Tuple([c, c]), relay.Tuple([relay.const(1.0), relay.const(1.0)]))
+
+
+def test_function_attributes_holding_dicts_keyed_by_variables():
+    from kiln import relay
+
+    def fn(keyed_by_vid, value=1):
+        x = relay.var("x", shape=(10,))
+        return relay.Function([x], x).with_attr("dict", {x.vid if keyed_by_vid else x: value})
+
+    for by_vid in (True, False):
+        assert structural_equal(fn(by_vid), fn(by_vid)) and structural_hash(fn(by_vid)) == structural_hash(fn(by_vid))
+        assert not structural_equal(fn(by_vid), fn(by_vid, value=2))
