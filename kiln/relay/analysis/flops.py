@@ -60,6 +60,8 @@ def batch_matmul_flops(call) -> int:
 
 FLOP_COUNTERS = {
     "nn.conv2d": conv2d_flops,
+    "nn.contrib_conv2d_NCHWc": conv2d_flops,  # AlterOpLayout's blocked forms of conv2d
+    "nn.contrib_depthwise_conv2d_NCHWc": conv2d_flops,
     "nn.dense": dense_flops,
     "nn.contrib_dense_pack": dense_flops,  # the packed weight (N / b, K, b) keeps K second
     "nn.matmul": matmul_flops,

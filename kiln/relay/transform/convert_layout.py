@@ -33,8 +33,9 @@ __all__ = ["ConvertLayout", "register_convert_op_layout"]
 
 @register_convert_op_layout("nn.conv2d")
 def convert_conv2d(attrs, inputs, tinfos, desired_layouts):
-    """conv2d in the desired ``[data_layout, kernel_layout]``; ``"default"`` picks the kernel layout that suits the
-    data layout: OIHW for NCHW, HWIO for NHWC (HWOI when depthwise), OIHW{n}i{n}o for NCHW{n}c."""
+    """conv2d in the desired ``[data_layout, kernel_layout]`` (its blocked form ``nn.contrib_conv2d_NCHWc`` for
+    ``NCHW{n}c``, as TVM's); ``"default"`` picks the kernel layout that suits the data layout: OIHW for NCHW, HWIO for
+    NHWC (HWOI when depthwise), OIHW{n}i{n}o for NCHW{n}c (TVM requires it given there)."""
     data, weight = inputs
     if len(desired_layouts) != 2:
         raise KilnError(f"ConvertLayout: nn.conv2d needs two desired layouts [data, kernel], got {desired_layouts}")
@@ -61,6 +62,8 @@ def convert_conv2d(attrs, inputs, tinfos, desired_layouts):
     new_attrs["kernel_layout"] = kernel_layout
     if new_attrs.get("out_layout"):
         new_attrs["out_layout"] = data_layout
+    if tiled:  # the blocked form, as TVM's
+        return _nn.contrib_conv2d_nchwc(data, weight, **new_attrs)
     return _nn.conv2d(data, weight, **new_attrs)
 
 

@@ -251,8 +251,10 @@ class LayoutRewriter(ExprFunctor):
                             f"{op.name}")
 
         in_types = [f for t in types for f in (t.fields if isinstance(t, TupleType) else (t,))]
-        if not all(_fits(t, o, n) for t, o, n in [*zip(in_types, old_cur, new_cur, strict=False),
-                                                  *zip(_out_types(ref_call), old_out, new_out, strict=False)]):
+        # (an input the hook replaced, such as a padded weight, is not the original tensor: not checked)
+        kept = [a is b for a, b in zip(_flat_args(new_call), _flat_args(normal_args), strict=True)]
+        if not all(_fits(t, o, n) for t, o, n, k in zip(in_types, old_cur, new_cur, kept, strict=False) if k) or \
+                not all(_fits(*x) for x in zip(_out_types(ref_call), old_out, new_out, strict=False)):
             return None  # a tensor cannot take the new layout (3 channels in NCHW4c): keep the call as it is
 
         layouts = iter(zip(old_prd, old_cur, new_prd, new_cur, strict=True))
@@ -311,9 +313,15 @@ def _fits(ttype, src, dst) -> bool:
     return True
 
 
+def _flat_args(call_or_args):
+    """The inputs of a call (or an argument list) with tuple arguments field by field."""
+    args = call_or_args.args if hasattr(call_or_args, "args") else call_or_args
+    return [f for a in args for f in (a.fields if isinstance(a, Tuple) else (a,))]
+
+
 def _count_inputs(call) -> int:
     """The inputs of ``call`` with tuple arguments counted field by field."""
-    return sum(len(a.fields) if isinstance(a, Tuple) else 1 for a in call.args)
+    return len(_flat_args(call))
 
 
 def rewrite_layouts(func, call_with_new_layouts):

@@ -144,4 +144,5 @@ def test_resnet_bottleneck_in_nchw4c():
     assert sorted(pairs) == [("NCHW", "NCHW4c"), ("NCHW4c", "NCHW")]
     assert_same_results(before, after, rtol=1e-4, atol=1e-4)
     # the helper restored the registry: the x86 hook kiln registers (kiln/relay/op/strategy/x86.py)
-    assert kiln.ir.Op.get("nn.conv2d").get_attr("FTVMAlterOpLayout") is relay.op.strategy.alter_conv2d_layout
+    assert kiln.ir.Op.get("nn.conv2d").get_attr("FTVMAlterOpLayout") is relay.op.strategy.x86.alter_op_layout_conv2d
+    assert kiln.topi.nn.conv2d_alter_layout.dispatch_dict["cpu"] is relay.op.strategy.alter_conv2d_layout

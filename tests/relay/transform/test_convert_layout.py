@@ -181,7 +181,7 @@ def test_blocked_layout_with_per_channel_constant():
     y = relay.nn.avg_pool2d(y, pool_size=(2, 2))
     before = relay.Function([x], y)
     after = run_opt_pass(before, [T.ConvertLayout({"nn.conv2d": ["NCHW4c", "default"]}), T.FoldConstant()])
-    (conv,) = calls(after, "nn.conv2d")
+    (conv,) = calls(after, "nn.contrib_conv2d_NCHWc")  # the blocked form, as TVM's
     assert (conv.attrs.data_layout, conv.attrs.kernel_layout) == ("NCHW4c", "OIHW4i4o")
     assert calls(after, "nn.avg_pool2d")[0].attrs.layout == "NCHW4c"
     assert len(calls(after, "layout_transform")) == 2  # the weight and the constant were folded
@@ -255,5 +255,5 @@ def test_conversion_declined_when_channels_do_not_split(check_pass):
     w1, w2 = relay.var("w1", shape=(8, 3, 3, 3)), relay.var("w2", shape=(8, 8, 3, 3))
     y = relay.nn.conv2d(relay.nn.relu(relay.nn.conv2d(x, w1, padding=(1, 1))), w2, padding=(1, 1))
     after = check_pass(relay.Function([x, w1, w2], y), T.ConvertLayout({"nn.conv2d": ["NCHW4c", "default"]}))
-    layouts = [c.attrs.data_layout for c in calls(after, "nn.conv2d")]
+    layouts = [c.attrs.data_layout for c in calls(after, "nn.conv2d") + calls(after, "nn.contrib_conv2d_NCHWc")]
     assert sorted(layouts) == ["NCHW", "NCHW4c"]  # 3 input channels cannot be split by 4

@@ -20,14 +20,17 @@ schedule templates of :mod:`kiln.autotvm` (:func:`_template`): the call's tensor
 whose config the current dispatch context gives (the default one outside ``autotvm.apply_history_best``: the
 hand-chosen schedule).
 
-The layout hook (``FTVMAlterOpLayout`` of ``nn.conv2d``, run by AlterOpLayout at opt_level 3 while a CPU target is
-current) turns a float32 NCHW/OIHW convolution into the same convolution in the blocked layouts
-:func:`kiln.topi.x86.conv2d_alter_layout` picks for the target::
+The layout hook (``FTVMAlterOpLayout`` of ``nn.conv2d`` calls the target-generic ``topi.nn.conv2d_alter_layout``,
+whose ``"cpu"`` entry is :func:`alter_conv2d_layout`; AlterOpLayout runs it at opt_level 3 while a CPU target is
+current) turns a float32 NCHW/OIHW convolution into its blocked form in the layouts
+:func:`kiln.topi.x86.conv2d_alter_layout` picks for the target, as TVM's x86 hook does::
 
-    nn.conv2d(data, weight, data_layout="NCHW{ic_bn}c", kernel_layout="OIHW{ic_bn}i{oc_bn}o", out_layout="NCHW{oc_bn}c")
+    nn.contrib_conv2d_NCHWc(data, weight, data_layout="NCHW{ic_bn}c", kernel_layout="OIHW{ic_bn}i{oc_bn}o",
+                            out_layout="NCHW{oc_bn}c")
 
-(depthwise convolutions: ``OIHW1i{b}o``; grouped ones when each group's channels are whole blocks of at least half
-a vector, else they stay NCHW, where a 1-wide kernel vectorizes over the flattened map). The layout rewriter
+(depthwise convolutions: ``nn.contrib_depthwise_conv2d_NCHWc`` with ``OIHW1i{b}o``; grouped ones when each group's
+channels are whole blocks of at least half a vector, else they stay NCHW, where a 1-wide kernel vectorizes over the
+flattened map). The layout rewriter
 transforms the inputs (the weight's ``layout_transform`` of a constant folds: weights are packed once, at compile
 time) and carries the blocked result through the layout-agnostic operators that follow, so consecutive convolutions
 exchange blocked tensors and layouts change only at the boundaries of the blocked region. The hook of ``nn.dense``
@@ -42,12 +45,11 @@ from ....topi import nn as topi_nn
 from ....topi import x86
 from ....topi.utils import get_const_tuple
 from .. import nn as _nn
-from .. import tensor as _tensor
 from . import generic
 from .base import OpStrategy
 
-__all__ = ["STRATEGIES", "alter_conv2d_layout", "alter_dense_layout", "CPU_TARGET_KINDS", "BLOCKED_DTYPES",
-           "NOPACK_MAX_ROWS"]
+__all__ = ["STRATEGIES", "alter_conv2d_layout", "alter_dense_layout", "alter_op_layout_conv2d",
+           "alter_op_layout_dense", "CPU_TARGET_KINDS", "BLOCKED_DTYPES", "NOPACK_MAX_ROWS"]
 
 CPU_TARGET_KINDS = ("llvm", "c")
 """Target kinds whose conv2d is altered to the blocked layouts."""
@@ -165,6 +167,8 @@ STRATEGIES = {
     "nn.softmax": _generic_with("nn.softmax", x86.schedule_softmax, "softmax.x86"),
     "nn.log_softmax": _generic_with("nn.log_softmax", x86.schedule_softmax, "log_softmax.x86"),
     "nn.conv2d": _conv2d_strategy,
+    "nn.contrib_conv2d_NCHWc": _conv2d_strategy,  # the blocked forms AlterOpLayout makes: the same templates
+    "nn.contrib_depthwise_conv2d_NCHWc": _conv2d_strategy,
     "nn.dense": _dense_strategy,
     "nn.contrib_dense_pack": lambda attrs, inputs, out_type, target: _template(
         OpStrategy(), "dense_pack.x86", (inputs[0], inputs[1], attrs.units, _out_dtype(attrs, out_type)), target),
@@ -182,7 +186,7 @@ def alter_conv2d_layout(attrs, inputs, tinfos, out_type):
     attrs : Conv2DAttrs
         The call's attributes.
     inputs : list of relay.Expr
-        ``[data, weight]`` in their original layouts.
+        ``[data, weight]`` (the data in the layout the rewritten producer computes it in).
     tinfos : list of TensorType
         Their types.
     out_type : TensorType
@@ -204,8 +208,11 @@ def alter_conv2d_layout(attrs, inputs, tinfos, out_type):
     new = x86.conv2d_alter_layout(attrs, data_type.shape, weight_type.shape, target)
     if new is None:
         return None
-    data, weight = inputs
-    return _nn.conv2d(data, weight, **dict(attrs, **new))
+    # as TVM's: the blocked operator with the channels set; the rewriter transforms the inputs to its layouts
+    depthwise = attrs.groups != 1 and attrs.groups == int(data_type.shape[1]) == int(weight_type.shape[0]) and \
+        int(weight_type.shape[1]) == 1
+    build = _nn.contrib_depthwise_conv2d_nchwc if depthwise else _nn.contrib_conv2d_nchwc
+    return build(*inputs, **dict(attrs, **new, channels=int(weight_type.shape[0])))
 
 
 def alter_dense_layout(attrs, inputs, tinfos, out_type):
@@ -225,14 +232,27 @@ def alter_dense_layout(attrs, inputs, tinfos, out_type):
         return None
     data, weight = inputs
     units, block = weight_type.shape[0], int(weight_layout[2:-1])
-    if units % block:  # the last panel padded with zero columns, left out of the output (units=)
-        weight = _nn.pad(weight, ((0, -units % block), (0, 0)))
-    packed = _tensor.layout_transform(weight, "NC", weight_layout)
-    return _nn.contrib_dense_pack(data, packed, weight_layout, units, attrs.out_dtype)
+    if units % block == 0:  # as TVM's: the rewriter transforms the weight to weight_layout
+        return _nn.contrib_dense_pack(data, weight, weight_layout, None, out_dtype)
+    # the last panel padded with zero columns, left out of the output (units=)
+    weight = _nn.pad(weight, ((0, -units % block), (0, 0)))
+    return _nn.contrib_dense_pack(data, weight, weight_layout, units, out_dtype)
 
 
-register_op_attr("nn.conv2d", "FTVMAlterOpLayout", alter_conv2d_layout)
-register_op_attr("nn.dense", "FTVMAlterOpLayout", alter_dense_layout)
+def alter_op_layout_conv2d(attrs, inputs, tinfos, out_type):
+    """``FTVMAlterOpLayout`` of ``nn.conv2d``: the current target's ``topi.nn.conv2d_alter_layout`` (TVM's)."""
+    return topi_nn.conv2d_alter_layout(attrs, inputs, tinfos, out_type)
+
+
+def alter_op_layout_dense(attrs, inputs, tinfos, out_type):
+    """``FTVMAlterOpLayout`` of ``nn.dense``: the current target's ``topi.nn.dense_alter_layout`` (TVM's)."""
+    return topi_nn.dense_alter_layout(attrs, inputs, tinfos, out_type)
+
+
+topi_nn.conv2d_alter_layout.register("cpu", alter_conv2d_layout)
+topi_nn.dense_alter_layout.register("cpu", alter_dense_layout)
+register_op_attr("nn.conv2d", "FTVMAlterOpLayout", alter_op_layout_conv2d)
+register_op_attr("nn.dense", "FTVMAlterOpLayout", alter_op_layout_dense)
 
 # strategies whose computes and schedules take sizes known only at run time (a dynamic batch keeps the packed GEMM)
 for _name in ("nn.dense", "nn.contrib_dense_pack"):
