@@ -154,3 +154,4 @@ from .stmt import (
     stmt_seq,
 )
 from .stmt_functor import ir_transform, post_order_visit, pre_order_visit, renew_defs, substitute
+

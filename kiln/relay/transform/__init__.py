@@ -6,7 +6,7 @@ from .alter_op_layout import AlterOpLayout
 from .annotate_spans import AnnotateSpans, SpanCheck
 from .canonicalize_ops import CanonicalizeOps
 from .common_subexpr import EliminateCommonSubexpr
-from .convert_layout import ConvertLayout
+from .convert_layout import ConvertLayout, LayoutConfig
 from .dead_code import DeadCodeElimination
 from .dynamic_to_static import DynamicToStatic
 from .fold_constant import FoldConstant

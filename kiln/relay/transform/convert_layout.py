@@ -7,8 +7,10 @@ FoldConstant folds.
 
 Per operator, the conversion is the op attribute ``FTVMConvertOpLayout``: a function ``(attrs, inputs, tinfos,
 desired_layouts) -> Expr`` (TVM's ``register_convert_op_layout``) that returns the operator rebuilt with the desired
-layouts over ``inputs`` (the call's arguments, in their original layouts). conv2d, the 2-D poolings and the global
-poolings have one; others can be registered with :func:`register_convert_op_layout`.
+layouts over ``inputs`` (the call's arguments, in the layouts their rewritten producers compute them in, as TVM's).
+conv2d, the 2-D poolings and the global poolings have one here, conv2d_transpose, conv3d(_transpose),
+deformable_conv2d, the resizes and roi_align in :mod:`.convert_layout_ops`; others can be registered with
+:func:`register_convert_op_layout`.
 """
 
 import re
@@ -22,11 +24,12 @@ from ...tir.layout import layout as parse_layout
 from ..expr import Call
 from ..op import nn as _nn
 from ..op.op import register_convert_op_layout
+from .convert_layout_ops import LayoutConfig, skip_layer  # (also registers the other operators' conversions)
 from .fold_scale_util import is_depthwise_conv2d, retype_function, typed_function
 from .function_pass import FunctionPass
 from .layout_rewriter import rewrite_layouts
 
-__all__ = ["ConvertLayout", "register_convert_op_layout"]
+__all__ = ["ConvertLayout", "LayoutConfig", "register_convert_op_layout"]
 
 
 
@@ -37,6 +40,8 @@ def convert_conv2d(attrs, inputs, tinfos, desired_layouts):
     ``NCHW{n}c``, as TVM's); ``"default"`` picks the kernel layout that suits the data layout: OIHW for NCHW, HWIO for
     NHWC (HWOI when depthwise), OIHW{n}i{n}o for NCHW{n}c (TVM requires it given there)."""
     data, weight = inputs
+    if skip_layer():
+        return _nn.conv2d(data, weight, **attrs)
     if len(desired_layouts) != 2:
         raise KilnError(f"ConvertLayout: nn.conv2d needs two desired layouts [data, kernel], got {desired_layouts}")
     data_layout, kernel_layout = (str(lay) for lay in desired_layouts)

@@ -115,7 +115,8 @@ def _reduce_infer(lay, old, r_axes, exclude, keepdims):
     out_layout = from_axes(out)
     if any(f is not None and out_layout.index_of(a.upper()) < 0 for a, f in out):
         return None, None, None  # a sub-axis left without its primal axis (TVM would fail to parse it)
-    return lay, out_layout, tuple(new_axes)
+    # a reduction to a scalar has no output layout (TVM's Layout("") is undefined): the call is left as it is
+    return lay, (out_layout if out else None), tuple(new_axes)
 
 
 @register_rule("argmax", "argmin", "prod", "all", "max", "mean", "min", "sum", "variance")

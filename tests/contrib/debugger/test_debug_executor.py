@@ -61,7 +61,8 @@ def test_profile_reports_every_kernel_call(built):
     for call in report.calls:
         assert call["Percent"] == pytest.approx(100 * call["Duration (us)"] / total)
     conv = next(c for c in report.calls if "conv2d" in c["Name"])
-    assert conv["Relay Ops"].startswith("nn.conv2d") and conv["FLOPs"] == 2 * 4 * 64 * 27
+    # on CPUs AlterOpLayout makes the conv its blocked form, as TVM's does
+    assert conv["Relay Ops"].startswith(("nn.conv2d", "nn.contrib_conv2d_NCHWc")) and conv["FLOPs"] == 2 * 4 * 64 * 27
     dense = [c for c in report.calls if "dense" in c["Name"]]
     assert len(dense) == 2 and dense[0]["Name"] == dense[1]["Name"]  # one kernel, called twice
     assert dense[0]["FLOPs"] == 2 * 4 * 4 and dense[0]["Argument Shapes"].startswith("float32[1, 4], float32[4, 4]")
