@@ -1,8 +1,9 @@
 """Data layouts such as ``NCHW``, ``NHWC`` or ``NCHW16c`` and shape conversion between them (TVM's ``tir.layout``).
 
 An upper-case letter is a primal axis; a lower-case letter preceded by a factor is a sub-axis of its primal axis:
-``NCHW16c`` splits channels ``C`` into ``C // 16`` outer and ``16`` inner. Converting a shape between two layouts goes
-through the primal (logical) sizes.
+``NCHW16c`` splits channels ``C`` into ``C // 16`` outer and ``16`` inner. An axis may be split more than once:
+``OHWI16i64o2i`` holds input channel ``I = I_outer * 32 + i16 * 2 + i2`` (the earlier sub-axis the more significant).
+Converting a shape between two layouts goes through the primal (logical) sizes.
 """
 
 import re
@@ -47,11 +48,18 @@ class Layout:
         return -1
 
     def factor_of(self, primal_axis: str) -> int:
-        """The split factor of ``primal_axis`` (1 when it has no sub-axis)."""
+        """The split factor of ``primal_axis``: the product of its sub-axes (``OHWI16i64o2i``: 32 for I), 1 when it
+        has none."""
+        factor = 1
         for a, f in self.axes:
             if f is not None and a == primal_axis.lower():
-                return f
-        return 1
+                factor *= f
+        return factor
+
+    def sub_axes(self, primal_axis: str) -> list:
+        """The positions of ``primal_axis``'s sub-axes, outermost first (``OHWI16i64o2i``: [4, 6] for I)."""
+        sub = primal_axis.lower()
+        return [i for i, (a, f) in enumerate(self.axes) if f is not None and a == sub]
 
     @property
     def ndim_primal(self) -> int:
@@ -165,7 +173,9 @@ def layout(name: str) -> Layout:
         axes.append((letter, int(digits) if digits else None))
         pos = match.end()
     letters = [a for a, _ in axes]
-    if pos != len(name) or not name or len(set(letters)) != len(letters):
+    primal = [a for a, f in axes if f is None]
+    # a primal axis appears once; it may be split more than once (OHWI16i64o2i, as TVM's layouts allow)
+    if pos != len(name) or not name or len(set(primal)) != len(primal):
         raise KilnError(f"malformed layout {name!r}")
     for a, f in axes:
         if f is not None and a.upper() not in letters:

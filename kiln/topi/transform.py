@@ -361,18 +361,23 @@ def layout_transform(data, src_layout, dst_layout):
 
     def fcompute(*i):
         primal = {}
-        for axis in dst.primal:
-            outer = i[dst.index_of(axis)]
-            inner = dst.index_of(axis.lower())
-            primal[axis] = outer * dst.factor_of(axis) + i[inner] if inner >= 0 else outer
+        for axis in dst.primal:  # outer * (product of the sub-factors) + each sub-axis times those after it
+            value = i[dst.index_of(axis)]
+            for sub in dst.sub_axes(axis):
+                value = value * dst.axes[sub][1] + i[sub]
+            primal[axis] = value
         idx = []
-        for letter, factor in src.axes:
-            if factor is not None:
-                idx.append(primal[letter.upper()] % factor)
-            elif src.index_of(letter.lower()) >= 0:
-                idx.append(primal[letter] // src.factor_of(letter))
+        for pos, (letter, factor) in enumerate(src.axes):
+            axis = letter.upper()
+            # the sub-factors after this position (same primal axis) make this part's stride
+            stride = 1
+            for sub in src.sub_axes(axis):
+                if sub > pos:
+                    stride *= src.axes[sub][1]
+            if factor is None:
+                idx.append(primal[axis] // stride if stride != 1 else primal[axis])
             else:
-                idx.append(primal[letter])
+                idx.append((primal[axis] // stride) % factor if stride != 1 else primal[axis] % factor)
         return data(*idx)
 
     return _injective(out_shape, fcompute, "T_layout_trans")

@@ -67,3 +67,13 @@ def test_tvm_layout_of_the_empty_string_is_undefined():
 
     assert kiln.tir.layout("") is None
     assert kiln.tir.layout("NCHW16c").name == "NCHW16c"
+
+
+def test_an_axis_split_twice():
+    """TVM's OHWI16i64o2i: I is split into 16i and 2i; its factor is their product."""
+    lay = layout("OHWI16i64o2i")
+    assert lay.factor_of("I") == 32 and lay.sub_axes("I") == [4, 6] and lay.sub_axes("O") == [5]
+    assert layout("OIHW").convert_shape((128, 64, 3, 3), lay) == (2, 3, 3, 2, 16, 64, 2)
+    assert lay.shape_to_primal((2, 3, 3, 2, 16, 64, 2)) == {"O": 128, "H": 3, "W": 3, "I": 64}
+    with pytest.raises(KilnError, match="not divisible"):
+        layout("OIHW").convert_shape((128, 48, 3, 3), lay)

@@ -24,6 +24,10 @@ def test_reshape_family(harness, target):
         harness.Case("layout_transform", [harness.rand((2, 3, 5, 32))], A.LayoutTransformAttrs("NHWC", "NCHW8c")),
         harness.Case("layout_transform", [harness.rand((2, 4, 3, 3, 8))],
                      A.LayoutTransformAttrs("NCHW8c", "NCHW4c"), label="layout 8c->4c"),
+        harness.Case("layout_transform", [harness.rand((8, 16, 3, 3))],
+                     A.LayoutTransformAttrs("OIHW", "OHWI4i4o2i"), label="layout I split twice"),
+        harness.Case("layout_transform", [harness.rand((1, 2, 3, 3, 2, 2))],
+                     A.LayoutTransformAttrs("NCHW2c2c", "NCHW4c"), label="layout 2c2c->4c"),
     ]
     harness.run_cases(cases, target)
 

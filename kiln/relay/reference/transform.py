@@ -118,16 +118,13 @@ def strided_slice(attrs, data):
 
 
 def _to_primal(data, lay):
-    """``data`` in layout ``lay`` -> an array with one axis per primal axis, in the order of ``lay.primal``."""
+    """``data`` in layout ``lay`` -> an array with one axis per primal axis, in the order of ``lay.primal``: each
+    primal axis followed by its sub-axes (outermost first), merged."""
     order, sizes = [], []
     for axis in lay.primal:
-        outer, inner = lay.index_of(axis), lay.index_of(axis.lower())
-        order.append(outer)
-        size = data.shape[outer]
-        if inner >= 0:
-            order.append(inner)
-            size *= data.shape[inner]
-        sizes.append(size)
+        parts = [lay.index_of(axis), *lay.sub_axes(axis)]
+        order += parts
+        sizes.append(int(np.prod([data.shape[i] for i in parts])))
     return np.transpose(data, order).reshape(sizes)
 
 
@@ -136,15 +133,14 @@ def _from_primal(primal, lay):
     split_shape, position = [], {}
     for axis, size in zip(lay.primal, primal.shape, strict=True):
         factor = lay.factor_of(axis)
-        position[axis] = len(split_shape)
-        if lay.index_of(axis.lower()) >= 0:
-            if size % factor:
-                raise KilnError(f"layout {lay.name}: axis {axis} of size {size} is not divisible by {factor}")
-            split_shape += [size // factor, factor]
-            position[axis.lower()] = len(split_shape) - 1
-        else:
-            split_shape.append(size)
-    return np.transpose(primal.reshape(split_shape), [position[axis] for axis, _ in lay.axes])
+        if size % factor:
+            raise KilnError(f"layout {lay.name}: axis {axis} of size {size} is not divisible by {factor}")
+        position[lay.index_of(axis)] = len(split_shape)
+        split_shape.append(size // factor)
+        for sub in lay.sub_axes(axis):
+            position[sub] = len(split_shape)
+            split_shape.append(lay.axes[sub][1])
+    return np.transpose(primal.reshape(split_shape), [position[i] for i in range(lay.ndim)])
 
 
 def convert_layout(data, src_layout, dst_layout):

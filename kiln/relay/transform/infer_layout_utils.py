@@ -50,9 +50,9 @@ class InferCorrectLayoutOutput:
 
 
 def factor_of(lay: Layout, letter: str) -> int:
-    """The split factor of ``letter``'s sub-axis in ``lay``, or -1 when it is not split (TVM's ``FactorOf``)."""
-    sub = letter.lower()
-    return next((f for a, f in lay.axes if a == sub), -1)
+    """The split factor of ``letter``'s primal axis in ``lay`` (the product of its sub-axes), or -1 when it is not
+    split (TVM's ``FactorOf``)."""
+    return lay.factor_of(letter.upper()) if lay.sub_axes(letter.upper()) else -1
 
 
 def _primal(letter: str) -> bool:

@@ -130,6 +130,17 @@ def test_layout_transform_between_layouts():
         assert out[o // 4, i // 2, h, k, i % 2, o % 4] == w[o, i, h, k]
 
 
+def test_layout_transform_with_an_axis_split_twice():
+    """OHWI4i2o2i (as TVM's OHWI16i64o2i): I = I_outer * 8 + i4 * 2 + i2, the earlier sub-axis the more significant."""
+    w = RNG.standard_normal((4, 16, 3, 3)).astype("f4")
+    out = run(relay.layout_transform(v("w", w.shape), "OIHW", "OHWI4i2o2i"), w=w)
+    assert out.shape == (2, 3, 3, 2, 4, 2, 2)
+    for o, i, h, k in itertools.product(range(4), range(16), range(3), range(3)):
+        assert out[o // 2, h, k, i // 8, i // 2 % 4, o % 2, i % 2] == w[o, i, h, k]
+    back = run(relay.layout_transform(v("x", out.shape), "OHWI4i2o2i", "OIHW"), x=out)
+    np.testing.assert_array_equal(back, w)
+
+
 def test_shape_of():
     # called directly: the reference implementation does not depend on how the operator's attrs are built
     out = reference.transform.shape_of(SimpleNamespace(dtype="int64"), A)
