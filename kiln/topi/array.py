@@ -6,6 +6,7 @@ value: the same answer as a binary search on a sorted sequence, and vectorizable
 output element, the last sparse entry addressing it with a ``max`` reduction, then reads its value.
 """
 
+import functools
 import math
 
 from ..te.operation import compute, reduce_axis
@@ -15,11 +16,21 @@ from ..tir import dtype as _dt
 from ..tir import op as _op
 from . import tag as _tag
 from .elemwise import cast_expr
-from .utils import get_const_tuple, normalize_axis
+from .utils import SHAPE_CHECKS, get_const_tuple, normalize_axis, size_checks
 
 __all__ = ["stack", "arange", "meshgrid", "trilu", "unravel_index", "sequence_mask", "reverse_sequence",
            "ndarray_size", "searchsorted", "sparse_to_dense", "collapse_sum", "variance", "adv_index",
            "matrix_set_diag"]
+
+
+def _smallest(a, b):
+    """``min(a, b)`` of sizes, folded when both are ints."""
+    return min(a, b) if isinstance(a, int) and isinstance(b, int) else _op.minimum(a, b)
+
+
+def _largest(a, b):
+    """``max(a, b)`` of sizes, folded when both are ints."""
+    return max(a, b) if isinstance(a, int) and isinstance(b, int) else _op.maximum(a, b)
 
 
 def _int(v):
@@ -148,6 +159,11 @@ def sparse_to_dense(sparse_indices, sparse_values, default_value, output_shape):
     or ``(N, rank)``), ``default_value`` (a scalar expression) elsewhere; the last of repeated indices wins."""
     ishape = get_const_tuple(sparse_indices.shape)
     count = ishape[0] if ishape else 1
+    checks = size_checks([(n, count) for n in get_const_tuple(sparse_values.shape)],
+                         "sparse_to_dense: the numbers of sparse_values and of sparse_indices")
+    checks += size_checks([(r, len(output_shape)) for r in ishape[1:]],
+                          "sparse_to_dense: the rank sparse_indices address and that of output_shape")
+    checks = tuple(checks)
 
     def coordinate(n, axis):
         if not ishape:
@@ -159,7 +175,8 @@ def sparse_to_dense(sparse_indices, sparse_values, default_value, output_shape):
         hit = _op.all(*[_op.equal(_int(coordinate(k.var, a)), _op.cast(x, "int32")) for a, x in enumerate(i)])
         return _te_max(_op.select(hit, k.var, _op.const(-1, "int32")), axis=[k])
 
-    which = compute(tuple(output_shape), fwhich, name="T_sparse_to_dense_index", tag=_tag.COMM_REDUCE)
+    which = compute(tuple(output_shape), fwhich, name="T_sparse_to_dense_index", tag=_tag.COMM_REDUCE,
+                    attrs={SHAPE_CHECKS: checks} if checks else None)
 
     def fcompute(*i):
         n = which(*i)
@@ -245,22 +262,30 @@ def adv_index(data, indices):
 def matrix_set_diag(data, diagonal, k1=0, k2=0, super_diag_right_align=False, sub_diag_right_align=False):
     """``data`` with the diagonals ``k1..k2`` of its last two axes taken from ``diagonal`` (TensorFlow's
     ``matrix_set_diag``: one row of ``diagonal`` per diagonal, from ``k2`` down, shorter ones aligned left or
-    right)."""
+    right). Sizes known only at run time are checked then: ``diagonal`` must have ``data``'s leading sizes, the
+    number of diagonals and the longest one's length."""
     shape = get_const_tuple(data.shape)
     rows, cols = shape[-2:]
-    max_len = get_const_tuple(diagonal.shape)[-1]
+    dshape = get_const_tuple(diagonal.shape)
+    max_len = dshape[-1]
+    lengths = {k: _smallest(rows + min(0, k), cols - max(0, k)) for k in range(k1, k2 + 1)}
+    longest = functools.reduce(_largest, lengths.values())
+    want = [*zip(dshape[:len(shape) - 2], shape[:-2], strict=True)] + [(max_len, longest)]
+    if k1 != k2:
+        want.append((dshape[-2], k2 - k1 + 1))
+    checks = tuple(size_checks(want, f"matrix_set_diag: a size of diagonal {dshape} for data {shape}"))
 
     def fcompute(*i):
         lead, r, c = i[:-2], i[-2], i[-1]
         d = c - r
         value = data(*i)
         for k in range(k1, k2 + 1):
-            length = min(rows + min(0, k), cols - max(0, k))
             right = super_diag_right_align if k >= 0 else sub_diag_right_align
-            offset = max_len - length if right else 0
+            offset = max_len - lengths[k] if right else 0
             pos = (r if k >= 0 else c) + offset
             src = diagonal(*lead, pos) if k1 == k2 else diagonal(*lead, k2 - k, pos)
             value = _op.select(_op.equal(d, k), src, value)
         return value
 
-    return compute(data.shape, fcompute, name="T_matrix_set_diag", tag=_tag.INJECTIVE)
+    return compute(data.shape, fcompute, name="T_matrix_set_diag", tag=_tag.INJECTIVE,
+                   attrs={SHAPE_CHECKS: checks} if checks else None)

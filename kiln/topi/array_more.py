@@ -7,7 +7,7 @@ from ..te.operation import compute, reduce_axis
 from ..te.operation import sum as _te_sum
 from ..tir import op as _op
 from . import tag as _tag
-from .utils import get_const_tuple
+from .utils import SHAPE_CHECKS, get_const_tuple, size_checks
 
 __all__ = ["invert_permutation", "strided_set", "sparse_reshape", "fixed_point_multiply", "fifo_buffer",
            "multibox_prior", "sparse_dense", "fixed_point_multiply_per_axis", "sparse_add"]
@@ -199,5 +199,10 @@ def sparse_add(dense, data, indices, indptr):
         return _te_sum(_op.select(_op.equal(_op.cast(indices(pos), "int32"), j), data(pos),
                                   _op.const(0, data.dtype)), axis=[k])
 
-    stored = compute(dense.shape, fsum, name="T_sparse_add_stored", tag=_tag.COMM_REDUCE)
+    rows = get_const_tuple(dense.shape)[0]
+    (count,), (n_indices,), (n_ptr,) = (get_const_tuple(t.shape) for t in (data, indices, indptr))
+    checks = size_checks([(n_ptr, rows + 1)], "nn.sparse_add: the length of indptr and the rows of dense plus 1")
+    checks += size_checks([(n_indices, count)], "nn.sparse_add: the numbers of indices and of values")
+    stored = compute(dense.shape, fsum, name="T_sparse_add_stored", tag=_tag.COMM_REDUCE,
+                     attrs={SHAPE_CHECKS: tuple(checks)} if checks else None)
     return compute(dense.shape, lambda i, j: dense(i, j) + stored(i, j), name="T_sparse_add", tag=_tag.ELEMWISE)

@@ -4,17 +4,37 @@
 upper-case letters standing for the broadcast axes, implicit output: the letters seen once, sorted, after the
 broadcast axes). The compute is a single ``te.compute`` over the output letters whose body is ``te.sum`` over the
 remaining letters of the product of the operands, each indexed by its letters (a size-1 broadcast axis at 0).
+
+The sizes an axis letter takes in different operands are joined as a broadcast joins them (TVM's
+``GetBroadcastedExtent``): equal sizes, or 1 against any size. A size known only at run time (a ``relay.Any`` in a
+type relation, a size variable in the compute) gives way to a static one other than 1; the compute then reads the
+dynamic axis at index 0 where it turns out to be 1, and records the run-time check that it is the letter's size or
+1 (the shape function asserts it).
 """
 
 from ..te.operation import compute, reduce_axis
 from ..te.operation import sum as _te_sum
 from ..tir import op as _op
 from . import tag as _tag
-from .utils import get_const_tuple
+from .broadcast import broadcast_index
+from .utils import SHAPE_CHECKS, get_const_tuple
 
 __all__ = ["parse_einsum", "einsum_shape", "einsum"]
 
 _ELLIPSIS_LETTERS = "ZYXWVUTSRQPONMLKJIHGFEDCBA"  # stand-ins for "..." axes (the equation uses lower case)
+
+
+def _join(letter, a, b):
+    """The size of axis ``letter`` that has sizes ``a`` and ``b`` (ints, or sizes known only at run time)."""
+    if isinstance(a, int) and isinstance(b, int):
+        if a != b and 1 not in (a, b):
+            raise ValueError(f"axis {letter!r} has sizes {a} and {b}")
+        return b if a == 1 else a
+    if isinstance(a, int):
+        return b if a == 1 else a
+    if isinstance(b, int):
+        return a if b == 1 else b
+    return a
 
 
 def parse_einsum(equation, shapes):
@@ -40,9 +60,7 @@ def parse_einsum(equation, shapes):
         if len(subs) != len(shape) or not all(c.isalpha() for c in subs):
             raise ValueError(f"subscripts {subs!r} do not fit an operand of shape {tuple(shape)}")
         for c, d in zip(subs, shape, strict=True):
-            if c in sizes and sizes[c] != d and 1 not in (sizes[c], d):
-                raise ValueError(f"axis {c!r} has sizes {sizes[c]} and {d}")
-            sizes[c] = max(sizes.get(c, d), d) if c in ell else (d if c not in sizes or sizes[c] == 1 else sizes[c])
+            sizes[c] = _join(c, sizes[c], d) if c in sizes else d
         letters.append(subs)
     if arrow:
         out = out.replace("...", ell)
@@ -89,15 +107,20 @@ def einsum(equation, *tensors):
         where.update({c: r.var for c, r in raxes.items()})
         product = None
         for t, subs, shape in zip(tensors, letters, shapes, strict=True):
-            index = [0 if d == 1 and sizes[c] != 1 else where[c] for c, d in zip(subs, shape, strict=True)]
+            index = [broadcast_index(d, sizes[c], where[c]) for c, d in zip(subs, shape, strict=True)]
             value = _op.cast(t(*index), work)
             product = value if product is None else _op.multiply(product, value)
         if not raxes:
             return product
         return _te_sum(product, axis=list(raxes.values()))
 
+    checks = [(_op.logical_or(_op.equal(d, sizes[c]), _op.equal(d, 1)),
+               f"einsum {equation!r}: axis {c!r} of operand {n} has a size other than {sizes[c]} or 1")
+              for n, (subs, shape) in enumerate(zip(letters, shapes, strict=True))
+              for c, d in zip(subs, shape, strict=True) if not isinstance(d, int) and d is not sizes[c]]
     result = compute(tuple(sizes[c] for c in out), fcompute, name="T_einsum",
-                     tag=_tag.COMM_REDUCE if reduced else _tag.INJECTIVE)
+                     tag=_tag.COMM_REDUCE if reduced else _tag.INJECTIVE,
+                     attrs={SHAPE_CHECKS: tuple(checks)} if checks else None)
     if work == dtype:
         return result
     return compute(result.shape, lambda *i: _op.cast(result(*i), dtype), name="T_einsum_cast", tag=_tag.ELEMWISE)

@@ -95,8 +95,11 @@ def _build(args, results, checks, name):
 def data_independent_shape_func(inputs, outputs, name):
     """The shape function of a kernel from ``inputs`` (placeholders, ``relay.Any`` dimensions as size variables) to
     ``outputs`` (see the module docstring); it takes the int64 shape of each input that has a size variable, in
-    order. None when every output shape is static."""
-    if is_static(outputs):
+    order. None when every output shape is static and the computes recorded no check (a kernel whose result is
+    static but whose dynamic arguments must meet a condition, such as ``nll_loss``'s batch against its targets',
+    still gets one: it computes the static shape and asserts the conditions before the kernel runs)."""
+    recorded = _recorded_checks(outputs)
+    if is_static(outputs) and not recorded:
         return None
     shapes, bindings = [], {}
     for i, tensor in enumerate(inputs):
@@ -114,7 +117,7 @@ def data_independent_shape_func(inputs, outputs, name):
     results = []
     for k, tensor in enumerate(outputs):
         results += _shape_and_bytes(k, [Cast("int64", evaluated(d)) for d in tensor.shape], tensor.dtype)
-    checks = [(evaluated(condition), message) for condition, message in _recorded_checks(outputs)]
+    checks = [(evaluated(condition), message) for condition, message in recorded]
     return _build(shapes, results, checks, name)
 
 

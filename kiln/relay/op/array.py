@@ -13,12 +13,22 @@ import numpy as np
 
 from ...error import TypeInferenceError
 from ...ir.expr import RelayExpr
-from ...ir.type import TensorType, TupleType
+from ...ir.type import Any, TensorType, TupleType, is_any
 from ...topi.einsum import einsum_shape
 from ..expr import Tuple, TupleWrapper, const
 from . import attrs_array as A
 from .op import OpPattern, make_call, register_relay_op
-from .type_relations import ALL, INTEGER, NUMERIC, check_dtype, normalize_axis, same_dtype, shapes_match, tensor_arg
+from .type_relations import (
+    ALL,
+    INTEGER,
+    NUMERIC,
+    check_dtype,
+    dims_match,
+    normalize_axis,
+    same_dtype,
+    shapes_match,
+    tensor_arg,
+)
 
 
 def _tuple_fields(types, what):
@@ -230,10 +240,10 @@ def _sparse_to_dense_rel(types, attrs):
         raise TypeInferenceError(f"sparse_to_dense: sparse_indices {indices} must have rank <= 2, sparse_values "
                                  f"{values} rank <= 1 and default_value {default} be a scalar")
     count = indices.shape[0] if indices.ndim else 1
-    if values.ndim == 1 and values.shape[0] != count:
-        raise TypeInferenceError(f"sparse_to_dense: {count} indices but sparse_values {values}")
+    if values.ndim == 1 and not dims_match(values.shape[0], count):  # sizes known only at run time: the kernel
+        raise TypeInferenceError(f"sparse_to_dense: {count} indices but sparse_values {values}")  # checks them
     rank = indices.shape[1] if indices.ndim == 2 else 1
-    if rank != len(attrs.output_shape):
+    if not dims_match(rank, len(attrs.output_shape)):
         raise TypeInferenceError(f"sparse_to_dense: indices {indices} address rank {rank}, output_shape "
                                  f"{attrs.output_shape} has rank {len(attrs.output_shape)}")
     same_dtype([values, default], "sparse_to_dense sparse_values and default_value")
@@ -299,10 +309,14 @@ def _matrix_set_diag_rel(types, attrs):
     if data.ndim < 2:
         raise TypeInferenceError(f"matrix_set_diag: data {data} must have rank >= 2")
     rows, cols = data.shape[-2:]
-    lengths = [min(rows + min(0, d), cols - max(0, d)) for d in range(attrs.k1, attrs.k2 + 1)]
-    if min(lengths) <= 0:
-        raise TypeInferenceError(f"matrix_set_diag: diagonals {attrs.k1}..{attrs.k2} are outside {data}")
-    want = data.shape[:-2] + ((attrs.k2 - attrs.k1 + 1,) if attrs.k1 != attrs.k2 else ()) + (max(lengths),)
+    if is_any(rows) or is_any(cols):  # the diagonals' length is checked at run time (the kernel records it)
+        longest = Any()
+    else:
+        lengths = [min(rows + min(0, d), cols - max(0, d)) for d in range(attrs.k1, attrs.k2 + 1)]
+        if min(lengths) <= 0:
+            raise TypeInferenceError(f"matrix_set_diag: diagonals {attrs.k1}..{attrs.k2} are outside {data}")
+        longest = max(lengths)
+    want = data.shape[:-2] + ((attrs.k2 - attrs.k1 + 1,) if attrs.k1 != attrs.k2 else ()) + (longest,)
     if not shapes_match(diagonal.shape, want):
         raise TypeInferenceError(f"matrix_set_diag: diagonal {diagonal} must have shape {want} for data {data}")
     same_dtype([data, diagonal], "matrix_set_diag data and diagonal")

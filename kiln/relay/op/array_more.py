@@ -203,7 +203,9 @@ def _sparse_add_rel(types, attrs):
     dense, data, indices, indptr = (tensor_arg(types, i, n) for i, n in enumerate(["dense_data", "sparse_data",
                                                                                   "sparse_indices",
                                                                                   "sparse_indptr"]))
-    if dense.ndim != 2 or data.ndim != 1 or indices.shape != data.shape or indptr.shape != (dense.shape[0] + 1,):
+    # sizes known only at run time are checked then (the kernel records the checks)
+    if dense.ndim != 2 or data.ndim != 1 or not shapes_match(indices.shape, data.shape) \
+            or not shapes_match(indptr.shape, (dense.shape[0] + 1,)):
         raise TypeInferenceError(f"nn.sparse_add: dense {dense} and a CSR matrix of its shape (data {data}, "
                                  f"indices {indices}, indptr {indptr})")
     same_dtype([dense, data], "nn.sparse_add dense and sparse data")

@@ -22,6 +22,7 @@ from .type_relations import (
     INTEGER,
     NUMERIC,
     channel_vector_types,
+    nonpositive,
     normalize_axis,
     same_dtype,
     shapes_match,
@@ -239,13 +240,14 @@ def _space_to_batch_rel(types, attrs):
 def _batch_to_space_rel(types, attrs):
     data = tensor_arg(types, 0, "data")
     m, blocks = len(attrs.block_shape), math.prod(attrs.block_shape)
-    if data.ndim < m + 1 or data.shape[0] % blocks:
+    # a batch known only at run time is checked then (the kernel's reshape records it)
+    if data.ndim < m + 1 or (not is_any(data.shape[0]) and data.shape[0] % blocks):
         raise TypeInferenceError(f"nn.batch_to_space_nd: the batch of {data} is not divisible by the "
                                  f"{blocks} blocks of {attrs.block_shape}")
     shape = [data.shape[0] // blocks]
     for k, (b, (lo, hi)) in enumerate(zip(attrs.block_shape, attrs.crops, strict=True)):
         size = data.shape[1 + k] * b - lo - hi
-        if size <= 0:
+        if nonpositive(size):
             raise TypeInferenceError(f"nn.batch_to_space_nd: crops {attrs.crops} leave nothing of {data}")
         shape.append(size)
     return TensorType(tuple(shape) + data.shape[1 + m:], data.dtype)
@@ -295,7 +297,9 @@ def cross_entropy_with_logits(predictions, targets):
 
 def _nll_loss_rel(types, attrs):
     pred, target, weights = (tensor_arg(types, i, n) for i, n in enumerate(["predictions", "targets", "weights"]))
-    if pred.ndim < 2 or target.shape != (pred.shape[0],) + pred.shape[2:] or weights.shape != (pred.shape[1],):
+    # sizes known only at run time are checked then (the kernel records the checks)
+    if pred.ndim < 2 or not shapes_match(target.shape, (pred.shape[0],) + pred.shape[2:]) \
+            or not shapes_match(weights.shape, (pred.shape[1],)):
         raise TypeInferenceError(f"nn.nll_loss: predictions {pred} must be (N, C, ...), targets {target} (N, ...) "
                                  f"and weights {weights} (C,)")
     same_dtype([pred, weights], "nn.nll_loss predictions and weights")

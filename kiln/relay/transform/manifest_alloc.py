@@ -170,8 +170,11 @@ class _DialectRewriter(ExprMutator):
         tensors = []
         for k, ttype in enumerate(outputs):
             shape, nbytes = computed[2 * k], computed[2 * k + 1]
+            if not ttype.is_dynamic:  # the shape function ran for the checks it asserts; the result is static
+                shape, nbytes = ttype.shape, ttype.size * np.dtype(ttype.dtype).itemsize
             storage = self._bind("storage", alloc_storage(nbytes, ALIGNMENT, dtype_hint=ttype.dtype), StorageType())
-            tensor = alloc_tensor(storage, 0, shape, ttype.dtype, assert_shape=ttype.shape)
+            tensor = alloc_tensor(storage, 0, shape, ttype.dtype,
+                                  assert_shape=ttype.shape if ttype.is_dynamic else None)
             tensors.append(self._bind("tensor", tensor, ttype))
         inputs = Tuple(args, checked_type_=TupleType(tuple(a.checked_type_ for a in args)))
         results = Tuple(tuple(tensors), checked_type_=TupleType(tuple(o.checked_type_ for o in tensors)))

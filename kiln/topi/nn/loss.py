@@ -13,7 +13,7 @@ from ...tir import intrin as _intrin
 from ...tir import op as _op
 from .. import tag as _tag
 from ..transform import reshape, strided_slice, transpose
-from ..utils import get_const_tuple
+from ..utils import SHAPE_CHECKS, get_const_tuple, size_checks
 from .pad import pad
 
 __all__ = ["dilate", "space_to_batch_nd", "batch_to_space_nd", "cross_entropy", "nll_loss"]
@@ -59,9 +59,10 @@ def batch_to_space_nd(data, block_shape, crops):
     x = reshape(data, list(block_shape) + [batch] + list(shape[1:]))
     perm = [m] + [v for k in range(m) for v in (m + 1 + k, k)] + [2 * m + 1 + r for r in range(len(rest))]
     x = reshape(transpose(x, perm), [batch] + [shape[1 + k] * block_shape[k] for k in range(m)] + list(rest))
-    begin = [0] + [c[0] for c in crops] + [0] * len(rest)
-    end = [batch] + [shape[1 + k] * block_shape[k] - crops[k][1] for k in range(m)] + list(rest)
-    return strided_slice(x, begin, end)
+    # the crops slice the spatial axes only, so a batch known only at run time is never a slice bound
+    begin = [c[0] for c in crops]
+    end = [shape[1 + k] * block_shape[k] - crops[k][1] for k in range(m)]
+    return strided_slice(x, begin, end, axes=list(range(1, m + 1)))
 
 
 def cross_entropy(predictions, targets, with_logits=False):
@@ -85,7 +86,13 @@ def cross_entropy(predictions, targets, with_logits=False):
 def nll_loss(predictions, targets, weights, reduction="mean", ignore_index=-100):
     """Negative log likelihood loss (TVM's ``topi.nn.nll_loss``)."""
     tshape = get_const_tuple(targets.shape)
+    pshape = get_const_tuple(predictions.shape)
     work = "float32" if predictions.dtype == "float16" else predictions.dtype
+    checks = size_checks(list(zip(pshape[:1] + pshape[2:], tshape, strict=True)),
+                         "nn.nll_loss: the batch (and spatial) sizes of predictions and targets")
+    checks += size_checks([(w, pshape[1]) for w in get_const_tuple(weights.shape)],
+                          "nn.nll_loss: the number of weights and of classes")
+    attrs = {SHAPE_CHECKS: tuple(checks)} if checks else None
 
     def pieces(idx):
         t = _op.cast(targets(*idx), "int32")
@@ -96,7 +103,7 @@ def nll_loss(predictions, targets, weights, reduction="mean", ignore_index=-100)
 
     if reduction == "none":
         return compute(tshape, lambda *i: _op.cast(pieces(i)[0], predictions.dtype), name="T_nll_loss",
-                       tag=_tag.INJECTIVE)
+                       tag=_tag.INJECTIVE, attrs=attrs)
 
     def fsum(k):
         def f():
@@ -105,7 +112,7 @@ def nll_loss(predictions, targets, weights, reduction="mean", ignore_index=-100)
 
         return f
 
-    loss = compute((), fsum(0), name="T_nll_loss_sum", tag=_tag.COMM_REDUCE)
+    loss = compute((), fsum(0), name="T_nll_loss_sum", tag=_tag.COMM_REDUCE, attrs=attrs)
     if reduction == "sum":
         return compute((), lambda: _op.cast(loss(), predictions.dtype), name="T_nll_loss", tag=_tag.ELEMWISE)
     weight = compute((), fsum(1), name="T_nll_loss_weight", tag=_tag.COMM_REDUCE)
