@@ -68,18 +68,24 @@ def _clamped(x, dim, positive):
     return E.Select(x < 0, _op.maximum(x + dim, low), _op.minimum(x, high))
 
 
-def slice_ranges_of(dims, begin, end, strides, slice_mode="end") -> list:
+def slice_ranges_of(dims, begin, end, strides, slice_mode="end", axes=None) -> list:
     """``(begin, stride, length)`` per axis as int64 expressions, for an axis sizes ``dims`` and the 1-D tensors
     ``begin``, ``end``, ``strides`` (shorter than the rank: the remaining axes are whole; one stride: every axis),
     clamped as Python slices clamp (as the static ``slice_ranges``). ``slice_mode="size"``: ``end`` holds sizes,
-    -1 meaning "to the end", and the stride is 1."""
+    -1 meaning "to the end", and the stride is 1. ``axes``: entry ``k`` slices axis ``axes[k]`` (the others whole)
+    instead of axis ``k``."""
     n_begin, n_end, n_strides = (get_const_tuple(t.shape)[0] for t in (begin, end, strides))
+    if axes is None:
+        entry_of = {k: k for k in range(min(n_begin, len(dims)))}
+    else:
+        entry_of = {(a + len(dims) if a < 0 else a): k for k, a in enumerate(axes)}
     ranges = []
-    for k, dim in enumerate(dims):
+    for axis, dim in enumerate(dims):
         dim = _i64(dim)
-        if k >= n_begin:  # as the static slice: only the axes ``begin`` names are sliced
+        if axis not in entry_of:  # as the static slice: only the axes ``begin`` names are sliced
             ranges.append((_op.const(0, "int64"), _op.const(1, "int64"), dim))
             continue
+        k = entry_of[axis]
         if k < n_strides or n_strides == 1:
             stride = _i64(strides[k if n_strides > 1 else 0])
         else:
@@ -103,10 +109,11 @@ def slice_ranges_of(dims, begin, end, strides, slice_mode="end") -> list:
     return ranges
 
 
-def strided_slice(data, begin, end, strides, out_shape, slice_mode="end"):
-    """``data[begin:end:stride]`` per axis, with ``begin``/``end``/``strides`` 1-D tensors read at run time and the
-    result sizes ``out_shape`` (what :func:`slice_ranges_of` gives, computed by the shape function)."""
-    ranges = slice_ranges_of(data.shape, begin, end, strides, slice_mode)
+def strided_slice(data, begin, end, strides, out_shape, slice_mode="end", axes=None):
+    """``data[begin:end:stride]`` per axis (of ``axes``, when given), with ``begin``/``end``/``strides`` 1-D tensors
+    read at run time and the result sizes ``out_shape`` (what :func:`slice_ranges_of` gives, computed by the shape
+    function)."""
+    ranges = slice_ranges_of(data.shape, begin, end, strides, slice_mode, axes)
 
     def fcompute(*i):
         return data(*[_op.cast(b + _op.cast(x, "int64") * s, x.dtype)

@@ -54,12 +54,13 @@ def _iou_above(boxes, b, i, j, threshold):
 
 
 def all_class_non_max_suppression(boxes_shape, scores_shape, dtype, scalar_types, name):
-    """The PrimFunc of ``all_class_non_max_suppression`` for static shapes (see the module docstring).
+    """The PrimFunc of ``all_class_non_max_suppression`` (see the module docstring).
 
     Parameters
     ----------
-    boxes_shape, scores_shape : tuple of int
-        ``(batch, boxes, 4)`` and ``(batch, classes, boxes)``.
+    boxes_shape, scores_shape : tuple of int or size variables
+        ``(batch, boxes, 4)`` and ``(batch, classes, boxes)`` (a size known only at run time: one variable for both
+        shapes, which the packed calling convention binds from the first argument and checks in the second).
     dtype : str
         The float type of boxes and scores.
     scalar_types : list of (shape, dtype)
@@ -84,7 +85,7 @@ def all_class_non_max_suppression(boxes_shape, scores_shape, dtype, scalar_types
     rows = batch * classes * n_boxes
     selected = decl_buffer((rows, 3), "int64", "selected_indices")
     total = decl_buffer((1,), "int64", "num_total_detections")
-    alive = decl_buffer((max(n_boxes, 1),), "int32", "alive")
+    alive = decl_buffer((max(n_boxes, 1) if isinstance(n_boxes, int) else _op.maximum(n_boxes, 1),), "int32", "alive")
     best = decl_buffer((1,), "int32", "best")
     i64 = lambda v: _op.cast(v, "int64")  # noqa: E731
     one, zero = _op.const(1, "int32"), _op.const(0, "int32")
@@ -93,8 +94,8 @@ def all_class_non_max_suppression(boxes_shape, scores_shape, dtype, scalar_types
         fill = _loop("i", n_boxes, lambda i: S.BufferStore(alive, _op.select(
             scores[b, c, i] > _op.cast(_scalar(score_thr), dtype), one, zero), (i,)))
         limit = _scalar(max_out)  # negative: no limit (TVM's -1); 0: nothing (ONNX's default)
-        picks = _op.cast(_op.select(limit < _op.const(0, max_dtype), _op.const(n_boxes, max_dtype),
-                                    _op.minimum(limit, _op.const(n_boxes, max_dtype))), "int32")
+        count = _op.const(n_boxes, max_dtype) if isinstance(n_boxes, int) else _op.cast(n_boxes, max_dtype)
+        picks = _op.cast(_op.select(limit < _op.const(0, max_dtype), count, _op.minimum(limit, count)), "int32")
 
         def pick(_k):
             current = _op.maximum(best[0], zero)

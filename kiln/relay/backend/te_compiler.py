@@ -169,7 +169,7 @@ def lower_primitive(func, target=None, name=None) -> CachedFunc:
     for node in nodes:
         if not isinstance(node, Call | Constant | Tuple | TupleGetItem | Var | Op):
             raise CodegenError(f"lowering: a primitive function cannot contain a {type(node).__name__}")
-    prebuilt = _prebuilt_kernel(func, nodes, name)
+    prebuilt = _prebuilt_kernel(func, nodes, inputs, name)
     if prebuilt is not None:
         return prebuilt
     builder = ScheduleBuilder(target)
@@ -200,11 +200,12 @@ def lower_primitive(func, target=None, name=None) -> CachedFunc:
     return CachedFunc(prim_func, base, input_types, tuple(flatten_type(func.body.checked_type_)), func, shape_func)
 
 
-def _prebuilt_kernel(func, nodes, name):
+def _prebuilt_kernel(func, nodes, inputs, name):
     """The CachedFunc of a primitive function calling an operator whose kernel is a loop nest written directly
     (``FTVMPrimFunc(attrs, arg_types, out_types, name) -> tir.PrimFunc``, for sequential algorithms a TE compute
     cannot state, as TVM's ``ir_builder`` kernels); None for any other function. Such an operator is ``OPAQUE``, so
-    it is alone in its function, and its shapes are static (no shape function)."""
+    it is alone in its function; a result with dynamic dimensions gets the shape function the operator registers
+    (``FShapeFunc``, built over ``inputs``, the parameters' placeholders)."""
     calls = [n for n in nodes if isinstance(n, Call) and isinstance(n.op, Op) and n.op.get_attr("FTVMPrimFunc")]
     if not calls:
         return None
@@ -217,7 +218,14 @@ def _prebuilt_kernel(func, nodes, name):
     out_types = tuple(flatten_type(call.checked_type_))
     prim = call.op.get_attr("FTVMPrimFunc")(call.attrs, input_types, out_types, name or base)
     (prim_func,) = lower(prim, name=name or base).functions.values()
-    return CachedFunc(prim_func, base, input_types, out_types, func, None)
+    shapes = None
+    if any(t.is_dynamic for t in out_types):
+        fshape = call.op.get_attr("FShapeFunc")
+        if fshape is None:
+            raise CodegenError(f"lowering: {call.op.name} has a result of dynamic shape but no shape function")
+        shapes = shape_func.data_dependent_shape_func(fshape, call.attrs, inputs, out_types,
+                                                      f"{name or base}_shape_func")
+    return CachedFunc(prim_func, base, input_types, out_types, func, shapes)
 
 
 def _shape_func(func, nodes, inputs, outputs, name):

@@ -12,10 +12,12 @@ from ...error import TypeInferenceError
 from ...ir.attrs import Attrs
 from ...ir.expr import RelayExpr
 from ...ir.op import register_op_attr
-from ...ir.type import TensorType, TupleType
+from ...ir.type import TensorType, TupleType, is_any
+from ...te import size_var
 from ...topi import nms
 from . import attrs_image as A
-from .op import OpPattern, make_call, register_relay_op
+from .dyn.common import dim64, shape_tensor
+from .op import OpPattern, make_call, register_relay_op, register_shape_func
 from .type_relations import FLOAT, INTEGER, dims_match, same_dtype, shapes_match, tensor_arg
 
 
@@ -167,10 +169,9 @@ def _all_class_nms_rel(types, attrs):
         t = tensor_arg(types, index, what)
         if t.ndim > 1 or (t.ndim == 1 and t.shape[0] != 1):
             raise TypeInferenceError(f"{what} must be a scalar (or a 1-element tensor), got {t}")
-    if boxes.is_dynamic or scores.is_dynamic:
-        raise TypeInferenceError(f"boxes {boxes} and scores {scores} need static shapes")
-    if boxes.ndim != 3 or boxes.shape[2] != 4 or scores.ndim != 3 or scores.shape[0] != boxes.shape[0] \
-            or scores.shape[2] != boxes.shape[1]:
+    # sizes known only at run time: the kernel's arguments are checked against each other when it is called
+    if boxes.ndim != 3 or not dims_match(boxes.shape[2], 4) or scores.ndim != 3 \
+            or not dims_match(scores.shape[0], boxes.shape[0]) or not dims_match(scores.shape[2], boxes.shape[1]):
         raise TypeInferenceError(f"boxes must be (batch, boxes, 4) and scores (batch, classes, boxes), got {boxes} "
                                  f"and {scores}")
     same_dtype([boxes, scores], "boxes and scores")
@@ -184,10 +185,26 @@ register_relay_op("vision.all_class_non_max_suppression", 5, _all_class_nms_rel,
 
 @register_op_attr("vision.all_class_non_max_suppression", "FTVMPrimFunc")
 def _all_class_nms_prim_func(attrs, arg_types, out_types, name):
-    """The sequential kernel (:func:`kiln.topi.nms.all_class_non_max_suppression`)."""
+    """The sequential kernel (:func:`kiln.topi.nms.all_class_non_max_suppression`); a size known only at run time
+    (in either argument: batch and boxes appear in both) is one size variable."""
     boxes, scores = arg_types[:2]
     scalars = [(t.shape, t.dtype) for t in arg_types[2:]]
-    return nms.all_class_non_max_suppression(boxes.shape, scores.shape, boxes.dtype, scalars, name)
+
+    def size(name, *dims):
+        static = [d for d in dims if not is_any(d)]
+        return static[0] if static else size_var(name)
+
+    batch, n = size("batch", boxes.shape[0], scores.shape[0]), size("boxes", boxes.shape[1], scores.shape[2])
+    classes = size("classes", scores.shape[1])
+    return nms.all_class_non_max_suppression((batch, n, 4), (batch, classes, n), boxes.dtype, scalars, name)
+
+
+@register_shape_func("vision.all_class_non_max_suppression", True)
+def _all_class_nms_shape_func(attrs, inputs, out_types):
+    """``(batch * classes * boxes, 3)`` and ``(1,)`` from the sizes of the scores (their values are not read)."""
+    scores = inputs[1]
+    rows = dim64(scores, 0) * dim64(scores, 1) * dim64(scores, 2)
+    return [shape_tensor([rows, 3], "nms_rows"), shape_tensor([1], "nms_count")], []
 
 
 def all_class_non_max_suppression(boxes, scores, max_output_boxes_per_class=-1, iou_threshold=-1.0,

@@ -79,7 +79,7 @@ def dyn_strided_slice(attrs, data, begin, end, strides):
     strides = _ints(strides)
     if 0 in strides:
         raise KilnError(f"dyn.strided_slice: strides {strides} has a 0")
-    static = A.StridedSliceAttrs(tuple(_ints(begin)), tuple(_ints(end)), tuple(strides) or None, None,
+    static = A.StridedSliceAttrs(tuple(_ints(begin)), tuple(_ints(end)), tuple(strides) or None, attrs.axes,
                                  attrs.slice_mode)
     return TR.strided_slice(static, data)
 

@@ -186,10 +186,23 @@ def test_builders_keep_the_static_operator_for_constants():
     assert relay.strided_slice(x, relay.const(np.array([1])), [2]).op.name == "strided_slice"
 
 
-def test_dynamic_strided_slice_refuses_axes():
-    x, b = relay.var("x", shape=(2, 3)), relay.var("b", shape=(1,), dtype="int64")
+def test_dynamic_strided_slice_of_named_axes():
+    """With ``axes`` (kiln's extension; TVM's builder refuses it) only those axes are sliced, so the others keep
+    their static sizes in the type; compiled once, run at two begins against numpy and the interpreter."""
+    x, b = relay.var("x", shape=(4, 5, 6)), relay.var("b", shape=(2,), dtype="int64")
+    call = relay.strided_slice(x, b, [6, -1], [2, 1], axes=[2, 0])
+    mod = relay.transform.InferType()(kiln.IRModule.from_expr(relay.Function([x, b], call)))
+    assert mod["main"].ret_type == relay.TensorType((relay.Any(), 5, relay.Any()))
+    vm = VirtualMachine(relay.vm.compile(mod, target="llvm"), kiln.cpu(0))
+    reference = relay.create_executor("debug", mod=mod).evaluate()
+    a = np.random.default_rng(0).standard_normal((4, 5, 6)).astype("float32")
+    for begin in (i64(1, 0), i64(-3, 2)):
+        want = a[begin[1]:-1, :, begin[0]:6:2]
+        np.testing.assert_array_equal(vm.invoke("main", a, begin).numpy(), want)
+        np.testing.assert_array_equal(reference(a, begin).numpy(), want)
     with pytest.raises(KilnError, match="axes"):
-        relay.strided_slice(x, b, [2], axes=[1])
+        relay.transform.InferType()(kiln.IRModule.from_expr(relay.Function([x, b], relay.strided_slice(
+            x, b, [6, 1], axes=[2, 2]))))
 
 
 def test_type_relations_refuse_a_shape_of_unknown_length():

@@ -86,10 +86,10 @@ def tile(x, repeats, ctx):
 
 
 def strided_slice(x, starts, ends, axes, steps, ctx, what="starts or ends"):
-    """ONNX Slice with run-time ``starts``/``ends``: full-rank begin/end/strides for ``dyn.strided_slice``, the axes
-    not sliced taken whole. ``axes`` and ``steps`` are each None (every axis in order; steps of 1), numpy values, or
-    expressions known only at run time (then the begins, ends and strides of the sliced axes are scattered into
-    full-rank vectors at run time)."""
+    """ONNX Slice with run-time ``starts``/``ends``: ``dyn.strided_slice`` of the sliced axes, the others taken
+    whole. ``axes`` and ``steps`` are each None (every axis in order; steps of 1), numpy values, or expressions
+    known only at run time (then the begins, ends and strides of the sliced axes are scattered into full-rank
+    vectors at run time)."""
     slicer = ctx.dynamic_op("dyn.strided_slice", what)
     starts, n = vector(starts, ctx, "starts")
     ends, _ = vector(ends, ctx, "ends")
@@ -104,11 +104,11 @@ def strided_slice(x, starts, ends, axes, steps, ctx, what="starts or ends"):
         axes = np.arange(n)
     if isinstance(axes, list | tuple):
         axes = np.asarray(axes)
-    if isinstance(axes, np.ndarray):
+    if isinstance(axes, np.ndarray):  # the other axes keep their sizes in the result's type
         axes = [ctx.axis(a, rank, "axes") for a in axes.reshape(-1)]
         if len(set(axes)) != len(axes):
             raise ctx.error(f"axes repeat an axis: {axes}")
-        axes = const(np.asarray(axes, "int64"), "int64")
+        return slicer(x, starts, ends, steps, axes=axes)
     else:
         axes, _ = vector(axes, ctx, "axes")
         axes = _op.where(_op.less(axes, const(0, "int64")), _op.add(axes, const(rank, "int64")), axes)

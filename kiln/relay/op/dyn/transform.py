@@ -9,7 +9,7 @@ constants."""
 
 from dataclasses import dataclass
 
-from ....error import OpAttributeInvalid, TypeInferenceError
+from ....error import TypeInferenceError
 from ....ir.attrs import Attrs
 from ....ir.expr import RelayExpr
 from ....ir.type import Any, TensorType
@@ -279,9 +279,12 @@ def _squeeze_to_static(call, values):
 # -------------------------------------------------------------------------------------------------- strided_slice
 @dataclass(frozen=True, slots=True)
 class DynStridedSliceAttrs(Attrs):
-    """``slice_mode``: ``end`` (``end`` holds end indices) or ``size`` (it holds sizes, -1 meaning the rest)."""
+    """``slice_mode``: ``end`` (``end`` holds end indices) or ``size`` (it holds sizes, -1 meaning the rest);
+    ``axes``: the axes the entries of ``begin``/``end``/``strides`` slice, in order (None: the leading axes; kiln's
+    extension of TVM's operator, whose builder refuses axes with run-time bounds), the other axes taken whole."""
 
     slice_mode: str = "end"
+    axes: tuple | None = None
 
     def __post_init__(self):
         self._require(self.slice_mode in ("end", "size"), "slice_mode", "must be end or size")
@@ -289,10 +292,22 @@ class DynStridedSliceAttrs(Attrs):
 
 def _strided_slice_rel(types, attrs):
     data = tensor_arg(types, 0, "data")
+    if attrs.axes is None:
+        for index, what in enumerate(("begin", "end", "strides"), 1):
+            if static_length(tensor_arg(types, index, what), "dyn.strided_slice", what) > data.ndim:
+                raise TypeInferenceError(f"{what} has more entries than data {data} has axes")
+        return TensorType((Any(),) * data.ndim, data.dtype)
+    axes = [a + data.ndim if a < 0 else a for a in attrs.axes]
+    if len(set(axes)) != len(axes) or any(not 0 <= a < data.ndim for a in axes):
+        raise TypeInferenceError(f"axes {attrs.axes} are not distinct axes of data {data}")
     for index, what in enumerate(("begin", "end", "strides"), 1):
-        if static_length(tensor_arg(types, index, what), "dyn.strided_slice", what) > data.ndim:
-            raise TypeInferenceError(f"{what} has more entries than data {data} has axes")
-    return TensorType((Any(),) * data.ndim, data.dtype)
+        length = static_length(tensor_arg(types, index, what), "dyn.strided_slice", what)
+        if length != len(axes) and not (what == "strides" and length == 1):
+            raise TypeInferenceError(f"{what} must have an entry for each of axes {attrs.axes}, got {length}")
+    shape = list(data.shape)
+    for a in axes:
+        shape[a] = Any()
+    return TensorType(tuple(shape), data.dtype)
 
 
 register_relay_op("dyn.strided_slice", 4, _strided_slice_rel, OpPattern.OPAQUE, DynStridedSliceAttrs,
@@ -303,15 +318,17 @@ register_relay_op("dyn.strided_slice", 4, _strided_slice_rel, OpPattern.OPAQUE, 
 def _strided_slice_shape_func(attrs, inputs, out_types):
     """The length of each sliced range (Python's clamping, as the kernel reads it); checks: no stride is 0."""
     data, begin, end, strides = inputs
-    ranges = dyn_topi.slice_ranges_of(data.shape, begin, end, strides, attrs.slice_mode)
+    ranges = dyn_topi.slice_ranges_of(data.shape, begin, end, strides, attrs.slice_mode, attrs.axes)
     n = strides.shape[0].value if hasattr(strides.shape[0], "value") else strides.shape[0]
     checks = [(_op.not_equal(int64(strides[k]), 0), f"dyn.strided_slice: stride {k} is 0") for k in range(n)]
     return [shape_tensor([length for _, _, length in ranges], "dyn_strided_slice_shape")], checks
 
 
-def strided_slice(data, begin, end, strides, slice_mode="end"):
-    """``data[begin:end:strides]`` with ``begin``, ``end`` and ``strides`` 1-D integer tensors known at run time."""
-    return make_call("dyn.strided_slice", [data, begin, end, strides], DynStridedSliceAttrs(slice_mode))
+def strided_slice(data, begin, end, strides, slice_mode="end", axes=None):
+    """``data[begin:end:strides]`` with ``begin``, ``end`` and ``strides`` 1-D integer tensors known at run time,
+    their entries for the leading axes or, given ``axes``, for those axes."""
+    axes = None if axes is None else tuple(int(a) for a in axes)
+    return make_call("dyn.strided_slice", [data, begin, end, strides], DynStridedSliceAttrs(slice_mode, axes))
 
 
 @register_op_attr("dyn.strided_slice", "FDynamicToStatic")
@@ -322,22 +339,21 @@ def _strided_slice_to_static(call, values):
     begin, end, strides = (constant_ints(v) for v in values[1:])
     if 0 in strides:
         return None  # left for the shape function to refuse at run time, with its message
-    return static_strided_slice(call.args[0], begin, end, strides or None, None, call.attrs.slice_mode)
+    return static_strided_slice(call.args[0], begin, end, strides or None, call.attrs.axes, call.attrs.slice_mode)
 
 
 def strided_slice_of(data, begin, end, strides, axes, slice_mode):
     """``dyn.strided_slice`` from the arguments of the static builder, at least one of them a Relay expression: the
-    others become int64 constants (no ``strides``: 1 on every axis); ``axes`` is not supported, as in TVM."""
+    others become int64 constants (no ``strides``: 1 on every axis); ``axes`` names the sliced axes (TVM's builder
+    refuses them here)."""
     from ...expr import const
 
-    if axes is not None:
-        raise OpAttributeInvalid("strided_slice: axes cannot be given with begin/end/strides known only at run time")
     begin, end = (v if isinstance(v, RelayExpr) else const(list(v), "int64") for v in (begin, end))
     if strides is None:
         strides = const([1], "int64")
     elif not isinstance(strides, RelayExpr):
         strides = const(list(strides), "int64")
-    return strided_slice(data, begin, end, strides, slice_mode)
+    return strided_slice(data, begin, end, strides, slice_mode, axes)
 
 
 # -------------------------------------------------------------------------------------------------------- one_hot

@@ -256,3 +256,17 @@ def test_resize_by_scales_given_as_input(ox, mode):
     x = np.random.default_rng(0).standard_normal((1, 2, 3, 4)).astype("float32")
     ox.check_compiled_once(model, [{"x": x, "scales": np.array(s, "float32")} for s in ([1, 1, 2, 2], [1, 1, 1, 0.5])],
                            rtol=1e-5, atol=1e-5)
+
+
+def test_non_max_suppression_of_a_symbolic_number_of_boxes(ox):
+    node = helper.make_node("NonMaxSuppression", ["boxes", "scores", "m", "iou", "thr"], ["selected"])
+    model = ox.make_model([node], {"boxes": (["batch", "n", 4], "float32"), "scores": (["batch", 2, "n"], "float32")},
+                          [("selected", "int64")], {"m": np.array([2], "int64"), "iou": np.array([0.4], "float32"),
+                                                    "thr": np.array([0.2], "float32")}, opset=11)
+    rng = np.random.default_rng(3)
+    feeds = []
+    for batch, n in ((1, 6), (2, 11)):
+        corner = rng.random((batch, n, 2)).astype("float32")
+        feeds.append({"boxes": np.concatenate([corner, corner + rng.random((batch, n, 2)).astype("float32")], 2),
+                      "scores": rng.random((batch, 2, n)).astype("float32")})
+    assert ox.check_compiled_once(model, feeds).uses_vm
