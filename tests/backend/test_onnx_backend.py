@@ -34,7 +34,8 @@ OPS = [
     "rotary_embedding", "round", "scatter", "scatternd", "selu", "shape", "shrink", "sigmoid", "sign", "sin", "sinh",
     "size", "slice", "softmax", "softplus", "softsign", "spacetodepth", "split", "sqrt", "squeeze", "sub", "sum",
     "swiglu", "swish", "tan", "tanh", "thresholdedrelu", "tile", "top_k", "transpose", "tril", "triu", "unsqueeze",
-    "upsample", "where", "xor", "if", "rnn", "simple_rnn", "gru", "lstm", "scan", "linear_attention",
+    "upsample", "where", "xor", "if", "rnn", "simple_rnn", "gru", "lstm", "scan", "linear_attention", "loop",
+    "nonmaxsuppression",
 ]
 
 #: node tests of those operators that kiln does not pass, with the reason
@@ -56,18 +57,7 @@ EXCLUDED = {
     r"^test_split_to_sequence|^test_if_(opt|seq)|^test_loop(13|16)_seq": "sequence and optional values",
     r"^test_attention_4d_.*fp16": "one-ulp float16 differences: a fused kernel keeps float32 intermediates where the "
                                   "reference rounds after every operator",
-    r"^test_resize_.*(antialias|tf_crop_and_resize|not_larger|not_smaller)": "scales or sizes given as graph inputs "
-                                  "with antialias, a region of interest or an aspect-ratio policy (the dynamic "
-                                  "resize has none of them)",
     r"^test_stft": "frame_step given as a graph input decides the output shape (kiln has no dynamic STFT)",
-    r"^test_loop11": "a Loop scan output whose shape is known only at run time",
-    r"^test_resize_downsample_scales_(linear|cubic)": "scales given as graph inputs whose output/input size ratio "
-                                                      "is not the scale (dyn.image.resize2d maps coordinates by the "
-                                                      "sizes; ONNX by the scale)",
-    r"^test_resize_.*half_pixel_symmetric": "half_pixel_symmetric coordinates with scales given as graph inputs",
-    r"^test_resize_upsample_sizes_nearest(_axes_2_3|_axes_3_2|_round_prefer_ceil_asymmetric)?_cpu": "nearest "
-        "resizing to sizes given as graph inputs at a ratio that is not whole: dyn.image.resize2d rounds the source "
-        "index differently (to investigate)",
     r"^test_lstm_with_peepholes": "sequence_lens given as a graph input (kiln's recurrences run the whole sequence)",
 }
 
