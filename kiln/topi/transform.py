@@ -317,6 +317,10 @@ def slice_ranges(shape, begin, end, strides=None, axes=None, slice_mode="end") -
         axis = normalize_axis(axis, ndim, "strided_slice axis")
         dim = shape[axis]
         stride = strides[k] if k < len(strides) else 1
+        if not isinstance(dim, int):  # a size known only at run time: the clamping as expressions
+            ranges[axis] = _symbolic_range(dim, begin[k] if k < len(begin) else None,
+                                           end[k] if k < len(end) else None, stride, slice_mode)
+            continue
         b = begin[k] if k < len(begin) else (0 if stride > 0 else dim - 1)
         if slice_mode == "size":
             size = end[k] if k < len(end) else -1
@@ -328,6 +332,32 @@ def slice_ranges(shape, begin, end, strides=None, axes=None, slice_mode="end") -
     return ranges
 
 
+def _symbolic_range(dim, b, e, stride, slice_mode):
+    """Python's ``slice(b, e, stride).indices(dim)`` for a symbolic ``dim`` (``b``/``e`` ints or None: missing)."""
+    if slice_mode == "size":
+        e = None if e is None or e < 0 else (b or 0) + e
+        stride = 1
+    if b is not None and e is not None and 0 <= b and 0 <= e and stride > 0:
+        return (_op.minimum(b, dim), _op.minimum(e, dim), stride)  # the common case: fixed bounds from the start
+    low, high = (0, dim) if stride > 0 else (-1, dim - 1)
+
+    def clamp(v):
+        return _op.maximum(v + dim, low) if v < 0 else _op.minimum(v, high)
+
+    first = clamp(b) if b is not None else (0 if stride > 0 else dim - 1)
+    last = clamp(e) if e is not None else (dim if stride > 0 else -1)
+    return (first, last, stride)
+
+
+def _range_length(first, last, stride):
+    """``len(range(first, last, stride))`` of ints or expressions."""
+    if isinstance(first, int) and isinstance(last, int):
+        return len(range(first, last, stride))
+    span = last - first if stride > 0 else first - last
+    step = abs(stride)
+    return _op.maximum(_op.floordiv(span + (step - 1), step), 0)
+
+
 def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
     """``data[begin:end:stride]`` on each axis (Python's clamping; negative strides walk backwards).
 
@@ -337,7 +367,7 @@ def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
     """
     ranges = slice_ranges(get_const_tuple(data.shape), begin, end, strides, axes, slice_mode)
     # an axis taken whole keeps its size, which may be known only at run time (a size variable)
-    shape = [r[1] if r[0] == 0 and r[2] == 1 and not isinstance(r[1], int) else len(range(*r)) for r in ranges]
+    shape = [r[1] if r[0] == 0 and r[2] == 1 and not isinstance(r[1], int) else _range_length(*r) for r in ranges]
     return _injective(shape, lambda *i: data(*[b + x * s for x, (b, _, s) in zip(i, ranges, strict=True)]),
                       "T_strided_slice")
 

@@ -19,8 +19,10 @@ from math import comb
 import numpy as np
 
 from ....error import OpNotImplemented
+from ....ir.op import Op
 from ....ir.type import is_any
 from ... import op as _op
+from ...expr import Call, Tuple
 from ...expr import If as RelayIf
 from .common import const
 
@@ -59,10 +61,49 @@ def reshape(x, target, allowzero, ctx):
     return ctx.dynamic_op("dyn.reshape", "the input's shape")(x, shape, bool(allowzero))
 
 
+def known_entries(expr, ctx) -> list:
+    """The entries of the 0-d or 1-D integer tensor ``expr`` (a shape computed in the graph) known while
+    converting, None where only run time knows them: through constants, ``shape_of`` (the static dimensions),
+    ``concatenate``, casts, reshapes and unit-stride slices. Exporters build shapes as ``Concat(Shape(x)[0],
+    [-1, 3])``; the entries known here keep those dimensions static in the result's type."""
+    shape = ctx.shape(expr)
+    length = int(np.prod(shape, dtype=np.int64)) if all(isinstance(d, int) for d in shape) else 0
+    value = ctx.value_or_none(expr, "shape")
+    if value is not None:
+        return [int(v) for v in value.reshape(-1)]
+    call = expr if isinstance(expr, Call) and isinstance(expr.op, Op) else None
+    name = call.op.name if call is not None else ""
+    if name == "shape_of":
+        return [d if isinstance(d, int) else None for d in ctx.shape(call.args[0])]
+    if name == "concatenate" and isinstance(call.args[0], Tuple):
+        parts = [known_entries(f, ctx) for f in call.args[0].fields]
+        return [v for part in parts for v in part] if sum(map(len, parts)) == length else [None] * length
+    if name in ("cast", "reshape", "squeeze", "expand_dims") and len(ctx.shape(call.args[0])) <= 1:
+        inner = known_entries(call.args[0], ctx)
+        return inner if len(inner) == length else [None] * length
+    if name == "strided_slice" and len(ctx.shape(call.args[0])) == 1 and call.attrs.strides in (None, (1,)) \
+            and len(call.attrs.begin) == 1 and call.attrs.axes in (None, (0,)) and call.attrs.slice_mode == "end":
+        inner = known_entries(call.args[0], ctx)
+        part = inner[slice(call.attrs.begin[0], call.attrs.end[0])]
+        return part if len(part) == length else [None] * length
+    return [None] * length
+
+
+def with_known_dims(result, dims):
+    """``result`` (a dyn.* call whose dimensions are all ``relay.Any``) typed with the dimensions of ``dims`` that
+    are ints: a reshape to them (0, a copy, for the others) when at most one stays unknown, as Relay's reshape
+    lowers it (its shape function checks the sizes at run time)."""
+    if all(d is None for d in dims) or sum(d is None for d in dims) > 1:
+        return result
+    return _op.reshape(result, [0 if d is None else d for d in dims])
+
+
 def expand(x, shape, ctx):
     """ONNX Expand with a run-time shape: the bidirectional broadcast of ``x``'s shape and ``shape``
-    (``dyn.broadcast_to`` to ``where(shape == 1, shape_of(x), shape)``, both padded with ones on the left)."""
+    (``dyn.broadcast_to`` to ``where(shape == 1, shape_of(x), shape)``, both padded with ones on the left); the
+    result's dimensions known while converting stay static (:func:`known_entries`)."""
     broadcast_to = ctx.dynamic_op("dyn.broadcast_to", "the shape")
+    known = known_entries(shape, ctx)
     shape, n = vector(shape, ctx, "shape")
     rank = ctx.ndim(x)
     have = _op.shape_of(x, "int64")
@@ -70,13 +111,21 @@ def expand(x, shape, ctx):
         shape = _op.concatenate([const(np.ones(rank - n, "int64"), "int64"), shape], 0)
     elif n > rank:
         have = _op.concatenate([const(np.ones(n - rank, "int64"), "int64"), have], 0)
-    return broadcast_to(x, _op.where(_op.equal(shape, const(1, "int64")), have, shape))
+    out = max(rank, n)
+    wanted = [1] * (out - len(known)) + known
+    dims = [1] * (out - rank) + [d if isinstance(d, int) else None for d in ctx.shape(x)]
+    # a wanted 1 keeps x's size; an unknown one gives x's size when that is not 1 (else it must broadcast)
+    result = [d if w == 1 else (w if w is not None else (d if d not in (None, 1) else None))
+              for w, d in zip(wanted, dims, strict=True)]
+    return with_known_dims(broadcast_to(x, _op.where(_op.equal(shape, const(1, "int64")), have, shape)), result)
 
 
 def full(value, shape, dtype, ctx):
-    """A tensor of the run-time ``shape`` filled with the scalar ``value`` (``dyn.full``)."""
+    """A tensor of the run-time ``shape`` filled with the scalar ``value`` (``dyn.full``), its dimensions known
+    while converting static."""
+    known = known_entries(shape, ctx)
     shape, _ = vector(shape, ctx, "shape")
-    return ctx.dynamic_op("dyn.full", "the shape")(const(value, dtype), shape, dtype)
+    return with_known_dims(ctx.dynamic_op("dyn.full", "the shape")(const(value, dtype), shape, dtype), known)
 
 
 def tile(x, repeats, ctx):

@@ -318,3 +318,72 @@ class NonMaxSuppression(OnnxOpConverter):
         selected, total = nms(boxes, scores, count, iou, floor, output_format="onnx")
         return dynamic.strided_slice(selected, const([0], "int64"), _op.reshape(_op.cast(total, "int64"), (1,)),
                                      np.array([0]), None, ctx)
+
+
+@register("AffineGrid")
+class AffineGrid(OnnxOpConverter):
+    """The sampling grid of affine matrices ``theta`` (``(N, 2, 3)`` or ``(N, 3, 4)``) over an output of ``size``
+    (``[N, C, H, W]`` or ``[N, C, D, H, W]``): the homogeneous coordinates ``(x, [y, [z]], 1)`` of every output
+    position, each axis spanning ``[-1, 1]`` (cell centres without ``align_corners``), times ``theta``. ``size``
+    known while converting gives the coordinates as a constant; known only at run time (it decides the output
+    shape), they are computed from it: a run-time ``arange`` per axis, broadcast against each other, and a
+    ``dyn.reshape`` to ``(N, ..., 2 or 3)``."""
+
+    @classmethod
+    def _impl_v20(cls, inputs, attr, ctx):
+        theta, size = inputs[0], inputs[1]
+        align = bool(attr.get("align_corners", 0))
+        dtype, count = ctx.dtype(theta), int(np.prod(ctx.shape(size)))
+        if count not in (4, 5) or ctx.ndim(theta) != 3:
+            raise ctx.error(f"size must hold 4 or 5 values and theta be (N, 2, 3) or (N, 3, 4), got {count} values "
+                            f"and theta {ctx.shape(theta)}")
+        spatial = count - 2
+        value = ctx.value_or_none(size, "size")
+        if value is not None:
+            sizes = [int(v) for v in value.reshape(-1)]
+            axes = [_grid_axis(n, align) for n in sizes[2:]]
+            mesh = np.meshgrid(*axes, indexing="ij")
+            base = np.stack([*mesh[::-1], np.ones_like(mesh[0])], -1).reshape(-1, spatial + 1)
+            points = const(base.astype(dtype), dtype)
+            shape = [sizes[0], *sizes[2:], spatial]
+        else:
+            points, shape = cls._run_time_points(size, spatial, align, dtype, ctx)
+        # each position's coordinates times each batch's matrix: (N, positions, spatial)
+        return _op.reshape(_op.einsum([points, theta], "pk,njk->npj"), shape)
+
+    @staticmethod
+    def _run_time_points(size, spatial, align, dtype, ctx):
+        """The ``(positions, spatial + 1)`` homogeneous coordinates for a ``size`` known only at run time, and the
+        result's shape as an int64 tensor."""
+        flat, _ = dynamic.vector(size, ctx, "size")
+        lengths = [_op.reshape(_op.strided_slice(flat, [k], [k + 1]), ()) for k in range(2, 2 + spatial)]
+        coords = []
+        for k, n in enumerate(lengths):
+            nf = _op.cast(n, dtype)
+            i = dynamic.arange(const(0.0, dtype), nf, const(1.0, dtype), dtype, ctx)
+            one, two = const(1.0, dtype), const(2.0, dtype)
+            if align:  # -1 + 2i / (n - 1); a single position is -1
+                c = _op.where(_op.equal(n, const(1, "int64")), _op.multiply(i, const(0.0, dtype)),
+                              _op.divide(_op.multiply(two, i), _op.subtract(nf, one)))
+            else:  # -1 + (2i + 1) / n: the cell centres
+                c = _op.divide(_op.add(_op.multiply(two, i), one), nf)
+            shape = [1] * spatial
+            shape[k] = -1
+            coords.append(_op.reshape(_op.subtract(c, one), shape))
+        zero = coords[0]
+        for c in coords[1:]:
+            zero = _op.add(_op.multiply(zero, const(0.0, dtype)), _op.multiply(c, const(0.0, dtype)))
+        grids = [_op.add(c, zero) for c in coords]
+        ones = _op.add(zero, const(1.0, dtype))
+        points = _op.reshape(_op.stack([*grids[::-1], ones], spatial), (-1, spatial + 1))
+        shape = _op.concatenate([_op.strided_slice(flat, [0], [1]), _op.strided_slice(flat, [2], [2 + spatial]),
+                                 const([spatial], "int64")], 0)
+        return points, shape
+
+
+def _grid_axis(n, align):
+    """ONNX's coordinates of ``n`` positions along one axis of the grid."""
+    i = np.arange(n, dtype="float64")
+    if align:
+        return np.full(n, -1.0) if n == 1 else -1 + 2 * i / (n - 1)
+    return -1 + (2 * i + 1) / n

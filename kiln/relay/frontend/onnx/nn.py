@@ -309,9 +309,13 @@ class Gemm(OnnxOpConverter):
 def matmul(a, b, ctx):
     """numpy's ``matmul`` of two typed Relay tensors (1-D operands, broadcast batch axes)."""
     ashape, bshape = ctx.shape(a), ctx.shape(b)
-    if len(bshape) == 1:
-        out = _nn.dense(a, _op.reshape(b, (1, bshape[0])))
-        return _op.squeeze(out, axis=[-1])
+    if len(ashape) > 1 and len(bshape) > 1 and any(is_any(d) for d in (ashape[-1], *bshape)):
+        # a reduction or a right operand of sizes known only at run time: no reshape to fixed sizes
+        if len(ashape) == len(bshape) == 3:
+            return _nn.batch_matmul(a, b, transpose_b=False)
+        return _op.einsum([a, b], "...mk,...kn->...mn")
+    if len(bshape) == 1:  # a column: the product's last axis (of size 1) dropped
+        return _op.squeeze(matmul(a, _op.expand_dims(b, 1), ctx), axis=[len(ashape) - 1])
     if len(bshape) == 2:
         if len(ashape) > 2:  # rows of every batch in one 2-D product: what the x86 GEMM schedule tiles
             k = ashape[-1]
@@ -327,7 +331,10 @@ def matmul(a, b, ctx):
         return _nn.dense(a, _op.transpose(b, (1, 0)))
     squeeze_m = len(ashape) == 1
     if squeeze_m:
-        a, ashape = _op.reshape(a, (1,) + ashape), (1,) + ashape
+        a, ashape = _op.expand_dims(a, 0), (1,) + ashape
+    if any(is_any(d) for d in (*ashape, *bshape)):  # batch sizes known only at run time
+        out = _op.einsum([a, b], "...mk,...kn->...mn")
+        return _op.squeeze(out, axis=[len(ashape) - 2]) if squeeze_m else out
     batch = broadcast_shapes(ashape[:-2], bshape[:-2])
     size = math.prod(batch)
     m, k, n = ashape[-2], ashape[-1], bshape[-1]

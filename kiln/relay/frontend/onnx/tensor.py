@@ -147,7 +147,12 @@ class Unsqueeze(OnnxOpConverter):
     def _unsqueeze(x, axes, ctx):
         shape = list(ctx.shape(x))
         rank = len(shape) + len(axes)
-        for axis in sorted(ctx.axis(a, rank, "axes") for a in axes):
+        positions = sorted(ctx.axis(a, rank, "axes") for a in axes)
+        if any(is_any(d) for d in shape):  # sizes known only at run time stay where they are
+            for axis in positions:
+                x = _op.expand_dims(x, axis)
+            return x
+        for axis in positions:
             shape.insert(axis, 1)
         return _op.reshape(x, shape, allowzero=0 in shape)
 
@@ -189,9 +194,16 @@ class Split(OnnxOpConverter):
         dim = shape[axis]
         if sizes is None:
             n = attr.get("num_outputs", len(ctx.node.output))
+            if is_any(dim):  # parts of ceil(dim / n), the last one smaller, computed at run time
+                length = _op.strided_slice(_op.shape_of(x, "int64"), [axis], [axis + 1])
+                chunk = _op.floor_divide(_op.add(length, const(n - 1, "int64")), const(n, "int64"))
+                last = _op.subtract(length, _op.multiply(chunk, const(n - 1, "int64")))
+                return dynamic.split(x, _op.concatenate([chunk] * (n - 1) + [last], 0), axis, n, ctx)
             chunk = -(-dim // n)
             sizes = [chunk] * (n - 1) + [dim - chunk * (n - 1)]
         sizes = [int(s) for s in np.asarray(sizes).reshape(-1)]
+        if is_any(dim):  # the last part's length is known at run time
+            return _op.split(x, list(np.cumsum(sizes)[:-1]), axis)
         if sum(sizes) != dim or min(sizes) < 0:
             raise ctx.error(f"split sizes {sizes} do not add up to dimension {dim} of axis {axis}")
         return _op.split(x, list(np.cumsum(sizes)[:-1]), axis)

@@ -99,3 +99,23 @@ def test_a_symbolic_dimension_resized_by_a_constant_scale(ox):
     rng = np.random.default_rng(1)
     ox.check_compiled_once(model, [{"x": rng.standard_normal((1, 2, h, w)).astype("float32")}
                                    for h, w in ((4, 6), (3, 9))], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("size", [[2, 1, 3, 5], [2, 1, 4, 2, 3]])
+@pytest.mark.parametrize("align", [0, 1])
+def test_affine_grid_of_a_constant_and_a_run_time_size(ox, size, align):
+    """AffineGrid's coordinates as a constant when ``size`` is one, else computed from it at run time (it decides
+    the output shape); a single position per axis included."""
+    spatial = len(size) - 2
+    theta = np.random.default_rng(2).standard_normal((2, spatial, spatial + 1)).astype("float32")
+    node = helper.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=align)
+    constant = ox.make_model([node], {"theta": (theta.shape, "float32")}, ["grid"],
+                             {"size": np.array(size, "int64")}, opset=20)
+    ox.check_compiled_once(constant, [{"theta": theta}], rtol=1e-5, atol=1e-5)
+    run_time = ox.make_model([node], {"theta": (theta.shape, "float32"), "size": ((len(size),), "int64")},
+                             ["grid"], opset=20)
+    # one position per axis: -1 with align_corners in ONNX's reference, which onnxruntime does not follow
+    other = [2, 1] + [2 if align else 1] * spatial
+    rep = ox.check_compiled_once(run_time, [{"theta": theta, "size": np.array(s, "int64")} for s in (size, other)],
+                                 rtol=1e-5, atol=1e-5)
+    assert rep.uses_vm
