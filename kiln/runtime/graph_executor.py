@@ -18,7 +18,6 @@ its methods are also PackedFuncs by TVM's names: ``m["set_input"](0, data)``, ``
 
 import ctypes
 import json
-import warnings
 
 import numpy as np
 
@@ -249,12 +248,13 @@ class GraphExecutor(Module):
     def run(self):
         """Run every kernel of the graph once, in order.
 
-        Inputs never set hold zeros (storage is zeroed when allocated): as TVM, which runs on whatever the storage
-        holds, the graph runs anyway (TVM's tests time graphs whose parameters were never loaded), with a
-        RuntimeWarning naming them.
+        Raises
+        ------
+        KilnError
+            Naming the inputs never set. TVM runs on whatever the storage holds; a result computed from inputs nobody
+            gave is not one a user wants.
         """
-        if self.unset:
-            warnings.warn(self._unset_message("run") + "; running on zeros", RuntimeWarning, stacklevel=2)
+        self.require_inputs("run")
         for _, _, call in self.ops:
             call()
 
