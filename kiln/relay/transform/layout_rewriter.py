@@ -259,14 +259,9 @@ class LayoutRewriter(ExprFunctor):
 
         layouts = iter(zip(old_prd, old_cur, new_prd, new_cur, strict=True))
         transformed = []
-        for k, arg in enumerate(new_call.args):
+        for arg in new_call.args:
             if isinstance(arg, Tuple):
                 transformed.append(arg.with_fields(fields=tuple(self._move(f, *next(layouts)) for f in arg.fields)))
-            elif k < len(normal_args) and arg is not normal_args[k]:
-                # an argument the alter hook built itself (dense's weight packed to NC16n) is already in the layout
-                # the new call reads: transforming it again would apply the packing twice
-                next(layouts)
-                transformed.append(arg)
             else:
                 transformed.append(self._move(arg, *next(layouts)))
         attrs = new_call.attrs if second.new_attrs == new_call.attrs else second.new_attrs
