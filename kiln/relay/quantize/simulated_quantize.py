@@ -27,7 +27,7 @@ from ...topi import elemwise as EW
 from ...topi import tag as _tag
 from ..expr import Call, var
 from ..op.op import OpPattern, make_call, register_relay_op
-from ..op.strategy.base import register_compute, register_schedule
+from ..op.strategy.base import OpStrategy, register_compute, register_schedule, register_strategy
 from ..op.strategy.generic import fschedule_by_tag
 from ..op.type_relations import FLOAT, tensor_arg
 from ..reference.common import register as register_reference
@@ -111,6 +111,9 @@ def _compute(attrs, inputs, out_type):
 
 register_compute(OP_NAME, _compute)
 register_schedule(OP_NAME, fschedule_by_tag)
+# one implementation on every target: the element-wise compute under the tag-dispatched schedule
+register_strategy(OP_NAME, lambda attrs, inputs, out_type, target: OpStrategy().add_implementation(
+    _compute, fschedule_by_tag, f"{OP_NAME}.generic", 10))
 
 
 @register_reference(OP_NAME)
