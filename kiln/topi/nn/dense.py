@@ -133,7 +133,7 @@ def batch_matmul(x, y, oshape=None, out_dtype=None, transpose_a=False, transpose
     if static and (kx != ky or (bx != by and 1 not in (bx, by))):
         raise OpAttributeInvalid(f"topi.batch_matmul: shapes {xs} and {ys} do not fit")
     (batch,) = broadcast_shape((bx,), (by,), what="topi.batch_matmul")
-    checks = [] if kx is ky or static else [(_op.equal(kx, ky), f"reduction sizes {kx} and {ky} differ")]
+    checks = size_checks([(kx, ky)], "topi.batch_matmul: the reduction")
     checks += broadcast_checks([(bx,), (by,)], (batch,))
     acc = _acc_dtype(out_dtype)
     k = reduce_axis((0, kx), name="k")

@@ -23,7 +23,7 @@ from .. import tag as _tag
 from ..elemwise import cast_expr
 from ..utils import get_const_tuple
 
-__all__ = ["pad"]
+__all__ = ["pad", "has_padding"]
 
 
 def pad(data, pad_before, pad_after=None, pad_value=0.0, name="PadInput", pad_mode="constant"):
@@ -94,6 +94,11 @@ def _width(v):
 
 def _zero(width) -> bool:
     return isinstance(width, int) and width == 0
+
+
+def has_padding(widths) -> bool:
+    """Whether some of ``widths`` is not a static 0 (a symbolic width may pad): whether :func:`pad` adds a stage."""
+    return not all(_zero(w) for w in widths)
 
 
 def _may_be_positive(width) -> bool:

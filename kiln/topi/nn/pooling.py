@@ -21,7 +21,7 @@ from .. import tag as _tag
 from ..transform import layout_transform
 from ..utils import get_const_tuple, known_nonpositive
 from .conv2d import pad_tuple
-from .pad import pad
+from .pad import has_padding, pad
 
 __all__ = ["pool2d", "global_pool", "pool_out_size", "ceil_mode_extra"]
 
@@ -37,11 +37,6 @@ def ceil_mode_extra(size, out, kernel, stride, dilation, before, after) -> int:
     an expression of the symbolic sizes when the input's length is known only at run time)."""
     extra = (out - 1) * stride + dilation * (kernel - 1) + 1 - (size + before + after)
     return max(0, extra) if isinstance(extra, int) else _op.maximum(extra, _op.const(0, extra.dtype))
-
-
-def _pads(widths) -> bool:
-    """Whether some padding width is not a static 0 (a symbolic one pads)."""
-    return any(not (isinstance(v, int) and v == 0) for v in widths)
 
 
 def _hw(layout_name, what):
@@ -118,12 +113,12 @@ def pool2d(data, kernel, stride, dilation, padding, pool_type, ceil_mode=False, 
 
     if pool_type == "max":
         lowest = _op.min_value(data.dtype)
-        padded = pad(data, before, after, pad_value=lowest, name="pad_temp") if _pads(before + after) else data
+        padded = pad(data, before, after, pad_value=lowest, name="pad_temp") if has_padding(before + after) else data
         out = compute(out_shape, lambda *i: _te_max(padded(*window(i)), axis=[ry, rx]), name="pool_max",
                       tag="pool_max", attrs={"layout": layout})
     else:
         acc = _acc_dtype(data.dtype)
-        padded = pad(data, before, after, pad_value=0, name="pad_temp") if _pads(before + after) else data
+        padded = pad(data, before, after, pad_value=0, name="pad_temp") if has_padding(before + after) else data
         total = compute(out_shape, lambda *i: _te_sum(_op.cast(padded(*window(i)), acc), axis=[ry, rx]),
                         name="pool_sum", tag="pool_sum", attrs={"layout": layout})
         lo_h, hi_h = (0, h + top + bottom) if count_include_pad else (top, top + h)
