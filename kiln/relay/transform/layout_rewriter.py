@@ -152,7 +152,7 @@ class LayoutRewriter(ExprFunctor):
 
     def visit_tuple_getitem(self, item):
         value = self.visit(item.tuple_value)
-        if isinstance(value, TupleValue):  # folds (a, b)[0] to a, keeping a's layout
+        if isinstance(value, TupleValue | Tuple):  # folds (a, b)[0] to a (keeping a's layout), as TVM's
             return value.fields[item.index]
         return item.with_fields(tuple_value=self.realize(value))
 

@@ -146,3 +146,21 @@ def test_resnet_bottleneck_in_nchw4c():
     # the helper restored the registry: the x86 hook kiln registers (kiln/relay/op/strategy/x86.py)
     assert kiln.ir.Op.get("nn.conv2d").get_attr("FTVMAlterOpLayout") is relay.op.strategy.x86.alter_op_layout_conv2d
     assert kiln.topi.nn.conv2d_alter_layout.dispatch_dict["cpu"] is relay.op.strategy.alter_conv2d_layout
+
+
+def test_dense_packed_through_topi_generic_hook(check_pass):
+    """TVM's usage: topi.x86.dense_alter_op._alter_dense_layout dispatches on the current target; the rewriter
+    transforms the weight once to the packed layout the hook names."""
+    from kiln.relay.testing.temp_op_attr import TempOpAttr
+
+    x = relay.var("x", shape=(32, 64))
+    w = relay.var("w", shape=(48, 64))
+    before = relay.Function([x, w], relay.nn.dense(x, w))
+    hook = kiln.topi.x86.dense_alter_op._alter_dense_layout
+    with TempOpAttr("nn.dense", "FTVMAlterOpLayout", hook):
+        assert run_opt_pass(before, T.AlterOpLayout()).body.op.name == "nn.dense"  # no target: no change
+        with kiln.target.Target("llvm -mcpu=core-avx2"):
+            after = check_pass(before, T.AlterOpLayout())
+    (dense,) = calls(after, "nn.contrib_dense_pack")
+    (transform,) = calls(after, "layout_transform")
+    assert transform.args[0] is after.params[1] and transform.attrs.dst_layout == dense.attrs.weight_layout
