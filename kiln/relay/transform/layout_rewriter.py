@@ -259,6 +259,8 @@ class LayoutRewriter(ExprFunctor):
 
         layouts = iter(zip(old_prd, old_cur, new_prd, new_cur, strict=True))
         transformed = []
+        # as TVM's, every argument is moved to the layout the new call reads, also one the hook built (a padded
+        # weight): a hook returns its call over inputs in their current layouts and leaves the transforms to this
         for arg in new_call.args:
             if isinstance(arg, Tuple):
                 transformed.append(arg.with_fields(fields=tuple(self._move(f, *next(layouts)) for f in arg.fields)))
