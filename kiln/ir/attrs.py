@@ -43,12 +43,14 @@ class Attrs(Node):
         return getattr(self, key) if key in self.keys() else default
 
     def non_default_items(self):
-        """``(name, value)`` for each attribute whose value differs from its default (what the printer shows)."""
+        """``(name, value)`` for each attribute whose value differs from its default (what the printer shows), and
+        for each field marked ``metadata={"always_printed": True}`` (a TVM field declared without a default, which
+        TVM's printer always shows, such as transpose's ``axes``)."""
         items = []
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             default = f.default if f.default is not dataclasses.MISSING else dataclasses.MISSING
-            if default is dataclasses.MISSING or value != default:
+            if default is dataclasses.MISSING or value != default or f.metadata.get("always_printed"):
                 items.append((f.name, value))
         return items
 

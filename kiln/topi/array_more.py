@@ -3,7 +3,7 @@ fixed_point_multiply fifo_buffer multibox_prior`` (``contrib_reverse_reshape`` i
 
 import math
 
-from ..te.operation import compute, reduce_axis
+from ..te.operation import comm_reducer, compute, reduce_axis
 from ..te.operation import sum as _te_sum
 from ..tir import op as _op
 from . import tag as _tag
@@ -11,6 +11,8 @@ from .utils import SHAPE_CHECKS, get_const_tuple, size_checks
 
 __all__ = ["invert_permutation", "strided_set", "sparse_reshape", "fixed_point_multiply", "fifo_buffer",
            "multibox_prior", "sparse_dense", "fixed_point_multiply_per_axis", "sparse_add"]
+
+_te_prod = comm_reducer(_op.multiply, lambda t: _op.const(1, t), name="prod")
 
 
 def invert_permutation(data):
@@ -53,43 +55,66 @@ def strided_set(data, v, begin, end, strides):
 
 def sparse_reshape(sparse_indices, prev_shape, new_shape):
     """``[new_indices, new_shape]``: each coordinate row flattened in ``prev_shape`` and unflattened in
-    ``new_shape`` (its ``-1`` resolved from the element count)."""
-    n, rank = get_const_tuple(sparse_indices.shape)
-    new_rank = get_const_tuple(new_shape.shape)[0]
+    ``new_shape`` (its ``-1`` resolved from the element count).
+
+    Every product over the shapes is a reduction (not an unrolled loop), so the ranks may be known only at run
+    time: ``total`` and ``known`` are the element counts of ``prev_shape`` and of ``new_shape``'s given sizes, the
+    strides of a shape are products over the axes after each one."""
+    n, rank = sparse_indices.shape
+    new_rank = new_shape.shape[0]
     dtype = sparse_indices.dtype
+    one = _op.const(1, dtype)
 
-    def total():
-        value = _op.const(1, dtype)
-        for a in range(rank):
-            value = value * _op.cast(prev_shape(a), dtype)
-        return value
+    def product(extent, value, name):
+        """A 0-d tensor: the product of ``value(b)`` for ``b`` in ``[0, extent)``."""
+        def fcompute():
+            b = reduce_axis((0, extent), name="b")
+            return _te_prod(value(b.var), axis=[b])
 
-    def known():
-        value = _op.const(1, dtype)
-        for a in range(new_rank):
-            d = _op.cast(new_shape(a), dtype)
-            value = value * _op.select(_op.less(d, 0), _op.const(1, dtype), d)
-        return value
+        return compute((), fcompute, name=name, tag=_tag.COMM_REDUCE)
 
-    def dim(a):
-        d = _op.cast(new_shape(a), dtype)
-        return _op.select(_op.less(d, 0), _op.floordiv(total(), known()), d)
+    total = product(rank, lambda b: _op.cast(prev_shape(b), dtype), "T_sparse_reshape_total")
+    known = product(new_rank, lambda b: _op.select(_op.less(new_shape(b), 0), one, _op.cast(new_shape(b), dtype)),
+                    "T_sparse_reshape_known")
+    sizes = compute((new_rank,), lambda a: _op.select(_op.less(new_shape(a), 0), _op.floordiv(total(), known()),
+                                                      _op.cast(new_shape(a), dtype)),
+                    name="T_sparse_reshape_sizes", tag=_tag.INJECTIVE)
 
-    shape_out = compute((new_rank,), lambda a: _op.cast(dim(a), new_shape.dtype), name="T_sparse_reshape_shape",
-                        tag=_tag.INJECTIVE)
+    def strides(extent, size, name):
+        """The row-major stride of each axis: the product of the sizes after it."""
+        def fcompute(a):
+            b = reduce_axis((0, extent), name="b")
+            return _te_prod(_op.select(_op.greater(b.var, a), size(b.var), one), axis=[b])
+
+        return compute((extent,), fcompute, name=name, tag=_tag.COMM_REDUCE)
+
+    prev_strides = strides(rank, lambda b: _op.cast(prev_shape(b), dtype), "T_sparse_reshape_prev_strides")
+    new_strides = strides(new_rank, sizes, "T_sparse_reshape_new_strides")
+
+    def flat_index(r):
+        a = reduce_axis((0, rank), name="a")
+        return _te_sum(_op.cast(sparse_indices(r, a.var), dtype) * prev_strides(a.var), axis=[a])
+
+    flat = compute((n,), flat_index, name="T_sparse_reshape_flat", tag=_tag.COMM_REDUCE)
+
+    def mismatches():
+        a = reduce_axis((0, rank), name="a")
+        differs = _op.any(_op.greater_equal(a.var, new_rank),
+                          _op.not_equal(_op.cast(prev_shape(a.var), dtype), sizes(_op.minimum(a.var, new_rank - 1))))
+        return _te_sum(_op.select(differs, one, _op.const(0, dtype)), axis=[a])
+
+    # an unchanged shape keeps the indices as they are, even coordinates out of range (TVM's rule)
+    unchanged = compute((), mismatches, name="T_sparse_reshape_mismatches", tag=_tag.COMM_REDUCE)
+    same = _op.all(_op.equal(rank, new_rank), _op.equal(unchanged(), _op.const(0, dtype)))
 
     def fcompute(r, k):
-        flat = _op.const(0, dtype)
-        for a in range(rank):
-            flat = flat * _op.cast(prev_shape(a), dtype) + _op.cast(sparse_indices(r, a), dtype)
-        coord = _op.const(0, dtype)
-        for a in reversed(range(new_rank)):
-            size = dim(a)
-            coord = _op.select(_op.equal(k, a), _op.floormod(flat, size), coord)
-            flat = _op.floordiv(flat, size)
-        return coord
+        moved = _op.floormod(_op.floordiv(flat(r), new_strides(k)), sizes(k))
+        kept = _op.cast(sparse_indices(r, _op.minimum(k, rank - 1)), dtype)
+        return _op.select(same, kept, moved)
 
     indices = compute((n, new_rank), fcompute, name="T_sparse_reshape_indices", tag=_tag.INJECTIVE)
+    shape_out = compute((new_rank,), lambda a: _op.cast(sizes(a), new_shape.dtype), name="T_sparse_reshape_shape",
+                        tag=_tag.INJECTIVE)
     return [indices, shape_out]
 
 

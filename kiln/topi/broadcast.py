@@ -271,14 +271,17 @@ def broadcast_to(data, shape):
     Parameters
     ----------
     data : te.Tensor
-    shape : tuple of int
+    shape : tuple of int or size variables
+        The result's shape (a size variable: the size of a tensor known at run time, as ``broadcast_to_like``
+        gives).
 
     Returns
     -------
     out : te.Tensor
     """
-    shape = tuple(int(d) for d in get_const_tuple(shape))
-    if broadcast_shape(data.shape, shape, what="topi.broadcast_to") != shape:
+    shape = get_const_tuple(shape)
+    merged = broadcast_shape(data.shape, shape, what="topi.broadcast_to")
+    if any(isinstance(m, int) and isinstance(d, int) and m != d for m, d in zip(merged, shape, strict=True)):
         raise OpAttributeInvalid(f"topi.broadcast_to: cannot broadcast {get_const_tuple(data.shape)} to {shape}")
     read = _reader(data, shape)
     tag = _tag.BROADCAST if get_const_tuple(data.shape) != shape else _tag.ELEMWISE

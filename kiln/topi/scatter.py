@@ -45,8 +45,8 @@ def _scatter(data, updates, rvars, fmatch, fupdate_at, mode, name):
     """The common form: ``rvars`` range over update positions, ``fmatch(p, r)`` says whether update ``r`` targets
     output ``p``, ``fupdate_at(p, r)`` reads it."""
     shape = get_const_tuple(data.shape)
-    extents = [int(r.dom.extent.value) for r in rvars]
     if mode == "update":
+        extents = [getattr(r.dom.extent, "value", r.dom.extent) for r in rvars]  # ints, or sizes known at run time
         def last(*p):
             flat = ravel_index([r.var for r in rvars], extents)
             return _te_max(_op.select(fmatch(p, [r.var for r in rvars]), flat, _op.const(-1, "int32")), axis=rvars)
@@ -83,6 +83,14 @@ def _scatter(data, updates, rvars, fmatch, fupdate_at, mode, name):
     return compute(shape, lambda *p: combine(data(*p), folded(*p)), name=name, tag=_tag.INJECTIVE)
 
 
+def _maybe_shorter(index_dim, data_dim) -> bool:
+    """Whether an indices dimension may be shorter than the data's: decided for sizes known now, assumed (and
+    guarded at run time) when either is a size variable, unless both are the same one."""
+    if isinstance(index_dim, int) and isinstance(data_dim, int):
+        return index_dim < data_dim
+    return index_dim is not data_dim
+
+
 def scatter_elements(data, indices, updates, axis=0, reduction="update"):
     """A copy of ``data`` with ``updates`` written (or reduced by ``reduction``) at ``indices`` along ``axis``.
 
@@ -97,16 +105,18 @@ def scatter_elements(data, indices, updates, axis=0, reduction="update"):
     def source(p, r):
         return p[:axis] + (r[0],) + p[axis + 1:]
 
+    # the off-axis dimensions where the indices may be shorter than the data (unknown until run time: maybe)
+    shorter = [d != axis and _maybe_shorter(ishape[d], dshape[d]) for d in range(len(dshape))]
+
     def fmatch(p, r):
         conds = [_op.equal(_wrapped(indices(*source(p, r)), dshape[axis]), p[axis])]
-        conds += [p[d] < ishape[d] for d in range(len(dshape)) if d != axis and ishape[d] < dshape[d]]
+        conds += [p[d] < ishape[d] for d in range(len(dshape)) if shorter[d]]
         return _op.all(*conds) if len(conds) > 1 else conds[0]
 
     def fupdate_at(p, r):
         # off-axis coordinates past the indices' extent never match; clamp them so the read stays in bounds
         src = source(p, r)
-        return updates(*[_op.minimum(x, ishape[d] - 1) if d != axis and ishape[d] < dshape[d] else x
-                         for d, x in enumerate(src)])
+        return updates(*[_op.minimum(x, ishape[d] - 1) if shorter[d] else x for d, x in enumerate(src)])
 
     return _scatter(data, updates, [k], fmatch, fupdate_at, reduction, "T_scatter_elements")
 

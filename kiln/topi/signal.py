@@ -36,7 +36,7 @@ def stft(data, n_fft, hop_length, win_length, window, normalized, onesided):
         lead, f, t, part = i[:-3], i[-3], i[-2], i[-1]
         k = reduce_axis((0, win_length), name="k")
         angle = _angle(f, k.var, win_length, "float64")
-        value = window(k.var) * data(*lead, t * hop_length + k.var)
+        value = _op.cast(window(k.var), dtype) * data(*lead, t * hop_length + k.var)
         trig = _op.select(_op.equal(part, 0), _trig(_intrin.cos, angle, dtype),
                           _op.const(0.0, dtype) - _trig(_intrin.sin, angle, dtype))
         return _te_sum(value * trig * scale, axis=[k])

@@ -15,7 +15,7 @@ from ..tir import op as _op
 from . import tag as _tag
 from .utils import get_const_tuple, normalize_axis
 
-__all__ = ["argsort", "topk"]
+__all__ = ["argsort", "topk", "unique"]
 
 
 def _ranks(data, axis, is_ascend):
@@ -72,3 +72,56 @@ def topk(data, k=1, axis=-1, ret_type="both", is_ascend=False, dtype="int32"):
     values = compute(indices.shape, lambda *p: data(*(p[:axis] + (_op.cast(indices(*p), "int32"),) + p[axis + 1:])),
                      name="T_topk_values", tag=_tag.INJECTIVE)
     return [values, indices] if ret_type == "both" else values
+
+
+def unique(data, is_sorted=True, return_counts=False):
+    """The distinct elements of 1-D ``data`` by counting, as the sorts are: ``[unique, indices, inverse_indices,
+    num_unique(, counts)]`` (see :func:`kiln.relay.op.algorithm.unique`).
+
+    Element ``i`` is a first occurrence when no earlier element equals it. Its group's position among the distinct
+    values is the number of first occurrences with a smaller value (``is_sorted``) or an earlier first occurrence
+    than its own; output position ``p`` then gathers (sums over the single match) the first occurrence at ``p``.
+    The length may be a size known only at run time."""
+    n = data.shape[0]
+    i32 = "int32"
+    zero, one = _op.const(0, i32), _op.const(1, i32)
+
+    def reduce_over(fvalue, name):
+        def fcompute(i):
+            j = reduce_axis((0, n), name="j")
+            return _te_sum(fvalue(i, j.var), axis=[j])
+
+        return compute((n,), fcompute, name=name, tag=_tag.COMM_REDUCE)
+
+    def count(condition):
+        return lambda i, j: _op.select(condition(i, j), one, zero)
+
+    earlier_equal = reduce_over(count(lambda i, j: _op.all(_op.less(j, i), _op.equal(data(j), data(i)))),
+                                "T_unique_earlier")
+
+    def is_first(j):
+        return _op.equal(earlier_equal(j), zero)
+
+    if is_sorted:
+        before = count(lambda i, j: _op.all(is_first(j), _op.less(data(j), data(i))))
+    else:  # the first occurrence of i's value is the one equal element with no earlier equal one
+        first_of = reduce_over(lambda i, j: _op.select(_op.all(is_first(j), _op.equal(data(j), data(i))),
+                                                       _op.cast(j, i32), zero), "T_unique_first_of")
+        before = count(lambda i, j: _op.all(is_first(j), _op.less(j, first_of(i))))
+    group = reduce_over(before, "T_unique_inverse")
+
+    def at_position(fvalue, dtype, name):
+        return reduce_over(lambda p, j: _op.select(_op.all(is_first(j), _op.equal(group(j), p)), fvalue(j),
+                                                   _op.const(0, dtype)), name)
+
+    values = at_position(data, data.dtype, "T_unique_values")
+    indices = at_position(lambda j: _op.cast(j, i32), i32, "T_unique_indices")
+
+    def num_unique(_):
+        j = reduce_axis((0, n), name="j")
+        return _te_sum(_op.select(is_first(j.var), one, zero), axis=[j])
+
+    outputs = [values, indices, group, compute((1,), num_unique, name="T_unique_num", tag=_tag.COMM_REDUCE)]
+    if return_counts:
+        outputs.append(reduce_over(count(lambda p, j: _op.equal(group(j), p)), "T_unique_counts"))
+    return outputs

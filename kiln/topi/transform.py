@@ -372,6 +372,20 @@ def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
                       "T_strided_slice")
 
 
+def slice_like(data, like_shape, axes=None):
+    """The leading slice of ``data`` whose size on ``axes`` (all of ``like_shape``'s by default) is
+    ``like_shape``'s; sizes may be size variables (the relation checked what it could).
+
+    Returns
+    -------
+    out : te.Tensor
+    """
+    shape = list(data.shape)
+    for a in range(len(like_shape)) if axes is None else axes:
+        shape[normalize_axis(a, len(shape))] = like_shape[a]
+    return _injective(shape, lambda *i: data(*i), "T_slice_like")
+
+
 def layout_transform(data, src_layout, dst_layout):
     """Move ``data`` from ``src_layout`` to ``dst_layout`` (any two layouts with the same primal axes, such as
     ``NCHW`` and ``NCHW16c``).

@@ -205,3 +205,13 @@ def test_module_of_prim_funcs_prints_as_tvmscript_module():
     text = str(kiln.lower(te.create_schedule(B.op), [A, B], name="addone"))
     assert "@I.ir_module\nclass Module:\n    @T.prim_func\n    def addone(" in text
     assert "        for i in T.serial(4):" in text
+
+
+def test_transpose_prints_its_axes_even_when_none():
+    """transpose's ``axes`` has no default in TVM, so its printer always shows it; the text reads back."""
+    x = relay.var("x", shape=(2, 3))
+    assert "transpose(%x, axes=None)" in relay.transpose(x).astext()
+    assert "axes=[1, 0]" in relay.transpose(x, (1, 0)).astext()
+    assert "axis=" not in relay.squeeze(relay.var("y", shape=(1, 3))).astext()
+    mod = IRModule.from_expr(relay.Function([x], relay.transpose(x)))
+    kiln.ir.assert_structural_equal(relay.infer_type(relay.parse(mod.astext()))["main"], relay.infer_type(mod)["main"])

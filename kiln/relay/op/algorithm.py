@@ -1,4 +1,4 @@
-"""Sorting-based operators (TVM's ``relay/op/algorithm.py``): ``topk``, ``argsort`` and ``sort``.
+"""Sorting-based operators (TVM's ``relay/op/algorithm.py``): ``topk``, ``argsort``, ``sort`` and ``unique``.
 
 ``topk`` returns ``(values, indices)`` of the ``k`` largest (or smallest, ``is_ascend``) elements along ``axis``,
 or one of them (``ret_type``); ``k < 1`` means every element, as in TVM. ``argsort`` gives the indices that sort
@@ -6,12 +6,13 @@ or one of them (``ret_type``); ``k < 1`` means every element, as in TVM. ``argso
 NaNs is left undefined.
 """
 
+from ...error import TypeInferenceError
 from ...ir.type import TensorType, TupleType
 from ..expr import TupleWrapper
 from . import attrs as A
 from .dispatch import constant_value, dyn_ops, is_dynamic
 from .op import OpPattern, make_call, register_relay_op
-from .type_relations import ALL, INTEGER, check_dtype, normalize_axis, tensor_arg
+from .type_relations import ALL, INTEGER, NUMERIC, check_dtype, normalize_axis, tensor_arg
 
 
 def _topk_rel(types, attrs):
@@ -69,3 +70,27 @@ register_relay_op("sort", 1, _sort_rel, OpPattern.OPAQUE, A.ArgsortAttrs, dtypes
 def sort(data, axis=-1, is_ascend=1):
     """``data`` sorted along ``axis`` (ascending unless ``is_ascend`` is false)."""
     return make_call("sort", [data], A.ArgsortAttrs(int(axis), bool(is_ascend), "int32"))
+
+
+def _unique_rel(types, attrs):
+    data = tensor_arg(types, 0, "data")
+    if data.ndim != 1:
+        raise TypeInferenceError(f"unique: data {data} must be 1-D")
+    n = data.shape
+    fields = [TensorType(n, data.dtype), TensorType(n, "int32"), TensorType(n, "int32"), TensorType((1,), "int32")]
+    return TupleType(fields + [TensorType(n, "int32")] * attrs.return_counts)
+
+
+register_relay_op("unique", 1, _unique_rel, OpPattern.OPAQUE, A.UniqueAttrs, dtypes=NUMERIC)
+
+
+def unique(data, is_sorted=True, return_counts=False):
+    """The distinct elements of a 1-D tensor: ``(unique, indices, inverse_indices, num_unique[, counts])``.
+
+    ``unique`` holds the distinct values (ascending when ``is_sorted``, else in order of first occurrence),
+    ``indices`` where each first occurs in ``data``, ``inverse_indices`` the position in ``unique`` of each element
+    of ``data``, ``num_unique`` (one element) how many there are, and ``counts`` how often each occurs. ``unique``,
+    ``indices`` and ``counts`` have ``data``'s length: past ``num_unique`` their values are unspecified (TVM's
+    contract; kiln writes zeros)."""
+    call = make_call("unique", [data], A.UniqueAttrs(is_sorted, return_counts))
+    return TupleWrapper(call, 5 if return_counts else 4)

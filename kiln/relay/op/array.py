@@ -256,11 +256,15 @@ register_relay_op("sparse_to_dense", 3, _sparse_to_dense_rel, OpPattern.OPAQUE, 
 
 def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0):
     """A dense tensor of ``output_shape`` holding ``sparse_values`` at ``sparse_indices`` (rows of coordinates)
-    and ``default_value`` elsewhere; of repeated indices the last wins."""
+    and ``default_value`` elsewhere; of repeated indices the last wins. A number as ``default_value`` takes the
+    values' dtype."""
+    from ..transform.infer_type import infer_type
+
     if not isinstance(sparse_values, RelayExpr):
         sparse_values = const(sparse_values)
     if not isinstance(default_value, RelayExpr):
-        default_value = const(default_value)
+        dtype = infer_type(sparse_values).checked_type.dtype
+        default_value = const(np.array(default_value).astype(dtype), dtype)
     return make_call("sparse_to_dense", [sparse_indices, sparse_values, default_value],
                      A.SparseToDenseAttrs(tuple(output_shape)))
 
@@ -335,23 +339,38 @@ def matrix_set_diag(data, diagonal, k=0, align="RIGHT_LEFT"):
 
 
 def segment_sum(data, segment_ids, num_segments=None):
-    """The sums of the rows of ``data`` with the same segment id (a ``scatter_elements`` add into zeros, as in
-    TVM); ``num_segments`` defaults to the largest id + 1, which needs constant ids (or the dynamic-shapes
-    work)."""
+    """The sums of the rows of ``data`` with the same segment id: a ``scatter_elements`` add into zeros, as in TVM.
+    ``num_segments`` defaults to the largest id + 1; when that (or ``data``'s shape) is known only at run time,
+    the zeros get their shape at run time (``dyn.zeros``) and the result's first dimension is dynamic."""
+    from ...ir.type import is_any
     from ..transform.infer_type import infer_type
-    from .tensor import reshape, zeros
-    from .transform import broadcast_to, scatter_elements
+    from .like import broadcast_to_like, slice_like
+    from .reduce import max as reduce_max
+    from .tensor import concatenate, reshape, shape_of, strided_slice, zeros
+    from .transform import scatter_elements
 
-    if num_segments is None:
-        values = getattr(segment_ids, "data", None)
-        if values is None:
-            raise TypeInferenceError("segment_sum: without num_segments the segment ids must be a constant "
-                                     "(the number of segments is the output's size)")
+    data_type = infer_type(data).checked_type
+    shape, dtype = tuple(data_type.shape), data_type.dtype
+    # rows past the last segment id are not summed (TVM's scatter reads only as many rows as there are ids)
+    column = reshape(segment_ids, (-1,) + (1,) * (len(shape) - 1))
+    rows_type = infer_type(segment_ids).checked_type.shape[0]
+    if not is_any(rows_type) and not is_any(shape[0]) and rows_type == shape[0]:
+        updates = data
+    else:
+        updates = slice_like(data, column, axes=(0,))
+    ids = broadcast_to_like(column, updates)
+    values = getattr(segment_ids, "data", None)
+    if num_segments is None and values is not None:
         num_segments = int(values.numpy().max()) + 1
-    dtype_shape = infer_type(data).checked_type
-    shape, dtype = tuple(dtype_shape.shape), dtype_shape.dtype
-    ids = broadcast_to(reshape(segment_ids, (shape[0],) + (1,) * (len(shape) - 1)), shape)
-    return scatter_elements(zeros((int(num_segments),) + shape[1:], dtype), ids, data, 0, "add")
+    if num_segments is not None and not any(is_any(d) for d in shape[1:]):
+        return scatter_elements(zeros((int(num_segments),) + shape[1:], dtype), ids, updates, 0, "add")
+    # the shape of the sums is computed at run time: (number of segments, *data.shape[1:])
+    if num_segments is None:
+        count = reshape(reduce_max(segment_ids), (1,)).astype("int64") + const(np.array([1]), "int64")
+    else:
+        count = const(np.array([int(num_segments)]), "int64")
+    rows = strided_slice(shape_of(data, "int64"), [1], [len(shape)])
+    return scatter_elements(zeros(concatenate([count, rows], 0), dtype), ids, updates, 0, "add")
 
 
 COMPOSITES = ["segment_sum"]

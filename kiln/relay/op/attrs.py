@@ -4,7 +4,7 @@ The printer shows the fields whose values differ from the default, in declaratio
 normalizes lists to tuples and validates values on construction, raising OpAttributeInvalid naming the field.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ...error import OpAttributeInvalid
 from ...ir.attrs import Attrs
@@ -95,7 +95,7 @@ class ReshapeAttrs(Attrs):
 
 @dataclass(frozen=True, slots=True)
 class TransposeAttrs(Attrs):
-    axes: tuple | None = None
+    axes: tuple | None = field(default=None, metadata={"always_printed": True})  # TVM prints axes=None too
 
     def __post_init__(self):
         if self.axes is not None:
@@ -455,4 +455,5 @@ from .attrs_transform import (  # noqa: E402, F401
     ScatterNDAttrs,
     TileAttrs,
     TopKAttrs,
+    UniqueAttrs,
 )

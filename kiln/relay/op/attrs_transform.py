@@ -106,3 +106,16 @@ class ScatterNDAttrs(Attrs):
     def __post_init__(self):
         self._require(self.mode in ("update", "add", "mul", "min", "max"), "mode",
                       "must be update, add, mul, min or max")
+
+
+@dataclass(frozen=True, slots=True)
+class UniqueAttrs(Attrs):
+    """``unique``: whether the unique values come sorted (else in order of first occurrence), and whether the
+    counts are returned."""
+
+    sorted: bool = True
+    return_counts: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "sorted", bool(self.sorted))
+        object.__setattr__(self, "return_counts", bool(self.return_counts))

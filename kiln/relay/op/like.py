@@ -181,7 +181,7 @@ def slice_like_ends(data_shape, like_shape, axes) -> tuple:
         i = normalize_axis(a, len(data_shape), "slice_like axis")
         if not -len(like_shape) <= a < len(like_shape):
             raise TypeInferenceError(f"slice_like: axis {a} is out of range for shape_like {tuple(like_shape)}")
-        if like_shape[a] > data_shape[i]:
+        if not is_any(like_shape[a]) and not is_any(data_shape[i]) and like_shape[a] > data_shape[i]:
             raise TypeInferenceError(f"slice_like: shape_like {tuple(like_shape)} is larger than data "
                                      f"{tuple(data_shape)} on axis {a}")
         ends[i] = like_shape[a]

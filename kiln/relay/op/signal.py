@@ -8,27 +8,31 @@ signal given as real and imaginary tensors.
 
 
 from ...error import TypeInferenceError
-from ...ir.type import TensorType, TupleType
+from ...ir.type import Any, TensorType, TupleType, is_any
 from ..expr import TupleWrapper
 from . import attrs_array as A
 from .op import OpPattern, make_call, register_relay_op
-from .type_relations import ALL, FLOAT, normalize_axis, same_dtype, tensor_arg
+from .type_relations import ALL, FLOAT, NUMERIC, normalize_axis, same_dtype, tensor_arg
 
 
 def _stft_rel(types, attrs):
     data, window = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "window")
-    if data.ndim not in (1, 2) or window.shape != (attrs.win_length,) or attrs.win_length > attrs.n_fft:
+    window_ok = window.ndim == 1 and (is_any(window.shape[0]) or window.shape[0] == attrs.win_length)
+    if data.ndim not in (1, 2) or not window_ok or attrs.win_length > attrs.n_fft:
         raise TypeInferenceError(f"stft: data {data} must be 1-D or 2-D and window {window} "
                                  f"({attrs.win_length},), win_length <= n_fft={attrs.n_fft}")
     length = data.shape[-1]
+    if is_any(length):  # the number of frames is known at run time
+        rows = attrs.n_fft // 2 + 1 if attrs.onesided else attrs.n_fft
+        return TensorType(data.shape[:-1] + (rows, Any(), 2), data.dtype)
     if length < attrs.n_fft:
         raise TypeInferenceError(f"stft: n_fft={attrs.n_fft} is longer than the signal {data}")
-    same_dtype([data, window], "stft data and window")
+    # the window may be of any numeric type (TVM's tests pass integer windows): it is cast to the data's
     rows = attrs.n_fft // 2 + 1 if attrs.onesided else attrs.n_fft
     return TensorType(data.shape[:-1] + (rows, (length - attrs.n_fft) // attrs.hop_length + 1, 2), data.dtype)
 
 
-register_relay_op("stft", 2, _stft_rel, OpPattern.OPAQUE, A.StftAttrs, dtypes=FLOAT)
+register_relay_op("stft", 2, _stft_rel, OpPattern.OPAQUE, A.StftAttrs, dtypes=(FLOAT, NUMERIC))
 
 
 def stft(data, n_fft, hop_length=None, win_length=None, window=None, normalized=False, onesided=True):

@@ -160,6 +160,8 @@ def squeeze(data, axis=None):
     if is_dynamic(axis):
         return dyn_ops().squeeze(data, axis)
     axis = constant_value(axis)
+    if isinstance(axis, int):
+        axis = (axis,)
     return make_call("squeeze", [data], A.SqueezeAttrs(None if axis is None else tuple(axis)))
 
 
@@ -227,9 +229,13 @@ def _split_rel(types, attrs):
     data = tensor_arg(types, 0)
     axis = normalize_axis(attrs.axis, data.ndim)
     if is_any(data.shape[axis]):
+        # a size known at run time: the sections' sizes are too, and so is the last piece after given indices;
+        # the pieces between two given indices have their static sizes (as in TVM)
         ios = attrs.indices_or_sections
-        count = ios if isinstance(ios, int) else len(ios) + 1
-        return TupleType([data] * count)  # every part dynamic along the axis, as the data is
+        sizes = [Any()] * ios if isinstance(ios, int) else \
+            [max(0, end - begin) for begin, end in itertools.pairwise([0, *ios])] + [Any()]
+        return TupleType([TensorType(tuple(data.shape[:axis]) + (size,) + tuple(data.shape[axis + 1:]), data.dtype)
+                          for size in sizes])
     points = [0, *split_indices(data.shape[axis], attrs.indices_or_sections), data.shape[axis]]
     fields = []
     for begin, end in itertools.pairwise(points):

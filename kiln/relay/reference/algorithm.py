@@ -45,3 +45,25 @@ def sort(attrs, data):
     """``data`` sorted along ``axis``."""
     order = stable_order(data, normalize_axis(attrs.axis, data.ndim), attrs.is_ascend)
     return np.take_along_axis(data, order, axis=normalize_axis(attrs.axis, data.ndim))
+
+
+@register("unique")
+def unique(attrs, data):
+    """The distinct values with numpy's ``unique``, reordered by first occurrence unless sorted; padded with
+    zeros to ``data``'s length."""
+    values, first, inverse, counts = np.unique(data, return_index=True, return_inverse=True, return_counts=True)
+    if not attrs.sorted:
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        values, first, counts, inverse = values[order], first[order], counts[order], rank[inverse]
+    n = len(data)
+
+    def padded(a, dtype):
+        out = np.zeros(n, dtype)
+        out[:len(a)] = a
+        return out
+
+    out = (padded(values, data.dtype), padded(first, "int32"), inverse.reshape(-1).astype("int32"),
+           np.array([len(values)], "int32"))
+    return out + (padded(counts, "int32"),) if attrs.return_counts else out

@@ -201,7 +201,7 @@ def stft(attrs, data, window):
     frames = (data.shape[-1] - attrs.n_fft) // attrs.hop_length + 1
     k = np.arange(attrs.win_length)
     starts = np.arange(frames)[:, None] * attrs.hop_length + k[None, :]  # (frames, win)
-    segments = data[..., starts] * window  # (..., frames, win)
+    segments = data[..., starts] * window.astype(dtype)  # (..., frames, win)
     angle = _angle(np.arange(rows)[:, None], k[None, :], attrs.win_length, dtype)  # (rows, win), float64
     scale = dtype.type(1 / np.sqrt(attrs.n_fft) if attrs.normalized else 1.0)
     re = np.einsum("...tk,fk->...ft", segments, np.cos(angle).astype(dtype)) * scale

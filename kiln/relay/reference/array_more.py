@@ -31,10 +31,13 @@ def strided_set(attrs, data, v, begin, end, strides):
 
 @register("sparse_reshape")
 def sparse_reshape(attrs, sparse_indices, prev_shape, new_shape):
-    """Coordinates flattened in ``prev_shape`` and unflattened in ``new_shape`` (``-1`` resolved)."""
+    """Coordinates flattened in ``prev_shape`` and unflattened in ``new_shape`` (``-1`` resolved); an unchanged
+    shape keeps the coordinates as they are (even out of range, as TVM's kernel does)."""
     total = int(np.prod(prev_shape.astype("int64")))
     known = int(np.prod([d for d in new_shape.astype("int64") if d >= 0]))
     shape = np.array([d if d >= 0 else total // known for d in new_shape.astype("int64")], new_shape.dtype)
+    if np.array_equal(shape.astype("int64"), prev_shape.astype("int64")):
+        return sparse_indices.copy(), shape
     flat = np.ravel_multi_index(tuple(sparse_indices.astype("int64").T), tuple(prev_shape.astype("int64")))
     coords = np.stack(np.unravel_index(flat, tuple(shape.astype("int64"))), axis=1) if len(flat) else \
         np.zeros((0, len(shape)), "int64")

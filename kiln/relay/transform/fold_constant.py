@@ -4,13 +4,16 @@ Calls of operators on constant arguments are evaluated with the reference interp
 (a ``Constant``, or a ``Tuple`` of them); ``shape_of`` is replaced by the static shape even when its input is not
 constant, and ``ndarray_size`` by the element count; a field of a literal tuple is replaced by the field; an ``if``
 on a constant condition by the branch it takes; a let binding a constant is substituted into its body.
-Stateful operators (op attribute ``TOpIsStateful``) are left alone, and so are primitive (fused) functions.
+Stateful operators (op attribute ``TOpIsStateful``) are left alone, and so are primitive (fused) functions. A call
+whose evaluation fails on its constant values (a scatter index out of range) stays a call: compiling a program is
+no reason to fail where running it would (TVM compiles such programs too).
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
+from ...error import InternalError, KilnError
 from ...ir.op import Op
 from ...ir.transform import PassInfo, register_pass
 from ...runtime.ndarray import array as nd_array
@@ -53,7 +56,13 @@ class _ConstantFolder(ExprMutator):
             value = shape if new.op is Op.get("shape_of") else np.prod(shape)
             return Constant(nd_array(np.asarray(value, dtype=new.attrs.dtype)))
         if all(_is_constant(a) for a in new.args):
-            return _to_expr(evaluate_expr(new, mod=self.mod), call.checked_type)
+            try:
+                value = evaluate_expr(new, mod=self.mod)
+            except InternalError:
+                raise
+            except KilnError:  # the values are bad (an index out of range): left for run time, which reports it
+                return new
+            return _to_expr(value, call.checked_type)
         return new
 
     def visit_if(self, node):

@@ -21,7 +21,9 @@ gradient is ``grad * orig``), the call is replaced by its bound variable, so not
 ``mode="higher_order"`` (TVM's default) differs from ``"first_order"`` in what it accepts and in its seed: TVM
 seeds only the first tensor of a tuple result, and requires tensor parameters. kiln differentiates the programs
 both modes share with the tape above, in either mode; programs only higher-order AD can express (references,
-recursion, closures passed as values) are rejected with an error naming the construct.
+recursion, closures passed as values) are rejected with an error naming the construct. An ``if`` is differentiated
+without references: its backward is an ``if`` too, whose branches recompute their forward values (a branch's
+intermediate values do not outlive it) and return the adjoints of the outer variables they read.
 """
 
 from dataclasses import dataclass
@@ -32,6 +34,7 @@ from ...ir.module import IRModule
 from ...ir.op import Op
 from ...ir.transform import ModulePass, PassInfo, register_pass
 from ...ir.type import TensorType, TupleType
+from ..analysis.free_vars import free_vars
 from ..expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
 from ..expr_functor import ExprMutator
 from ..function import Function
@@ -140,12 +143,58 @@ class _Tape:
         if isinstance(e, Let):
             return self._let(e, env)
         if isinstance(e, If):
-            raise KilnError("gradient: control flow (relay.If) needs higher-order AD with references, which kiln's "
-                            "gradient does not implement; differentiate each branch as its own function")
+            return self._if(e, env)
         if isinstance(e, Function):
             raise KilnError("gradient: a function used as a value (a closure) needs higher-order AD; only functions "
                             "that are called directly can be differentiated")
         raise KilnError(f"gradient: cannot differentiate a {type(e).__name__}")
+
+    def _if(self, node, env):
+        """``if`` as a value: each branch's forward program inside the branch. Its backward is another ``if``
+        whose branches compute their branch again, send the adjoint back through it, and return the adjoints of
+        the outer variables the branches read (a tuple, zeros where a branch does not read one)."""
+        cond = self.forward(node.cond, env)
+        outer = [v for v in dict.fromkeys(free_vars(node.true_branch) + free_vars(node.false_branch))
+                 if v in env and env[v].requires_grad]
+        ty = node.checked_type
+        forward = If(cond.value, self._branch(node.true_branch, env, outer)[0],
+                     self._branch(node.false_branch, env, outer)[0])
+        requires = bool(outer) and _carries_grad(ty)
+
+        def backward(result):
+            grad = self.push(self.materialize(ty, result.adjoint, result.value), name="dif")
+            grads = self.push(If(cond.value, self._branch(node.true_branch, env, outer, grad)[1],
+                                 self._branch(node.false_branch, env, outer, grad)[1]), name="dbranch")
+            for i, v in enumerate(outer):
+                self.accumulate(env[v], TupleGetItem(grads, i))
+
+        return self.node(forward, ty, requires, backward, "if")
+
+    def _branch(self, expr, env, outer, grad=None):
+        """A branch on a tape of its own: ``(its forward program, its backward program)``; the backward one
+        (built when ``grad``, the adjoint of the ``if``, is given) returns the adjoints of ``outer``."""
+        tape = _Tape(self.mod)
+        tape.inlining = self.inlining
+        scope = {v: n for v, n in env.items() if isinstance(v, Var)}
+        proxies = []
+        for v in outer:  # the outer variables as leaves of the branch's tape, collecting their adjoints
+            scope[v] = proxy = _Node(env[v].value, env[v].type, True)
+            tape.nodes.append(proxy)
+            proxies.append(proxy)
+        result = tape.forward(expr, scope)
+        if grad is None:
+            return tape.wrap(result.value), None
+        if result.requires_grad:
+            result.adjoint = self.split(result.type, grad, None) if isinstance(result.type, TupleType) else grad
+            tape.run_backward()
+        grads = Tuple(tuple(tape.materialize(p.type, p.adjoint, p.value) for p in proxies))
+        return None, tape.wrap(grads)
+
+    def wrap(self, body):
+        """``body`` inside this tape's let bindings."""
+        for var, value in reversed(self.bindings):
+            body = Let(var, value, body)
+        return body
 
     def _let(self, let, env):
         while isinstance(let, Let):
@@ -325,9 +374,7 @@ def differentiate(func, mod=None, seed_first_only=False) -> Function:
     tape.seed(result, seed_first_only)
     tape.run_backward()
     grads = Tuple(tuple(tape.materialize(p.checked_type, env[p].adjoint, p) for p in func.params))
-    body: RelayExpr = Tuple((result.value, grads))
-    for var, value in reversed(tape.bindings):
-        body = Let(var, value, body)
+    body: RelayExpr = tape.wrap(Tuple((result.value, grads)))
     return Function(func.params, body, _grad_ret_type(func), func.attrs, span=func.span)
 
 

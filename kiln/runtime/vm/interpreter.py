@@ -100,7 +100,7 @@ def _step(instr, vm, constants):
         obj, index, dst = instr.obj, instr.field_index, instr.dst
 
         def get_field(regs):
-            fields = _adt(regs[obj], "GetField").fields
+            fields = _adt(regs[obj], "GetField")  # an ADT is the tuple of its fields
             if index >= len(fields):
                 raise KilnError(f"GetField: field {index} of a value with {len(fields)} fields")
             regs[dst] = fields[index]

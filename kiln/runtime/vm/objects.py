@@ -3,26 +3,27 @@
 __all__ = ["ADT", "VMClosure"]
 
 
-class ADT:
+class ADT(tuple):
     """An algebraic data type value: a constructor ``tag`` and its ``fields`` (TVM's ``runtime.container.ADT``).
 
-    A Relay tuple is the ADT of tag 0; ``len(adt)`` and ``adt[i]`` read its fields.
+    A Relay tuple is the ADT of tag 0. It is a Python tuple of its fields (so results unpack and index as tuples
+    do), carrying its tag; ``adt.fields`` is the plain tuple.
     """
 
-    __slots__ = ("tag", "fields")
+    tag: int
 
-    def __init__(self, tag, fields):
-        self.tag = tag
-        self.fields = tuple(fields)
+    def __new__(cls, tag, fields):
+        adt = super().__new__(cls, fields)
+        adt.tag = tag
+        return adt
 
-    def __getitem__(self, index):
-        return self.fields[index]
-
-    def __len__(self):
-        return len(self.fields)
+    @property
+    def fields(self) -> tuple:
+        """The fields, as a plain tuple."""
+        return tuple(self)
 
     def __repr__(self):
-        return f"ADT(tag={self.tag}, {len(self.fields)} fields)"
+        return f"ADT(tag={self.tag}, {len(self)} fields)"
 
 
 class VMClosure:

@@ -251,8 +251,8 @@ class VirtualMachine(Module):
         return result
 
     def invoke(self, func_name="main", *args, **kwargs):
-        """Run ``func_name`` on ``args`` (or on the inputs given to :meth:`set_input`); returns an NDArray, a tuple
-        for a tuple result, or a closure."""
+        """Run ``func_name`` on ``args`` (or on the inputs given to :meth:`set_input`); returns an NDArray, an ADT
+        (a tuple of its fields) for a tuple or constructor result, or a closure."""
         if args or kwargs:
             self.set_input(func_name, *args, **kwargs)
         return self._to_user(self._invoke(func_name))
@@ -282,9 +282,8 @@ class VirtualMachine(Module):
     def _to_user(self, value):
         if type(value) is np.ndarray:
             return NDArray(value, self.device)
-        if type(value) is ADT:
-            fields = [self._to_user(v) for v in value.fields]
-            return tuple(fields) if value.tag == 0 else ADT(value.tag, fields)  # a tuple, or a data type value
+        if type(value) is ADT:  # TVM hands out the ADT (a tuple of its fields, here)
+            return ADT(value.tag, (self._to_user(v) for v in value))
         if type(value) is VMClosure or value is None:
             return value
         raise KilnError(f"the VM produced a value of unknown kind {type(value).__name__}")

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+import kiln
 from kiln import relay
 from kiln.relay.reference.algorithm import stable_order
 
@@ -40,3 +41,31 @@ def test_stable_order_descending_matches_lexsort():
     data = np.random.default_rng(1).integers(0, 3, 50)
     order = stable_order(data, 0, ascending=False)
     np.testing.assert_array_equal(order, np.lexsort((np.arange(50), -data)))
+
+
+def _numpy_unique(data, is_sorted):
+    """The expected results, from numpy's ``unique`` reordered by first occurrence when not sorted."""
+    values, first, inverse, counts = np.unique(data, return_index=True, return_inverse=True, return_counts=True)
+    if not is_sorted:
+        order = np.argsort(first)
+        values, first, counts, inverse = values[order], first[order], counts[order], np.argsort(order)[inverse]
+    return values, first, inverse.reshape(-1), counts
+
+
+@pytest.mark.parametrize("is_sorted", [True, False])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_unique_against_numpy(is_sorted, dynamic):
+    rng = np.random.default_rng(11)
+    data = rng.integers(0, 6, 12).astype("int64")
+    x = relay.var("x", shape=(relay.Any(),) if dynamic else data.shape, dtype="int64")
+    func = relay.Function([x], relay.unique(x, is_sorted, return_counts=True).astuple())
+    values, first, inverse, counts = _numpy_unique(data, is_sorted)
+    k = len(values)
+    for kind in ("debug", "vm") if dynamic else ("debug", "vm", "graph"):
+        out = relay.create_executor(kind, mod=kiln.IRModule.from_expr(func), target="llvm").evaluate()(data)
+        got_values, got_first, got_inverse, got_count, got_counts = (o.numpy() for o in out)
+        assert got_count.tolist() == [k] and got_first.dtype == "int32" and got_values.shape == data.shape
+        np.testing.assert_array_equal(got_values[:k], values)
+        np.testing.assert_array_equal(got_first[:k], first)
+        np.testing.assert_array_equal(got_inverse, inverse)
+        np.testing.assert_array_equal(got_counts[:k], counts)

@@ -120,6 +120,7 @@ SAMPLES = {
     "scatter_nd": s(lambda v, o: relay.scatter_nd(v(0, (3, 2)), v(1, (1, 2), "index3"), v(2, (2, 2)), "add")),
     "topk": s(lambda v, o: relay.topk(v(0, (2, 5)), 3, axis=1, ret_type="indices", dtype=o), INTEGER),
     "argsort": s(lambda v, o: relay.argsort(v(0, (2, 5)), axis=1, is_ascend=False, dtype=o), INTEGER),
+    "unique": s(lambda v, o: relay.unique(v(0, (6,)), False, True).astuple()),
     "nn.conv2d": s(lambda v, o: relay.nn.conv2d(v(0, (1, 2, 4, 4)), v(1, (3, 2, 3, 3)), padding=1)),
     "nn.bias_add": s(lambda v, o: relay.nn.bias_add(v(0, (2, 3, 2)), v(1, (3,)))),
     "nn.relu": s(lambda v, o: relay.nn.relu(v(0, (2, 5)))),

@@ -4,6 +4,7 @@
 import numpy as np
 import pytest
 
+import kiln
 from kiln import relay
 from kiln.error import TypeInferenceError
 from kiln.topi.testing import grid_sample_python
@@ -54,6 +55,22 @@ def test_segment_sum():
     want4 = np.zeros((4, 3), "float32")
     np.add.at(want4, ids, a)
     check(relay.segment_sum(v("a", a.shape), v("s", (5,), "int32"), 4), {"a": a, "s": ids}, want4, targets=("c",))
+
+
+@pytest.mark.parametrize("num_segments", [None, 5])
+def test_segment_sum_with_ids_known_at_run_time(num_segments):
+    """Ids that are an input (the number of segments is their maximum + 1) and a data shape known only at run
+    time: the VM sizes the result when it runs; rows past the last id are not summed (TVM's rule)."""
+    a = RNG.standard_normal((6, 2, 3))
+    ids = np.array([1, 3, 3, 0, 1], "int64")
+    want = np.zeros((num_segments or 4, 2, 3))
+    np.add.at(want, ids, a[:5])
+    data = relay.var("a", shape=(relay.Any(), 2, relay.Any()), dtype="float64")
+    segment_ids = relay.var("s", shape=(relay.Any(),), dtype="int64")
+    func = relay.Function([data, segment_ids], relay.segment_sum(data, segment_ids, num_segments))
+    for kind in ("debug", "vm"):
+        out = relay.create_executor(kind, mod=kiln.IRModule.from_expr(func), target="llvm").evaluate()(a, ids)
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-12)
 
 
 def test_affine_grid():
@@ -171,6 +188,27 @@ def test_sparse_reshape():
     want = np.stack(np.unravel_index(flat, (9, 4)), axis=1).astype("int64")
     out = relay.sparse_reshape(v("i", idx.shape, "int64"), v("p", (3,), "int64"), v("n", (2,), "int64"))
     check(relay.Tuple([out[0], out[1]]), {"i": idx, "p": prev, "n": new}, (want, np.array([9, 4], "int64")))
+
+
+@pytest.mark.parametrize("prev,new", [((2, 3, 6), (4, -1, 3)), ((6, 6), (6, -1)), ((36,), (3, 3, 4))])
+def test_sparse_reshape_with_ranks_known_at_run_time(prev, new):
+    """Every shape an input of unknown length: the VM sizes the results; an unchanged shape keeps the
+    coordinates as they are (TVM's rule, even for one out of range)."""
+    rng = np.random.default_rng(5)
+    idx = np.stack([rng.integers(0, d, 6) for d in prev], axis=1).astype("int64")
+    resolved = tuple(d if d >= 0 else int(np.prod(prev)) // -int(np.prod(new)) for d in new)
+    want = np.stack(np.unravel_index(np.ravel_multi_index(idx.T, prev), resolved), axis=1)
+    if resolved == prev:
+        idx[0, -1] = prev[-1] + 3
+        want = idx
+    i, p, n = (relay.var(name, shape=(relay.Any(),) * rank, dtype="int64") for name, rank in (("i", 2), ("p", 1),
+                                                                                               ("n", 1)))
+    func = relay.Function([i, p, n], relay.sparse_reshape(i, p, n).astuple())
+    for kind in ("debug", "vm"):
+        out = relay.create_executor(kind, mod=kiln.IRModule.from_expr(func), target="llvm").evaluate()(
+            idx, np.array(prev, "int64"), np.array(new, "int64"))
+        np.testing.assert_array_equal(out[0].numpy(), want)
+        np.testing.assert_array_equal(out[1].numpy(), resolved)
 
 
 def test_fixed_point_multiply():

@@ -149,3 +149,17 @@ def test_full_without_dtype_takes_the_fill_values():
     m.set_input("f", np.array(2**40, "int64"))
     m.run()
     np.testing.assert_array_equal(m.get_output(0).numpy(), np.full(3, 2**40, "int64"))
+
+
+def test_split_along_a_dimension_known_at_run_time():
+    """Sections of a run-time size are run-time sizes; pieces between given indices keep their static sizes, the
+    last one does not. The VM computes them all."""
+    x = relay.var("x", shape=(relay.Any(), 3))
+    assert [str(f) for f in relay.infer_type(relay.split(x, (1, 3), axis=0).astuple()).checked_type.fields] == [
+        "Tensor[(1, 3), float32]", "Tensor[(2, 3), float32]", "Tensor[(?, 3), float32]"]
+    data = np.arange(18, dtype="float32").reshape(6, 3)
+    for ios, want in ((2, [data[:3], data[3:]]), ((1, 3), [data[:1], data[1:3], data[3:]])):
+        func = relay.Function([x], relay.split(x, ios, axis=0).astuple())
+        out = relay.create_executor("vm", mod=kiln.IRModule.from_expr(func), target="llvm").evaluate()(data)
+        for got, expected in zip(out, want, strict=True):
+            np.testing.assert_array_equal(got.numpy(), expected)

@@ -91,3 +91,17 @@ def test_if_on_a_constant_condition_becomes_its_branch(check_pass):
     runtime = relay.var("c", shape=(), dtype="bool")
     kept = run_opt_pass(relay.Function([runtime, x], relay.If(runtime, x, x)), relay.transform.FoldConstant())
     assert isinstance(kept.body, relay.If)
+
+
+def test_a_call_that_fails_on_its_constants_is_left_for_run_time():
+    """A scatter whose constant indices are out of range is not folded (the error is the run's to report), while
+    the constant arithmetic next to it still folds."""
+    data = relay.const(np.zeros((1, 3), "float32"))
+    indices = relay.const(np.array([[2]], "int64"))
+    updates = relay.const(np.ones((1, 3), "float32"))
+    bad = relay.scatter_nd(data, indices, updates)
+    x = relay.var("x", shape=(1, 3))
+    after = run_opt_pass(relay.Function([x], bad + (x + relay.const(1.0) * relay.const(2.0))),
+                         relay.transform.FoldConstant())
+    ops = relay.analysis.list_op_freqs(kiln.IRModule.from_expr(after))
+    assert ops.get("scatter_nd") == 1 and "multiply" not in ops

@@ -33,6 +33,14 @@ def test_invoke_run_and_keyword_arguments(vm):
     assert vm.get_input_index("pair") == 1 and vm.get_input_index("nothing") == -1
 
 
+def test_tuple_results_are_adts(vm):
+    """A tuple result is TVM's ADT of tag 0, which is also a Python tuple of its fields."""
+    x = np.ones((2, 3), "float32")
+    out = vm.run(x, (x, np.array(4, "int32")))
+    assert isinstance(out, ADT) and isinstance(out, tuple) and out.tag == 0 and len(out) == 2
+    assert out[0].numpy() == 4 and out.fields == tuple(out)
+
+
 def test_set_input_invoke_stateful_and_outputs(vm):
     x = np.ones((2, 3), "float32")
     vm.set_input("main", x, pair=(x, 5))

@@ -223,6 +223,7 @@ COMPUTES = {
     "cumsum": _scan(SC.cumsum),
     "cumprod": _scan(SC.cumprod),
     "topk": _topk,
+    "unique": lambda attrs, inputs, out_type: SO.unique(inputs[0], attrs.sorted, attrs.return_counts),
     "argsort": lambda attrs, inputs, out_type: [SO.argsort(inputs[0], axis=attrs.axis, is_ascend=attrs.is_ascend,
                                                            dtype=attrs.dtype)],
     "scatter_elements": lambda attrs, inputs, out_type: [SCT.scatter_elements(inputs[0], inputs[1], inputs[2],

@@ -11,7 +11,7 @@ from ....topi import signal as SG
 from ....topi import transform as T
 from ....topi.einsum import einsum
 from ....topi.reduction import reduce_axes
-from ..like import collapse_axes, slice_like_ends
+from ..like import collapse_axes
 
 __all__ = ["ARRAY_COMPUTES"]
 
@@ -30,9 +30,7 @@ def _collapse(attrs, inputs, out_type):
 
 
 def _slice_like(attrs, inputs, out_type):
-    data, like = inputs[0], inputs[1]
-    ends = slice_like_ends([int(d) for d in data.shape], [int(d) for d in like.shape], attrs.axes)
-    return [T.strided_slice(data, [0] * len(ends), list(ends))]
+    return [T.slice_like(inputs[0], list(inputs[1].shape), attrs.axes)]
 
 
 def _variance(attrs, inputs, out_type):
@@ -82,7 +80,7 @@ ARRAY_COMPUTES = {
     "full_like": lambda attrs, inputs, out_type: [EW.full_like(inputs[0], inputs[1]())],
     "cast_like": lambda attrs, inputs, out_type: [EW.cast(inputs[0], inputs[1].dtype)],
     "reshape_like": lambda attrs, inputs, out_type: [T.reshape(inputs[0], out_type.shape)],
-    "broadcast_to_like": lambda attrs, inputs, out_type: [B.broadcast_to(inputs[0], out_type.shape)],
+    "broadcast_to_like": lambda attrs, inputs, out_type: [B.broadcast_to(inputs[0], inputs[1].shape)],
     "collapse_sum_like": _collapse,
     "collapse_sum_to": _collapse,
     "slice_like": _slice_like,
