@@ -26,4 +26,4 @@ from . import (  # noqa: F401  (kiln.relay.testing.resnet.get_workload, ...)
 from .grad import _np_randn_from_type, check_grad  # noqa: F401  (TVM's tests import the helper too)
 from .init import create_workload
 from .nat import count, make_nat_expr, make_nat_value
-from .utils import assert_same_results, evaluate, random_inputs, run_infer_type, run_opt_pass
+from .utils import assert_same_results, count_ops, evaluate, rand, random_inputs, run_infer_type, run_opt_pass

@@ -76,3 +76,22 @@ def assert_same_results(before, after, seed=0, rtol=1e-5, atol=1e-5, trials=2):
         problem = compare_results(evaluate(before, inputs), evaluate(after, inputs), rtol, atol)
         if problem:
             raise AssertionError(f"different results on random inputs (seed {seed + trial}): {problem}")
+
+
+def rand(dtype, *shape):
+    """An NDArray of ``shape`` with uniform random values in [0, 1) of ``dtype`` (TVM's ``relay.testing.rand``)."""
+    import numpy as np
+
+    from ...runtime.ndarray import array
+
+    return array(np.random.rand(*shape).astype(dtype))
+
+
+def count_ops(expr) -> dict:
+    """How many calls of each operator ``expr`` makes, by operator name (TVM's ``relay.testing.count_ops``; a
+    dict that reads 0 for an operator never called)."""
+    from collections import Counter
+
+    from ..analysis import list_op_freqs
+
+    return Counter(list_op_freqs(expr))

@@ -54,3 +54,13 @@ def test_random_inputs_follow_the_parameter_types():
     f = relay.var("f", relay.FuncType([], relay.TensorType((1,))))
     with pytest.raises(KilnError, match="parameter %f: its type .* is not a tensor type"):
         random_inputs(relay.Function([f], f))
+
+
+def test_rand_and_count_ops():
+    from kiln.relay.testing import count_ops, rand
+
+    r = rand("float32", 2, 3)
+    assert r.shape == (2, 3) and r.dtype == "float32" and 0 <= r.numpy().min() and r.numpy().max() < 1
+    x = relay.var("x", shape=(2,))
+    counts = count_ops(relay.Function([x], relay.exp(relay.exp(x)) + x))
+    assert counts["exp"] == 2 and counts["add"] == 1 and counts["nn.dense"] == 0
