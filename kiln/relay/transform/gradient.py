@@ -20,8 +20,10 @@ gradient is ``grad * orig``), the call is replaced by its bound variable, so not
 
 ``mode="higher_order"`` (TVM's default) differs from ``"first_order"`` in what it accepts and in its seed: TVM
 seeds only the first tensor of a tuple result, and requires tensor parameters. kiln differentiates the programs
-both modes share with the tape above, in either mode; programs only higher-order AD can express (references,
-recursion, closures passed as values) are rejected with an error naming the construct. An ``if`` is differentiated
+both modes share with the tape above, in either mode (its result has no references, so every executor runs it);
+programs only higher-order AD can express (references, recursion, closures passed as values, data types) go to
+the reference-based transformation of :mod:`.gradient_higher` in higher-order mode, and are rejected with an
+error naming the construct in first-order mode. An ``if`` is differentiated
 without references: its backward is an ``if`` too, whose branches recompute their forward values (a branch's
 intermediate values do not outlive it) and return the adjoints of the outer variables they read.
 """
@@ -41,6 +43,11 @@ from ..function import Function
 from .infer_type import infer_type
 
 MODES = ("higher_order", "first_order")
+
+
+class HigherOrderOnly(KilnError):
+    """A construct only higher-order AD (with references) differentiates: references, closures as values,
+    recursion, data types."""
 
 
 def _is_float(dtype) -> bool:
@@ -145,9 +152,10 @@ class _Tape:
         if isinstance(e, If):
             return self._if(e, env)
         if isinstance(e, Function):
-            raise KilnError("gradient: a function used as a value (a closure) needs higher-order AD; only functions "
-                            "that are called directly can be differentiated")
-        raise KilnError(f"gradient: cannot differentiate a {type(e).__name__}")
+            raise HigherOrderOnly("gradient: a function used as a value (a closure) needs higher-order AD; only "
+                                  "functions that are called directly can be differentiated")
+        raise HigherOrderOnly(f"gradient: first-order AD cannot differentiate a {type(e).__name__} (use "
+                              f"mode='higher_order')")
 
     def _if(self, node, env):
         """``if`` as a value: each branch's forward program inside the branch. Its backward is another ``if``
@@ -229,7 +237,7 @@ class _Tape:
         if isinstance(callee, Function):
             return self._call_function(callee, args, env)
         if not isinstance(callee, Op):
-            raise KilnError(f"gradient: cannot differentiate a call of a {type(callee).__name__} (a closure or "
+            raise HigherOrderOnly(f"gradient: cannot differentiate a call of a {type(callee).__name__} (a closure or "
                             f"function-valued expression needs higher-order AD)")
         ty = call.checked_type
         requires = any(a.requires_grad for a in args) and _carries_grad(ty)
@@ -262,8 +270,7 @@ class _Tape:
         if not isinstance(func, Function):
             raise KilnError(f"gradient: {gv} is not a Relay function of the module passed as mod")
         if gv.name_hint in self.inlining:
-            raise KilnError(f"gradient: {gv} is recursive; recursion needs higher-order AD with references, which "
-                            f"kiln's gradient does not implement")
+            raise HigherOrderOnly(f"gradient: {gv} is recursive; recursion needs higher-order AD (mode='higher_order')")
         if func.body.checked_type_ is None:
             func = infer_type(self.mod)[gv.name_hint]
         self.inlining.append(gv.name_hint)
@@ -411,7 +418,13 @@ def gradient(expr, mod=None, mode="higher_order"):
             if not isinstance(p.checked_type, TensorType):
                 raise KilnError(f"gradient: higher-order AD needs tensor parameters, but %{p.name_hint} has type "
                                 f"{p.checked_type} (use mode='first_order' for tuple parameters)")
-    return infer_type(differentiate(func, mod, seed_first_only=mode == "higher_order"), mod)
+        try:
+            return infer_type(differentiate(func, mod, seed_first_only=True), mod)
+        except HigherOrderOnly:
+            from .gradient_higher import higher_order_gradient
+
+            return infer_type(higher_order_gradient(func, mod), mod)
+    return infer_type(differentiate(func, mod), mod)
 
 
 @register_pass("FirstOrderGradient")
