@@ -124,8 +124,8 @@ def _convert_arg(value, ttype, where):
 
 
 def _to_user(value, machine, device):
-    if isinstance(value, tuple):
-        return tuple(_to_user(v, machine, device) for v in value)
+    if isinstance(value, tuple):  # TVM's runtime.container.ADT of tag 0, which is also a Python tuple here
+        return ADT(0, [_to_user(v, machine, device) for v in value])
     if isinstance(value, Closure):
         return FunctionCallable(machine, value, "a closure", device)
     if isinstance(value, ConstructorValue):
@@ -139,7 +139,8 @@ def _to_user(value, machine, device):
 
 class FunctionCallable:
     """A Relay function made callable from Python: takes NDArrays, numpy arrays or Python scalars (positionally or
-    by parameter name) and returns an NDArray, or a tuple for a tuple result."""
+    by parameter name) and returns an NDArray, or for a tuple result an ADT (a Python tuple of the fields, as the
+    VM's)."""
 
     def __init__(self, machine, closure, name, device):
         self.machine = machine

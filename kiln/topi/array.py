@@ -110,7 +110,8 @@ def sequence_mask(data, valid_length, mask_value=0.0, axis=0):
     mask = _op.const(mask_value, data.dtype) if _dt.is_float(data.dtype) else _op.const(int(mask_value), data.dtype)
 
     def fcompute(*i):
-        length = _int(valid_length(i[1 - axis]))
+        length = valid_length(i[1 - axis])
+        length = length if _dt.is_float(valid_length.dtype) else _int(length)
         return _op.select(_op.less(_op.cast(i[axis], length.dtype), length), data(*i), mask)
 
     return compute(data.shape, fcompute, name="T_sequence_mask", tag=_tag.INJECTIVE)

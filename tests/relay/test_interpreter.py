@@ -318,3 +318,15 @@ def test_resnet50_forward_is_fast():
     assert out.shape == (1, 1000) and out.dtype == "float32"
     assert abs(float(out.numpy().sum()) - 1.0) < 1e-4 and np.isfinite(out.numpy()).all()
     assert elapsed < 30, f"ResNet-50 took {elapsed:.1f}s in the reference interpreter"
+
+
+def test_tuple_results_are_adts():
+    """A tuple result is TVM's runtime ADT of tag 0, which unpacks and indexes as a Python tuple."""
+    from kiln.runtime.container import ADT
+
+    x = relay.var("x", shape=(2,))
+    out = relay.create_executor().evaluate(relay.Function([x], relay.Tuple([x, relay.Tuple([x * x])])))(
+        np.array([1.0, 3.0], "float32"))
+    assert isinstance(out, ADT) and out.tag == 0 and isinstance(out[1], ADT)
+    first, (second,) = out
+    np.testing.assert_array_equal(second.numpy(), [1.0, 9.0])

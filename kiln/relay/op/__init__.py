@@ -16,6 +16,7 @@ from . import (
     nn,
     reduce,
     signal,
+    sparse,
     tensor,
     transform,
     vision,
@@ -51,11 +52,12 @@ from .op import (
 )
 from .reduce import *  # noqa: F403
 from .signal import *  # noqa: F403
+from .sparse import *  # noqa: F403
 from .tensor import *  # noqa: F403
 from .transform import *  # noqa: F403
 
 # the operator builders each family module defines (kiln.relay.op.op.builders): nothing to list by hand
-_FAMILIES = (tensor, reduce, transform, algorithm, array, array_more, like, elemwise, signal)
+_FAMILIES = (tensor, reduce, transform, algorithm, array, array_more, like, elemwise, signal, sparse)
 __all__ = [name for module in _FAMILIES for name in builders(vars(module))]
 # logsumexp, std, segment_sum: made of other operators, as in TVM; reverse_reshape: TVM's other name of one
 __all__ += reduce.COMPOSITES + array.COMPOSITES + ["reverse_reshape"]

@@ -171,8 +171,9 @@ def _sequence_mask_rel(types, attrs):
     return data
 
 
+# valid lengths may be floats (TVM's tests give them so): a step is kept while it is less than the length
 register_relay_op("sequence_mask", 2, _sequence_mask_rel, OpPattern.INJECTIVE, A.SequenceMaskAttrs,
-                  dtypes=(NUMERIC, INTEGER))
+                  dtypes=(NUMERIC, NUMERIC))
 
 
 def sequence_mask(data, valid_length, mask_value=0, axis=0):
@@ -257,14 +258,17 @@ register_relay_op("sparse_to_dense", 3, _sparse_to_dense_rel, OpPattern.OPAQUE, 
 def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0):
     """A dense tensor of ``output_shape`` holding ``sparse_values`` at ``sparse_indices`` (rows of coordinates)
     and ``default_value`` elsewhere; of repeated indices the last wins. A number as ``default_value`` takes the
-    values' dtype."""
+    values' dtype. ``output_shape`` a non-constant Relay expression makes ``dyn.sparse_to_dense``."""
     from ..transform.infer_type import infer_type
+    from .dispatch import dyn_ops, is_dynamic
 
     if not isinstance(sparse_values, RelayExpr):
         sparse_values = const(sparse_values)
     if not isinstance(default_value, RelayExpr):
         dtype = infer_type(sparse_values).checked_type.dtype
         default_value = const(np.array(default_value).astype(dtype), dtype)
+    if is_dynamic(output_shape):
+        return dyn_ops().sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value)
     return make_call("sparse_to_dense", [sparse_indices, sparse_values, default_value],
                      A.SparseToDenseAttrs(tuple(output_shape)))
 

@@ -132,7 +132,8 @@ def unravel_index(attrs, indices, shape):
 def sequence_mask(attrs, data, valid_length):
     """``mask_value`` at time steps at or past each batch's valid length."""
     steps = np.arange(data.shape[attrs.axis])
-    keep = steps[:, None] < valid_length[None, :].astype("int64")  # (time, batch)
+    lengths = valid_length if valid_length.dtype.kind == "f" else valid_length.astype("int64")
+    keep = steps[:, None] < lengths[None, :]  # (time, batch)
     if attrs.axis == 1:
         keep = keep.T
     keep = keep.reshape(keep.shape + (1,) * (data.ndim - 2))

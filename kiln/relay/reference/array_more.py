@@ -124,3 +124,18 @@ def sparse_add(attrs, dense, data, indices, indptr):
         for k in range(int(indptr[r]), int(indptr[r + 1])):
             out[r, int(indices[k])] += data[k]
     return out
+
+
+@register("sparse_fill_empty_rows")
+def sparse_fill_empty_rows(attrs, indices, values, dense_shape, default_value):
+    """The entries in row order with one ``(r, 0, ...)`` entry of the default value per empty row ``r``."""
+    rows = int(dense_shape[0])
+    present = np.zeros(rows, bool)
+    present[indices[:, 0].astype("int64")] = True
+    empty = np.flatnonzero(~present)
+    filler = np.zeros((len(empty), indices.shape[1]), indices.dtype)
+    filler[:, 0] = empty
+    all_indices = np.concatenate([indices, filler])
+    all_values = np.concatenate([values, np.full(len(empty), default_value[0], values.dtype)])
+    order = np.argsort(all_indices[:, 0], kind="stable")  # the entries keep their order within a row
+    return all_indices[order], all_values[order], ~present

@@ -130,3 +130,15 @@ def dyn_resize2d(attrs, data, size, roi):
     """``image.resize2d`` to the height and width held by ``size``."""
     size = _nonnegative("dyn.image.resize2d", "size", _ints(size))
     return IM.resize_nd(A.Resize2DAttrs(**static_attrs(attrs, size, np.asarray(roi).reshape(-1))), data)
+
+
+@register("dyn.sparse_to_dense")
+def dyn_sparse_to_dense(attrs, sparse_indices, sparse_values, default_value, output_shape):
+    """``sparse_to_dense`` with the values of ``output_shape``."""
+    from types import SimpleNamespace
+
+    from .array import sparse_to_dense
+
+    shape = tuple(_nonnegative("dyn.sparse_to_dense", "output_shape", _ints(output_shape)))
+    return sparse_to_dense(SimpleNamespace(output_shape=shape), sparse_indices, sparse_values,
+                           np.asarray(default_value).reshape(()))

@@ -17,6 +17,7 @@ from .gradient import FirstOrderGradient, gradient
 from .infer_type import InferType, InferTypeLocal, infer_type
 from .inline import DefuseOps, Inline
 from .lambda_lift import LambdaLift
+from .lazy_gradient_init import LazyGradientInit
 from .legalize import Legalize
 from .manifest_alloc import ManifestAlloc
 from .memory_plan import MemoryPlan

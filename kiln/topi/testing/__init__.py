@@ -9,6 +9,7 @@ interpreter (:mod:`kiln.relay.reference`) registers too, and are checked against
 import numpy as np
 
 from ..nn.conv2d import _pair
+from .array import matrix_set_diag, sequence_mask
 from .common import get_pad_tuple
 from .grad import conv2d_backward_weight_python, pool_grad_nchw
 from .grid import affine_grid_python, grid_sample_python
@@ -30,7 +31,8 @@ __all__ = ["softmax_python", "log_softmax_python", "conv2d_nchw_python", "conv2d
            "affine_grid_python", "grid_sample_python", "deformable_conv2d_nchw_python", "deformable_conv2d_nhwc_python",
            "reorg_python", "roi_align_nchw_python", "roi_align_nhwc_python", "roi_pool_nchw_python",
            "space_to_batch_nd_python", "batch_to_space_nd_python", "strided_set_python",
-           "pool_grad_nchw", "conv2d_backward_weight_python"]
+           "pool_grad_nchw", "conv2d_backward_weight_python",
+           "sequence_mask", "matrix_set_diag"]
 
 
 def softmax_python(a_np, axis=1):

@@ -106,6 +106,15 @@ def test_sequence_mask(axis):
     check(relay.sequence_mask(v("x", a.shape), v("n", (3,), "int32"), -1.0, axis), {"x": a, "n": lengths}, want)
     with pytest.raises(TypeInferenceError, match="sequence_mask"):
         typed(relay.sequence_mask(v("x", (4, 3)), v("n", (4,), "int32"), 0, axis=0))
+    # float lengths: a step is kept while it is less than the length
+    fractional = np.array([0.5, 3.0, 2.5], "float32")
+    want = a.copy()
+    for b, n in enumerate(np.ceil(fractional).astype(int)):
+        if axis == 0:
+            want[n:, b] = -1.0
+        else:
+            want[b, n:] = -1.0
+    check(relay.sequence_mask(v("x", a.shape), v("n", (3,)), -1.0, axis), {"x": a, "n": fractional}, want)
 
 
 def test_reverse_sequence():

@@ -65,10 +65,25 @@ def _one_hot(i, d):
     return (i[:, None] == np.arange(int(d))).astype("float32")
 
 
+SPARSE = np.array([[0, 1], [2, 0], [1, 1]], "int64")
+
+
+def _dense(indices, values, default, shape):
+    out = np.full(tuple(shape), default.reshape(()), values.dtype)
+    for (r, c), v in zip(indices, values, strict=True):
+        out[r, c] = v
+    return out
+
+
 CASES = [
     Case("dyn.broadcast_to", relay.broadcast_to, [X], [[i64(4, 2, 3)], [i64(1, 2, 3)]],
          lambda x, s: np.broadcast_to(x, s), [[i64(2, 2, 4)], [i64(-1, 2, 3)]], "dyn.broadcast_to", "broadcast_to"),
     Case("dyn.tile", relay.tile, [X], [[i64(2, 3)], [i64(3, 1)]], np.tile, [[i64(-1, 2)]], "dyn.tile: reps", "tile"),
+    Case("dyn.tile", relay.tile, [X], [[np.array([2.0, 3.0], "float32")], [np.array([1.0, 2.0], "float32")]],
+         lambda x, r: np.tile(x, r.astype("int64")), [], "", "tile"),
+    Case("dyn.sparse_to_dense", lambda i, v, d, s: relay.sparse_to_dense(i, s, v, d),
+         [SPARSE, np.array([5.0, 6.0, 7.0], "float32"), np.array(-1.0, "float32")], [[i64(3, 2)], [i64(4, 5)]],
+         _dense, [[i64(3, -2)]], "dyn.sparse_to_dense: output_shape", "sparse_to_dense"),
     Case("dyn.zeros", lambda s: relay.zeros(s, "int32"), [], [[i64(2, 3)], [i64(4, 1)]],
          lambda s: np.zeros(s, "int32"), [[i64(2, -3)]], "dyn.zeros: shape entry 1 is negative", "zeros"),
     Case("dyn.ones", lambda s: relay.ones(s), [], [[i64(2, 3)], [i64(0, 5)]],

@@ -4,10 +4,11 @@ data-dependent shape function. ``relay.transform.DynamicToStatic`` turns a call 
 back into the static operator. The static builders (``relay.broadcast_to``, ``relay.full``, ``relay.topk``...) make
 the dynamic call themselves when given a non-constant Relay expression, as TVM's do."""
 
-from . import algorithm, image, nn, tensor, transform
+from . import algorithm, array, image, nn, tensor, transform
 from .algorithm import topk
+from .array import sparse_to_dense
 from .tensor import full, ones, zeros
 from .transform import broadcast_to, expand_dims, one_hot, reshape, squeeze, strided_slice, tile
 
-__all__ = ["broadcast_to", "expand_dims", "full", "one_hot", "ones", "reshape", "squeeze", "strided_slice", "tile",
-           "topk", "zeros", "algorithm", "image", "nn", "tensor", "transform"]
+__all__ = ["broadcast_to", "expand_dims", "full", "one_hot", "ones", "reshape", "sparse_to_dense", "squeeze",
+           "strided_slice", "tile", "topk", "zeros", "algorithm", "image", "nn", "tensor", "transform"]

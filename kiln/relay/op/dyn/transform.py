@@ -25,7 +25,7 @@ from ..tensor import strided_slice as static_strided_slice
 from ..transform import broadcast_to as static_broadcast_to
 from ..transform import one_hot as static_one_hot
 from ..transform import tile as static_tile
-from ..type_relations import ALL, INTEGER, SIGNED, check_dtype, tensor_arg
+from ..type_relations import ALL, FLOAT, INTEGER, SIGNED, check_dtype, tensor_arg
 from .common import (
     constant_ints,
     dim64,
@@ -147,7 +147,8 @@ def _tile_rel(types, attrs):
     return TensorType((Any(),) * max(data.ndim, static_length(reps, "dyn.tile", "reps")), data.dtype)
 
 
-register_relay_op("dyn.tile", 2, _tile_rel, OpPattern.OPAQUE, dtypes=(ALL, SIGNED))
+# TVM takes reps of a float type too (its tests do): they are read as integers
+register_relay_op("dyn.tile", 2, _tile_rel, OpPattern.OPAQUE, dtypes=(ALL, SIGNED + FLOAT))
 
 
 @register_shape_func("dyn.tile", True)

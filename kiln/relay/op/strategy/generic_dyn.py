@@ -8,11 +8,13 @@ from ....ir.type import TupleType, is_any
 from ....te import size_var
 from ....tir.layout import layout as parse_layout
 from ....topi import argwhere as AW
+from ....topi import array as AR
 from ....topi import dynamic as D
 from ....topi import elemwise as EW
 from ....topi import image
 from ....topi import indexing as G
 from ....topi import sort as SO
+from ....topi import sparse as SP
 from ....topi import transform as T
 from ....topi.image import dyn_resize
 
@@ -69,6 +71,8 @@ DYN_COMPUTES = {
     "dyn.squeeze": _reshaped,
     "dyn.broadcast_to": lambda attrs, inputs, out_type: [D.broadcast_to(inputs[0], te_shape(out_type))],
     "dyn.tile": lambda attrs, inputs, out_type: [D.tile(inputs[0], te_shape(out_type))],
+    "dyn.sparse_to_dense": lambda attrs, inputs, out_type: [AR.sparse_to_dense(
+        inputs[0], inputs[1], inputs[2]() if not inputs[2].shape else inputs[2](0), te_shape(out_type))],
     "dyn.strided_slice": lambda attrs, inputs, out_type: [D.strided_slice(inputs[0], inputs[1], inputs[2], inputs[3],
                                                                           te_shape(out_type), attrs.slice_mode,
                                                                           attrs.axes)],
@@ -85,5 +89,8 @@ DYN_COMPUTES = {
     "vision.non_max_suppression": _prebuilt,
     "vision.proposal": _prebuilt,
     "argwhere": lambda attrs, inputs, out_type: [AW.argwhere(inputs[0], te_shape(out_type)[0], attrs.dtype)],
+    "sparse_fill_empty_rows": lambda attrs, inputs, out_type: SP.sparse_fill_empty_rows(
+        inputs[0], inputs[1], inputs[3], te_shape(out_type.fields[0], "entries")[0],
+        te_shape(out_type.fields[2], "rows")[0]),
 }
 """Relay operator name -> ``FTVMCompute``."""
