@@ -19,7 +19,7 @@ from .elemwise import cast_expr
 from .utils import SHAPE_CHECKS, get_const_tuple, normalize_axis, size_checks
 
 __all__ = ["stack", "arange", "meshgrid", "trilu", "unravel_index", "sequence_mask", "reverse_sequence",
-           "ndarray_size", "searchsorted", "sparse_to_dense", "collapse_sum", "variance", "adv_index",
+           "ndarray_size", "searchsorted", "arange_dynamic", "sparse_to_dense", "collapse_sum", "variance", "adv_index",
            "matrix_set_diag"]
 
 
@@ -56,6 +56,14 @@ def stack(tensors, axis=0):
 def arange(start, step, length, dtype):
     """``start + step * i`` for ``i < length``, computed in ``dtype`` (``start`` and ``step`` are numbers)."""
     first, delta = _op.const(start, dtype), _op.const(step, dtype)
+    return compute((length,), lambda i: _op.add(first, _op.multiply(delta, _op.cast(i, dtype))), name="T_arange",
+                   tag=_tag.ELEMWISE)
+
+
+def arange_dynamic(start, step, length, dtype):
+    """``start + step * i`` for ``i < length`` (a size variable), ``start`` and ``step`` scalar tensors (0-d or of
+    one element), computed in ``dtype``."""
+    first, delta = (_op.cast(t() if not t.shape else t(0), dtype) for t in (start, step))
     return compute((length,), lambda i: _op.add(first, _op.multiply(delta, _op.cast(i, dtype))), name="T_arange",
                    tag=_tag.ELEMWISE)
 

@@ -16,7 +16,7 @@ from . import elemwise as _e
 from . import reduce as _r
 from . import tensor as _t
 from . import transform as _tr
-from .like import broadcast_to_like, cast_like, collapse_sum_like, reshape_like, zeros_like
+from .like import broadcast_to_like, cast_like, collapse_sum_like, ones_like, reshape_like, zeros_like
 from .op import register_gradient
 from .type_relations import normalize_axis, reduce_axes
 
@@ -225,13 +225,17 @@ def one_hot_grad(orig, grad):
     return [zeros_like(indices), cast_like(grad_on, on_value), cast_like(grad_off, off_value)]
 
 
-@register_gradient("arange")
 def arange_grad(orig, grad):
-    """``out[i] = start + i * step``: ``sum(grad)`` to start, ``sum(i * grad)`` to step, nothing to stop."""
+    """``out[i] = start + i * step``: ``sum(grad)`` to start, ``sum(i * grad)`` to step, nothing to stop (the
+    positions ``i`` counted with a cumulative sum, so a length known only at run time works too)."""
     start, stop, step = orig.args
-    count = orig.checked_type.shape[0]
-    positions = const(np.arange(count).astype(orig.checked_type.dtype))
+    ones = ones_like(orig)
+    positions = _tr.cumsum(ones, 0) - ones
     return [cast_like(_r.sum(grad), start), zeros_like(stop), cast_like(_r.sum(positions * grad), step)]
+
+
+register_gradient("arange", arange_grad)
+register_gradient("dyn.arange", arange_grad)
 
 
 # -- reductions -------------------------------------------------------------------------------------------------------

@@ -91,12 +91,18 @@ def _scalar_value(value, what):
 def arange(start, stop=None, step=None, dtype="float32"):
     """``start, start + step, ...`` up to ``stop`` (excluded), numpy's ``arange``; with one argument, ``0`` to it.
 
-    ``start``, ``stop`` and ``step`` are numbers or constant expressions.
+    ``start``, ``stop`` and ``step`` are numbers or expressions; a non-constant one makes ``dyn.arange``, whose
+    length is known at run time.
     """
     if stop is None:
         start, stop = 0, start
     if step is None:
         step = 1
+    from .dispatch import dyn_ops, is_dynamic
+
+    if any(is_dynamic(x) for x in (start, stop, step)):  # values known at run time: the length is too
+        args = [x if isinstance(x, RelayExpr) else const(np.array(x).astype(dtype)) for x in (start, stop, step)]
+        return dyn_ops().arange(*args, dtype)
     values = [_scalar_value(x, what) for x, what in ((start, "start"), (stop, "stop"), (step, "step"))]
     args = [x if isinstance(x, RelayExpr) else const(np.array(x).astype(dtype)) for x in (start, stop, step)]
     return make_call("arange", args, A.ArangeAttrs(*values, dtype))

@@ -142,3 +142,14 @@ def dyn_sparse_to_dense(attrs, sparse_indices, sparse_values, default_value, out
     shape = tuple(_nonnegative("dyn.sparse_to_dense", "output_shape", _ints(output_shape)))
     return sparse_to_dense(SimpleNamespace(output_shape=shape), sparse_indices, sparse_values,
                            np.asarray(default_value).reshape(()))
+
+
+@register("dyn.arange")
+def dyn_arange(attrs, start, stop, step):
+    """numpy's ``arange`` of the three values, in the result dtype."""
+    first, last, delta = (np.asarray(v).reshape(-1)[0] for v in (start, stop, step))
+    if delta == 0:
+        raise KilnError("dyn.arange: step is 0")
+    count = max(0, int(np.ceil((float(last) - float(first)) / float(delta))))
+    dtype = np.dtype(attrs.dtype)
+    return (np.asarray(first).astype(dtype) + np.asarray(delta).astype(dtype) * np.arange(count).astype(dtype))

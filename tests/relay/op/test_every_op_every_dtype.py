@@ -78,6 +78,8 @@ SAMPLES = {
     "dyn.reshape": s(lambda v, o: relay.reshape(v(0, (2, 3, 2)), v(1, (3,), "values:0,-1,3"))),
     "dyn.broadcast_to": s(lambda v, o: relay.broadcast_to(v(0, (3, 1)), v(1, (3,), "values:2,3,4"))),
     "dyn.tile": s(lambda v, o: relay.tile(v(0, (2, 3)), v(1, (3,), "values:2,1,2"))),
+    "dyn.arange": s(lambda v, o: relay.arange(v(0, (), "values:1"), v(0, (), "values:7"), v(0, (), "values:2"),
+                                              o), ("float32", "int32", "int64")),
     "dyn.sparse_to_dense": s(lambda v, o: relay.sparse_to_dense(v(0, (2, 2), "values:0,1,2,0"),
                                                                 v(3, (2,), "values:3,4"), v(1, (2,)), v(2, ()))),
     "dyn.expand_dims": s(lambda v, o: relay.expand_dims(v(0, (2, 3)), v(1, (), "values:-2"), 2)),

@@ -82,6 +82,8 @@ CASES = [
     case("one_hot", lambda on, off: relay.one_hot(_ints([0, 2, 1, 2]), on, off, 3, -1, "float64"), (), ()),
     case("arange", lambda a: relay.arange(relay.const(1.0, "float64"), relay.const(6.0, "float64"),
                                           relay.const(1.5, "float64"), "float64") * a, (4,)),
+    case("dyn.arange", lambda a, b, c: relay.arange(a, b, c, "float64") * relay.arange(a, b, c, "float64"),
+         (), (), (), inputs=lambda rng: [np.array(2.5), np.array(9.5), np.array(1.8)]),
     case("sum", lambda x: relay.sum(x), X),
     case("sum", lambda x: relay.sum(x, axis=(0, 2), keepdims=True), X),
     case("sum", lambda x: relay.sum(x, axis=1, exclude=True), X),

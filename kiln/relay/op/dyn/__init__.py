@@ -6,9 +6,9 @@ the dynamic call themselves when given a non-constant Relay expression, as TVM's
 
 from . import algorithm, array, image, nn, tensor, transform
 from .algorithm import topk
-from .array import sparse_to_dense
+from .array import arange, sparse_to_dense
 from .tensor import full, ones, zeros
 from .transform import broadcast_to, expand_dims, one_hot, reshape, squeeze, strided_slice, tile
 
-__all__ = ["broadcast_to", "expand_dims", "full", "one_hot", "ones", "reshape", "sparse_to_dense", "squeeze",
+__all__ = ["arange", "broadcast_to", "expand_dims", "full", "one_hot", "ones", "reshape", "sparse_to_dense", "squeeze",
            "strided_slice", "tile", "topk", "zeros", "algorithm", "image", "nn", "tensor", "transform"]

@@ -1,11 +1,17 @@
-"""``dyn.sparse_to_dense``: ``sparse_to_dense`` whose ``output_shape`` is a tensor known at run time (TVM's
-``relay.op.dyn.sparse_to_dense``). The shape function reads the shape's values (refusing a negative one); once they
-are a constant, ``DynamicToStatic`` makes the static operator."""
+"""``dyn.sparse_to_dense`` and ``dyn.arange``: ``sparse_to_dense`` whose ``output_shape``, and ``arange`` whose
+``start``/``stop``/``step``, are known only at run time (TVM's ``relay.op.dyn.sparse_to_dense``; TVM's ``arange``
+takes run-time values itself). The shape functions read the values (refusing a negative size); once they are
+constants, ``DynamicToStatic`` makes the static operator."""
 
 from ....ir.type import Any, TensorType
+from ....te import compute
+from ....tir import intrin as _intrin
+from ....tir import op as _op
+from .. import attrs_array as A
+from ..array import arange as static_arange
 from ..array import sparse_to_dense as static_sparse_to_dense
 from ..op import OpPattern, make_call, register_op_attr, register_relay_op, register_shape_func
-from ..type_relations import ALL, INTEGER, same_dtype, tensor_arg
+from ..type_relations import ALL, INTEGER, NUMERIC, same_dtype, tensor_arg
 from .common import constant_ints, entries, nonnegative_checks, scalar_arg, shape_tensor, static_length
 
 
@@ -43,3 +49,39 @@ def _sparse_to_dense_to_static(call, values):
         return None
     indices, sparse_values, default, _ = call.args
     return static_sparse_to_dense(indices, constant_ints(values[3]), sparse_values, default)
+
+
+def _arange_rel(types, attrs):
+    """The result's length is known at run time; ``attrs.dtype`` is its dtype (the static values are unused)."""
+    for i, name in enumerate(("start", "stop", "step")):
+        scalar_arg(tensor_arg(types, i, name), "dyn.arange", name)
+    return TensorType((Any(),), attrs.dtype)
+
+
+register_relay_op("dyn.arange", 3, _arange_rel, OpPattern.OPAQUE, A.ArangeAttrs, dtypes=NUMERIC)
+
+
+def _scalar(tensor):
+    return tensor() if not tensor.shape else tensor(0)
+
+
+@register_shape_func("dyn.arange", True)
+def _arange_shape_func(attrs, inputs, out_types):
+    """``max(0, ceil((stop - start) / step))`` elements, computed in float64 (numpy's rule); checks: step != 0."""
+    start, stop, step = (_op.cast(_scalar(t), "float64") for t in inputs)
+    count = _op.maximum(_op.cast(_intrin.ceil((stop - start) / step), "int64"), _op.const(0, "int64"))
+    shape = compute((1,), lambda j: count, name="dyn_arange_shape")
+    return [shape], [(_op.not_equal(step, _op.const(0.0, "float64")), "dyn.arange: step is 0")]
+
+
+def arange(start, stop, step, dtype):
+    """``start, start + step, ...`` below ``stop`` for values known at run time (scalar tensors)."""
+    return make_call("dyn.arange", [start, stop, step], A.ArangeAttrs(0.0, 1.0, 1.0, dtype))
+
+
+@register_op_attr("dyn.arange", "FDynamicToStatic")
+def _arange_to_static(call, values):
+    """The static operator once the three values are constants."""
+    if any(v is None for v in values):
+        return None
+    return static_arange(*(float(v.reshape(-1)[0]) for v in values), dtype=call.attrs.dtype)

@@ -71,6 +71,8 @@ DYN_COMPUTES = {
     "dyn.squeeze": _reshaped,
     "dyn.broadcast_to": lambda attrs, inputs, out_type: [D.broadcast_to(inputs[0], te_shape(out_type))],
     "dyn.tile": lambda attrs, inputs, out_type: [D.tile(inputs[0], te_shape(out_type))],
+    "dyn.arange": lambda attrs, inputs, out_type: [AR.arange_dynamic(inputs[0], inputs[2], te_shape(out_type)[0],
+                                                                     attrs.dtype)],
     "dyn.sparse_to_dense": lambda attrs, inputs, out_type: [AR.sparse_to_dense(
         inputs[0], inputs[1], inputs[2]() if not inputs[2].shape else inputs[2](0), te_shape(out_type))],
     "dyn.strided_slice": lambda attrs, inputs, out_type: [D.strided_slice(inputs[0], inputs[1], inputs[2], inputs[3],
