@@ -130,7 +130,8 @@ def _reflect(p, n):
 
 def pad(data, pad_width, pad_value, out_shape, pad_mode="constant"):
     """``data`` padded by the ``(before, after)`` rows of the ``(ndim, 2)`` tensor ``pad_width`` (read at run time),
-    to ``out_shape``; ``constant`` fills with ``pad_value``, ``edge`` repeats the border, ``reflect`` mirrors it."""
+    to ``out_shape``; ``constant`` fills with ``pad_value``, ``edge`` repeats the border, ``reflect`` mirrors it,
+    ``wrap`` repeats the axis periodically."""
     shape = get_const_tuple(data.shape)
     fill = pad_value if isinstance(pad_value, E.PrimExpr) else _op.const(pad_value)
     fill = cast_expr(fill, data.dtype)
@@ -145,6 +146,8 @@ def pad(data, pad_width, pad_value, out_shape, pad_mode="constant"):
                 inside += [p >= 0, p < n]
             elif pad_mode == "edge":
                 idx.append(_op.minimum(_op.maximum(p, _op.const(0, p.dtype)), n - 1))
+            elif pad_mode == "wrap":
+                idx.append(_op.floormod(p, _op.maximum(n, _op.const(1, n.dtype))))
             else:
                 idx.append(_reflect(p, n))
         value = data(*idx)

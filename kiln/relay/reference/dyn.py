@@ -122,6 +122,9 @@ def dyn_pad(attrs, data, pad_width, pad_value):
     """``nn.pad`` with the widths held by ``pad_width``."""
     widths = np.asarray(pad_width).astype("int64").tolist()
     _nonnegative("dyn.nn.pad", "pad_width", [v for pair in widths for v in pair])
+    if attrs.pad_mode == "wrap":
+        return np.pad(data, widths, mode="wrap") if data.size else np.zeros(
+            [b + d + a for d, (b, a) in zip(data.shape, widths, strict=True)], data.dtype)
     return NN.pad(A.PadAttrs(tuple(tuple(p) for p in widths), attrs.pad_mode), data, pad_value)
 
 

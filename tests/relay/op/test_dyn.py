@@ -293,3 +293,20 @@ def test_data_with_a_dynamic_batch(name, build, rest, values, numpy_fn, dtype):
         want = numpy_fn(a, *values)
         np.testing.assert_allclose(_numpy(vm.invoke("main", a, *values)), want)
         np.testing.assert_allclose(_numpy(reference(a, *values)), want)
+
+
+def test_dynamic_pad_wraps_around_by_any_width():
+    """``wrap`` (kiln's extension of dyn.nn.pad, ONNX's Pad mode): numpy's periodic padding, also wider than the
+    axis, compiled once and run at two widths; DynamicToStatic keeps it dynamic (nn.pad has no such mode)."""
+    x, w = relay.var("x", shape=(2, 3)), relay.var("w", shape=(2, 2), dtype="int64")
+    mod = kiln.IRModule.from_expr(relay.Function([x, w], relay.nn.pad(x, w, 0.0, "wrap")))
+    constant = relay.op.dyn.nn.pad(x, relay.const(np.array([[1, 0], [2, 1]])), relay.const(0.0), "wrap")
+    static = relay.transform.DynamicToStatic()(kiln.IRModule.from_expr(relay.Function([x], constant)))
+    assert static["main"].body.op.name == "dyn.nn.pad"
+    vm = VirtualMachine(relay.vm.compile(mod, target="llvm"), kiln.cpu(0))
+    reference = relay.create_executor("debug", mod=mod).evaluate()
+    a = np.random.default_rng(1).standard_normal((2, 3)).astype("float32")
+    for widths in (np.array([[1, 0], [2, 1]]), np.array([[0, 3], [4, 7]])):
+        want = np.pad(a, widths, mode="wrap")
+        np.testing.assert_array_equal(vm.invoke("main", a, widths).numpy(), want)
+        np.testing.assert_array_equal(reference(a, widths).numpy(), want)

@@ -294,7 +294,7 @@ def pad(x, pads, axes, mode, value, ctx):
     values or an expression known only at run time): ``dyn.nn.pad`` with the ``(rank, 2)`` int64 widths, scattered
     into place at run time (negative widths, which crop, are not supported at run time)."""
     pad_op = ctx.dynamic_op("dyn.nn.pad", "pads")
-    if mode not in ("constant", "edge", "reflect"):
+    if mode not in ("constant", "edge", "reflect", "wrap"):
         raise ctx.error(f"pad mode {mode!r} with pads known only at run time is not supported", OpNotImplemented)
     rank = ctx.ndim(x)
     pads, n = vector(pads, ctx, "pads")

@@ -17,12 +17,14 @@ __all__ = ["DynPadAttrs", "pad"]
 
 @dataclass(frozen=True, slots=True)
 class DynPadAttrs(Attrs):
-    """``pad_mode``: ``constant`` (fill with the pad value), ``edge`` or ``reflect``."""
+    """``pad_mode``: ``constant`` (fill with the pad value), ``edge``, ``reflect`` or ``wrap`` (the axis repeated
+    periodically, as numpy's and ONNX's ``wrap``; kiln's extension, with no static ``nn.pad`` form)."""
 
     pad_mode: str = "constant"
 
     def __post_init__(self):
-        self._require(self.pad_mode in ("constant", "edge", "reflect"), "pad_mode", "must be constant, edge or reflect")
+        self._require(self.pad_mode in ("constant", "edge", "reflect", "wrap"), "pad_mode",
+                      "must be constant, edge, reflect or wrap")
 
 
 def _pad_rel(types, attrs):
@@ -58,6 +60,6 @@ def pad(data, pad_width, pad_value, pad_mode="constant"):
 @register_op_attr("dyn.nn.pad", "FDynamicToStatic")
 def _pad_to_static(call, values):
     """``nn.pad(data, pad_width)`` once ``pad_width`` is a constant."""
-    if values[1] is None or (values[1] < 0).any():
+    if values[1] is None or (values[1] < 0).any() or call.attrs.pad_mode == "wrap":
         return None
     return static_pad(call.args[0], values[1].tolist(), call.args[2], call.attrs.pad_mode)
