@@ -25,9 +25,13 @@ _DTYPE = re.compile(r"(bool|handle|void|(float|int|uint|bfloat)(8|16|32|64)?)(x\
 
 def _check_dtype(dtype, what) -> str:
     dtype = str(dtype)
-    if _DTYPE.fullmatch(dtype):
-        return dtype
-    raise TypeInferenceError(f"{what}: unknown dtype {dtype!r}")
+    match = _DTYPE.fullmatch(dtype)
+    if match is None:
+        raise TypeInferenceError(f"{what}: unknown dtype {dtype!r}")
+    kind, bits, lanes = match.group(2), match.group(3), match.group(4) or ""
+    if kind is not None and bits is None:  # TVM's DataType("int") is int32, "float" float32, "bfloat" bfloat16
+        return f"{kind}{16 if kind == 'bfloat' else 32}{lanes}"
+    return dtype
 
 
 class Any:

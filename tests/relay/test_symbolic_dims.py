@@ -65,3 +65,9 @@ def test_a_function_over_a_symbolic_batch_runs_on_the_vm():
     for rows in (1, 5):
         data = np.random.rand(rows, 4).astype("float32")
         np.testing.assert_allclose(vm.run(data).numpy(), np.exp(data).sum(1), rtol=1e-5)
+
+
+def test_a_dtype_without_bits_has_tvms_default_width():
+    assert TensorType((1,), "int") == TensorType((1,), "int32")
+    assert TensorType((), "float").dtype == "float32" and TensorType((), "uint").dtype == "uint32"
+    assert TensorType((), "bfloat").dtype == "bfloat16" and TensorType((), "bool").dtype == "bool"
