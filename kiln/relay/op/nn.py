@@ -357,8 +357,8 @@ def _softmax_rel(types, attrs):
     return data
 
 
-register_relay_op("nn.softmax", 1, _softmax_rel, OpPattern.OPAQUE, A.SoftmaxAttrs, dtypes=FLOAT)
-register_relay_op("nn.log_softmax", 1, _softmax_rel, OpPattern.OPAQUE, A.SoftmaxAttrs, dtypes=FLOAT)
+register_relay_op("nn.softmax", 1, _softmax_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.SoftmaxAttrs, dtypes=FLOAT)
+register_relay_op("nn.log_softmax", 1, _softmax_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.SoftmaxAttrs, dtypes=FLOAT)
 
 
 def softmax(data, axis=-1):

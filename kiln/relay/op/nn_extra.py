@@ -199,7 +199,7 @@ def _softmax_rel(types, attrs):
     return data
 
 
-register_relay_op("nn.fast_softmax", 1, _softmax_rel, OpPattern.OPAQUE, SoftmaxAttrs, dtypes=FLOAT)
+register_relay_op("nn.fast_softmax", 1, _softmax_rel, OpPattern.OUT_ELEMWISE_FUSABLE, SoftmaxAttrs, dtypes=FLOAT)
 
 
 def fast_softmax(data, axis=-1):

@@ -86,6 +86,10 @@ class FuseMutator(ExprMutator):
     def visit_call(self, call):
         if not isinstance(call.op, Op) or call not in self.gmap or call.op.get_attr("TNonComputational"):
             return super().visit_call(call)  # memory/VM dialect ops are instructions, never kernels
+        if call.op.name == "annotation.stop_fusion":
+            # the annotation did its work (an opaque node the partitioner could not fuse across); as in TVM it
+            # leaves no kernel behind: its producer's group ends here and its consumers read the value directly
+            return self.visit(call.args[0])
         group = self._root(call)
         new_call = call.with_fields(args=self._new_args(call.args, group))
         if group.root_ref is call:
