@@ -171,3 +171,15 @@ def test_gradient_cells():
     for expr, expected in cases:
         cell = expr if expr.op == value else relay.Call(value, [expr])
         assert ex.evaluate(cell).numpy() == expected
+
+
+def test_core_declares_the_storage_type():
+    """core.rly (what TVM's memory-op tests import) declares ``Storage`` without constructors; programs using the
+    memory dialect parse in a module that imported it."""
+    mod = IRModule()
+    mod.import_from_std("core.rly")
+    storage = mod.get_global_type_var("Storage")
+    assert mod.type_definitions[storage].constructors == ()
+    text = """#[version = "0.0.5"]
+    def @main() { let %s = memory.alloc_storage(64i64, alignment=64, dtype_hint="float32"); 0 }"""
+    assert "@main" in str(relay.parse(text, "from_string", mod))
