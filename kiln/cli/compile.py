@@ -28,6 +28,7 @@ from ..error import KilnError
 from ..ir.instrument import pass_instrument
 from ..ir.module import IRModule
 from ..ir.op import Op
+from ..relay.build import resolve_build_target
 from ..relay.expr import Call
 from ..relay.expr_functor import post_order_visit
 from ..relay.frontend.onnx import load_model, model_inputs, model_opset
@@ -188,7 +189,7 @@ def run_compile(args) -> int:
     folder = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(folder):
         raise KilnError(f"--output {args.output}: the directory {folder} does not exist")
-    target = Target(args.target)
+    target = resolve_build_target(Target(args.target), what="--target")
     formats = _dump_formats(args.dump_code, target, args.target)
     disabled = parse_pass_names(args.disabled_pass)
     config = parse_pass_config(args.pass_config)

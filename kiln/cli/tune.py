@@ -18,6 +18,7 @@ import time
 
 from .. import autotvm
 from ..error import KilnError
+from ..relay.build import resolve_build_target
 from ..target.target import Target
 from .common import add_verbose, note, parse_input_shapes
 from .compile import _import
@@ -54,7 +55,7 @@ def add_parser(commands):
 def _check(args):
     if not os.path.isfile(args.model):
         raise KilnError(f"no model file at {args.model}")
-    target = Target(args.target)
+    target = resolve_build_target(Target(args.target), what="--target")
     if args.input_shapes:
         parse_input_shapes(args.input_shapes)
     for flag in ("trials", "number", "repeat", "parallel", "timeout"):

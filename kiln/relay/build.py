@@ -56,7 +56,8 @@ def resolve_build_target(target, target_host=None, what="relay.build") -> Target
     if not isinstance(target, Target):
         target = Target(target)
     if target.kind.name not in ("llvm", "c"):
-        raise KilnError(f"{what}: target kind {target.kind.name!r} is not supported (use llvm or c)")
+        raise KilnError(f"{what}: target kind {target.kind.name!r} is not supported: kiln generates code for llvm "
+                        f"and c only (a GPU kind only describes its device)")
     if target_host is not None:
         target = target.with_host(target_host)
     return target

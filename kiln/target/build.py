@@ -41,7 +41,8 @@ def _resolve_target(target, target_host=None) -> Target:
     if not isinstance(target, Target):
         target = Target(target)
     if target.kind.name not in ("llvm", "c"):
-        raise KilnError(f"kiln.build: target kind {target.kind.name!r} cannot be built here (use llvm or c)")
+        raise KilnError(f"kiln.build: target kind {target.kind.name!r} is not supported: kiln generates code for llvm "
+                        f"and c only (a GPU kind only describes its device)")
     if target_host is not None:
         target = target.with_host(target_host)
     return target

@@ -1,8 +1,10 @@
 """``Target``: what code is generated for (TVM's ``tvm.target.Target``).
 
 A target is parsed from a string such as ``"llvm -mcpu=native -num-cores=2"``: a kind (``llvm`` or ``c``, both for the
-host CPU) followed by ``-key=value`` options. Each kind declares its options and their types in :data:`TARGET_KINDS`,
-so an unknown kind, an unknown option or a badly typed value raises :class:`kiln.error.KilnError` naming it.
+host CPU; the GPU kinds ``cuda``, ``opencl``, ``metal``... describe a device with TVM's attributes, but nothing
+builds for them) followed by ``-key=value`` options. Each kind declares its options and their types in
+:data:`TARGET_KINDS`, so an unknown kind, an unknown option or a badly typed value raises
+:class:`kiln.error.KilnError` naming it.
 
 Targets are value nodes (compared by value, usable as dict keys, serializable with ``kiln.ir.save_json``). What the
 code generators and schedules need beyond the options is derived once, in :mod:`kiln.target.cpu`: the CPU name LLVM
@@ -31,10 +33,44 @@ _CPU_OPTIONS = {
     "mcpu": _STR, "mattr": _LIST, "mtriple": _STR, "num-cores": _INT, "opt-level": _INT, "keys": _LIST,
     "device": _STR, "model": _STR, "libs": _LIST, "vector-width": _INT, "tag": _STR, "max-function-args": _INT,
 }
-TARGET_KINDS = {"llvm": _CPU_OPTIONS, "c": _CPU_OPTIONS}
+# GPU kinds are descriptions only: kiln generates no code for them (every build refuses them), but programs and
+# TVM's tests read their attributes (FuseOps bounds a kernel's parameters by ``max_function_args``), so the kinds
+# exist with TVM's options and defaults (``src/target/target_kind.cc``)
+_GPU_OPTIONS = {
+    "keys": _LIST, "tag": _STR, "device": _STR, "model": _STR, "libs": _LIST, "max-num-threads": _INT,
+    "max-threads-per-block": _INT, "max-shared-memory-per-block": _INT, "thread-warp-size": _INT,
+}
+TARGET_KINDS = {
+    "llvm": _CPU_OPTIONS, "c": _CPU_OPTIONS,
+    "cuda": {**_GPU_OPTIONS, "mcpu": _STR, "arch": _STR, "registers-per-block": _INT, "l2-cache-size-bytes": _INT},
+    "nvptx": {**_GPU_OPTIONS, "mcpu": _STR, "mtriple": _STR},
+    "rocm": {**_GPU_OPTIONS, "mcpu": _STR, "mtriple": _STR, "mattr": _LIST},
+    "opencl": {**_GPU_OPTIONS, "texture-spatial-limit": _INT, "max-function-args": _INT},
+    "metal": {**_GPU_OPTIONS, "max-function-args": _INT},
+    "vulkan": {**_GPU_OPTIONS, "mattr": _LIST},
+    "webgpu": _GPU_OPTIONS,
+}
 """Target kind name -> {option name: value type}."""
 
-_DEFAULT_KEYS = {"llvm": ("cpu",), "c": ("cpu",)}
+CPU_KINDS = ("llvm", "c")
+"""The kinds kiln generates code for; the others only describe a device."""
+
+_DEFAULT_KEYS = {"llvm": ("cpu",), "c": ("cpu",), "cuda": ("cuda", "gpu"), "nvptx": ("cuda", "gpu"),
+                 "rocm": ("rocm", "gpu"), "opencl": ("opencl", "gpu"), "metal": ("metal", "gpu"),
+                 "vulkan": ("vulkan", "gpu"), "webgpu": ("webgpu", "gpu")}
+
+_KIND_DEFAULTS = {
+    "cuda": {"max-num-threads": 1024, "thread-warp-size": 32},
+    "nvptx": {"max-num-threads": 1024, "thread-warp-size": 32},
+    "rocm": {"max-num-threads": 256, "max-threads-per-block": 256, "max-shared-memory-per-block": 65536,
+             "thread-warp-size": 64},
+    "opencl": {"max-num-threads": 256, "max-threads-per-block": 256, "max-shared-memory-per-block": 16384,
+               "thread-warp-size": 1, "texture-spatial-limit": 16384, "max-function-args": 128},
+    "metal": {"max-num-threads": 256, "max-threads-per-block": 256, "max-shared-memory-per-block": 32768,
+              "thread-warp-size": 16, "max-function-args": 31},
+    "vulkan": {"max-num-threads": 256, "max-threads-per-block": 256, "thread-warp-size": 1},
+    "webgpu": {"max-num-threads": 256},
+}
 
 @dataclass(frozen=True, slots=True)
 class TargetKind(Node):
@@ -137,7 +173,9 @@ class Target(Node):
     @property
     def attrs(self) -> dict:
         """Every option by name (underscores, as TVM's ``target.attrs``), defaults filled in."""
-        out = {"keys": list(self.kind.default_keys), "num-cores": _host_cores(), "mattr": []}
+        out = {"keys": list(self.kind.default_keys), **_KIND_DEFAULTS.get(self.kind.name, {})}
+        if self.kind.name in CPU_KINDS:
+            out.update({"num-cores": _host_cores(), "mattr": []})
         out.update({k: list(v) if isinstance(v, tuple) else v for k, v in self.options})
         return {k.replace("-", "_"): v for k, v in out.items()}
 
@@ -172,7 +210,17 @@ class Target(Node):
     def max_function_args(self) -> int:
         """The most parameters a generated function may take (``-max-function-args``; 0: no limit). FuseOps keeps
         every primitive function within it."""
-        return self._get("max-function-args", 0)
+        return self._get("max-function-args", _KIND_DEFAULTS.get(self.kind.name, {}).get("max-function-args", 0))
+
+    @property
+    def max_num_threads(self) -> int:
+        """Threads of one GPU block (TVM's attribute of the GPU kinds; 0 for the CPU kinds)."""
+        return self._get("max-num-threads", _KIND_DEFAULTS.get(self.kind.name, {}).get("max-num-threads", 0))
+
+    @property
+    def thread_warp_size(self) -> int:
+        """Threads of one GPU warp (TVM's attribute of the GPU kinds; 1 for the CPU kinds)."""
+        return self._get("thread-warp-size", _KIND_DEFAULTS.get(self.kind.name, {}).get("thread-warp-size", 1))
 
     @property
     def opt_level(self) -> int:
@@ -324,10 +372,13 @@ def _parse_string(text):
         if not token.startswith("-") or token == "-":
             raise KilnError(f"Target {text!r}: option {token!r} must look like -name=value")
         name, eq, value = token.lstrip("-").partition("=")
+        name = name.replace("_", "-")  # TVM spells GPU options with underscores (-max_threads_per_block=1024)
         if name == "host":  # "llvm --host=llvm": the host target, as TVM reads it from a string
             if not value:
                 raise KilnError(f"Target {text!r}: -host needs a target kind (-host=llvm)")
             host = _check_kind(value, text).name
+            if host not in CPU_KINDS:
+                raise KilnError(f"Target {text!r}: the host must be a CPU kind ({', '.join(CPU_KINDS)}), got {host!r}")
             continue
         if not eq:
             if TARGET_KINDS[kind.name].get(name) != _BOOL:

@@ -148,7 +148,7 @@ def bad_files(tmp_path):
     (["{model}", "--input-shapes", "data:[1,3,x,8]"], "input 'data': dimension 'x' is not a positive integer"),
     (["{model}", "--input-shapes", "data=[1,3,8,8]"], "--input-shapes: cannot read 'data=[1,3,8,8]'"),
     (["{model}", "--input-shapes", "image:[1,3,8,8]"], "input shapes name 'image', which the model does not have"),
-    (["{model}", "--target", "cuda"], "unknown target kind 'cuda'"),
+    (["{model}", "--target", "cuda"], "target kind 'cuda' is not supported"),
     (["{model}", "--target", "llvm -mcpu=nosuchcpu"], "unknown CPU -mcpu=nosuchcpu"),
     (["{model}", "--disabled-pass", "FuseOps,NoSuchPass"], "unknown pass 'NoSuchPass'"),
     (["{model}", "--pass-config", "no.such.key=1"], "unknown key 'no.such.key'"),

@@ -32,7 +32,7 @@ def test_tune_then_compile_with_the_records(cli, tiny_model, tmp_path):
 
 @pytest.mark.parametrize("argv,message", [
     (["missing.onnx", "-o", "r.json"], "no model file at missing.onnx"),
-    (["{model}", "-o", "r.json", "--target", "cuda"], "unknown target kind 'cuda'"),
+    (["{model}", "-o", "r.json", "--target", "cuda"], "target kind 'cuda' is not supported"),
     (["{model}", "-o", "r.json", "--input-shapes", "data"], "--input-shapes: cannot read 'data'"),
     (["{model}", "-o", "r.json", "--trials", "0"], "--trials must be at least 1, got 0"),
     (["{model}", "-o", "r.json", "--time-budget", "0"], "--time-budget must be positive, got 0"),

@@ -246,8 +246,10 @@ def test_build_errors():
     s = te.create_schedule(B.op)
     with pytest.raises(KilnError, match="needs `args`"):
         kiln.build(s, target="c")
-    with pytest.raises(KilnError, match="unknown target kind 'cuda'"):
+    with pytest.raises(KilnError, match="target kind 'cuda' is not supported"):
         kiln.build(s, [A, B], target="cuda")
+    with pytest.raises(KilnError, match="unknown target kind 'tpu'"):
+        kiln.build(s, [A, B], target="tpu")
     with pytest.raises(KilnError, match="expected a te.Schedule, tir.PrimFunc or IRModule, got str"):
         kiln.build("not a schedule", [A, B])
     x = kiln.relay.var("x", shape=(2,))

@@ -75,7 +75,7 @@ def test_vector_width_from_host_and_named_cpus():
 
 
 @pytest.mark.parametrize("text, fragment", [
-    ("cuda", "unknown target kind 'cuda'"),
+    ("tpu", "unknown target kind 'tpu'"),
     ("", "empty target string"),
     ("llvm -frobnicate=3", "unknown option -frobnicate"),
     ("llvm -num-cores=two", "-num-cores needs an integer, got 'two'"),
@@ -84,7 +84,8 @@ def test_vector_width_from_host_and_named_cpus():
     ("llvm -mattr=avx2", "-mattr entry 'avx2' must start with + or -"),
     ("llvm -mcpu", "option -mcpu needs a value"),
     ("llvm --host=", "-host needs a target kind"),
-    ("llvm --host=cuda", "unknown target kind 'cuda'"),
+    ("llvm --host=tpu", "unknown target kind 'tpu'"),
+    ("llvm --host=cuda", "the host must be a CPU kind (llvm, c), got 'cuda'"),
 ])
 def test_bad_target_strings_name_the_bad_part(text, fragment):
     with pytest.raises(KilnError) as info:
@@ -136,4 +137,22 @@ def test_json_round_trip():
 
 
 def test_list_kinds():
-    assert Target.list_kinds() == ["c", "llvm"]
+    assert Target.list_kinds() == ["c", "cuda", "llvm", "metal", "nvptx", "opencl", "rocm", "vulkan", "webgpu"]
+
+
+def test_gpu_kinds_describe_their_device_with_tvm_defaults():
+    """GPU kinds parse with TVM's attributes and defaults (what FuseOps reads), and every build refuses them."""
+    import kiln
+    from kiln import relay
+
+    assert Target("opencl").max_function_args == 128 and Target("metal").max_function_args == 31
+    assert Target("cuda").max_function_args == 0 and Target("llvm").max_function_args == 0
+    assert Target("cuda").keys == ("cuda", "gpu") and Target("cuda").thread_warp_size == 32
+    t = Target("metal -max_function_args=8 -max_num_threads=512")  # TVM spells these with underscores
+    assert (t.max_function_args, t.max_num_threads, t.attrs["thread_warp_size"]) == (8, 512, 16)
+    assert Target(str(t)) == t and load_json(save_json(t)) == t
+    with pytest.raises(KilnError, match="unknown option -num-cores for kind 'cuda'"):
+        Target("cuda -num-cores=2")
+    x = relay.var("x", shape=(2,))
+    with pytest.raises(KilnError, match="target kind 'opencl' is not supported"):
+        relay.build(kiln.IRModule.from_expr(relay.Function([x], x + x)), target="opencl")

@@ -12,10 +12,18 @@ condition on the patterns met, in three phases so that heavy operators claim the
 
 Merging (``merge_from_to``) keeps the anchor (the out-element-wise-fusable node) and combines patterns. A merge is
 refused when the group would exceed ``max_depth`` nodes or ``max_function_args`` arguments.
+
+Arguments are counted as TVM counts them (``CountArgs_``), so that a target's limit cuts groups where TVM's does:
+each group starts with the number of variables and tuple projections its node reads, plus, for a tensor with
+dynamic dimensions, one size per dynamic dimension and one stride per dimension; merging adds the counts. A node
+whose producer group has no count yet (it reads only constants or other calls) postpones its fusion until the
+node is reached, when the count is complete.
 """
 
 from dataclasses import dataclass
 
+from ...ir.type import TensorType, is_any
+from ..expr import Call, Tuple, TupleGetItem, Var
 from ..op.op import OpPattern
 from .post_dominator import post_dominator_tree
 
@@ -29,6 +37,7 @@ class Group:
     anchor_ref: object = None
     parent: "Group | None" = None
     num_nodes: int = 1
+    args_num: int = 0
 
     def find_root(self) -> "Group":
         """The root of this group, compressing the path on the way."""
@@ -65,9 +74,12 @@ class GraphPartitioner:
         :func:`post_dominator_tree` of ``graph``)."""
         self.graph = graph
         self.groups = [
-            Group(node.pattern, node.ref, node.ref if node.pattern == OpPattern.OUT_ELEMWISE_FUSABLE else None)
+            Group(node.pattern, node.ref, node.ref if node.pattern == OpPattern.OUT_ELEMWISE_FUSABLE else None,
+                  args_num=_own_args(node.ref))
             for node in graph.post_dfs_order
         ]
+        self.postpone_node = None
+        self.postponed: dict = {}
         if self.opt_level == 0:
             return self.groups
         if dom_tree is None:
@@ -82,13 +94,22 @@ class GraphPartitioner:
         for nid, gnode in enumerate(graph.post_dfs_order):
             dom = dom_tree[nid]
             group = groups[nid]
+            self.postpone_node = None
+            for src in self.postponed.pop(gnode, ()):
+                # the producers' counts are complete now: fuse what was held back if the arguments still fit
+                if self._count_args(gnode, False) <= self._count_args_limit(gnode):
+                    snode = dom_tree[src.index].parent.gnode
+                    if groups[snode.index].anchor_ref is None:
+                        self._commit_fuse(src, snode)
             if group.pattern == OpPattern.OPAQUE or dom.parent is None:
                 continue
             sink = dom.parent.gnode
             if self._count_fused_nodes(gnode, sink) > self.max_depth:
                 continue
-            if self.max_function_args and self._count_fused_args(gnode, sink) > self.max_function_args:
-                continue
+            if self.max_function_args:
+                limit = self._count_args_limit(gnode)
+                if limit > 0 and max((self._count_args(out) for out, _ in gnode.outputs), default=0) > limit:
+                    continue
             parent_group = groups[sink.index]
             if phase == 2:
                 if group.pattern > OpPattern.INJECTIVE:
@@ -134,6 +155,9 @@ class GraphPartitioner:
         return all(condition(self.groups[n.index].find_root().pattern, n is sink) for n in self._between(src, sink))
 
     def _commit_fuse(self, src, sink):
+        if self.postpone_node is not None:
+            self.postponed.setdefault(self.postpone_node, []).append(src)
+            return
         target = self.groups[sink.index]
         self.merge_from_to(self.groups[src.index], target)
         for node in self._between(src, sink):
@@ -147,6 +171,7 @@ class GraphPartitioner:
         if child is parent:
             return
         parent.num_nodes += child.num_nodes
+        parent.args_num += child.args_num
         child.parent = parent
         if child.anchor_ref is not None:
             parent.anchor_ref = child.anchor_ref
@@ -162,17 +187,55 @@ class GraphPartitioner:
         roots.pop(id(target), None)
         return target.num_nodes + sum(r.num_nodes for r in roots.values())
 
-    def _count_fused_args(self, src, sink) -> int:
-        """The number of distinct inputs the group of ``sink`` would take after absorbing the path from ``src``."""
-        merged = {id(self.groups[src.index].find_root()), id(self.groups[sink.index].find_root())}
-        merged.update(id(self.groups[n.index].find_root()) for n in self._between(src, sink))
-        inputs = set()
-        for node in self.graph.post_dfs_order:
-            if id(self.groups[node.index].find_root()) in merged:
+    def _count_args(self, src, update_postpone=True) -> int:
+        """The arguments of ``src``'s group plus those of the groups producing its inputs (TVM's ``CountArgs_``);
+        a producer without a count yet makes ``src`` the node to postpone fusion to (or is counted recursively)."""
+        total = self.groups[src.index].args_num
+        visited = {id(self.groups[src.index].find_root())}
+        ref = src.ref
+        inputs = ref.args if isinstance(ref, Call) else ref.fields if isinstance(ref, Tuple) else ()
+        for arg in inputs:
+            node = self.graph.node_map.get(arg)
+            if isinstance(arg, Var) or node is None:
                 continue
-            if any(id(self.groups[out.index].find_root()) in merged for out, _ in node.outputs):
-                inputs.add(node.index)
-        return len(inputs)
+            producer = self.groups[node.index].find_root()
+            if id(producer) in visited:
+                continue
+            visited.add(id(producer))
+            if producer.args_num > 0:
+                total += producer.args_num
+            elif update_postpone:
+                self.postpone_node = src
+            else:
+                total += self._count_args(node, False)
+        return total
+
+    def _count_args_limit(self, child) -> int:
+        """``max_function_args`` less what the outputs of ``child``'s users take (TVM's ``CountArgsLimit_``)."""
+        output_args = 0
+        for out, _ in child.outputs:
+            output_args += 1
+            if isinstance(out.ref, Call):
+                output_args += _additional_args(out.ref.checked_type_, with_strides=False)
+        return self.max_function_args - output_args if self.max_function_args > output_args else 0
+
+
+def _additional_args(ttype, with_strides=True) -> int:
+    """Arguments a kernel takes for a tensor beyond its buffer: the size of each dynamic dimension, and with them
+    the strides of every dimension."""
+    if not isinstance(ttype, TensorType):
+        return 0
+    n_any = sum(1 for d in ttype.shape if is_any(d))
+    return n_any + len(ttype.shape) if with_strides and n_any else n_any
+
+
+def _own_args(ref) -> int:
+    """The arguments a node starts its group with: the variables and tuple projections it reads (TVM's
+    ``InitGroups``); a variable counts itself."""
+    if isinstance(ref, Var):
+        return 1 + _additional_args(ref.checked_type_)
+    inputs = ref.args if isinstance(ref, Call) else ref.fields if isinstance(ref, Tuple) else ()
+    return sum(1 + _additional_args(a.checked_type_) for a in inputs if isinstance(a, Var | TupleGetItem))
 
 
 def _broadcast_path_ok(kind, is_sink) -> bool:

@@ -357,3 +357,30 @@ def test_fused_softmax_kernels_compute_numpy_results():
                 m.run(x=data, b=bias)
                 want = np.maximum(ref(data.astype("float64"), axis) + bias, 0)
                 np.testing.assert_allclose(m.get_output(0).numpy(), want, rtol=1e-4, atol=1e-5)
+
+
+def test_gpu_target_limits_arguments_as_tvm_counts_them():
+    """Under Target("metal") (max_function_args=31) a kernel keeps one argument for its output, so the first group
+    of a long sum takes 30 inputs; with a dynamic dimension each input also passes its size and two strides, and
+    the output its size, so only 7 fit ((31 - 2) // 4)."""
+    import kiln
+    from kiln.relay.testing import assert_same_results
+    from kiln.target import Target
+
+    def largest(shape):
+        xs = [relay.var(f"x{i}", shape=shape) for i in range(40)]
+        y = relay.exp(relay.add(xs[0], relay.const(1.0)))
+        for x in xs[1:]:
+            y = relay.add(y, relay.exp(relay.add(x, relay.const(1.0))))
+        mod = kiln.IRModule.from_expr(relay.Function(xs, y))
+        with Target("metal"), kiln.transform.PassContext(config={"relay.FuseOps.max_depth": 1000}):
+            fused = relay.transform.FuseOps()(mod)
+        sizes = []
+        relay.post_order_visit(fused["main"], lambda e: sizes.append(len(e.params)) if isinstance(e, relay.Function)
+                               and e.is_primitive() else None)
+        return mod, fused, max(sizes)
+
+    mod, fused, n = largest((2, 3))
+    assert n == 30
+    assert_same_results(mod, fused)
+    assert largest((relay.Any(), 3))[2] == 7
