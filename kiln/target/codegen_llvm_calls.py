@@ -148,6 +148,13 @@ def _extern(gen, e):
     return gen.builder.call(fn, args)
 
 
+def _llvm_intrin(gen, e):
+    """``call_llvm_pure_intrin(dtype, name, *args)``: the intrinsic declared at the argument types and ``dtype``."""
+    args = [gen.visit_expr(a) for a in e.args[1:]]
+    fn = gen.declare(e.args[0].value, T.llvm_type(e.dtype), [a.type for a in args])
+    return gen.builder.call(fn, args)
+
+
 def _reinterpret(gen, e):
     value = gen.visit_expr(e.args[0])
     return gen.builder.bitcast(value, T.llvm_type(e.dtype))
@@ -184,6 +191,8 @@ _CALL_HANDLERS = {
     "tir.call_extern": _extern,
     "tir.call_pure_extern": _extern,
     "tir.reinterpret": _reinterpret,
+    "tir.call_llvm_intrin": _llvm_intrin,
+    "tir.call_llvm_pure_intrin": _llvm_intrin,
     "tir.address_of": _address_of,
     "tir.isnullptr": _isnullptr,
     "tir.likely": lambda gen, e: gen.visit_expr(e.args[0]),

@@ -83,7 +83,8 @@ FAMILIES = (
     _family("haswell", "haswell core-avx2 broadwell skylake x86-64-v3 bdver4 znver1 znver2 znver3 alderlake "
                        "raptorlake meteorlake arrowlake arrowlake-s lunarlake gracemont sierraforest grandridge "
                        "pantherlake clearwaterforest", _AVX2, 256, 2, 32, 512),
-    _family("skylake-avx512", "skylake-avx512 cascadelake cooperlake x86-64-v4", _AVX512, 512, 2, 32, 1024),
+    _family("skylake-avx512", "skylake-avx512 x86-64-v4", _AVX512, 512, 2, 32, 1024),
+    _family("cascadelake", "cascadelake cooperlake", _AVX512 + ("avx512vnni",), 512, 2, 32, 1024),
     _family("icelake", "icelake-client icelake-server tigerlake rocketlake cannonlake", _AVX512_ICL, 512, 1, 48, 1280),
     _family("znver4", "znver4 znver5", _AVX512_ICL + ("avx512bf16",), 512, 1, 32, 1024),
     _family("sapphirerapids", "sapphirerapids emeraldrapids graniterapids graniterapids-d diamondrapids",

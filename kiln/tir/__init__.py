@@ -67,6 +67,8 @@ from .intrin import (
     bitwise_xor,
     call_extern,
     call_intrin,
+    call_llvm_intrin,
+    call_llvm_pure_intrin,
     call_packed,
     call_pure_extern,
     ceil,

@@ -100,9 +100,11 @@ PREDICATES = {"isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite}
 
 _OTHER_PURE = (
     "if_then_else", "likely", "reinterpret", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left",
-    "shift_right", "popcount", "clz", "call_pure_extern", "isnullptr", "tvm_struct_get", "assume", "undef",
+    "shift_right", "popcount", "clz", "call_pure_extern", "call_llvm_pure_intrin", "isnullptr", "tvm_struct_get",
+    "assume", "undef",
 )
-_OTHER_OPAQUE = ("call_extern", "tvm_call_packed", "tvm_struct_set", "ret", "address_of", "tvm_access_ptr")
+_OTHER_OPAQUE = ("call_extern", "call_llvm_intrin", "tvm_call_packed", "tvm_struct_set", "ret", "address_of",
+                 "tvm_access_ptr")
 
 
 def _register():
@@ -133,6 +135,19 @@ def call_extern(dtype, func_name, *args, span=None) -> Call:
 def call_pure_extern(dtype, func_name, *args, span=None) -> Call:
     """Call the external C function ``func_name``, known to be pure."""
     return Call(dtype, Op.get("tir.call_pure_extern"), (StringImm(func_name), *args), span=span)
+
+
+def call_llvm_pure_intrin(dtype, name, *args, span=None) -> Call:
+    """Call the LLVM intrinsic ``name`` (``"llvm.x86.avx512.vpdpbusd.512"``) returning ``dtype``, known to be pure
+    (TVM's ``tir.call_llvm_pure_intrin``). Only the LLVM backend emits it; its argument and result types are the
+    LLVM types of the arguments' and ``dtype``'s TIR types, which must be the intrinsic's."""
+    return Call(dtype, Op.get("tir.call_llvm_pure_intrin"), (StringImm(name), *args), span=span)
+
+
+def call_llvm_intrin(dtype, name, *args, span=None) -> Call:
+    """Call the LLVM intrinsic ``name`` returning ``dtype`` (may have side effects; TVM's ``tir.call_llvm_intrin``).
+    """
+    return Call(dtype, Op.get("tir.call_llvm_intrin"), (StringImm(name), *args), span=span)
 
 
 def call_packed(*args, span=None) -> Call:

@@ -146,7 +146,7 @@ class TIRPrinter:
     def _call(self, e) -> str:
         name = e.op.name
         args = [self.expr(a) for a in e.args]
-        if name in ("tir.call_extern", "tir.call_pure_extern"):
+        if name in ("tir.call_extern", "tir.call_pure_extern", "tir.call_llvm_intrin", "tir.call_llvm_pure_intrin"):
             return f'T.{name[4:]}("{e.dtype}", {", ".join(args)})'
         if name.startswith("tir."):
             return f"T.{name[4:]}({', '.join(args)})"

@@ -21,6 +21,7 @@ needs_cc = pytest.mark.skipif(not have_cc(), reason="needs a C compiler")
 @pytest.mark.parametrize("mcpu, family, bits, registers", [
     ("x86-64", "x86-64", 128, 16), ("nehalem", "x86-64-v2", 128, 16), ("sandybridge", "sandybridge", 256, 16),
     ("haswell", "haswell", 256, 16), ("znver3", "haswell", 256, 16), ("skylake-avx512", "skylake-avx512", 512, 32),
+    ("cascadelake", "cascadelake", 512, 32),
     ("icelake-server", "icelake", 512, 32), ("znver4", "znver4", 512, 32), ("sapphirerapids", "sapphirerapids", 512, 32),
 ])
 def test_named_cpus(mcpu, family, bits, registers):

@@ -13,6 +13,7 @@ from .flatten_buffer import FlattenBuffer, flatten_buffer
 from .fp16_compute_legalize import FP16ComputeLegalize, fp16_compute_legalize
 from .function_pass import PrimFuncPass, prim_func_pass
 from .hoist_if_then_else import HoistIfThenElse, hoist_if_then_else
+from .inject_int8_dot import InjectInt8DotProduct, inject_int8_dot
 from .legalize_vector_width import LegalizeVectorWidth, legalize_vector_width
 from .lower_allocation import LowerAllocation, lower_allocation
 from .lower_intrin import LowerIntrin, lower_intrin

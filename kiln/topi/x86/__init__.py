@@ -17,6 +17,7 @@ from .conv2d import (
     schedule_conv2d_NCHWc,
 )
 from .conv2d_direct import schedule_conv2d_direct
+from .conv2d_int8 import conv2d_nchw_int8, int8_conv2d_supported, int8_dot_lanes, schedule_conv2d_nchw_int8
 from .dense import (
     NOPACK_MAX_ROWS,
     batch_matmul_pack,

@@ -6,7 +6,9 @@ Every implementation names the topi compute and the topi schedule it pairs (``co
 its generic compute with the schedule of its group's anchor tag (:func:`.generic.fschedule_by_tag`), the fallback.
 The forms, at a higher plevel (15) than the generic one (10) when the call fits:
 
-* ``nn.conv2d``: NCHW/OIHW without groups -> ``topi.x86.conv2d_nchw`` (packed at run time); the packed layouts
+* ``nn.conv2d``: uint8 x int8 -> int32 NCHW/OIHW without groups on a CPU with an 8-bit dot product ->
+  ``topi.x86.conv2d_nchw_int8``; NCHW/OIHW without groups -> ``topi.x86.conv2d_nchw`` (packed at run time); the
+  packed layouts
   themselves -> ``conv2d_NCHWc`` (grouped too, each group whole blocks); packed depthwise ->
   ``depthwise_conv2d_NCHWc``; every other layout -> the direct computes, all with their x86 schedules;
 * ``nn.dense``/``nn.matmul`` with a ``(N, K)`` weight on 2-D data -> ``dense_nopack`` for at most
@@ -87,6 +89,14 @@ def _conv2d_strategy(attrs, inputs, out_type, target):
     strategy = OpStrategy()
     data_layout, kernel_layout = attrs.data_layout, attrs.kernel_layout
     out_layout = attrs.out_layout or data_layout
+    nchw = attrs.groups == 1 and (data_layout, kernel_layout, out_layout) == ("NCHW", "OIHW", "NCHW")
+    if nchw and x86.int8_conv2d_supported(inputs[0].dtype, inputs[1].dtype, _out_dtype(attrs, out_type), target):
+        def fcompute_int8(attrs, inputs, out_type):
+            return [x86.conv2d_nchw_int8(inputs[0], inputs[1], attrs.strides, attrs.padding, attrs.dilation,
+                                         _out_dtype(attrs, out_type), target)]
+
+        return strategy.add_implementation(fcompute_int8, _schedule(x86.schedule_conv2d_nchw_int8),
+                                           "conv2d_nchw_int8.x86", 15)
     if attrs.groups == 1 and (data_layout, kernel_layout, out_layout) == ("NCHW", "OIHW", "NCHW") and \
             not x86.flat_map_preferred(inputs[1].shape, attrs.strides, attrs.padding, target):
         def fcompute(attrs, inputs, out_type):
