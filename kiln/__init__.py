@@ -27,4 +27,10 @@ from .target.build import build  # noqa: E402  (tvm.build)
 from .te import lower  # noqa: E402  (tvm.lower)
 from .tir import transform as _tir_transform  # noqa: F401,E402  (makes kiln.tir.transform available)
 
+# TVM keeps Range, PrimExpr and PointerType in tvm.ir; kiln defines them with the TIR expressions they hold, above
+# kiln.ir, so the package root (the one module above both) lends them to kiln.ir.
+ir.Range = ir.expr.Range = tir.Range  # type: ignore[attr-defined]
+ir.PrimExpr = ir.expr.PrimExpr = tir.PrimExpr  # type: ignore[attr-defined]
+ir.PointerType = tir.PointerType  # type: ignore[attr-defined]
+
 __version__ = "0.1.0"

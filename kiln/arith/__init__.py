@@ -3,7 +3,7 @@ modular sets, interval sets, and the rewrite simplifier."""
 
 # ruff: noqa: F401  (re-exports)
 
-from .analyzer import Analyzer
+from .analyzer import Analyzer, Extension, ProofStrength
 from .const_int_bound import ConstIntBound
 from .int_set import IntervalSet, IntSet, estimate_region, eval_set
 from .linear import expr_key, from_linear, linear_form

@@ -14,6 +14,7 @@ since the knowledge it adds follows from the two: the unrolled copies of a guard
 """
 
 import contextlib
+import enum
 
 from ..error import TIRError
 from ..tir import expr as E
@@ -25,6 +26,24 @@ from .rewrite_simplify import RewriteSimplifier
 
 DERIVED_LIMIT = 100_000
 """Remembered temporary steps between versions before the table is emptied."""
+
+
+class ProofStrength(enum.IntEnum):
+    """How hard :meth:`Analyzer.can_prove` tries (TVM's ``arith.ProofStrength``)."""
+
+    DEFAULT = 0
+    SYMBOLIC_BOUND = 1
+
+
+class Extension(enum.Flag):
+    """Optional rewrite-simplifier behaviour, set on ``Analyzer.enabled_extensions`` (TVM's ``arith.Extension``;
+    the values are TVM's ``RewriteSimplifier::Extension`` bits)."""
+
+    NoExtensions = 0
+    TransitivelyProveInequalities = 1 << 0
+    ConvertBooleanToAndOfOrs = 1 << 1
+    ApplyConstraintsToBooleanBranches = 1 << 2
+    ComparisonOfProductAndSum = 1 << 3
 
 
 class Analyzer:
@@ -52,6 +71,7 @@ class Analyzer:
         self._epoch = 0  # lasting changes (bind, update) so far
         self._derived: dict = {}  # (version, temporary step) -> (the version it leads to, objects kept alive)
         self._simplifier = RewriteSimplifier(self)
+        self.enabled_extensions = Extension.NoExtensions
 
     # ---- queries
     def const_int_bound(self, expr) -> ConstIntBound:

@@ -117,6 +117,7 @@ from .intrin import (
     tan,
     tanh,
     trunc,
+    vscale,
 )
 from .layout import Layout
 from .layout import undefined_or_layout as layout  # TVM's tvm.tir.layout: "" is the undefined layout

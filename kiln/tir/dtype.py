@@ -14,13 +14,16 @@ import numpy as np
 
 from ..error import TIRError
 
-_PATTERN = re.compile(r"(bool|handle|void|int|uint|float|bfloat)(\d+)?(?:x(\d+))?")
+_PATTERN = re.compile(r"(bool|handle|void|int|uint|float|bfloat)(\d+)?(?:x(\d+)|xvscalex(\d+))?")
 _DEFAULT_BITS = {"bool": 1, "handle": 64, "void": 0, "int": 32, "uint": 32, "float": 32, "bfloat": 16}
 
 
 @dataclass(frozen=True, slots=True)
 class DataType:
     """A parsed dtype: ``code`` ("int", "uint", "float", "bfloat", "bool", "handle", "void"), ``bits``, ``lanes``.
+
+    A scalable vector (``int32xvscalex4``: 4 times the target's ``vscale`` lanes) has ``lanes == -4``, as TVM's
+    ``DataType`` keeps it.
 
     Examples
     --------
@@ -46,6 +49,8 @@ class DataType:
             base = self.code
         else:
             base = f"{self.code}{self.bits}"
+        if self.lanes < 0:
+            return f"{base}xvscalex{-self.lanes}"
         return base if self.lanes == 1 else f"{base}x{self.lanes}"
 
     def with_lanes(self, lanes: int) -> "DataType":
@@ -79,7 +84,11 @@ class DataType:
         return self.lanes == 1
 
     def is_vector(self) -> bool:
-        return self.lanes > 1
+        return self.lanes != 1
+
+    def is_scalable_vector(self) -> bool:
+        """Whether the lane count is a multiple of the target's ``vscale`` (known only at run time)."""
+        return self.lanes < 0
 
     def numpy(self) -> np.dtype:
         """The numpy dtype of one element (bool as numpy bool, bfloat16 widened to float32)."""
@@ -119,12 +128,16 @@ def _parse(text: str) -> DataType:
     match = _PATTERN.fullmatch(text)
     if match is None:
         raise TIRError(f"unknown TIR dtype {text!r} (expected e.g. int32, float32x4, bool, handle)")
-    code, bits, lanes = match.groups()
+    code, bits, lanes, scalable = match.groups()
     if code in ("bool", "handle", "void") and bits is not None:
         raise TIRError(f"unknown TIR dtype {text!r}")
     nbits = int(bits) if bits is not None else _DEFAULT_BITS[code]
     if code in ("int", "uint") and nbits not in (1, 8, 16, 32, 64) or code == "float" and nbits not in (16, 32, 64):
         raise TIRError(f"unsupported bit width in TIR dtype {text!r}")
+    if code == "uint" and nbits == 1:
+        code = "bool"  # TVM's bool is the 1-bit unsigned integer, and prints as bool
+    if scalable is not None:
+        return DataType(code, nbits, -int(scalable))
     return DataType(code, nbits, int(lanes) if lanes is not None else 1)
 
 
@@ -182,7 +195,7 @@ def binary_result(lhs: str, rhs: str, what: str = "binary operator") -> str:
     a, b = DataType.parse(lhs), DataType.parse(rhs)
     if a.lanes != b.lanes and a.lanes != 1 and b.lanes != 1:
         raise TIRError(f"{what}: cannot combine vectors of different lanes ({lhs} and {rhs})")
-    n = max(a.lanes, b.lanes)
+    n = a.lanes if a.lanes != 1 else b.lanes
     a, b = a.element_of(), b.element_of()
     if a.is_handle() or b.is_handle():
         raise TIRError(f"{what}: cannot combine {lhs} and {rhs}")

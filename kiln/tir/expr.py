@@ -355,6 +355,30 @@ class Cast(PrimExpr):
         _set(self, "value", value)
 
 
+def vscale_factor(lanes):
+    """``k`` when ``lanes`` is ``vscale() * k`` (a scalable lane count, TVM's ``tir.vscale`` intrinsic), else None."""
+    for f, k in ((lanes.a, lanes.b), (lanes.b, lanes.a)) if isinstance(lanes, Mul) else ():
+        if isinstance(f, Call) and f.op.name == "tir.vscale" and isinstance(k, IntImm) and k.value > 0:
+            return k.value
+    return None
+
+
+def _lanes(lanes, what):
+    """The lanes a Ramp or Broadcast keeps and its dtype's lane count: an integer >= 2, or ``vscale() * k`` (kept as
+    that expression; its dtype has ``-k`` lanes, as in TVM's ``DataType``)."""
+    lanes = lanes.value if isinstance(lanes, IntImm) else lanes
+    if isinstance(lanes, int) and lanes < 0:  # a scalable dtype's lane count
+        return Mul(Call("int32", "tir.vscale", ()), IntImm("int32", -lanes)), lanes
+    if isinstance(lanes, PrimExpr):
+        if (k := vscale_factor(lanes)) is None:
+            raise TIRError(f"{what}: lanes must be an integer or vscale() * k, got {lanes}")
+        return lanes, -k
+    n = int(lanes)
+    if n < 2:
+        raise TIRError(f"{what}: needs at least 2 lanes (got {n})")
+    return n, n
+
+
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Ramp(PrimExpr):
     """The vector ``[base, base + stride, ..., base + (lanes-1) * stride]``."""
@@ -366,13 +390,13 @@ class Ramp(PrimExpr):
 
     def __post_init__(self):
         base, stride = _operands(self.base, self.stride, "tir.Ramp")
-        lanes = int(self.lanes)
-        if _dt.lanes(base.dtype) != 1 or lanes < 2:
-            raise TIRError(f"tir.Ramp: needs a scalar base and at least 2 lanes (got {base.dtype}, {lanes} lanes)")
+        lanes, n = _lanes(self.lanes, "tir.Ramp")
+        if _dt.lanes(base.dtype) != 1:
+            raise TIRError(f"tir.Ramp: needs a scalar base (got {base.dtype})")
         _set(self, "base", base)
         _set(self, "stride", stride)
         _set(self, "lanes", lanes)
-        _set(self, "dtype", _dt.with_lanes(base.dtype, lanes))
+        _set(self, "dtype", _dt.with_lanes(base.dtype, n))
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -385,12 +409,12 @@ class Broadcast(PrimExpr):
 
     def __post_init__(self):
         value = convert(self.value)
-        lanes = int(self.lanes)
-        if _dt.lanes(value.dtype) != 1 or lanes < 2:
-            raise TIRError(f"tir.Broadcast: needs a scalar value and at least 2 lanes (got {value.dtype}, {lanes})")
+        lanes, n = _lanes(self.lanes, "tir.Broadcast")
+        if _dt.lanes(value.dtype) != 1:
+            raise TIRError(f"tir.Broadcast: needs a scalar value (got {value.dtype})")
         _set(self, "value", value)
         _set(self, "lanes", lanes)
-        _set(self, "dtype", _dt.with_lanes(value.dtype, lanes))
+        _set(self, "dtype", _dt.with_lanes(value.dtype, n))
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

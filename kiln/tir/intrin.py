@@ -101,7 +101,7 @@ PREDICATES = {"isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite}
 _OTHER_PURE = (
     "if_then_else", "likely", "reinterpret", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left",
     "shift_right", "popcount", "clz", "call_pure_extern", "call_llvm_pure_intrin", "isnullptr", "tvm_struct_get",
-    "assume", "undef",
+    "assume", "undef", "vscale",
 )
 _OTHER_OPAQUE = ("call_extern", "call_llvm_intrin", "tvm_call_packed", "tvm_struct_set", "ret", "address_of",
                  "tvm_access_ptr")
@@ -272,6 +272,11 @@ def _bitwise(name):
 
 bitwise_and, bitwise_or, bitwise_xor = _bitwise("bitwise_and"), _bitwise("bitwise_or"), _bitwise("bitwise_xor")
 bitwise_not, shift_left, shift_right = _bitwise("bitwise_not"), _bitwise("shift_left"), _bitwise("shift_right")
+
+
+def vscale(span=None) -> PrimExpr:
+    """The target's ``vscale``: a scalable vector (``int32xvscalex4``) has ``vscale() * 4`` lanes."""
+    return call_intrin("int32", "tir.vscale")
 
 
 def popcount(x, span=None) -> PrimExpr:

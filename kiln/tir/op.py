@@ -73,7 +73,7 @@ def const(value, dtype=None, span=None) -> PrimExpr:
         else:
             dtype = "float32"
     t = _dt.DataType.parse(dtype)
-    if t.lanes > 1:
+    if t.lanes != 1:
         return Broadcast(const(value, str(t.element_of())), t.lanes)
     if t.is_float():
         return FloatImm(str(t), float(value), span=span)
@@ -118,7 +118,7 @@ def cast(value, dtype, span=None) -> PrimExpr:
     value = convert(value)
     dtype = _dt.normalize(dtype)
     n = _dt.lanes(value.dtype)
-    if _dt.lanes(dtype) == 1 and n > 1:
+    if _dt.lanes(dtype) == 1 and n != 1:
         dtype = _dt.with_lanes(dtype, n)
     if value.dtype == dtype:
         return value
@@ -135,7 +135,7 @@ def cast(value, dtype, span=None) -> PrimExpr:
             return const(wrap_int(int(v), dtype), dtype)
         if t.is_float():
             return _make_const(float(v), dtype)
-    if _dt.lanes(value.dtype) == 1 and _dt.lanes(dtype) > 1:
+    if _dt.lanes(value.dtype) == 1 and _dt.lanes(dtype) != 1:
         return Broadcast(cast(value, _dt.element(dtype)), _dt.lanes(dtype))
     return Cast(dtype, value, span=span)
 
@@ -456,3 +456,14 @@ def abs(x, span=None) -> PrimExpr:
     if _dt.DataType.parse(x.dtype).is_uint():
         return x
     return select(greater_equal(x, 0), x, multiply(x, -1))
+
+
+def __getattr__(name):
+    """TVM's ``tvm.tir.op`` also holds the intrinsics (``shift_right``, ``bitwise_and``, ``exp``...); kiln keeps
+    them in :mod:`kiln.tir.intrin`, which imports this module, so they are looked up there on first use."""
+    from . import intrin
+
+    try:
+        return getattr(intrin, name)
+    except AttributeError:
+        raise AttributeError(f"module 'kiln.tir.op' has no attribute {name!r}") from None
