@@ -75,3 +75,7 @@ class ImmutableNodeError(KilnError, dataclasses.FrozenInstanceError):
 class RPCError(KilnError):
     """An RPC session failed: the connection, the protocol, or an error raised in the remote process (TVM's
     ``tvm.error.RPCError``); a remote error's message names its original type."""
+
+
+class NestedScopeError(KilnError, ValueError):
+    """A scope that cannot be nested (``te.tag_scope``) was entered inside another; a ``ValueError``, as TVM's."""

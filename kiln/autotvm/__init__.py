@@ -38,7 +38,7 @@ apply_history_best = ApplyHistoryBest
 
 _LAZY = {
     "measure": ("measure", None), "tuner": ("tuner", None), "record": ("record", None),
-    "callback": ("callback", None), "feature": ("tuner.feature", None),
+    "callback": ("callback", None), "feature": ("tuner.feature", None), "tophub": ("tophub", None),
     "measure_option": ("measure", "measure_option"), "LocalBuilder": ("measure", "LocalBuilder"),
     "LocalRunner": ("measure", "LocalRunner"), "RayRunner": ("measure", "RayRunner"),
     "MeasureInput": ("measure", "MeasureInput"), "MeasureResult": ("measure", "MeasureResult"),

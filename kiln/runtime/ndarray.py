@@ -85,6 +85,11 @@ class NDArray:
     def __dlpack__(self, *args, **kwargs):
         return self._data.__dlpack__(*args, **kwargs)
 
+    def to_dlpack(self):
+        """A DLPack capsule sharing this array's memory (TVM's ``NDArray.to_dlpack``), for another framework's
+        ``from_dlpack``; a capsule can be consumed once."""
+        return self._data.__dlpack__()
+
     def __dlpack_device__(self):
         return self._data.__dlpack_device__()
 
@@ -131,6 +136,27 @@ def _session(device):
     return session
 
 
+class _Capsule:
+    """A bare DLPack capsule (what ``to_dlpack`` functions return) seen through the ``__dlpack__`` protocol numpy
+    consumes; kiln's arrays live in host memory, so the tensor is on the CPU."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, *args, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
 def from_dlpack(obj) -> NDArray:
-    """Wrap any object that implements the DLPack protocol, sharing its memory."""
+    """Wrap a DLPack capsule, or any object implementing the DLPack protocol (``__dlpack__``), sharing its memory
+    (TVM's ``tvm.nd.from_dlpack``). numpy marks the array of a bare (unversioned) capsule read-only: kernels can
+    write into it, ``copyfrom`` cannot."""
+    if type(obj).__name__ == "PyCapsule":
+        obj = _Capsule(obj)
+    elif not hasattr(obj, "__dlpack__"):
+        raise KilnError(f"nd.from_dlpack: expected a DLPack capsule or an object with __dlpack__, got "
+                        f"{type(obj).__name__}")
     return NDArray(np.from_dlpack(obj))

@@ -27,7 +27,7 @@ from ..tir import op as _op
 from ..tir.expr_reduce import Range
 from ..tir.functor import StmtExprMutator
 from ..tir.stmt_functor import post_order_visit, substitute
-from .schedule import Fuse, Split, split_extent
+from .schedule import Fuse, Singleton, Split, split_extent
 from .schedule_cache import rewrite_bodies
 from .tensor import ComputeOp, PlaceholderOp
 
@@ -263,6 +263,8 @@ class _BoundInference:
                 ext[rel.outer], ext[rel.inner] = self.ana.simplify(outer), self.ana.simplify(inner)
             elif isinstance(rel, Fuse):
                 ext[rel.fused] = self.ana.simplify(_op.multiply(ext[rel.outer], ext[rel.inner]))
+            elif isinstance(rel, Singleton):
+                ext[rel.iter] = E.IntImm(rel.iter.var.dtype, 1)
         for iv in stage.leaf_iter_vars:
             rng = info.leaf_range(iv)
             self.leaf_ranges[id(iv.var)] = (iv.var, rng)

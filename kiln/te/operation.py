@@ -10,11 +10,12 @@ expression; use one stage per reduction.
 import inspect
 from numbers import Integral
 
-from ..error import TIRError
+from ..error import NestedScopeError, TIRError
 from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import op as _op
 from ..tir.expr_reduce import CommReducer, IterVar, IterVarType, Range, Reduce
+from .tag import TagScope
 from .tensor import ComputeOp, PlaceholderOp, Tensor
 
 __all__ = ["placeholder", "compute", "reduce_axis", "var", "size_var", "comm_reducer", "sum", "max", "min"]
@@ -104,6 +105,11 @@ def compute(shape, fcompute, name="compute", tag="", attrs=None) -> Tensor:
     >>> B.op.axis[0].dom.extent
     8
     """
+    scope = TagScope.get_current()
+    if scope is not None:
+        if tag:
+            raise NestedScopeError(f"te.compute {name}: tag {tag!r} given inside te.tag_scope({scope.tag!r})")
+        tag = scope.tag
     shape = _shape(shape)
     names = _arg_names(fcompute, len(shape))
     axis = tuple(IterVar(Range(E.IntImm(s.dtype, 0), s), E.Var(n, s.dtype), IterVarType.DataPar)
@@ -114,6 +120,27 @@ def compute(shape, fcompute, name="compute", tag="", attrs=None) -> Tensor:
     body = tuple(body) if isinstance(body, list | tuple) else (body,)
     op = ComputeOp(name, tag, attrs, axis, body)
     return op.output(0) if op.num_outputs == 1 else [op.output(i) for i in range(op.num_outputs)]
+
+
+def thread_axis(dom=None, tag="", name="", span=None) -> IterVar:
+    """A thread index axis to ``bind`` loops to (TVM's ``te.thread_axis``): ``te.thread_axis("threadIdx.x")``.
+
+    Parameters
+    ----------
+    dom : Range, (begin, end), str or None
+        The domain (None: the extent of the loop bound to it); a string is the tag.
+    tag : str
+        The thread tag (``blockIdx.x``, ``threadIdx.y``, ``vthread``, ``pipeline``).
+    name : str
+        The variable's name (default: the tag).
+    """
+    if isinstance(dom, str):
+        tag, dom = dom, None
+    if not tag:
+        raise TIRError("te.thread_axis: a thread tag (such as 'threadIdx.x') is required")
+    if isinstance(dom, tuple | list):
+        dom = Range.from_min_extent(E.convert(dom[0]), _op.subtract(E.convert(dom[1]), E.convert(dom[0])))
+    return IterVar(dom, E.Var(name or tag, "int32"), IterVarType.ThreadIndex, tag, span=span)
 
 
 def reduce_axis(dom, name="rv", thread_tag="", span=None) -> IterVar:

@@ -18,18 +18,32 @@ Stages are mutable, as in TVM; nothing is checked against the loop nest until :f
 (:mod:`kiln.te.bound` infers the loop extents, :mod:`kiln.te.schedule_ops` builds the statements).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..error import TIRError
 from ..tir import expr as E
 from ..tir import op as _op
+from ..tir.expr import Range
 from ..tir.expr_reduce import IterVar, IterVarType
 from .tensor import ComputeOp, Operation, Tensor
 
-__all__ = ["Schedule", "Stage", "Split", "Fuse", "create_schedule"]
+__all__ = ["Schedule", "Stage", "Split", "Fuse", "Singleton", "IterVar", "IterVarAttr", "create_schedule"]
 
-# iter_var_attrs values: how a leaf loop runs
-PARALLEL, VECTORIZE, UNROLL = "parallel", "vectorize", "unroll"
+# how a leaf loop runs: the IterVarAttr.iter_type values the scheduling primitives set
+PARALLEL, VECTORIZE, UNROLL = IterVarType.Parallelized, IterVarType.Vectorized, IterVarType.Unrolled
+
+
+@dataclass(eq=False)
+class IterVarAttr:
+    """What the schedule says about one axis of a stage (TVM's ``IterVarAttr``): how its loop runs
+    (``iter_type``: ``IterVar.Parallelized``, ``Vectorized``, ``Unrolled``), the thread it is bound to
+    (``bind_thread``) and its pragmas (``pragma_keys``/``pragma_values``, emitted as ``pragma_<key>`` attributes
+    around the loop)."""
+
+    iter_type: IterVarType = IterVarType.DataPar
+    bind_thread: IterVar | None = None
+    pragma_keys: list = field(default_factory=list)
+    pragma_values: list = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -50,6 +64,13 @@ class Fuse:
     outer: IterVar
     inner: IterVar
     fused: IterVar
+
+
+@dataclass(eq=False)
+class Singleton:
+    """``iter`` is a loop of one iteration (``fuse()`` of no axes makes one, as a stage's outermost loop)."""
+
+    iter: IterVar
 
 
 def _derived(name, like):
@@ -146,7 +167,12 @@ class Stage:
         if len(args) == 1 and isinstance(args[0], list | tuple):
             args = tuple(args[0])
         if not args:
-            raise TIRError(f"fuse in stage {self._name()}: no axes given")
+            # TVM's singleton: a new outermost loop of one iteration (a place to attach or bind at)
+            single = IterVar(Range(E.IntImm("int32", 0), E.IntImm("int32", 1)), E.Var("singleton", "int32"))
+            self.relations.append(Singleton(single))
+            self.all_iter_vars.append(single)
+            self.leaf_iter_vars.insert(0, single)
+            return single
         fused = args[0]
         for inner in args[1:]:
             fused = self._fuse2(fused, inner)
@@ -192,14 +218,19 @@ class Stage:
         return xo, yo, xi, yi
 
     # ---- loop kinds
-    def _annotate(self, iv, kind):
-        self._check_compute(kind)
+    def _attr(self, iv, what):
+        self._check_compute(what)
         if not any(v is iv for v in self.all_iter_vars):
-            raise TIRError(f"{kind} in stage {self._name()}: {getattr(iv, 'var', iv)} is not an axis of the stage")
-        if kind == PARALLEL and iv.iter_type == IterVarType.CommReduce:
-            raise TIRError(f"parallel in stage {self._name()}: {iv.var.name_hint} is a reduction axis; running its "
-                           "iterations in parallel would race on the result (use rfactor-style stages instead)")
-        self.iter_var_attrs[iv] = kind
+            raise TIRError(f"{what} in stage {self._name()}: {getattr(iv, 'var', iv)} is not an axis of the stage")
+        return self.iter_var_attrs.setdefault(iv, IterVarAttr())
+
+    def _annotate(self, iv, kind):
+        what = kind.name.lower()
+        attr = self._attr(iv, what)
+        if kind in (PARALLEL, VECTORIZE) and iv.iter_type == IterVarType.CommReduce:
+            raise TIRError(f"{what} in stage {self._name()}: {iv.var.name_hint} is a reduction axis; running its "
+                           "iterations in parallel or as vector lanes would race on the result (rfactor it first)")
+        attr.iter_type = kind
 
     def parallel(self, var):
         """Run the loop over ``var`` on all cores (an outer loop, ideally)."""
@@ -212,6 +243,31 @@ class Stage:
     def unroll(self, var):
         """Unroll the loop over ``var``."""
         self._annotate(var, UNROLL)
+
+    def pragma(self, var, pragma_type, pragma_value=None):
+        """Annotate the loop over ``var`` with ``pragma_<pragma_type>`` (an ``AttrStmt`` around it whose value is
+        ``pragma_value``, 1 when none); ``pragma(var, "unroll")``/``"vectorize"`` are the same as ``unroll``/
+        ``vectorize``."""
+        if pragma_type == "unroll":
+            return self.unroll(var)
+        if pragma_type == "vectorize":
+            return self.vectorize(var)
+        attr = self._attr(var, "pragma")
+        attr.pragma_keys.append(E.StringImm(str(pragma_type)))
+        attr.pragma_values.append(E.convert(1 if pragma_value is None else pragma_value))
+        return None
+
+    def bind(self, ivar, thread_ivar):
+        """Run the loop over ``ivar`` as the thread index ``thread_ivar`` (``te.thread_axis("threadIdx.x")``):
+        it becomes a ``thread_extent`` attribute, each thread computing one iteration."""
+        attr = self._attr(ivar, "bind")
+        if not isinstance(thread_ivar, IterVar) or thread_ivar.iter_type != IterVarType.ThreadIndex:
+            raise TIRError(f"bind in stage {self._name()}: expected a thread axis (te.thread_axis), got "
+                           f"{thread_ivar!r}")
+        if ivar.iter_type == IterVarType.CommReduce and not thread_ivar.thread_tag.startswith(
+                ("threadIdx", "blockIdx")):
+            raise TIRError(f"bind in stage {self._name()}: cannot bind the reduction axis {ivar.var.name_hint}")
+        attr.bind_thread = thread_ivar
 
     # ---- placement
     def compute_at(self, parent, scope):

@@ -141,12 +141,13 @@ class _Builder:
             var = loop_vars.get(k)
             if var is not None:
                 iv = leaves[k]
-                kind = _KINDS.get(stage.iter_var_attrs.get(iv), S.ForKind.SERIAL)
+                attr = stage.iter_var_attrs.get(iv)
+                kind = _KINDS.get(attr.iter_type, S.ForKind.SERIAL) if attr is not None else S.ForKind.SERIAL
                 # a data-dependent extent (a reduction over a length read from a tensor) reads its buffer
                 extent = info.extents[iv]
                 if not isinstance(extent, E.IntImm):
                     extent = self.expr(extent, {r.var: info.values[r] for r in info.root_ranges})
-                body = S.For(var, E.IntImm(var.dtype, 0), extent, kind, body)
+                body = _loop(iv, var, extent, kind, attr, body)
         return self.guard(levels.get(lo - 1, ()), body)
 
     def with_attached(self, stages, body):
@@ -239,3 +240,17 @@ def build_body(graph, infos, binds) -> S.Stmt:
     for s in reversed(roots):
         body = builder.allocate(s, body)
     return body
+
+
+def _loop(iv, var, extent, kind, attr, body):
+    """The loop over ``var`` (of leaf axis ``iv``): a ``For`` of ``kind`` wrapped in its pragma attributes (about
+    ``iv``), or, bound to a thread, a ``thread_extent`` attribute of the thread axis in which ``var`` is the thread
+    index (TVM's MakeLoopNest)."""
+    if attr is not None and attr.bind_thread is not None:
+        thread = attr.bind_thread
+        return S.AttrStmt(thread, "thread_extent", extent, S.LetStmt(var, thread.var, body))
+    loop = S.For(var, E.IntImm(var.dtype, 0), extent, kind, body)
+    if attr is not None:
+        for key, value in reversed(list(zip(attr.pragma_keys, attr.pragma_values, strict=True))):
+            loop = S.AttrStmt(iv, f"pragma_{key.value}", value, loop)
+    return loop

@@ -100,6 +100,13 @@ class IterVar(ExprOp, Node):
     Used in arithmetic, an IterVar stands for its ``var``.
     """
 
+    # TVM's IterVar.DataPar ... constants, as class attributes (not fields)
+    DataPar, ThreadIndex, CommReduce, Ordered = (IterVarType.DataPar, IterVarType.ThreadIndex,
+                                                 IterVarType.CommReduce, IterVarType.Ordered)
+    DimInfo, Unrolled, Vectorized, Parallelized, Tensorized = (
+        IterVarType.DimInfo, IterVarType.Unrolled, IterVarType.Vectorized, IterVarType.Parallelized,
+        IterVarType.Tensorized)
+
     dom: Range
     var: Var = field(metadata=DEF)
     iter_type: IterVarType = IterVarType.DataPar

@@ -98,7 +98,8 @@ def test_annotations():
     s[C].parallel(i)
     s[C].vectorize(j)
     s[C].unroll(k)
-    assert s[C].iter_var_attrs == {i: "parallel", j: "vectorize", k: "unroll"}
+    kinds = {iv: attr.iter_type for iv, attr in s[C].iter_var_attrs.items()}
+    assert kinds == {i: te.IterVar.Parallelized, j: te.IterVar.Vectorized, k: te.IterVar.Unrolled}
     with pytest.raises(TIRError, match="reduction axis"):
         s[C].parallel(k)
 
@@ -161,3 +162,56 @@ def test_unknown_stage():
     other = te.placeholder((2,), name="other")
     with pytest.raises(TIRError, match="other is not an operation of this schedule"):
         s[other]
+
+
+def test_pragma_bind_and_singleton_in_the_loop_nest():
+    import numpy as np
+
+    import kiln
+    from kiln.tir import stmt as S
+    from kiln.tir.stmt_functor import post_order_visit
+
+    A = te.placeholder((100,), name="A")
+    T = te.compute((100,), lambda i: A[i] * 3.0, name="T")
+    s = te.create_schedule(T.op)
+    xo, xi = s[T].split(T.op.axis[0], factor=10)
+    s[T].pragma(xo, "my_hint", 7)
+    s[T].pragma(xi, "unroll")
+    assert s[T].iter_var_attrs[xo].pragma_keys[0].value == "my_hint"
+    assert s[T].iter_var_attrs[xi].iter_type == te.IterVar.Unrolled
+    attrs = []
+    post_order_visit(kiln.lower(s, [A, T])["default_function"].body,
+                     lambda n: attrs.append((n.attr_key, n.value.value)) if isinstance(n, S.AttrStmt) else None)
+    assert ("pragma_my_hint", 7) in attrs
+    f = kiln.build(s, [A, T], "llvm")
+    a, t = kiln.nd.array(np.random.uniform(size=100).astype("float32")), kiln.nd.empty((100,), "float32")
+    f(a, t)
+    np.testing.assert_allclose(t.numpy(), a.numpy() * 3.0, rtol=1e-6)
+
+    s = te.create_schedule(T.op)
+    bx, tx = s[T].split(T.op.axis[0], factor=25)
+    s[T].bind(bx, te.thread_axis("blockIdx.x"))
+    s[T].bind(tx, te.thread_axis("threadIdx.x"))
+    extents = {}
+    post_order_visit(kiln.lower(s, [A, T])["default_function"].body,
+                     lambda n: extents.__setitem__(n.node.thread_tag, n.value.value)
+                     if isinstance(n, S.AttrStmt) and n.attr_key == "thread_extent" else None)
+    assert extents == {"blockIdx.x": 4, "threadIdx.x": 25}
+    with pytest.raises(TIRError, match="thread axis"):
+        s[T].bind(bx, bx)
+
+    S0 = te.compute((), lambda: A[0] + 1.0, name="S0")
+    s = te.create_schedule(S0.op)
+    single = s[S0].fuse()
+    assert isinstance(s[S0].relations[0], te.Singleton) and s[S0].leaf_iter_vars == [single]
+    f = kiln.build(s, [A, S0], "llvm")
+    out = kiln.nd.empty((), "float32")
+    f(a, out)
+    assert out.numpy() == a.numpy()[0] + 1.0
+
+
+def test_vectorizing_a_reduction_axis_is_refused():
+    A, B, C, k = _matmul()
+    s = te.create_schedule(C.op)
+    with pytest.raises(TIRError, match="reduction axis"):
+        s[C].vectorize(k)

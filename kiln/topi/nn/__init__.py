@@ -20,7 +20,10 @@ from .conv2d import (
 )
 from .dense import batch_matmul, dense, dense_pack, matmul
 from .elemwise import batch_flatten, bias_add, dropout, leaky_relu, relu
+from .extra import prelu
 from .norm import batch_norm, layer_norm, lrn
 from .pad import pad
+from .pool_api import adaptive_pool, adaptive_pool3d, pool1d, pool3d, pool_grad
 from .pooling import global_pool, pool2d, pool_out_size
 from .softmax import log_softmax, softmax
+from .utils import get_pad_tuple, get_pad_tuple1d, get_pad_tuple3d

@@ -175,4 +175,12 @@ from .conv import (  # noqa: E402, F401
     group_conv1d_transpose_ncw_python,
 )
 from .correlation import correlation_nchw_python  # noqa: E402, F401
+from .dispatch import (  # noqa: E402, F401
+    dispatch,
+    get_broadcast_schedule,
+    get_conv2d_nchw_implement,
+    get_elemwise_schedule,
+    get_injective_schedule,
+    get_reduce_schedule,
+)
 from .pool import adaptive_pool, poolnd_python  # noqa: E402, F401

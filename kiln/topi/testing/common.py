@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ...error import OpAttributeInvalid
+from ..nn.utils import get_pad_tuple  # noqa: F401  (the references import it from here)
 
 __all__ = ["round_half_away", "get_pad_tuple"]
 
@@ -16,24 +16,3 @@ def round_half_away(x):
     whole = np.trunc(x)
     frac = x - whole
     return whole + np.where(np.abs(frac) >= 0.5, np.sign(x), 0).astype(x.dtype)
-
-
-def get_pad_tuple(padding, kernel):
-    """``(top, left, bottom, right)`` padding (TVM's ``topi.nn.get_pad_tuple``) from an int, 2 values
-    ``(h, w)``, 4 values, ``"VALID"`` or ``"SAME"`` (``kernel - 1`` in all, the larger half at the top/left)."""
-    if isinstance(padding, str):
-        if padding.upper() == "VALID":
-            return (0, 0, 0, 0)
-        if padding.upper() != "SAME":
-            raise OpAttributeInvalid(f"padding must be SAME, VALID or sizes, got {padding!r}")
-        pad_h, pad_w = kernel[0] - 1, kernel[1] - 1
-    elif isinstance(padding, int | np.integer):
-        pad_h = pad_w = 2 * int(padding)
-    elif len(padding) == 4:
-        return tuple(int(p) for p in padding)
-    elif len(padding) == 2:
-        pad_h, pad_w = 2 * int(padding[0]), 2 * int(padding[1])
-    else:
-        raise OpAttributeInvalid(f"padding {padding!r} must have 2 or 4 values")
-    top, left = (pad_h + 1) // 2, (pad_w + 1) // 2
-    return (top, left, pad_h - top, pad_w - left)
