@@ -7,9 +7,10 @@ kiln's modules. Each file runs in its own pytest process with a time limit; a fi
 the cases it defines as failed ("as a user sees it": one missing name at a file's top level takes the whole file
 down), counted from the ``def test_`` functions in its source when pytest could not collect it.
 
-Run: ``python bench/tvm_unit_tests.py --tvm /path/to/tvm [--files relay/test_op_level1.py,te/test_*.py,...] [--timeout 600]
-[--keep DIR]``; ``--keep`` writes the extracted files and the ``tvm`` stand-in to DIR and leaves them there, so one
-file can be rerun by hand with ``cd DIR && PYTHONPATH=.:<kiln checkout> python -m pytest relay__test_op_level1.py``.
+Run: ``python bench/tvm_unit_tests.py --tvm /path/to/tvm [--files relay/test_op_level1.py,te/test_*.py,...]
+[--timeout 600] [--keep DIR]``; ``--keep`` writes the extracted files and the ``tvm`` stand-in to DIR and leaves
+them there, so one file can be rerun by hand with
+``cd DIR && PYTHONPATH=.:<kiln checkout> python -m pytest relay__test_op_level1.py``.
 """
 
 import argparse

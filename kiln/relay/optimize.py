@@ -24,8 +24,10 @@ STANDARD_PIPELINE = (
     "FoldConstant",
     "FoldScaleAxis",
     "SimplifyExpr",
+    "CanonicalizeCast",
     "CanonicalizeOps",
     "AlterOpLayout",
+    "FastMath",
     "FoldConstant",
     "FuseOps",
 )

@@ -4,11 +4,15 @@ from ...ir.transform import ModulePass, Pass, PassContext, PassInfo, Sequential,
 from . import verify  # noqa: F401  (registers the Relay checks of the verification instruments)
 from .alter_op_layout import AlterOpLayout
 from .annotate_spans import AnnotateSpans, SpanCheck
+from .canonicalize_cast import CanonicalizeCast
 from .canonicalize_ops import CanonicalizeOps
 from .common_subexpr import EliminateCommonSubexpr
 from .convert_layout import ConvertLayout, LayoutConfig
 from .dead_code import DeadCodeElimination
+from .div_to_mul import DivToMul
 from .dynamic_to_static import DynamicToStatic
+from .eta_expand import EtaExpand
+from .fast_math import FastMath
 from .fold_constant import FoldConstant
 from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
 from .function_pass import FunctionPass, function_pass

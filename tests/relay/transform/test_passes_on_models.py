@@ -10,7 +10,7 @@ from kiln.relay.testing import assert_same_results, resnet, run_opt_pass, transf
 PASSES = [
     "FoldConstant", "DeadCodeElimination", "EliminateCommonSubexpr", "SimplifyInference", "SimplifyExpr",
     "CanonicalizeOps", "ForwardFoldScaleAxis", "BackwardFoldScaleAxis", "FoldScaleAxis", "AlterOpLayout",
-    "FuseOps", "DefuseOps", "ToANormalForm", "ToGraphNormalForm", "LambdaLift", "Inline",
+    "FuseOps", "DefuseOps", "ToANormalForm", "ToGraphNormalForm", "LambdaLift", "Inline", "DivToMul", "CanonicalizeCast",
 ]
 
 
