@@ -9,6 +9,7 @@ from . import (
     relay,  # noqa: E402  (relay registers its hooks into the layers above on import)
     rpc,  # noqa: E402  (tvm.rpc)
     runtime,
+    script,  # noqa: E402  (tvm.script: TVMScript for TIR)
     target,  # noqa: E402  (tvm.target; registers the code generators)
     te,  # noqa: E402  (tvm.te)
     tir,

@@ -10,7 +10,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "kiln"
 # rank of each component; a module may import only components of equal or lower rank
 RANKS = {
     "error": 0, "_ffi": 1, "runtime": 1, "rpc": 2, "ir": 2, "transform": 2, "tir": 3, "arith": 4, "te": 6, "topi": 7, "target": 8,
-    "relay": 9, "autotvm": 10, "contrib": 10, "backend": 10, "driver": 8, "parser": 10, "cli": 11, "testing": 11, "__init__": 12,
+    "relay": 9, "autotvm": 10, "contrib": 10, "backend": 10, "driver": 8, "parser": 10, "script": 5, "cli": 11, "testing": 11, "__init__": 12,
 }
 # tir.transform sits above arith (its passes use the simplifier); tir nodes sit below it. Target and the CPU tables
 # sit beside the TIR nodes (every layer that chooses code by target reads them); the code generators sit above topi.

@@ -39,8 +39,16 @@ def _array_of(value):
     return value if isinstance(value, np.ndarray) else None
 
 
+def _var_keyed(mapping) -> bool:
+    return bool(mapping) and all(hasattr(k, "dtype") and hasattr(k, "name_hint") for k in mapping)
+
+
 def _mapping_items(mapping):
-    """Items of a mapping in a canonical order (keys may be GlobalVars, compared by name)."""
+    """Items of a mapping in a canonical order (keys may be GlobalVars, compared by name). A PrimFunc's buffer map,
+    keyed by its TIR parameters (which carry a dtype), keeps the parameters' order: they correspond by position, and
+    their names need not agree (a printed function names the parameter after its buffer)."""
+    if _var_keyed(mapping):
+        return list(mapping.items())
     return sorted(mapping.items(), key=lambda kv: str(getattr(kv[0], "name_hint", kv[0])))
 
 
@@ -142,6 +150,10 @@ def _first_mismatch(lhs, rhs, map_free_vars):
             litems, ritems = _mapping_items(l), _mapping_items(r)
             for (lk, lv), (rk, rv) in reversed(list(zip(litems, ritems, strict=True))):
                 label = f"[{str(getattr(lk, 'name_hint', lk))!r}]"
+                if _var_keyed(l):  # TIR variables: compared as variables (by binding), not by name
+                    stack.append((lv, rv, (link, label), False))
+                    stack.append((lk, rk, (link, label), False))
+                    continue
                 if str(getattr(lk, "name_hint", lk)) != str(getattr(rk, "name_hint", rk)):
                     return (link, label), lk, rk
                 stack.append((lv, rv, (link, label), False))
@@ -258,9 +270,10 @@ def structural_hash(node, map_free_vars=False) -> int:
         elif isinstance(v, Mapping):
             items = _mapping_items(v)
             stack.append((v, is_def, len(items)))
+            var_keyed = _var_keyed(v)
             for key, item in reversed(items):
                 stack.append((item, False, -1))
-                stack.append((str(getattr(key, "name_hint", key)), False, -1))
+                stack.append((key, False, -1) if var_keyed else (str(getattr(key, "name_hint", key)), False, -1))
         elif (arr := _array_of(v)) is not None:
             values.append(hash((arr.shape, arr.dtype.str, arr.tobytes())))
         else:

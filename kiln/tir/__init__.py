@@ -156,5 +156,6 @@ from .stmt import (
     stmt_list,
     stmt_seq,
 )
+from .stmt_block import Block, BlockRealize, BufferRegion, MatchBufferRegion
 from .stmt_functor import ir_transform, post_order_visit, pre_order_visit, renew_defs, substitute
 

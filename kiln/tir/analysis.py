@@ -87,6 +87,17 @@ class _UseDef(StmtExprVisitor):
         for s in (*op.source, *op.init, op.condition):
             self.visit_expr(s)
 
+    def visit_block(self, op):
+        for iv in op.iter_vars:
+            self.visit_expr(iv.dom.min)
+            self.visit_expr(iv.dom.extent)
+            self.define(iv.var)
+        for b in op.alloc_buffers:
+            self.define(b.data)
+        for m in op.match_buffers:
+            self.define(m.buffer.data)
+        super().visit_block(op)
+
     def visit_attr_stmt(self, op):
         if isinstance(op.node, E.IterVar):
             self.define(op.node.var)

@@ -20,6 +20,7 @@ from . import dtype as _dt
 from . import expr as E
 from . import op as _op
 from . import stmt as S
+from . import stmt_block as SB
 
 _EXPR_METHODS = {
     E.Var: "visit_var", E.SizeVar: "visit_size_var", E.IntImm: "visit_int_imm", E.FloatImm: "visit_float_imm",
@@ -35,7 +36,7 @@ _STMT_METHODS = {
     S.For: "visit_for", S.While: "visit_while", S.BufferStore: "visit_buffer_store", S.Allocate: "visit_allocate",
     S.DeclBuffer: "visit_decl_buffer", S.SeqStmt: "visit_seq_stmt", S.IfThenElse: "visit_if_then_else",
     S.LetStmt: "visit_let_stmt", S.Evaluate: "visit_evaluate", S.AttrStmt: "visit_attr_stmt",
-    S.AssertStmt: "visit_assert_stmt",
+    S.AssertStmt: "visit_assert_stmt", SB.Block: "visit_block", SB.BlockRealize: "visit_block_realize",
 }
 _BINARY = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max, E.EQ, E.NE, E.LT, E.LE, E.GT,
            E.GE, E.And, E.Or)
@@ -265,6 +266,17 @@ class StmtExprVisitor(_Functor):
     def visit_assert_stmt(self, op):
         self._visit_chain(op)
 
+    def visit_block_realize(self, op):
+        for v in op.iter_values:
+            self.visit_expr(v)
+        self.visit_expr(op.predicate)
+        self.visit_stmt(op.block)
+
+    def visit_block(self, op):
+        if op.init is not None:
+            self.visit_stmt(op.init)
+        self.visit_stmt(op.body)
+
     def _visit_chain(self, op):
         """Visit a chain of let/assert/attr statements with a loop (MakePackedAPI makes long ones)."""
         chain = _body_chain(self, op, StmtExprVisitor)
@@ -412,6 +424,17 @@ class StmtExprMutator(_Functor):
 
     def visit_assert_stmt(self, op):
         return self._mutate_chain(op)
+
+    def visit_block_realize(self, op):
+        values = tuple(self.visit_expr(v) for v in op.iter_values)
+        pred, block = self.visit_expr(op.predicate), self.visit_stmt(op.block)
+        if not _changed(values, op.iter_values) and pred is op.predicate and block is op.block:
+            return op
+        return op.with_fields(iter_values=values, predicate=pred, block=block)
+
+    def visit_block(self, op):
+        init = self.visit_stmt(op.init) if op.init is not None else None
+        return op.with_fields(init=init, body=self.visit_stmt(op.body))
 
     def _mutate_chain(self, op):
         """Mutate a chain of let/assert/attr statements with a loop (MakePackedAPI makes long ones)."""

@@ -11,8 +11,9 @@ The output reads like TVM's ``func.script()``::
 
 Expressions print with Python operator precedence (parentheses only where needed); ``//`` and ``%`` are FloorDiv and
 FloorMod, integer ``Div``/``Mod`` (truncating) print as ``T.truncdiv``/``T.truncmod``. Distinct variables or buffers
-that share a name get suffixes (``i``, ``i_1``), so the text never confuses two of them. It is for reading; kiln has no
-TVMScript parser.
+that share a name get suffixes (``i``, ``i_1``), so the text never confuses two of them.
+``kiln.script.from_source`` parses it back (blocks print as TVM prints them: axes, ``T.reads``/``T.writes``,
+``T.init``).
 """
 
 import math
@@ -21,6 +22,9 @@ from ..runtime.packed_func import register_func
 from . import dtype as _dt
 from . import expr as E
 from . import stmt as S
+from . import stmt as tir_stmt
+from . import stmt_block as SB
+from .stmt_functor import post_order_visit
 
 _BINARY = {  # node -> (symbol, precedence)
     E.Add: ("+", 5), E.Sub: ("-", 5), E.Mul: ("*", 6), E.FloorDiv: ("//", 6), E.FloorMod: ("%", 6),
@@ -30,6 +34,7 @@ _BINARY = {  # node -> (symbol, precedence)
 _KIND = {S.ForKind.SERIAL: "serial", S.ForKind.PARALLEL: "parallel", S.ForKind.VECTORIZED: "vectorized",
          S.ForKind.UNROLLED: "unroll", S.ForKind.THREAD_BINDING: "thread_binding"}
 _ATOM = 10
+_AXIS = {0: "spatial", 2: "reduce", 3: "scan", 4: "opaque"}
 
 
 class _Names:
@@ -66,6 +71,8 @@ class TIRPrinter:
     def __init__(self):
         self.names = _Names()
         self.lines: list[str] = []
+        self.data_owner: dict[int, object] = {}  # id(data var) -> the buffer declared over it (prints A.data)
+        self.views: dict[int, list] = {}  # id(data var) -> buffers to declare with T.Buffer(..., data=) after it
 
     # ---- expressions
     def expr(self, e, prec=0) -> str:
@@ -73,12 +80,22 @@ class TIRPrinter:
         return f"({text})" if p < prec else text
 
     def var(self, v) -> str:
+        owner = self.data_owner.get(id(v))
+        if owner is not None:
+            return f"{self.buffer(owner)}.data"
         return self.names.get(v, v.name_hint)
 
     def buffer(self, b) -> str:
-        if b.name == b.data.name_hint:
-            return self.names.get(b.data, b.name)  # the usual case: the buffer and its data share a name
         return self.names.get(b, b.name)
+
+    def own(self, b):
+        """Declare ``b`` as the owner of its data variable."""
+        self.data_owner.setdefault(id(b.data), b)
+
+    def declare_views(self, data, indent):
+        """Declare the buffers viewing ``data`` that nothing else declares (``T.Buffer(..., data=...)``)."""
+        for b in self.views.pop(id(data), ()):
+            self.emit(indent, f"{self.buffer(b)} = T.Buffer({self._buffer_type(b)}, data={self.var(b.data)})")
 
     def _expr(self, e):
         kind = type(e)
@@ -169,6 +186,12 @@ class TIRPrinter:
                 self.stmt(part, indent)
             return None
         if kind is S.For:
+            grid = _grid(s)
+            if len(grid) > 1:  # TVM's sugar: nested plain loops with independent extents print as one T.grid
+                names = ", ".join(self.var(loop.loop_var) for loop in grid)
+                self.emit(indent, f"for {names} in T.grid({', '.join(self.expr(loop.extent) for loop in grid)}):")
+                self.stmt(grid[-1].body, indent + 1)
+                return None
             self.emit(indent, f"for {self.var(s.loop_var)} in {self._loop_range(s)}:")
             self.stmt(s.body, indent + 1)
             return None
@@ -182,9 +205,11 @@ class TIRPrinter:
             extents = ", ".join(self.expr(x) for x in s.extents)
             cond = "" if _is_true(s.condition) else f", {self.expr(s.condition)}"
             self.emit(indent, f'{self.var(s.buffer_var)} = T.allocate([{extents}], "{s.dtype}", "{s.scope}"{cond})')
+            self.declare_views(s.buffer_var, indent)
             return s.body
         if kind is S.DeclBuffer:
             b = s.buffer
+            self.own(b)
             self.emit(indent, f"{self.buffer(b)} = T.decl_buffer({self._buffer_type(b)}, data={self.var(b.data)})")
             return s.body
         if kind is S.IfThenElse:
@@ -204,7 +229,8 @@ class TIRPrinter:
             elif isinstance(node, E.IterVar):
                 target = self.var(node.var)
             else:
-                target = _quote(str(node)) if isinstance(node, str) else type(node).__name__
+                target = _quote(str(node)) if isinstance(node, str) else \
+                repr(node) if isinstance(node, int | float) else type(node).__name__
             self.emit(indent, f'with T.attr({target}, "{s.attr_key}", {self.expr(s.value)}):')
             self.stmt(s.body, indent + 1)
             return None
@@ -215,11 +241,60 @@ class TIRPrinter:
             self.emit(indent, f"while {self.expr(s.condition)}:")
             self.stmt(s.body, indent + 1)
             return None
+        if kind is SB.BlockRealize:
+            self._block(s, indent)
+            return None
         self.emit(indent, f"<{type(s).__name__}>")
         return None
 
+    def region(self, r) -> str:
+        """``A[i, 0:4]``: a buffer region as a subscript."""
+        parts = []
+        for rng in r.region:
+            if isinstance(rng.extent, E.IntImm) and rng.extent.value == 1:
+                parts.append(self.expr(rng.min))
+            else:
+                parts.append(f"{self.expr(rng.min)}:{self.expr(rng.min + rng.extent)}")
+        return f"{self.buffer(r.buffer)}[{', '.join(parts)}]"
+
+    def _block(self, realize, indent):
+        block = realize.block
+        if block.name_hint == "root" and not block.iter_vars and not block.alloc_buffers and not block.match_buffers \
+                and not len(block.annotations) and block.init is None:
+            self.stmt(block.body, indent)  # TVM omits an empty root block; the parser adds it back
+            return
+        self.emit(indent, f"with T.block({_quote(block.name_hint)}):")
+        indent += 1
+        for iv, value in zip(block.iter_vars, realize.iter_values, strict=True):
+            kind = _AXIS.get(int(iv.iter_type), "opaque")
+            dom = iv.dom
+            text = self.expr(dom.extent) if _is_zero(dom.min) else \
+                f"({self.expr(dom.min)}, {self.expr(dom.min + dom.extent)})"
+            dtype = "" if iv.var.dtype == "int32" else f', dtype="{iv.var.dtype}"'
+            self.emit(indent, f"{self.var(iv.var)} = T.axis.{kind}({text}, {self.expr(value)}{dtype})")
+        if not _is_true(realize.predicate):
+            self.emit(indent, f"T.where({self.expr(realize.predicate)})")
+        self.emit(indent, f"T.reads({', '.join(self.region(r) for r in block.reads)})")
+        self.emit(indent, f"T.writes({', '.join(self.region(r) for r in block.writes)})")
+        if len(block.annotations):
+            items = ", ".join(f"{_quote(k)}: {_py(v)}" for k, v in block.annotations.items())
+            self.emit(indent, f"T.block_attr({{{items}}})")
+        for b in block.alloc_buffers:
+            self.own(b)
+            self.emit(indent, f"{self.buffer(b)} = T.alloc_buffer({self._buffer_type(b)})")
+        for m in block.match_buffers:
+            self.own(m.buffer)
+            self.emit(indent, f"{self.buffer(m.buffer)} = T.match_buffer({self.region(m.source)}, "
+                              f"{self._buffer_type(m.buffer)})")
+        if block.init is not None:
+            self.emit(indent, "with T.init():")
+            self.stmt(block.init, indent + 1)
+        self.stmt(block.body, indent)
+
     def _loop_range(self, s) -> str:
         kind = _KIND[s.kind]
+        if s.kind == S.ForKind.SERIAL and _is_zero(s.min) and not len(s.annotations):
+            return f"range({self.expr(s.extent)})"
         if _is_zero(s.min):
             args = self.expr(s.extent)
         else:
@@ -230,6 +305,27 @@ class TIRPrinter:
             ann = ", ".join(f'"{k}": {_py(v)}' for k, v in s.annotations.items())
             args += f", annotations={{{ann}}}"
         return f"T.{kind}({args})"
+
+    def _find_views(self, f):
+        """Buffers the body accesses that no statement declares: views of other memory."""
+        declared = {id(b) for b in f.buffer_map.values()}
+        used: list = []
+
+        def note(n):
+            if isinstance(n, S.DeclBuffer):
+                declared.add(id(n.buffer))
+            elif isinstance(n, SB.Block):
+                declared.update(id(b) for b in n.alloc_buffers)
+                declared.update(id(m.buffer) for m in n.match_buffers)
+            elif isinstance(n, E.BufferLoad | S.BufferStore):
+                used.append(n.buffer)
+
+        post_order_visit(f.body, note)
+        seen = set()
+        for b in used:
+            if id(b) not in declared and id(b) not in seen:
+                seen.add(id(b))
+                self.views.setdefault(id(b.data), []).append(b)
 
     def _buffer_type(self, b) -> str:
         shape = ", ".join(self.expr(x) for x in b.shape)
@@ -247,27 +343,65 @@ class TIRPrinter:
         from .analysis import undefined_vars
 
         name = f.attrs.get("global_symbol", "main")
+        private = "global_symbol" not in f.attrs
+        param_ids = {id(p) for p in f.params}
+        # a buffer whose shape uses a variable the signature does not bind prints as a handle and a match_buffer
+        # after the variable's declaration, as TVM prints it
+        matched = [(p, buf) for p, buf in f.buffer_map.items()
+                   if any(id(v) not in param_ids for e in _buffer_exprs(buf) for v in undefined_vars(e))]
+        matched_ids = {id(p) for p, _ in matched}
+        for buf in f.buffer_map.values():
+            self.own(buf)
+        self._find_views(f)
         params = []
         for p in f.params:
             buf = f.buffer_map.get(p)
-            if buf is not None:
+            if buf is not None and id(p) not in matched_ids:
                 params.append(f"{self.buffer(buf)}: T.Buffer({self._buffer_type(buf)})")
             else:
                 params.append(f"{self.var(p)}: {_type_ann(p)}")
         ret = f" -> {_type_name(str(f.ret_type))}" if f.ret_type is not None else ""
-        self.lines.append("# from kiln.script import tir as T")
+        self.lines.append("# from tvm.script import tir as T")
         self.lines.append("")
-        self.lines.append("@T.prim_func")
+        self.lines.append("@T.prim_func(private=True)" if private else "@T.prim_func")
         self.lines.append(f"def {_identifier(name)}({', '.join(params)}){ret}:")
-        if len(f.attrs):
-            items = ", ".join(f'"{k}": {_py(v)}' for k, v in f.attrs.items())
+        # the parser names the global symbol after the function, so TVM prints it only when it differs
+        attrs = {k: v for k, v in f.attrs.items() if not (k == "global_symbol" and v == _identifier(name))}
+        if attrs:
+            items = ", ".join(f'"{k}": {_py(v)}' for k, v in attrs.items())
             self.emit(1, f"T.func_attr({{{items}}})")
-        bound = {id(p) for p in f.params} | {id(b.data) for b in f.buffer_map.values()}
-        for v in undefined_vars(f.body, f.params):
+        bound = param_ids | {id(b.data) for b in f.buffer_map.values()}
+        shapes = [_buffer_exprs(b) for b in f.buffer_map.values()]
+        for v in undefined_vars(tir_stmt.stmt_seq(*(tir_stmt.Evaluate(e) for e in sum(shapes, ())), f.body),
+                                f.params):
             if id(v) not in bound and v.dtype != "handle":
                 self.emit(1, f"{self.var(v)} = {_type_ann(v)}()")
+        for p, buf in matched:
+            self.emit(1, f"{self.buffer(buf)} = T.match_buffer({self.var(p)}, {self._buffer_type(buf)})")
+        allocated = set()
+        post_order_visit(f.body, lambda n: allocated.add(id(n.buffer_var)) if isinstance(n, S.Allocate) else None)
+        for key in [k for k in self.views if k not in allocated]:
+            self.declare_views(self.views[key][0].data, 1)
         self.stmt(f.body, 1)
         return "\n".join(self.lines)
+
+
+def _grid(loop) -> list:
+    """The nest of serial loops from 0, without annotations, whose extents use no variable of the nest."""
+    from .analysis import undefined_vars
+
+    out: list = []
+    while isinstance(loop, S.For) and loop.kind == S.ForKind.SERIAL and _is_zero(loop.min) and \
+            not len(loop.annotations):
+        if any(any(v is o.loop_var for o in out) for v in undefined_vars(loop.extent)):
+            break
+        out.append(loop)
+        loop = loop.body
+    return out
+
+
+def _buffer_exprs(buf) -> tuple:
+    return (*buf.shape, *buf.strides, buf.elem_offset)
 
 
 def _reducer_name(e) -> str:

@@ -7,6 +7,7 @@ field order); ``ir_transform`` and ``substitute`` are :class:`StmtExprMutator` s
 
 from . import expr as E
 from . import stmt as S
+from . import stmt_block as SB
 from .functor import StmtExprMutator
 
 
@@ -52,6 +53,8 @@ _CHILDREN = {
     S.Evaluate: (lambda n: n.value,),
     S.AttrStmt: (lambda n: n.node if isinstance(n.node, E.PrimExpr) else None, lambda n: n.value, lambda n: n.body),
     S.AssertStmt: (lambda n: n.condition, lambda n: n.message, lambda n: n.body),
+    SB.BlockRealize: (lambda n: n.iter_values, lambda n: n.predicate, lambda n: n.block),
+    SB.Block: (lambda n: n.init, lambda n: n.body),
 }
 
 

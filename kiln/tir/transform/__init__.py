@@ -2,7 +2,8 @@
 
 Registered names: ``tir.Simplify``, ``tir.FlattenBuffer``, ``tir.UnrollLoop`` (config ``tir.UnrollLoop``),
 ``tir.VectorizeLoop``, ``tir.HoistIfThenElse``, ``tir.RemoveNoOp``, ``tir.LowerIntrin``, ``tir.StorageRewrite``,
-``tir.MakePackedAPI``, ``tir.FP16ComputeLegalize``, ``tir.LegalizeVectorWidth``, ``tir.LowerAllocation``;
+``tir.MakePackedAPI``, ``tir.LowerOpaqueBlock``, ``tir.FP16ComputeLegalize``, ``tir.LegalizeVectorWidth``,
+``tir.LowerAllocation``;
 :mod:`.pipeline` lists them in the order ``kiln.lower`` and ``kiln.build`` run them. Each module also exposes the
 plain function over a PrimFunc (``simplify_prim_func``, ``flatten_buffer`` ...).
 """
@@ -17,6 +18,7 @@ from .inject_int8_dot import InjectInt8DotProduct, inject_int8_dot
 from .legalize_vector_width import LegalizeVectorWidth, legalize_vector_width
 from .lower_allocation import LowerAllocation, lower_allocation
 from .lower_intrin import LowerIntrin, lower_intrin
+from .lower_opaque_block import LowerOpaqueBlock, lower_opaque_block
 from .make_packed_api import MakePackedAPI, make_packed_api
 from .pipeline import build_passes, lower_passes, tir_pipeline  # noqa: E402,I001  (after every pass it lists)
 from .remove_no_op import RemoveNoOp, remove_no_op

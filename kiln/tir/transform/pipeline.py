@@ -2,7 +2,8 @@
 
 Two phases, both defined here and nowhere else:
 
-* **lower** (what ``kiln.lower`` runs, target-independent): ``FlattenBuffer`` (multi-dimensional buffers to flat
+* **lower** (what ``kiln.lower`` runs, target-independent): ``LowerOpaqueBlock`` (TensorIR blocks of scripted
+  functions to loops), ``FlattenBuffer`` (multi-dimensional buffers to flat
   ones), ``Simplify``, ``VectorizeLoop`` (off with the config ``tir.disable_vectorize``), ``StorageRewrite``,
   ``UnrollLoop``, ``HoistIfThenElse`` (one branch per tile instead of one per unrolled statement), ``Simplify``,
   ``RemoveNoOp``;
@@ -26,6 +27,7 @@ from .inject_int8_dot import InjectInt8DotProduct, int8_dot_instruction
 from .legalize_vector_width import LegalizeVectorWidth
 from .lower_allocation import LowerAllocation
 from .lower_intrin import LowerIntrin
+from .lower_opaque_block import LowerOpaqueBlock
 from .make_packed_api import MakePackedAPI
 from .remove_no_op import RemoveNoOp
 from .simplify import Simplify
@@ -41,7 +43,7 @@ register_config("tir.disable_vectorize", bool, False)
 def lower_passes() -> list:
     """The lower phase (see the module docstring), under the current PassContext's config."""
     vectorize = not bool(PassContext.current().config.get("tir.disable_vectorize", False))
-    return [FlattenBuffer(), Simplify(), VectorizeLoop(vectorize), StorageRewrite(), UnrollLoop(),
+    return [LowerOpaqueBlock(), FlattenBuffer(), Simplify(), VectorizeLoop(vectorize), StorageRewrite(), UnrollLoop(),
             HoistIfThenElse(), Simplify(), RemoveNoOp()]
 
 
