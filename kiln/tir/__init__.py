@@ -6,6 +6,24 @@ expressions and intrinsics, visitors, a printer, a numpy evaluator, and (in ``ki
 from ..ir.type import Any  # noqa: E402  (TVM's tir.Any: a dimension known only at run time)
 from . import analysis, stmt_functor
 from .buffer import Buffer, decl_buffer
+from .builtin import (
+    TVMBackendAllocWorkspace,
+    TVMBackendFreeWorkspace,
+    address_of,
+    assume,
+    lookup_param,
+    tvm_access_ptr,
+    tvm_struct_get,
+    tvm_struct_set,
+    tvm_thread_allreduce,
+    tvm_throw_last_error,
+    tvm_tuple,
+    type_annotation,
+    undef,
+    vectorcombine,
+    vectorhigh,
+    vectorlow,
+)
 from .dtype import DataType
 from .expr import (
     EQ,
