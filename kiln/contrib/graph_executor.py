@@ -41,6 +41,14 @@ def create(graph_json_str, libmod, device):
     return GraphModule(get_global_func("tvm.graph_executor.create")(graph_json_str, libmod, device))
 
 
+def _size(value) -> int:
+    """The element count of an input value (0 for one that is not an array: set_input then names the problem)."""
+    try:
+        return int(np.prod(np.shape(value)))
+    except ValueError:  # a ragged list
+        return 0
+
+
 class GraphModule:
     """Wrapper of a graph executor module (TVM's ``GraphModule``).
 
@@ -79,8 +87,11 @@ class GraphModule:
         Raises
         ------
         KilnError
-            When ``key`` is not an input; RuntimeArgumentError when a shape or dtype differs.
+            When ``key`` is not an input, or a value is given without a key; RuntimeArgumentError when a shape
+            or dtype differs.
         """
+        if key is None and value is not None:  # TVM drops the value silently
+            raise KilnError("set_input: a value was given without the input's name or index")
         if key is not None:
             if value is None:
                 raise KilnError(f"set_input: no value given for input {key!r}")
@@ -90,7 +101,7 @@ class GraphModule:
             warnings.warn(f"set_input: the graph has no input{'s' if len(unknown) > 1 else ''} named "
                           f"{', '.join(map(repr, unknown))}; skipped", stacklevel=2)
         # the largest arrays first, as TVM does (it matters for remote sessions, harmless here)
-        for name in sorted(params, key=lambda k: -int(np.prod(np.shape(params[k])))):
+        for name in sorted(params, key=lambda k: -_size(params[k])):
             if name not in unknown:
                 self._set_input(name, params[name])
 

@@ -18,12 +18,15 @@ its methods are also PackedFuncs by TVM's names: ``m["set_input"](0, data)``, ``
 
 import ctypes
 import json
+import math
 
 import numpy as np
 
 from ..error import KilnError, RuntimeArgumentError
 from .container import Map, ShapeTuple, String
 from .device import Device, cpu
+from .graph_json import entry_dtype, parse_graph
+from .graph_json import graph_attr as _attr
 from .host import physical_memory
 from .library import TYPE_CODE_DLTENSOR, LibraryFunction, TVMValue, _dltensor
 from .module import Module
@@ -36,30 +39,6 @@ __all__ = ["GraphExecutor", "parse_graph", "FUNCTION_NAMES"]
 FUNCTION_NAMES = ("set_input", "set_input_zero_copy", "run", "get_output", "get_input", "get_num_outputs",
                   "get_num_inputs", "get_input_index", "get_output_index", "get_input_info", "load_params")
 """The PackedFuncs an executor module provides (``m[name]``)."""
-
-
-def _attr(graph, key, kind):
-    entry = graph.get("attrs", {}).get(key)
-    if not isinstance(entry, list) or len(entry) != 2 or entry[0] != kind:
-        raise KilnError(f"graph executor: the graph JSON has no attribute {key!r} of kind {kind}")
-    return entry[1]
-
-
-def parse_graph(graph_json) -> dict:
-    """The graph as a dict, checked for the fields the executor needs (KilnError naming a missing one)."""
-    try:
-        graph = json.loads(graph_json) if isinstance(graph_json, str | bytes) else dict(graph_json)
-    except json.JSONDecodeError as exc:
-        raise KilnError(f"graph executor: the graph is not valid JSON ({exc})") from exc
-    for key in ("nodes", "arg_nodes", "heads", "node_row_ptr", "attrs"):
-        if key not in graph:
-            raise KilnError(f"graph executor: the graph JSON has no {key!r}")
-    count = graph["node_row_ptr"][-1]
-    for key, kind in (("shape", "list_shape"), ("dltype", "list_str"), ("storage_id", "list_int")):
-        if len(_attr(graph, key, kind)) != count:
-            raise KilnError(f"graph executor: attribute {key!r} has {len(_attr(graph, key, kind))} entries, the "
-                            f"graph has {count}")
-    return graph
 
 
 def _describe(value) -> str:
@@ -83,8 +62,8 @@ class GraphExecutor(Module):
 
     def __init__(self, graph_json, lib, device=None):
         super().__init__()
-        self.graph_json = graph_json if isinstance(graph_json, str) else json.dumps(graph_json)
         graph = parse_graph(graph_json)
+        self.graph_json = graph_json if isinstance(graph_json, str) else json.dumps(graph)
         self.device = device if isinstance(device, Device) else cpu(0)
         self.lib = lib
         if lib is not None:
@@ -92,7 +71,7 @@ class GraphExecutor(Module):
         self.nodes = graph["nodes"]
         self.row = graph["node_row_ptr"]
         self.shapes = [tuple(s) for s in _attr(graph, "shape", "list_shape")]
-        self.dtypes = [np.dtype("bool" if d in ("bool", "uint1") else d) for d in _attr(graph, "dltype", "list_str")]
+        self.dtypes = [entry_dtype(d) for d in _attr(graph, "dltype", "list_str")]
         self.input_nodes = list(graph["arg_nodes"])
         self.input_names = [self.nodes[n]["name"] for n in self.input_nodes]
         self.input_index = {name: k for k, name in enumerate(self.input_names)}
@@ -108,7 +87,7 @@ class GraphExecutor(Module):
     def _allocate(self, storage_ids) -> list:
         sizes: dict = {}
         for eid, sid in enumerate(storage_ids):
-            nbytes = int(np.prod(self.shapes[eid], dtype=np.int64)) * self.dtypes[eid].itemsize
+            nbytes = math.prod(self.shapes[eid]) * self.dtypes[eid].itemsize  # Python ints: a huge shape must not wrap
             sizes[sid] = max(sizes.get(sid, 0), nbytes)
         total, limit = sum(sizes.values()), physical_memory()
         if total > limit:
@@ -183,7 +162,11 @@ class GraphExecutor(Module):
         elif isinstance(value, np.ndarray | np.generic):
             src = np.asarray(value)
         elif isinstance(value, bool | int | float | list | tuple):
-            src = np.asarray(value, dtype=target.dtype)
+            try:
+                src = np.asarray(value, dtype=target.dtype)
+            except (TypeError, ValueError, OverflowError) as exc:  # ragged lists, values the dtype cannot hold
+                raise RuntimeArgumentError(f"set_input {name!r}: the value is not a {target.dtype} array ({exc})") \
+                    from None
         else:
             raise RuntimeArgumentError(f"set_input {name!r}: expected an NDArray or numpy array, got "
                                        f"{type(value).__name__}")

@@ -68,6 +68,13 @@ def test_set_input_errors(two_output_lib):
         m.set_input("data", np.ones((2, 4), "float32"))
     with pytest.raises(KilnError, match="no value given for input 'x'"):
         m.set_input("x")
+    # found by the bad-input probe: TVM drops a value given without a key; a ragged list raised numpy's ValueError
+    with pytest.raises(KilnError, match="a value was given without the input's name or index"):
+        m.set_input(None, np.ones((2, 4), "float32"))
+    for call in (lambda: m.set_input("x", [[1, 2], [3]]), lambda: m.set_input(x=[[1, 2], [3]]),
+                 lambda: m.run(x=[[1, 2], [3]])):
+        with pytest.raises(RuntimeArgumentError, match="set_input 'x': the value is not a float32 array"):
+            call()
     with pytest.raises(KilnError, match="wraps a graph executor module"):
         graph_executor.GraphModule(lib)  # the factory itself, not lib["default"](dev)
     assert isinstance(graph_executor.GraphModule(lib["default"](tvm.cpu(0))).module, kiln.runtime.Module)

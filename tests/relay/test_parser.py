@@ -348,3 +348,15 @@ def test_deeply_nested_text_is_a_diagnostic():
     text = "def @main(%x: float32) { " + "exp(" * 5000 + "%x" + ")" * 5000 + " }"
     with pytest.raises(DiagnosticError, match="nested too deeply"):
         relay.parse(text)
+
+
+def test_damaged_metadata_section_is_a_diagnostic():
+    """Found by the bad-input probe: a metadata constant whose data does not fill its shape raised numpy's
+    ValueError from inside the parser."""
+    x = relay.var("x", shape=(2, 2))
+    text = IRModule.from_expr(relay.Function([x], relay.add(x, relay.const(np.ones((2, 2), "float32"))))).astext()
+    damaged = text.replace('"shape": [2, 2]', '"shape": [2, 0]')
+    assert damaged != text
+    with pytest.raises(DiagnosticError, match=r"invalid metadata section: .*relay.Constant\): an array of shape "
+                                              r"\[2, 0\] and dtype float32 needs 0 bytes, its data has 16"):
+        relay.parse(damaged)

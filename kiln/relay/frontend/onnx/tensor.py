@@ -243,6 +243,9 @@ class Slice(OnnxOpConverter):
             # axes and steps: their values when they are constants, else their expressions
             axes, steps = (g if v is None else v for g, v in zip(given[2:], values[2:], strict=True))
             return dynamic.strided_slice(inputs[0], given[0], given[1], axes, steps, ctx)
+        for what, value in zip(("starts", "ends", "axes", "steps"), values, strict=True):
+            if value is not None and np.ndim(value) != 1:  # ONNX Runtime refuses a scalar too
+                raise ctx.error(f"{what} must be a 1-D tensor, got one of shape {np.shape(value)}")
         starts, ends, axes, steps = values
         return cls._slice(inputs[0], starts.reshape(-1), ends.reshape(-1),
                           None if axes is None else axes.reshape(-1), None if steps is None else steps.reshape(-1),

@@ -181,3 +181,15 @@ def test_mutation_fuzzer_finds_no_bug():
     bugs = [f"{o.kind} {o.mutation}: {o.detail} (replay: {o.replay()})" for o in outcomes if o.is_bug]
     assert not bugs, "\n".join(bugs)
     assert {o.kind for o in outcomes} >= {"ok", "refused"}
+
+
+def test_slice_operands_must_be_one_dimensional():
+    """Found by the mutation fuzzer (seed 5000, case 78): a flipped byte dropped the dims of Slice's ``starts``;
+    ONNX Runtime refuses a scalar there, kiln read it as one value."""
+    starts = numpy_helper.from_array(np.array(0, "int64"), "starts")
+    ends = numpy_helper.from_array(np.array([2], "int64"), "ends")
+    node = helper.make_node("Slice", ["x", "starts", "ends"], ["y"], name="s")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [starts, ends])
+    refused(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+            "ONNX node 's' (Slice): starts must be a 1-D tensor, got one of shape ()")
