@@ -535,7 +535,7 @@ class Parser(TypeParsing):
             raise self.error(f"operator {op.name}: missing attributes {', '.join(missing)}", start)
         try:
             return attrs_type(**{k: v for k, (v, _) in kwargs.items()})
-        except (KilnError, ValueError, TypeError) as exc:
+        except (KilnError, ValueError, TypeError, ArithmeticError) as exc:  # 1e400 where an int goes: inf
             raise self.error(f"invalid attributes for operator {op.name}: {exc}", start) from None
 
     def parse_attr_value(self):

@@ -220,6 +220,23 @@ def _consume_vm_code(state, data, path):
     VirtualMachine(exe, _cpu()).run(np.ones((3, 4), "float32")).numpy()
 
 
+def _damage_resealed(data: bytes, rng: random.Random):
+    """Damage a VM executable's header (JSON) or constants and seal it again with a valid digest: what a buggy
+    writer would produce, which the digest cannot catch and the loader's checks must."""
+    from ..runtime.vm import serialize
+
+    fixed = serialize._FIXED
+    _, _, _, header_size, _, _ = fixed.unpack_from(data)
+    header, constants = data[fixed.size:fixed.size + header_size], data[fixed.size + header_size:]
+    if rng.random() < 0.75:
+        text, what = damage_json(header.decode(), rng)
+        header, what = text.encode("utf-8", "surrogatepass"), f"header: {what}"
+    else:
+        constants, what = damage_bytes(constants, rng)
+        what = f"constants: {what}"
+    return serialize.pack(header, constants), f"{what}, sealed again"
+
+
 # misuse of a built module: the value, name and call form are drawn by the case's random generator
 _DTYPES = ["bool", "int8", "int32", "int64", "float16", "float32", "float64", "uint8"]
 
@@ -262,6 +279,8 @@ def _consume_graph_misuse(lib, call, path):
     from ..contrib import graph_executor
 
     form, name, value = call
+    if form == "set_input" and name is None and value is None:
+        return  # set_input() with nothing to set: a no-op, as in TVM
     module = graph_executor.GraphModule(lib["default"](_cpu()))
     if form == "keyword":
         module.set_input(**{str(name): value})
@@ -295,6 +314,7 @@ TARGETS = {t.name: t for t in [
     ProbeTarget("load_param_dict", "graph.params", damage_bytes, _consume_params, _setup_graph),
     ProbeTarget("graph_executor.create", "graph.json", damage_json, _consume_graph_json, _setup_graph),
     ProbeTarget("vm.load_exec", "vm.code", damage_bytes, _consume_vm_code, _setup_vm),
+    ProbeTarget("vm.load_exec.resealed", "vm.code", _damage_resealed, _consume_vm_code, _setup_vm),
     ProbeTarget("graph_executor.inputs", "graph.json", _mutate_misuse, _consume_graph_misuse, _setup_graph),
     ProbeTarget("vm.inputs", "vm.code", _mutate_misuse, _consume_vm_misuse, _setup_vm),
 ]}

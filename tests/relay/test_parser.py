@@ -263,6 +263,9 @@ def test_spans_point_at_the_source():
     ("def @main(%x: float32) { nn.conv2d(%x, %x, channels=\"a\") }", 1, 26, "invalid attributes for operator"),
     ("fn (%x) { %x }", 1, 1, "expected `def`"),
     ("def @main(%x: float32) { meta[relay.Constant][0] }", 1, 26, "metadata table"),
+    ("def @main(%x: Tensor[(1, 1, 4, 4), float32]) { nn.max_pool2d(%x, pool_size=[1, 1], strides=[1e400, 1]) }",
+     1, 48,
+     "invalid attributes for operator nn.max_pool2d"),  # found by the bad-input probe: it was an OverflowError
     ("def @main(%x: float32) { exp(%x) ", 1, 34, "expected `}`"),
 ])
 def test_diagnostics_carry_line_and_column(text, line, column, message):

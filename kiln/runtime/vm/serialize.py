@@ -169,7 +169,7 @@ class _Checker:
                         where, f"expected a shape (non-negative ints), got {value!r:.60}")
             return tuple(value)
         if kind == "dtype":
-            self.expect(value in DTYPES, where, f"unknown dtype {value!r}")
+            self.expect(isinstance(value, str) and value in DTYPES, where, f"unknown dtype {value!r:.60}")
             return value
         self.expect(isinstance(value, str), where, f"expected a str, got {value!r:.60}")
         return value
@@ -243,10 +243,11 @@ def load(data) -> tuple:
     functions, primitives, num_constants = _check_header(header if isinstance(header, dict) else {}, "load_exec")
     late = _late_bound(header.get("late_bound", {}), num_constants)
     constants = load_param_dict(bytes(body[header_size:])) if const_size else {}
-    immediate = [str(i) for i in range(num_constants) if i not in late]
-    if list(constants) != immediate:
+    # the counts first: a damaged num_constants (2**40) must not be counted up to
+    if len(constants) + len(late) != num_constants or list(constants) != [
+            str(i) for i in range(num_constants) if i not in late]:
         but = f" but the late-bound {', '.join(map(str, sorted(late)))}" if late else ""
-        raise KilnError(f"load_exec: constants: expected {len(immediate)} constants named 0..{num_constants - 1}"
+        raise KilnError(f"load_exec: constants: expected {num_constants - len(late)} constants named 0..{num_constants - 1}"
                         f"{but}, got {len(constants)}")
     return functions, tuple(late[i] if i in late else constants[str(i)] for i in range(num_constants)), primitives
 
@@ -259,7 +260,8 @@ def _late_bound(table, num_constants) -> dict:
     for key, entry in table.items():
         ok = (key.isdigit() and int(key) < num_constants and isinstance(entry, list) and len(entry) == 3
               and isinstance(entry[0], str) and isinstance(entry[1], list)
-              and all(isinstance(d, int) and d >= 0 for d in entry[1]) and entry[2] in DTYPES)
+              and all(isinstance(d, int) and d >= 0 for d in entry[1]) and isinstance(entry[2], str)
+              and entry[2] in DTYPES)
         if not ok:
             raise KilnError(f"load_exec: late-bound constant {key!r}: malformed entry {entry!r:.80}")
         out[int(key)] = LateBound(*entry)

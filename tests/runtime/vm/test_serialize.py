@@ -116,6 +116,12 @@ MALFORMED = [
     ("kernel names", lambda h: h.__setitem__("primitives", [3]), r"kernel names must be str"),
     ("constant count", lambda h: h.__setitem__("num_constants", 3), r"expected 3 constants named 0..2, got 2"),
     ("bool as int", _set_instruction(0, 0, ["LoadConst", True, 1]), r"constant index True is out of range"),
+    # found by the bad-input probe (vm.load_exec.resealed): a TypeError, and a count to 2**40 that never ended
+    ("dtype not a str", _set_instruction(0, 4, ["AllocTensor", 3, 0, [4], [-1], 4]), r"unknown dtype \[-1\]"),
+    ("late-bound dtype not a str", lambda h: h.__setitem__("late_bound", {"0": ["c", [1], {}]}),
+     r"late-bound constant '0': malformed entry"),
+    ("huge constant count", lambda h: h.__setitem__("num_constants", 1 << 40),
+     r"expected 1099511627776 constants named 0..1099511627775, got 2"),
 ]
 
 
