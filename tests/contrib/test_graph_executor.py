@@ -66,6 +66,10 @@ def test_set_input_errors(two_output_lib):
         m.set_input("x", np.ones((2, 4), "int64"))
     with pytest.raises(KilnError, match="no input named 'data'"):
         m.set_input("data", np.ones((2, 4), "float32"))
+    with pytest.raises(KilnError, match="run: the graph has no input named 'data'; its inputs are 'x'"):
+        m.run(data=np.ones((2, 4), "float32"))  # unlike set_input(**params), run(**inputs) names only inputs
+    with pytest.raises(RuntimeArgumentError, match=r"set_input 'x'.*shape \(2, 4\).*shape \(2, 4, 1\)"):
+        m.set_input("x", np.ones((2, 4, 1), "float32"))  # a shape of another rank
     with pytest.raises(KilnError, match="no value given for input 'x'"):
         m.set_input("x")
     # found by the bad-input probe: TVM drops a value given without a key; a ragged list raised numpy's ValueError

@@ -240,7 +240,8 @@ def _first_line(exc) -> str:
     return text.splitlines()[0][:300] if text else ""
 
 
-def fuzz(graphs, seed=0, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=12, log=None, vm=False) -> Report:
+def fuzz(graphs, seed=0, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=12, log=None, vm=False, minutes=None,
+         progress=100) -> Report:
     """Check graphs ``seed`` .. ``seed + graphs - 1``.
 
     Parameters
@@ -254,9 +255,13 @@ def fuzz(graphs, seed=0, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=12, l
     max_ops : int
         The most operators a graph applies.
     log : callable, optional
-        Called with each finding's text, and with a progress line every 100 graphs.
+        Called with each finding's text, and with a progress line every ``progress`` graphs.
     vm : bool, optional
         Also run every graph on the Relay VM, and let graphs branch on run-time conditions (:func:`check_graph`).
+    minutes : float, optional
+        A wall-clock budget: no graph is started after it (the report says how many were checked).
+    progress : int
+        Graphs between progress lines.
 
     Returns
     -------
@@ -265,6 +270,8 @@ def fuzz(graphs, seed=0, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=12, l
     report = Report()
     start = time.time()
     for s in range(seed, seed + graphs):
+        if minutes is not None and time.time() - start > 60 * minutes:
+            break
         findings, builds = check_graph(s, targets, opt_levels, max_ops, vm)
         report.graphs += 1
         report.builds += builds
@@ -272,7 +279,7 @@ def fuzz(graphs, seed=0, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=12, l
         if log is not None:
             for f in findings:
                 log(str(f))
-            if report.graphs % 100 == 0:
+            if report.graphs % progress == 0:
                 log(f"... {report.graphs} graphs, {len(report.findings)} findings, {time.time() - start:.0f} s")
     report.seconds = time.time() - start
     return report
@@ -290,6 +297,8 @@ def main(argv=None) -> int:
     parser.add_argument("--vm", action="store_true",
                         help="also run on the Relay VM, with graphs that branch on run-time conditions")
     parser.add_argument("--verbose", action="store_true", help="print each graph's IR with its findings")
+    parser.add_argument("--minutes", type=float, default=None, help="start no graph after this many minutes")
+    parser.add_argument("--progress", type=int, default=100, help="graphs between progress lines (default 100)")
     args = parser.parse_args(argv)
     targets = tuple(t for t in args.targets.split(",") if t)
     levels = tuple(int(x) for x in args.opt_levels.split(",") if x)
@@ -300,7 +309,7 @@ def main(argv=None) -> int:
         if args.verbose and text.startswith("seed "):
             print(random_graph(int(text.split()[1]), args.max_ops, args.vm)[0], flush=True)
 
-    report = fuzz(count, first, targets, levels, args.max_ops, log, args.vm)
+    report = fuzz(count, first, targets, levels, args.max_ops, log, args.vm, args.minutes, max(1, args.progress))
     if args.verbose and args.replay is not None and not report.findings:
         print(random_graph(args.replay, args.max_ops, args.vm)[0])
     print(report.summary())

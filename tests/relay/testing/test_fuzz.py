@@ -80,6 +80,13 @@ def test_command_line(capsys):
     assert "1 graphs, 1 builds" in capsys.readouterr().out
 
 
+def test_a_time_budget_stops_starting_graphs():
+    """``--minutes`` bounds a long on-demand run by wall time; the report counts the graphs that were checked."""
+    lines = []
+    report = fuzz.fuzz(50, seed=7, targets=("llvm",), opt_levels=(0,), log=lines.append, minutes=1e-4, progress=1)
+    assert report.graphs == 1 and report.builds == 1 and lines == [lines[0]] and lines[0].startswith("... 1 graphs")
+
+
 @pytest.mark.needs_cc
 def test_float16_module_assembles_on_every_cpu():
     """Seed 5046 mixes float16 kernels into a C module: GCC 12 with -march=native on an AVX512-FP16 CPU emitted masked
