@@ -247,8 +247,8 @@ def load(data) -> tuple:
     if len(constants) + len(late) != num_constants or list(constants) != [
             str(i) for i in range(num_constants) if i not in late]:
         but = f" but the late-bound {', '.join(map(str, sorted(late)))}" if late else ""
-        raise KilnError(f"load_exec: constants: expected {num_constants - len(late)} constants named 0..{num_constants - 1}"
-                        f"{but}, got {len(constants)}")
+        raise KilnError(f"load_exec: constants: expected {num_constants - len(late)} constants named "
+                        f"0..{num_constants - 1}{but}, got {len(constants)}")
     return functions, tuple(late[i] if i in late else constants[str(i)] for i in range(num_constants)), primitives
 
 
