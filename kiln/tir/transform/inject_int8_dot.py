@@ -6,7 +6,7 @@ four consecutive input channels innermost in both operands and sum them in the r
 weight's output channels ``v`` four bytes apart. After lowering, the loop over one vector of outputs reads::
 
     for v in range(L):
-        C[c + v] = C[c + v] + DOT
+        C[c + v] = C[c + v] + DOT          (or C[c + v] = DOT, a reduction of one step)
 
 where ``DOT`` is one of the two forms below, ``a_j = int32(A[a + j])`` (``A`` uint8, ``a`` free of ``v``) and
 ``b_j = int32(B[b + 4 v + j])`` (``B`` int8):
@@ -154,15 +154,16 @@ class _Matcher:
                 and loop.extent.value == lanes and isinstance(loop.body, S.BufferStore)):
             return None
         store, v = loop.body, loop.loop_var
-        if store.buffer.dtype != "int32" or len(store.indices) != 1 or not isinstance(store.value, E.Add):
+        if store.buffer.dtype != "int32" or len(store.indices) != 1:
             return None
         terms = _terms(store.value, [])  # (acc + d1) + d2 ... in any association
         c_idx = store.indices[0]
         accs = [t for t in terms if isinstance(t, E.BufferLoad) and t.buffer is store.buffer
                 and self.analyzer.can_prove_equal(t.indices[0], c_idx)]
-        if len(accs) != 1:
+        if len(accs) > 1:
             return None
-        dot = [t for t in terms if t is not accs[0]]
+        accumulate = bool(accs)  # a one-step reduction stores the dot product itself
+        dot = [t for t in terms if not accs or t is not accs[0]]
         groups = self.products(dot)
         if groups is None:
             return None
@@ -191,22 +192,23 @@ class _Matcher:
             return None
         if self.instr.saturating and sorted([j - first for j in g] for g in offsets) != [[0, 1], [2, 3]]:
             return None  # pmaddubsw sums adjacent bytes
-        return self._emit(store.buffer, c0, a_buf, _plus(a0, first), b_buf, _plus(b0, first))
+        return self._emit(store.buffer, c0, a_buf, _plus(a0, first), b_buf, _plus(b0, first), accumulate)
 
-    def _emit(self, c_buf, c0, a_buf, a0, b_buf, b0):
+    def _emit(self, c_buf, c0, a_buf, a0, b_buf, b0, accumulate):
         lanes = self.instr.lanes
         quad = E.BufferLoad(a_buf, (E.Ramp(a0, E.IntImm(a0.dtype, 1), 4),))
         a_vec = E.Broadcast(_bitcast("int32", quad), lanes)
         b_vec = E.BufferLoad(b_buf, (E.Ramp(b0, E.IntImm(b0.dtype, 1), 4 * lanes),))
         c_index = E.Ramp(c0, E.IntImm(c0.dtype, 1), lanes)
-        acc = E.BufferLoad(c_buf, (c_index,))
         vec32 = f"int32x{lanes}"
+        acc = E.BufferLoad(c_buf, (c_index,)) if accumulate else E.Broadcast(E.IntImm("int32", 0), lanes)
         if self.instr.saturating:
             pmaddubsw, pmaddwd = self.instr.intrinsics
             pairs = call_llvm_pure_intrin(f"int16x{2 * lanes}", pmaddubsw, _bitcast(f"uint8x{4 * lanes}", a_vec),
                                           b_vec)
             ones = E.Broadcast(E.IntImm("int16", 1), 2 * lanes)
-            value = E.Add(acc, call_llvm_pure_intrin(vec32, pmaddwd, pairs, ones))
+            quads = call_llvm_pure_intrin(vec32, pmaddwd, pairs, ones)
+            value = E.Add(acc, quads) if accumulate else quads
         else:
             value = call_llvm_pure_intrin(vec32, self.instr.intrinsics[0], acc, a_vec, _bitcast(vec32, b_vec))
         return S.BufferStore(c_buf, value, (c_index,))

@@ -3,7 +3,7 @@
 # ruff: noqa: F401  (re-exports)
 
 from ..transform import flatten
-from .alter_layout import conv2d_alter_layout, dense_alter_layout
+from .alter_layout import conv2d_alter_layout, conv2d_legalize, dense_alter_layout, dense_legalize
 from .conv2d import (
     conv2d,
     conv2d_nchw,

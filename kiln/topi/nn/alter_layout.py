@@ -10,7 +10,7 @@ replaces what AlterOpLayout does on CPUs.
 
 from ...target.generic_func import generic_func
 
-__all__ = ["conv2d_alter_layout", "dense_alter_layout"]
+__all__ = ["conv2d_alter_layout", "dense_alter_layout", "conv2d_legalize", "dense_legalize"]
 
 
 @generic_func
@@ -39,4 +39,30 @@ def conv2d_alter_layout(attrs, inputs, tinfos, out_type):
 def dense_alter_layout(attrs, inputs, tinfos, out_type):
     """The layout alteration of a dense call for the current target (default: none); arguments as
     :func:`conv2d_alter_layout`."""
+    return None
+
+
+@generic_func
+def conv2d_legalize(attrs, inputs, types):
+    """The legalization of a conv2d call for the current target (TVM's ``topi.nn.conv2d_legalize``; default: none).
+
+    Parameters
+    ----------
+    attrs : Conv2DAttrs
+    inputs : list of relay.Expr
+        Its data and weight.
+    types : list of TensorType
+        Their types, then the call's.
+
+    Returns
+    -------
+    new : relay.Expr or None
+    """
+    return None
+
+
+@generic_func
+def dense_legalize(attrs, inputs, types):
+    """The legalization of a dense call for the current target (TVM's ``topi.nn.dense_legalize``; default: none);
+    arguments as :func:`conv2d_legalize`."""
     return None

@@ -30,6 +30,7 @@ from .dense import (
     schedule_dense_nopack,
     schedule_gemm,
 )
+from .dense_int8 import dense_int8, int8_dense_supported, schedule_dense_int8
 from .dispatch import anchor_tag, schedule_auto
 from .injective import schedule_concatenate, schedule_injective, schedule_injective_from_existing
 from .pooling import schedule_pool

@@ -8,6 +8,7 @@ tag) and ``FTVMStrategy``; ``kiln.relay`` imports it after the operators. LowerT
 """
 
 from ....ir.op import Op
+from . import x86_legalize  # noqa: F401  (registers FTVMLegalize of nn.conv2d and nn.dense)
 from .base import (
     OpImplementation,
     OpStrategy,

@@ -11,7 +11,8 @@ The forms, at a higher plevel (15) than the generic one (10) when the call fits:
   packed layouts
   themselves -> ``conv2d_NCHWc`` (grouped too, each group whole blocks); packed depthwise ->
   ``depthwise_conv2d_NCHWc``; every other layout -> the direct computes, all with their x86 schedules;
-* ``nn.dense``/``nn.matmul`` with a ``(N, K)`` weight on 2-D data -> ``dense_nopack`` for at most
+* ``nn.dense``/``nn.matmul`` with a ``(N, K)`` weight on 2-D data -> ``dense_int8`` for uint8 x int8 -> int32 on
+  a CPU with an 8-bit dot product, else ``dense_nopack`` for at most
   :data:`NOPACK_MAX_ROWS` rows, else ``dense_pack``; ``nn.matmul`` with a ``(K, N)`` operand -> ``matmul_tile``;
   ``nn.batch_matmul`` -> ``batch_matmul_pack``; ``nn.contrib_dense_pack`` -> its generic compute with the GEMM
   schedule;
@@ -124,6 +125,9 @@ def _conv2d_strategy(attrs, inputs, out_type, target):
 def _dense_like(data, weight, out_dtype, target):
     """The x86 dense compute and schedule for 2-D ``data`` and a ``(N, K)`` weight, or None when the generic one is
     better (:func:`kiln.topi.x86.dense_form`). The unpacked form is the template ``dense_nopack.x86``."""
+    if x86.int8_dense_supported(data.dtype, weight.dtype, out_dtype, target) and \
+            all(isinstance(d, int) for d in (*get_const_tuple(data.shape), *get_const_tuple(weight.shape))):
+        return x86.dense_int8(data, weight, out_dtype, target), x86.schedule_dense_int8
     rows, reduced = get_const_tuple(data.shape)
     form = x86.dense_form(rows, reduced, get_const_tuple(weight.shape)[0], target, out_dtype)
     if form == "nopack":
