@@ -48,6 +48,7 @@ class TVMValue(ctypes.Union):
 
 
 TYPE_CODE_INT, TYPE_CODE_FLOAT, TYPE_CODE_NULL, TYPE_CODE_DLTENSOR = 0, 2, 4, 7
+TYPE_CODE_HANDLE, TYPE_CODE_BOOL = 3, 15
 _DL_CODES = {"i": 0, "u": 1, "f": 2, "b": 6}
 _PACKED_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p,
                               ctypes.c_void_p, ctypes.c_void_p)
@@ -97,6 +98,19 @@ def _arg_name(func_name, specs, i) -> str:
     return f"{func_name}: argument {i}"
 
 
+def _returned(ret, code):
+    """The value a packed function returned with ``T.ret`` (None when it returned none)."""
+    if code == TYPE_CODE_INT:
+        return int(ret.v_int64)
+    if code == TYPE_CODE_BOOL:
+        return bool(ret.v_int64)
+    if code == TYPE_CODE_FLOAT:
+        return float(ret.v_float64)
+    if code == TYPE_CODE_HANDLE:
+        return ret.v_handle
+    return None
+
+
 class LibraryFunction:
     """A function of a loaded library, callable with NDArrays, numpy arrays and Python numbers."""
 
@@ -116,17 +130,21 @@ class LibraryFunction:
 
     def __call__(self, *args):
         staged = []
+        ret = TVMValue()
+        ret_code = ctypes.c_int32(TYPE_CODE_NULL)
         try:
-            status = self._call_packed(args, staged) if self.packed else self._call_plain(args, staged)
+            status = self._call_packed(args, staged, ret, ret_code) if self.packed else \
+                self._call_plain(args, staged)
             if status != 0:
                 message = self.library.last_error()
                 raise RuntimeArgumentError(f"{self.name}: {message}" if self.name not in message else message)
         finally:
             for arg in staged:
                 arg.copy_back()
+        return _returned(ret, ret_code.value)
 
     # ---- packed convention
-    def _call_packed(self, args, staged):
+    def _call_packed(self, args, staged, ret, ret_code):
         n = len(args)
         values = (TVMValue * max(n, 1))()
         codes = (ctypes.c_int32 * max(n, 1))()
@@ -150,8 +168,6 @@ class LibraryFunction:
                 raise RuntimeArgumentError(
                     f"{_arg_name(self.name, self.params, i)}: cannot pass {_describe(value)} to compiled code "
                     f"(expected an NDArray, a numpy array or a number)")
-        ret = TVMValue()
-        ret_code = ctypes.c_int32(0)
         return self._fn(values, codes, n, ctypes.byref(ret), ctypes.byref(ret_code), None)
 
     # ---- plain convention

@@ -186,3 +186,28 @@ def test_errors_name_the_line():
         @T.prim_func
         def bad2(A):
             pass
+
+
+@pytest.mark.parametrize("target", ["llvm", "c"])
+def test_function_returning_a_value(target):
+    @T.prim_func
+    def add_i8(x: T.int8, y: T.int8) -> T.int8:
+        T.evaluate(T.ret(x + y, dtype="int8"))
+
+    @T.prim_func
+    def div_f32(x: T.float32, y: T.float32) -> T.float32:
+        T.evaluate(T.ret(x / y))
+
+    @T.prim_func
+    def less(x: T.int32, y: T.int32) -> T.bool:
+        T.evaluate(T.ret(x < y))
+
+    rng = np.random.default_rng(0)
+    f = kiln.build(add_i8, target=target)
+    for x, y in rng.integers(-128, 128, size=(8, 2)):
+        assert f(int(x), int(y)) == (int(x) + int(y) + 128) % 256 - 128  # int8 arithmetic wraps
+    assert f(127, 1) == -128  # int8 wraps, as numpy's int8 does
+    g = kiln.build(div_f32, target=target)
+    assert g(1.0, 4.0) == 0.25
+    h = kiln.build(less, target=target)
+    assert h(1, 2) is True and h(3, 2) is False

@@ -40,6 +40,7 @@ from .. import expr as E
 from .. import stmt as S
 from ..buffer import decl_buffer
 from ..function import CallingConv
+from ..functor import StmtExprMutator
 from ..intrin import call_intrin, isnullptr
 from .function_pass import PrimFuncPass
 
@@ -47,6 +48,7 @@ K_ARR_DATA, K_ARR_SHAPE, K_ARR_STRIDES, K_ARR_NDIM = 1, 2, 3, 4
 K_ARR_TYPE_CODE, K_ARR_TYPE_BITS, K_ARR_TYPE_LANES, K_ARR_BYTE_OFFSET = 5, 6, 7, 8
 K_ARR_DEVICE_ID, K_ARR_DEVICE_TYPE, K_TVM_VALUE_CONTENT = 9, 10, 12
 TYPE_INT, TYPE_UINT, TYPE_FLOAT, TYPE_HANDLE, TYPE_NULL, TYPE_DLTENSOR, TYPE_NDARRAY = 0, 1, 2, 3, 4, 7, 13
+TYPE_BOOL = 15  # TVM's kTVMArgBool: a returned bool
 DL_CODES = {"int": 0, "uint": 1, "float": 2, "bfloat": 4, "bool": 6}
 KDL_CPU = 1
 
@@ -183,11 +185,39 @@ def make_packed_api(func):
             _tensor_checks(b, names[i], i, param, buf, args, codes)
         else:
             _scalar_binding(b, names[i], i, param, args, codes)
-    body = b.wrap(func.body)
+    body = b.wrap(_ReturnRewriter(out_value, out_code).visit_stmt(func.body))
     attrs = dict(func.attrs.items())
     attrs["calling_conv"] = int(CallingConv.C_PACKED_FUNC)
     attrs.setdefault("global_symbol", name)
     return type(func)((args, type_ids, num_args, out_value, out_code, resource), body, PrimType("int32"), {}, attrs)
+
+
+class _ReturnRewriter(StmtExprMutator):
+    """``T.ret(v)`` of a function returning a value becomes: store ``v`` (widened to 64 bits) in the caller's
+    ``out_ret_value``, its type code in ``out_ret_tcode``, and return 0 (success), as TVM's MakePackedAPI does."""
+
+    def __init__(self, out_value, out_code):
+        self.out_value = out_value
+        self.codes = decl_buffer((1,), "int32", "out_ret_tcode", data=out_code)
+
+    def visit_evaluate(self, op):
+        call = op.value
+        if not (isinstance(call, E.Call) and call.op.name == "tir.ret" and call.args):
+            return op
+        value = call.args[0]
+        t = _dt.DataType.parse(value.dtype)
+        if t.is_float():
+            wide, code = "float64", TYPE_FLOAT
+        elif t.is_handle():
+            wide, code = "handle", TYPE_HANDLE
+        else:
+            wide, code = "int64", TYPE_BOOL if t.is_bool() else TYPE_INT
+        wide_value = value if value.dtype == wide else E.Cast(wide, value)
+        return S.stmt_seq(
+            S.Evaluate(call_intrin("int32", "tir.tvm_struct_set", self.out_value, _i(0),
+                                   E.IntImm("int32", K_TVM_VALUE_CONTENT), wide_value)),
+            S.BufferStore(self.codes, _i(code), [_i(0)]),
+            S.Evaluate(call_intrin("int32", "tir.ret", _i(0))))
 
 
 @register_pass("tir.MakePackedAPI")
