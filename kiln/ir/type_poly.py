@@ -78,7 +78,9 @@ class GlobalTypeVar(Type):
         object.__setattr__(self, "kind", int(self.kind))
 
     def __call__(self, *args):
-        return TypeCall(self, args)
+        """The type ``self[args...]``; without arguments the type is ``self`` itself, the form kiln's type
+        inference gives a data type without parameters (``nat()`` is ``nat``)."""
+        return TypeCall(self, args) if args else self
 
     def __str__(self):
         return self.name_hint

@@ -69,7 +69,7 @@ def test_op_pattern_values_match_tvm():
         0, 1, 2, 3, 4, 7, 8)
     assert Op.get("add").get_attr("TOpPattern") == P.BROADCAST
     assert Op.get("sum").get_attr("TOpPattern") == P.COMM_REDUCE
-    assert Op.get("nn.softmax").get_attr("TOpPattern") == P.OPAQUE
+    assert Op.get("nn.softmax").get_attr("TOpPattern") == P.OUT_ELEMWISE_FUSABLE  # TVM: kOutEWiseFusable
 
 
 def test_function_attrs():

@@ -25,6 +25,6 @@ from .lazy_gradient_init import LazyGradientInit
 from .legalize import Legalize
 from .manifest_alloc import ManifestAlloc
 from .memory_plan import MemoryPlan
-from .normal_form import ToANormalForm, ToGraphNormalForm
+from .normal_form import ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm
 from .simplify_expr import SimplifyExpr
 from .simplify_inference import SimplifyInference

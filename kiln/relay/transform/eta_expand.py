@@ -69,11 +69,9 @@ class EtaExpand(ModulePass):
     expand_global_var: bool = False
     info = PassInfo(1, "EtaExpand")
 
-    def __post_init__(self):
+    def transform_module(self, mod, ctx):
         if not (self.expand_constructor or self.expand_global_var):
             raise KilnError("EtaExpand: set expand_constructor or expand_global_var (or both)")
-
-    def transform_module(self, mod, ctx):
         out = mod.shallow_copy()
         expander = _EtaExpander(mod, self.expand_constructor, self.expand_global_var)
         for gv, func in mod.functions.items():

@@ -1,10 +1,11 @@
-"""ToANormalForm and ToGraphNormalForm: between a dataflow graph and explicit let bindings.
+"""ToANormalForm, ToBasicBlockNormalForm and ToGraphNormalForm: between a dataflow graph and explicit let bindings.
 
-A-normal form binds every compound expression (call, tuple, field access, if, closure) to a fresh variable with a
-``let``, in evaluation order; a value a ``let`` already binds keeps its binding (so a recursive closure keeps the
-name it calls itself by). Each expression is bound in the innermost scope that encloses all of its uses (a
-function body or an ``if`` branch), so an expression used only inside one branch is computed only there, and one
-shared by both branches is computed once before the ``if``.
+A-normal form binds every compound expression (call, tuple, field access, if, closure) and constant to a fresh
+variable with a ``let``, in evaluation order; a value a ``let`` already binds keeps its binding (so a recursive
+closure keeps the name it calls itself by). Each expression is bound in the innermost scope that encloses all of its
+uses (a function body or an ``if`` branch), so an expression used only inside one branch is computed only there, and
+one shared by both branches is computed once before the ``if``. Basic block normal form binds only what several
+scopes share, and keeps each scope a dataflow graph.
 
 Graph normal form does the reverse: every let-bound value is substituted for its variable (all operators are pure, so
 sharing the node is the same as binding it), except bindings a closure uses recursively.
@@ -12,107 +13,33 @@ sharing the node is the same as binding it), except bindings a closure uses recu
 
 from dataclasses import dataclass
 
-from ...ir.op import Op
 from ...ir.transform import PassInfo, register_pass
-from ..adt import Match
-from ..expr import Call, If, Let, RefCreate, RefRead, RefWrite, Tuple, TupleGetItem, Var
+from ..analysis.scope import BINDABLE, place, shared_across_scopes
+from ..expr import Let, Var
 from ..expr_functor import ExprMutator
 from ..function import Function
 from .function_pass import FunctionPass
 
-_COMPOUND = (Call, Tuple, TupleGetItem, If, Function, Match, RefCreate, RefRead, RefWrite)
 
+def to_a_normal_form(expr, basic_block=False):
+    """Bind every compound subexpression of ``expr`` to a let variable, scoped to where it is used.
 
-class _Scope:
-    __slots__ = ("parent", "depth", "bindings")
-
-    def __init__(self, parent):
-        self.parent = parent
-        self.depth = 0 if parent is None else parent.depth + 1
-        self.bindings: list = []
-
-
-def _lca(a, b):
-    while a is not b:
-        if a.depth > b.depth:
-            a = a.parent
-        elif b.depth > a.depth:
-            b = b.parent
-        else:
-            a, b = a.parent, b.parent
-    return a
-
-
-def _scoped_children(node, scope, scope_of_body):
-    """Children of ``node`` with the scope they are evaluated in."""
-    if isinstance(node, Call):
-        return [(c, scope) for c in ((node.op,) if not isinstance(node.op, Op) else ()) + node.args]
-    if isinstance(node, Tuple):
-        return [(c, scope) for c in node.fields]
-    if isinstance(node, TupleGetItem):
-        return [(node.tuple_value, scope)]
-    if isinstance(node, Let):
-        return [(node.value, scope), (node.body, scope_of_body(node, 3, scope))]
-    if isinstance(node, If):
-        return [(node.cond, scope), (node.true_branch, scope_of_body(node, 1, scope)),
-                (node.false_branch, scope_of_body(node, 2, scope))]
-    if isinstance(node, Function) and not node.is_primitive():
-        return [(node.body, scope_of_body(node, 0, scope))]
-    if isinstance(node, Match):  # each clause's right-hand side is a scope of its own (its pattern binds in it)
-        return [(node.data, scope)] + [(c.rhs, scope_of_body(node, 4 + i, scope)) for i, c in enumerate(node.clauses)]
-    if isinstance(node, RefCreate):
-        return [(node.value, scope)]
-    if isinstance(node, RefRead):
-        return [(node.ref, scope)]
-    if isinstance(node, RefWrite):
-        return [(node.ref, scope), (node.value, scope)]
-    return []
-
-
-def to_a_normal_form(expr):
-    """Bind every compound subexpression of ``expr`` to a let variable, scoped to where it is used."""
-    body_scopes: dict = {}
-
-    def scope_of_body(node, which, parent):
-        key = (node, which)
-        if key not in body_scopes:
-            body_scopes[key] = _Scope(parent)
-        return body_scopes[key]
-
-    root = _Scope(None)
-    placement: dict = {}  # node -> scope (LCA of its uses)
-    order: list = []
-    stack = [(expr, root, False)]
-    expanded = set()
-    users: dict = {}  # node -> how many times a parent refers to it
-    let_values = set()  # values of lets: a let binds them already
-    while stack:  # post-order; a node's scope is final once every user is expanded (users come first in DFS)
-        node, scope, ready = stack.pop()
-        if ready:
-            order.append(node)
-            continue
-        users[node] = users.get(node, 0) + 1
-        if isinstance(node, Let):
-            let_values.add(node.value)
-        if node in placement:
-            placement[node] = _lca(placement[node], scope)
-            if node in expanded:
-                continue
-        else:
-            placement[node] = scope
-        expanded.add(node)
-        stack.append((node, scope, True))
-        for child, child_scope in reversed(_scoped_children(node, scope, scope_of_body)):
-            stack.append((child, child_scope, False))
-    # a second pass fixes scopes of nodes first reached from a deep user and later from a shallower one
-    for node in reversed(order):
-        for child, child_scope in _scoped_children(node, placement[node], scope_of_body):
-            placement[child] = _lca(placement[child], child_scope) if child in placement else child_scope
+    With ``basic_block``, bind only the subexpressions used from more than one scope (basic block normal form: each
+    function body, ``if`` branch and clause stays a dataflow graph, and what they share is computed before them).
+    """
+    placement, order, users, let_values, scope_of_body, root = place(expr)
+    shared = shared_across_scopes(order, placement, scope_of_body) if basic_block else None
     for node in order:
         primitive = isinstance(node, Function) and node.is_primitive()
         bound_by_let = node in let_values and users[node] == 1  # binding it again would only make an alias
-        if isinstance(node, _COMPOUND) and node is not expr and not primitive and not bound_by_let:
+        if isinstance(node, BINDABLE) and node is not expr and not primitive and not bound_by_let and (
+                shared is None or node in shared):
             placement[node].bindings.append(node)
+    return _bind(expr, root, scope_of_body)
+
+
+def _bind(expr, root, scope_of_body):
+    """``expr`` with each scope's bindings let-bound at its start."""
 
     class _Binder(ExprMutator):
         def __init__(self):
@@ -196,6 +123,18 @@ class ToANormalForm(FunctionPass):
 
     def transform_function(self, func, mod, ctx):
         return to_a_normal_form(func)
+
+
+@register_pass("ToBasicBlockNormalForm")
+@dataclass(frozen=True)
+class ToBasicBlockNormalForm(FunctionPass):
+    """Let-bind what several scopes share, keep dataflow graphs inside each scope (TVM's
+    ``relay.transform.ToBasicBlockNormalForm``)."""
+
+    info = PassInfo(1, "ToBasicBlockNormalForm")
+
+    def transform_function(self, func, mod, ctx):
+        return to_a_normal_form(func, basic_block=True)
 
 
 @register_pass("ToGraphNormalForm")

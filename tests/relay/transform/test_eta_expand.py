@@ -44,5 +44,6 @@ def test_bare_constructor_becomes_a_polymorphic_function_and_patterns_keep_their
 
 
 def test_expanding_nothing_is_refused():
+    mod = kiln.IRModule.from_expr(relay.Function([], relay.const(1)))
     with pytest.raises(KilnError, match="EtaExpand"):
-        relay.transform.EtaExpand()
+        relay.transform.EtaExpand()(mod)

@@ -1,3 +1,6 @@
+import pytest
+
+import kiln
 from kiln import relay
 from kiln.relay.analysis import well_formed
 from kiln.relay.testing import run_opt_pass
@@ -97,4 +100,18 @@ def test_anf_keeps_let_bound_values_in_their_binding():
     binding = after.body
     assert binding.var.name_hint == "f" and isinstance(binding.value, relay.Function)
     assert binding.var in relay.analysis.free_vars(binding.value)  # the closure calls the variable binding it
-    assert _lets(after) == 6  # f, in the closure the condition, n - 1, the recursive call and the if, then f(x)
+    # f, in the closure the condition, the constant 1, n - 1, the recursive call and the if, then f(x)
+    assert _lets(after) == 7
+
+
+def test_basic_block_form_binds_only_what_branches_share(check_pass):
+    c, x = relay.var("c", shape=(), dtype="bool"), relay.var("x", shape=(3,))
+    shared = relay.add(x, x)  # used in both branches: bound before the if
+    own = relay.multiply(x, x)  # used twice in one branch: stays a graph node there
+    before = relay.Function([c, x], relay.If(c, relay.subtract(shared, relay.add(own, own)), relay.negative(shared)))
+    with pytest.raises(kiln.error.KilnError, match="basic block normal form"):
+        relay.analysis.check_basic_block_normal_form(before)
+    after = check_pass(before, relay.transform.ToBasicBlockNormalForm())
+    assert _lets(after) == 1 and isinstance(after.body, relay.Let) and isinstance(after.body.body, relay.If)
+    assert relay.analysis.check_basic_block_normal_form(after)
+    assert relay.analysis.Feature.fGraph in relay.analysis.detect_feature(after.body.body.true_branch)
