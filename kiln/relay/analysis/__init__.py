@@ -6,6 +6,7 @@ from ..expr import Call
 from ..expr_functor import post_order_visit
 from . import managed  # noqa: F401  (registers the Relay analyses with the AnalysisManager)
 from .feature import Feature, detect_feature
+from .flops import get_total_mac_number
 from .free_vars import all_type_vars, all_vars, bound_type_vars, bound_vars, free_type_vars, free_vars
 from .match_exhaustion import unmatched_cases
 from .scope import check_basic_block_normal_form

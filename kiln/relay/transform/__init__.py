@@ -26,5 +26,6 @@ from .legalize import Legalize
 from .manifest_alloc import ManifestAlloc
 from .memory_plan import MemoryPlan
 from .normal_form import ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm
+from .remove_unused_functions import RemoveUnusedFunctions
 from .simplify_expr import SimplifyExpr
 from .simplify_inference import SimplifyInference

@@ -55,3 +55,16 @@ def test_graph_records_fused_ops_and_flops(fuse):
     assert conv["attrs"]["flops"] == str(2 * (4 * 8 * 8) * 27)
     assert conv["attrs"]["relay_ops"] == ("nn.conv2d,add,nn.relu" if fuse else "nn.conv2d")
     assert all("flops" not in n["attrs"] for n in nodes if n is not conv)
+
+
+def test_total_mac_number_counts_transposed_and_grouped_convolutions():
+    from kiln.relay.analysis import get_total_mac_number
+
+    x = relay.var("x", shape=(2, 4, 5, 5))
+    w = relay.var("w", shape=(4, 3, 3, 3))  # (in, out / groups, kh, kw), groups 2 -> 6 output channels
+    y = relay.nn.conv2d_transpose(x, w, channels=6, kernel_size=(3, 3), groups=2)  # (2, 6, 7, 7)
+    d = relay.nn.dense(relay.var("a", shape=(3, 10)), relay.var("b", shape=(8, 10)))
+    func = relay.infer_type(relay.Function(relay.analysis.free_vars(relay.Tuple([y, d])), relay.Tuple([y, d])))
+    # every output element of the transposed conv sums its group's 2 input channels over a 3x3 window
+    assert get_total_mac_number(func) == 2 * 6 * 7 * 7 * 2 * 9 + 3 * 8 * 10
+    assert get_total_mac_number(relay.infer_type(relay.Function([x], relay.nn.relu(x)))) == 0
