@@ -17,13 +17,14 @@ def reachable_functions(mod: IRModule, entries) -> set:
     """The global variables of ``mod`` reachable from the functions named in ``entries``."""
     todo = [mod.get_global_var(name) for name in entries if name in mod]
     seen = set(todo)
+
+    def reach(node):
+        if isinstance(node, GlobalVar) and node not in seen and node in mod.functions:
+            seen.add(node)
+            todo.append(node)
+
     while todo:
-        found: list = []
-        post_order_visit(mod[todo.pop()], lambda node: found.append(node) if isinstance(node, GlobalVar) else None)
-        for gv in found:
-            if gv not in seen and gv in mod.functions:
-                seen.add(gv)
-                todo.append(gv)
+        post_order_visit(mod[todo.pop()], reach)
     return seen
 
 
