@@ -352,6 +352,11 @@ class Parser:
         return frame
 
     def _bind_value(self, target, value):
+        from .tir.ops import meta_var
+
+        if isinstance(value, meta_var):
+            self.assign(target, value.value)
+            return None
         if isinstance(value, F.Frame):
             self._open(value, target)
             return value

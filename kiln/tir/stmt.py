@@ -279,3 +279,7 @@ def stmt_seq(*stmts) -> Stmt:
     if not flat:
         return Evaluate(convert(0))
     return flat[0] if len(flat) == 1 else SeqStmt(tuple(flat))
+
+
+# TensorIR blocks live in stmt_block.py; re-exported here, where TVM keeps them
+from .stmt_block import Block, BlockRealize, BufferRegion, MatchBufferRegion  # noqa: E402, F401

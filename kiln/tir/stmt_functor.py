@@ -161,36 +161,9 @@ def substitute(node, vmap):
     return _Substitute(vmap)(node)
 
 
-class _RenewDefs(StmtExprMutator):
-    """Gives fresh variables to loops and lets (a copy of a statement must not re-bind the original's variables)."""
-
-    def __init__(self):
-        self.vmap: dict = {}
-
-    def fresh(self, var):
-        new = type(var)(var.name_hint, var.dtype, var.type_annotation)
-        self.vmap[var] = new
-        return new
-
-    def visit_var(self, op):
-        return self.vmap.get(op, op)
-
-    def visit_for(self, op):
-        lo, extent = self.visit_expr(op.min), self.visit_expr(op.extent)
-        var = self.fresh(op.loop_var)
-        return op.with_fields(loop_var=var, min=lo, extent=extent, body=self.visit_stmt(op.body))
-
-    def visit_let_stmt(self, op):
-        value = self.visit_expr(op.value)
-        var = self.fresh(op.var)
-        return op.with_fields(var=var, value=value, body=self.visit_stmt(op.body))
-
-    def visit_let(self, op):
-        value = self.visit_expr(op.value)
-        var = self.fresh(op.var)
-        return op.with_fields(var=var, value=value, body=self.visit_expr(op.body))
-
-
 def renew_defs(stmt):
-    """A copy of ``stmt`` whose loop and let variables are new variables (TVM's ``renew_defs``, for statements)."""
-    return _RenewDefs()(stmt)
+    """A copy of ``stmt`` (a statement or PrimFunc) whose definitions are new variables and buffers (TVM's
+    ``renew_defs``; see :mod:`kiln.tir.renew_defs`)."""
+    from .renew_defs import renew_defs as _renew
+
+    return _renew(stmt)

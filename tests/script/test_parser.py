@@ -211,3 +211,16 @@ def test_function_returning_a_value(target):
     assert g(1.0, 4.0) == 0.25
     h = kiln.build(less, target=target)
     assert h(1, 2) is True and h(3, 2) is False
+
+
+def test_meta_var_binds_a_python_value():
+    @T.prim_func
+    def fill(a: T.handle):
+        n = T.meta_var(6)
+        A = T.match_buffer(a, (n,), "int32")
+        for i in range(n):
+            A[i] = i * n
+
+    assert int(fill.buffer_map[fill.params[0]].shape[0]) == 6
+    assert isinstance(fill.body, tir.For)  # no LetStmt for n
+    np.testing.assert_array_equal(_run(fill, np.zeros(6, "int32"))[0], np.arange(6) * 6)

@@ -52,6 +52,13 @@ DTYPES = {name: DType(name) for name in _dtype_names() if name != "handle"}
 globals().update(DTYPES)
 
 
+class meta_var:  # noqa: N801  (TVM's name)
+    """A Python value bound by name as it is (``n = T.meta_var(100)``), never as a TIR let binding."""
+
+    def __init__(self, value):
+        self.value = value
+
+
 def handle(dtype=None, storage_scope="global", is_size_var=False):
     """A handle variable: ``a: T.handle`` (a parameter) or ``T.handle("float32", "global")`` (a typed pointer)."""
     ann = E.PointerType(PrimType(dtype), storage_scope) if dtype not in (None, "void") else None
