@@ -15,12 +15,14 @@ raises a :class:`~kiln.error.KilnError` naming the package and the member.
 """
 
 import io
+import lzma
 import os
 import pathlib
 import re
 import tarfile
 import tempfile
 import time
+import zlib
 
 from ..error import KilnError
 from .module import load_module
@@ -101,19 +103,23 @@ def export_package(factory, path) -> str:
 def _read_members(path) -> dict:
     try:
         tar = tarfile.open(path, mode="r:*")
-    except tarfile.TarError as exc:
+    except (tarfile.TarError, EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
         raise KilnError(f"{path} is not a kiln package (not a tar archive); make one with kiln compile") from exc
     found: dict = {}
-    with tar:
-        for member in tar.getmembers():
-            name = member.name.removeprefix("./")
-            if name not in (LIBRARY, GRAPH, PARAMS):
-                continue  # never extracted, so harmless whatever its name or kind
-            if not member.isfile():
-                raise KilnError(f"{path}: package member {member.name!r} is not a regular file")
-            if name in found:
-                raise KilnError(f"{path}: package member {name!r} appears twice")
-            found[name] = tar.extractfile(member).read()
+    try:
+        with tar:
+            for member in tar.getmembers():
+                name = member.name.removeprefix("./")
+                if name not in (LIBRARY, GRAPH, PARAMS):
+                    continue  # never extracted, so harmless whatever its name or kind
+                if not member.isfile():
+                    raise KilnError(f"{path}: package member {member.name!r} is not a regular file")
+                if name in found:
+                    raise KilnError(f"{path}: package member {name!r} appears twice")
+                found[name] = tar.extractfile(member).read()
+    except (tarfile.TarError, EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
+        # a member's header or data cut short or damaged (and, in a compressed archive, the stream itself)
+        raise KilnError(f"{path}: the package is damaged or cut short ({type(exc).__name__}: {exc})") from exc
     missing = [n for n in (LIBRARY, GRAPH, PARAMS) if n not in found]
     if missing:
         raise KilnError(f"{path}: not a kiln package: it lacks {', '.join(missing)} (a package holds {LIBRARY}, "

@@ -2,7 +2,7 @@
 
 A target knows how to write its valid artifact (an exported library, a graph's JSON, a parameter file, a VM
 executable, an ONNX model, Relay text) into a work directory, how to damage it, and how to hand the damaged copy to
-kiln the way a user would: ``from_onnx``, ``relay.parse``, ``load_module``, ``load_param_dict``,
+kiln the way a user would: ``from_onnx``, ``relay.parse``, ``load_module``, ``load_package``, ``load_param_dict``,
 ``Executable.load_exec`` and the two executors (``graph_executor.create``, ``GraphModule.set_input``/``run``,
 ``VirtualMachine.invoke``). Anything the entry point accepts is then run, so damage that slips past a loader still
 has to end in a :class:`~kiln.error.KilnError` or a result, never another exception or a crash.
@@ -199,6 +199,17 @@ def _consume_params(lib, data, path):
     _run_graph_module(module)
 
 
+def _consume_package(state, data, path):
+    from ..contrib import graph_executor
+    from ..runtime.package import load_package
+
+    path.write_bytes(data)
+    package = load_package(path)
+    module = graph_executor.create(package.graph, package.lib, _cpu())
+    module.load_params(package.params)
+    _run_graph_module(module)
+
+
 def _setup_vm(workdir):
     from ..runtime import load_module
     from ..runtime.vm import Executable, VirtualMachine
@@ -311,6 +322,7 @@ TARGETS = {t.name: t for t in [
     ProbeTarget("from_onnx", "model.onnx", damage_bytes, _consume_onnx),
     ProbeTarget("relay.parse", "module.relay", damage_text, _consume_parse),
     ProbeTarget("load_module", "graph.so", damage_bytes, _consume_library),
+    ProbeTarget("load_package", "graph.tar", damage_bytes, _consume_package),
     ProbeTarget("load_param_dict", "graph.params", damage_bytes, _consume_params, _setup_graph),
     ProbeTarget("graph_executor.create", "graph.json", damage_json, _consume_graph_json, _setup_graph),
     ProbeTarget("vm.load_exec", "vm.code", damage_bytes, _consume_vm_code, _setup_vm),
@@ -332,6 +344,7 @@ def prepare(workdir: pathlib.Path) -> None:
     branches at run time over an input of dynamic batch."""
     from .. import IRModule, relay, transform
     from ..relay.testing import onnx_fuzz
+    from ..runtime.package import export_package
     from ..runtime.params import save_param_dict
 
     workdir.mkdir(parents=True, exist_ok=True)
@@ -345,6 +358,7 @@ def prepare(workdir: pathlib.Path) -> None:
     with transform.PassContext(opt_level=3):
         factory = relay.build(mod, target="llvm")
     factory.export_library(str(workdir / "graph.so"))
+    export_package(factory, workdir / "graph.tar")
     (workdir / "graph.json").write_text(factory.get_graph_json())
     (workdir / "graph.params").write_bytes(bytes(save_param_dict(factory.get_params())))
     (workdir / "model.onnx").write_bytes(onnx_fuzz.seed_models()[0].SerializeToString())

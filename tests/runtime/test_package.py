@@ -86,3 +86,22 @@ def test_not_a_package(tmp_path):
         load_package(tmp_path / "missing.tar")
     with pytest.raises(KilnError, match="is not a file"):
         load_package(tmp_path)
+
+
+@pytest.mark.parametrize("compression", ["", "gz", "xz"])
+def test_packages_cut_short_are_refused(factory, tmp_path, compression):
+    """Found by the bad-input probe: a package cut inside a member's data raised tarfile's ReadError."""
+    with open(export_package(factory, tmp_path / "good.tar"), "rb") as f:
+        data = plain = f.read()
+    if compression:
+        with tarfile.open(fileobj=io.BytesIO(plain)) as src, \
+                tarfile.open(tmp_path / "c.tar", f"w:{compression}") as dst:
+            for member in src.getmembers():
+                dst.addfile(member, src.extractfile(member))
+        data = (tmp_path / "c.tar").read_bytes()
+        assert load_package(tmp_path / "c.tar").graph == factory.get_graph_json()  # compressed packages load
+    for cut in (len(data) // 10, len(data) // 3, len(data) // 2):
+        (tmp_path / "cut.tar").write_bytes(data[:cut])
+        with pytest.raises(KilnError, match=r"cut.tar: (the package is damaged or cut short|.*not a kiln package|"
+                                            r"mod.so: load_module)"):
+            load_package(tmp_path / "cut.tar")

@@ -238,7 +238,7 @@ def load(data) -> tuple:
         raise KilnError("load_exec: the executable is damaged (its content does not match its SHA-256 digest)")
     try:
         header = json.loads(bytes(body[:header_size]).decode())
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:  # [[[... nested past the limit
         raise KilnError(f"load_exec: the executable's header is not valid JSON ({exc})") from None
     functions, primitives, num_constants = _check_header(header if isinstance(header, dict) else {}, "load_exec")
     late = _late_bound(header.get("late_bound", {}), num_constants)

@@ -135,6 +135,8 @@ def test_header_that_is_not_json_and_constants_that_are_not_parameters(addone):
     _, consts = _raw()
     with pytest.raises(KilnError, match="header is not valid JSON"):
         Executable.load_exec(serialize.pack(b"{not json", consts), addone)
+    with pytest.raises(KilnError, match="header is not valid JSON"):  # found by the probe: a RecursionError
+        Executable.load_exec(serialize.pack(b"[" * 200000, consts), addone)
     header, _ = _raw()
     with pytest.raises(KilnError, match="load_param_dict"):
         Executable.load_exec(serialize.pack(header, b"\x00" * 40), addone)
