@@ -86,6 +86,12 @@ class _Mismatch(Exception):
 _PathLink: TypeAlias = "tuple[_PathLink | None, str]"
 
 
+def _identity(var):
+    """What makes a variable itself: a Relay Var's ``vid``, shared by its typed copies (two copies of one variable
+    are the same variable, as TVM compares them), otherwise the node."""
+    return getattr(var, "vid", None) or var
+
+
 def _first_mismatch(lhs, rhs, map_free_vars):
     """Return ``None`` when equal, else ``(path_links, lhs_part, rhs_part)`` of the first difference in pre-order."""
     lmap: dict[int, object] = {}
@@ -101,19 +107,20 @@ def _first_mismatch(lhs, rhs, map_free_vars):
             if type(l) is not type(r):
                 return link, l, r
             if l._is_var or type(l) is IncompleteType:  # a hole is a free variable of types
-                lid, rid = id(l), id(r)
+                lkey, rkey = _identity(l), _identity(r)
+                lid, rid = id(lkey), id(rkey)
                 if not is_def:
                     if lid in lmap:
-                        if lmap[lid] is not r:
+                        if lmap[lid] is not rkey:
                             return link, l, r
                         continue
                     if rid in rmap:
                         return link, l, r
-                    if l is r:
+                    if lkey is rkey:
                         continue
                     if not map_free_vars:
                         return link, l, r
-                lmap[lid], rmap[rid] = r, l
+                lmap[lid], rmap[rid] = rkey, lkey
             elif is_value_node(l):
                 if not isinstance(l, _COMPOSITE_TYPES):
                     if l != r:
@@ -234,7 +241,7 @@ def structural_hash(node, map_free_vars=False) -> int:
             continue
         if isinstance(v, Node):
             if v._is_var or type(v) is IncompleteType:
-                vid = id(v)
+                vid = id(_identity(v))
                 if is_def or (map_free_vars and vid not in var_index):
                     var_index[vid] = len(var_index)
                     # a definition is compared with its fields (``let %v: int32``), so it hashes with them

@@ -146,3 +146,14 @@ def test_function_attributes_holding_dicts_keyed_by_variables():
     for by_vid in (True, False):
         assert structural_equal(fn(by_vid), fn(by_vid)) and structural_hash(fn(by_vid)) == structural_hash(fn(by_vid))
         assert not structural_equal(fn(by_vid), fn(by_vid, value=2))
+
+
+def test_typed_copy_of_a_free_variable_is_the_same_variable():
+    from kiln.relay.testing import run_infer_type
+
+    x = relay.var("x", shape=(3,))
+    typed = run_infer_type(relay.add(x, x))
+    assert typed.args[0] is not x  # inference made a typed copy: still the variable x, as in TVM (same vid)
+    assert structural_equal(typed.args[0], x) and structural_equal(typed, run_infer_type(relay.add(x, x)))
+    assert structural_hash(typed.args[0]) == structural_hash(x)
+    assert not structural_equal(relay.add(x, x), relay.add(relay.var("x", shape=(3,)), x))
