@@ -326,4 +326,3 @@ def infer_bound(sch, graph=None, full=()) -> dict:
         if not isinstance(stage.op, ComputeOp):
             raise TIRError(f"lower: stage {stage.op.name} has an unsupported operation {type(stage.op).__name__}")
     return _BoundInference(graph, set(full)).run()
-

@@ -146,7 +146,7 @@ def _check_defined(body, params, buffer_map, name):
                        "shape of an argument; add them to the argument list")
 
 
-def lower(inp, args=None, name="default_function", binds=None, simple_mode=False) -> IRModule:
+def lower(inp, args=None, name="main", binds=None, simple_mode=False) -> IRModule:
     """Lower a schedule (or a PrimFunc / IRModule) to an IRModule of optimized loop-level code (TVM's ``tvm.lower``).
 
     Parameters

@@ -417,3 +417,12 @@ def _ceil_div(a, b):
         return E.IntImm(a.dtype, -(-a.value // b.value))
     return _op.floordiv(_op.add(a, _op.subtract(b, 1)), b)
 
+
+def __getattr__(name):
+    """``te.schedule.InferBound`` / ``ScheduleOps`` (TVM keeps them in this namespace); they live in
+    :mod:`kiln.te.schedule_passes`, which imports this module, so they are looked up on first use."""
+    if name in ("InferBound", "ScheduleOps"):
+        from . import schedule_passes
+
+        return getattr(schedule_passes, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

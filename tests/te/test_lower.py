@@ -460,7 +460,7 @@ def test_lowered_function_shape():
     kinds = tir.BufferLoad | tir.BufferStore
     pre_order_visit(func.body, lambda x: accesses.append(x) if isinstance(x, kinds) else None)
     assert accesses and all(len(x.indices) == 1 for x in accesses)  # flattened
-    assert kiln.lower(te.create_schedule(C.op), [A, B, C])["default_function"]
+    assert kiln.lower(te.create_schedule(C.op), [A, B, C])["main"]
 
 
 def test_binds_give_an_argument_its_buffer():

@@ -180,7 +180,7 @@ def test_pragma_bind_and_singleton_in_the_loop_nest():
     assert s[T].iter_var_attrs[xo].pragma_keys[0].value == "my_hint"
     assert s[T].iter_var_attrs[xi].iter_type == te.IterVar.Unrolled
     attrs = []
-    post_order_visit(kiln.lower(s, [A, T])["default_function"].body,
+    post_order_visit(kiln.lower(s, [A, T])["main"].body,
                      lambda n: attrs.append((n.attr_key, n.value.value)) if isinstance(n, S.AttrStmt) else None)
     assert ("pragma_my_hint", 7) in attrs
     f = kiln.build(s, [A, T], "llvm")
@@ -193,7 +193,7 @@ def test_pragma_bind_and_singleton_in_the_loop_nest():
     s[T].bind(bx, te.thread_axis("blockIdx.x"))
     s[T].bind(tx, te.thread_axis("threadIdx.x"))
     extents = {}
-    post_order_visit(kiln.lower(s, [A, T])["default_function"].body,
+    post_order_visit(kiln.lower(s, [A, T])["main"].body,
                      lambda n: extents.__setitem__(n.node.thread_tag, n.value.value)
                      if isinstance(n, S.AttrStmt) and n.attr_key == "thread_extent" else None)
     assert extents == {"blockIdx.x": 4, "threadIdx.x": 25}

@@ -10,6 +10,7 @@ from . import dense_alter_op
 from .conv2d import (
     conv2d_alter_layout,
     conv2d_nchw,
+    conv2d_NCHWc,
     conv_blocking,
     flat_map_preferred,
     register_tile,

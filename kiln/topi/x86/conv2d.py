@@ -40,8 +40,10 @@ from ...autotvm.task import (
 from ...te.operation import compute
 from ...te.tensor import ComputeOp
 from .. import tag as _tag
-from ..nn.conv2d import _finish, conv2d, conv2d_NCHWc, conv_out_size, pad_tuple
+from ..nn.conv2d import _finish, conv2d, conv_out_size, pad_tuple
+from ..nn.conv2d import conv2d_NCHWc as _nn_conv2d_NCHWc
 from ..nn.pad import pad
+from ..nn.utils import get_pad_tuple
 from ..utils import (
     fused_output,
     get_const_tuple,
@@ -54,7 +56,8 @@ from ..utils import (
 from .injective import schedule_injective_from_existing, worth_parallel
 from .micro_kernel import accumulator_budget, channel_block, latency_accumulators
 
-__all__ = ["conv2d_nchw", "schedule_conv2d_nchw", "schedule_conv2d_NCHWc", "conv_blocking", "flat_map_preferred",
+__all__ = ["conv2d_nchw", "conv2d_NCHWc", "schedule_conv2d_nchw", "schedule_conv2d_NCHWc", "conv_blocking",
+           "flat_map_preferred",
            "register_tile", "conv2d_alter_layout", "pack_data", "pack_kernel"]
 
 
@@ -173,7 +176,7 @@ def conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype=None, target
     ic_bn, oc_bn, _ = conv_blocking(c, o, ow, target, out_dtype)
     data_vec = pack_data(data, ic_bn, padding)
     kernel_vec = pack_kernel(kernel, ic_bn, oc_bn)
-    conv = conv2d_NCHWc(data_vec, kernel_vec, strides, 0, dilation, out_dtype=out_dtype)
+    conv = _nn_conv2d_NCHWc(data_vec, kernel_vec, strides, 0, dilation, out_dtype=out_dtype)
     if conv.dtype != out_dtype:  # float16: the cast stage follows the conv
         conv = conv.op.input_tensors[0]
     _, _, oh, owidth, _ = get_const_tuple(conv.shape)
@@ -313,6 +316,25 @@ def schedule_conv2d_NCHWc(outs, target=None, cfg=None):  # noqa: N802  (TVM's na
 
 
 schedule_conv2d_nchw = schedule_conv2d_NCHWc
+
+
+def conv2d_NCHWc(data, kernel, strides, padding, dilation, layout, out_layout, out_dtype="float32"):  # noqa: N802
+    """TVM's ``topi.x86.conv2d_NCHWc``: the blocked convolution of :func:`kiln.topi.nn.conv2d_NCHWc`, its groups
+    read from the shapes (``data``'s input channel blocks over the kernel's), schedulable by
+    :func:`schedule_conv2d_NCHWc`.
+
+    Returns
+    -------
+    out : te.Tensor
+        NCHW[oc_bn]c, tagged ``conv2d_NCHWc``.
+    """
+    ic_chunk = get_const_tuple(data.shape)[1]
+    _, k_ic_chunk, kh, kw, _, _ = get_const_tuple(kernel.shape)
+    groups = ic_chunk // k_ic_chunk if k_ic_chunk and ic_chunk % k_ic_chunk == 0 else 1
+    dh, dw = (dilation, dilation) if isinstance(dilation, int) else dilation
+    # "SAME"/"VALID" and per-axis forms, resolved against the dilated window as TVM does
+    padding = get_pad_tuple(padding, ((kh - 1) * dh + 1, (kw - 1) * dw + 1))
+    return _nn_conv2d_NCHWc(data, kernel, strides, padding, dilation, layout, out_layout, out_dtype, groups=groups)
 
 
 @register_topi_compute("conv2d_NCHWc.x86")

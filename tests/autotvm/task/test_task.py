@@ -48,11 +48,11 @@ def test_default_config_is_the_hand_chosen_schedule(target, model, count):
     for task in tasks:
         today = lowered(task, schedule=HAND_CHOSEN[task.name])
         default = lowered(task, task.config_space.get(task.default_index))
-        assert structural_equal(today["default_function"], default["default_function"]), task.name
+        assert structural_equal(today["main"], default["main"]), task.name
         others = [i for i in range(len(task.config_space)) if i != task.default_index]
         if others:  # another point of the space is another schedule
             changed = lowered(task, task.config_space.get(others[0]))
-            assert not structural_equal(today["default_function"], changed["default_function"]), task.name
+            assert not structural_equal(today["main"], changed["main"]), task.name
 
 
 def _kernels(mod, params, target="llvm"):
