@@ -9,7 +9,8 @@ Rules (each applies only when the result keeps the call's type):
 * ``cast`` to the input's dtype disappears; ``cast(cast(x, wide), t)`` becomes ``cast(x, t)`` when ``wide`` loses
   nothing of ``x``;
 * ``x * 1``, ``1 * x``, ``x + 0``, ``0 + x``, ``x - 0``, ``x / 1`` become ``x`` (constants or ``ones``/``zeros``);
-* ``1 / sqrt(x)`` becomes ``rsqrt(x)``; ``-(-x)`` becomes ``x``.
+* ``1 / sqrt(x)`` becomes ``rsqrt(x)``; ``-(-x)`` becomes ``x``;
+* operators that read only the type of a ``like`` argument take it as attributes (``simplify_like.py``).
 """
 
 from dataclasses import dataclass
@@ -147,6 +148,9 @@ def simplify_double_negative(call):
     """-(-x) -> x."""
     data = call.args[0]
     return data.args[0] if _is_op(data, "negative") else None
+
+
+from . import simplify_like  # noqa: E402, F401  (registers the concretizing rules in RULES)
 
 
 def simplify_expr(expr, mod=None):
