@@ -8,6 +8,7 @@ from . import managed  # noqa: F401  (registers the Relay analyses with the Anal
 from .feature import Feature, detect_feature
 from .flops import get_total_mac_number
 from .free_vars import all_type_vars, all_vars, bound_type_vars, bound_vars, free_type_vars, free_vars
+from .kind_check import check_kind
 from .match_exhaustion import unmatched_cases
 from .scope import check_basic_block_normal_form
 from .use_counts import var_use_counts
