@@ -1,7 +1,7 @@
 """Inline and DefuseOps: replace calls by the bodies of what they call.
 
 ``Inline`` substitutes, at every call site, the body of each global function carrying the attribute ``Inline=1``
-(with fresh copies of the variables it binds), then drops those functions when nothing refers to them any more.
+(with fresh copies of the variables it binds), callees before callers, then drops the functions it inlined.
 ``DefuseOps`` undoes FuseOps: every call of a ``Primitive`` function becomes the function's body applied to the
 call's arguments.
 """
@@ -50,31 +50,70 @@ def substitute_call(func, args):
     return _FreshCopy(dict(zip(func.params, args, strict=True))).visit(func.body)
 
 
+def _globals_in(func) -> set:
+    found: set = set()
+    post_order_visit(func, lambda e: found.add(e) if isinstance(e, GlobalVar) else None)
+    return found
+
+
+def _callees_first(calls) -> list:
+    """The global functions ordered so that each comes after the functions it refers to (cycles broken anywhere)."""
+    order: list = []
+    state: dict = {}
+    for root in calls:
+        stack = [(root, False)]
+        while stack:
+            gv, done = stack.pop()
+            if done:
+                state[gv] = 2
+                order.append(gv)
+                continue
+            if state.get(gv):
+                continue
+            state[gv] = 1
+            stack.append((gv, True))
+            stack.extend((callee, False) for callee in calls.get(gv, ()) if callee in calls and not state.get(callee))
+    return order
+
+
 def inline_globals(mod):
-    """Return a copy of ``mod`` with every ``Inline=1`` global function inlined at its call sites."""
+    """Return a copy of ``mod`` with the global functions marked ``Inline=1`` inlined where they are used, as TVM's
+    Inline does: callees first, and only a function that (by then) refers to no other global and not to itself; a
+    function with a ``Compiler`` or ``Extern`` attribute is inlined as a function literal, not opened up. An
+    inlined function disappears unless nothing referred to it in the first place (an entry point)."""
     from ...ir.module import IRModule
 
-    inlinable = {gv: f for gv, f in mod.functions.items()
-                 if isinstance(f, Function) and f.attrs.get("Inline", 0)}
-    if not inlinable:
-        return mod
+    functions = dict(mod.functions)
+    calls = {gv: _globals_in(f) for gv, f in functions.items() if isinstance(f, Function)}
+    entries = {gv for gv in calls if not any(gv in refs for other, refs in calls.items() if other is not gv)}
+
+    def can_inline(gv):
+        func = functions.get(gv)
+        return isinstance(func, Function) and bool(func.attrs.get("Inline", 0)) and not calls.get(gv)
 
     class _Inliner(ExprMutator):
         def visit_call(self, call):
-            new = super().visit_call(call)
-            target = inlinable.get(new.op) if isinstance(new.op, GlobalVar) else None
-            return self.visit(substitute_call(target, new.args)) if target is not None else new
+            if isinstance(call.op, GlobalVar) and can_inline(call.op):
+                func, args = functions[call.op], tuple(self.visit(a) for a in call.args)
+                if func.attrs.get("Compiler") or func.attrs.get("Extern", 0):
+                    return call.with_fields(op=func, args=args)
+                return substitute_call(func, args)
+            return super().visit_call(call)
 
+        def visit_global_var(self, gv):
+            return functions[gv] if can_inline(gv) else gv
+
+    for gv in _callees_first(calls):
+        if not calls[gv] or calls[gv] == {gv}:
+            continue
+        functions[gv] = _Inliner().visit(functions[gv])
+        calls[gv] = _globals_in(functions[gv])
     out = IRModule(type_definitions=mod.type_definitions, attrs=mod.attrs)
-    for gv, func in mod.functions.items():
-        out[gv] = _Inliner().visit(func) if isinstance(func, Function) and gv not in inlinable else func
-    used = set()
-    for func in out.functions.values():
-        if isinstance(func, Function):
-            post_order_visit(func, lambda e: used.add(e) if isinstance(e, GlobalVar) else None)
-    for gv in inlinable:
-        if gv not in used and gv.name_hint != "main":
-            out.remove(gv)
+    still_used = set().union(*calls.values()) if calls else set()
+    for gv, func in functions.items():
+        inlined = isinstance(func, Function) and func.attrs.get("Inline", 0) and gv not in entries
+        if not inlined or gv in still_used:
+            out[gv] = func
     return out
 
 

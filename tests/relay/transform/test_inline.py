@@ -129,3 +129,24 @@ def test_lambda_lift_recursive_closure_inside_a_let_chain():
     assert len(lifted) == 1 and [p.name_hint for p in lifted[0].params] == ["step"]
     assert relay.create_executor("debug", out).evaluate()(np.array(3, "int32")).numpy() == 12
     assert_same_results(mod, out)
+
+
+def test_only_functions_calling_no_global_are_inlined_and_entries_stay():
+    mod = relay.parse("""
+        #[version = "0.0.5"]
+        def @leaf(%x: Tensor[(2), float32], Inline=1) { add(%x, %x) }
+        def @middle(%x: Tensor[(2), float32], Inline=1) { @rec(@leaf(%x), 3) }
+        def @rec(%x: Tensor[(2), float32], %n: int32, Inline=1) -> Tensor[(2), float32] {
+          if (equal(%n, 0)) { %x } else { @rec(%x, subtract(%n, 1)) }
+        }
+        def @unused_entry(%y: Tensor[(2), float32], Inline=1) { negative(%y) }
+        def @main(%x: Tensor[(2), float32]) { @middle(%x) }
+    """)
+    after = relay.transform.Inline()(mod)
+    names = {gv.name_hint for gv in after.get_global_vars()}
+    # leaf is inlined into middle; middle still calls the recursive rec, so it is not inlined into main
+    assert names == {"middle", "rec", "unused_entry", "main"}
+    assert "@leaf" not in after["middle"].astext() and "@middle" in after["main"].astext()
+    x = np.array([1.0, -2.0], "float32")
+    out = relay.create_executor("vm", mod=after, target="llvm").evaluate()(x)
+    np.testing.assert_allclose(out.numpy(), 2 * x)
