@@ -27,6 +27,7 @@ STANDARD_PIPELINE = (
     "SimplifyExpr",
     "CanonicalizeCast",
     "CanonicalizeOps",
+    "FlattenAtrousConv",
     "AlterOpLayout",
     "FastMath",
     "FoldConstant",

@@ -13,6 +13,7 @@ from .div_to_mul import DivToMul
 from .dynamic_to_static import DynamicToStatic
 from .eta_expand import EtaExpand
 from .fast_math import FastMath
+from .flatten_atrous_conv import FlattenAtrousConv
 from .fold_constant import FoldConstant
 from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
 from .function_pass import FunctionPass, function_pass
