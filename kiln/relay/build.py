@@ -253,7 +253,8 @@ class GraphExecutor(Executor):
                     # TVM's graph executor copies a numpy input into the input tensor, converting it to its dtype
                     value = value.astype(ttype.dtype)
                 arr = _convert_arg(value, ttype, f"@main argument {i} (%{param.name_hint})")
-                gmodule.set_input(param.name_hint, arr)
+                # by position, as TVM's: parameters may share a name hint (the graph names them apart)
+                gmodule.set_input(i, arr)
             gmodule.run()
             outputs = iter([gmodule.get_output(i) for i in range(gmodule.get_num_outputs())])
             return _unflatten(outputs, ret_type)

@@ -3,7 +3,8 @@
 
 The graph is TVM's JSON format, so tools that read TVM graphs read it:
 
-* ``nodes``: each ``{"op": "null", "name", "inputs": []}`` (an input of ``@main``, or a constant, named ``p0``,
+* ``nodes``: each ``{"op": "null", "name", "inputs": []}`` (an input of ``@main`` named by its name hint, a
+  repeated hint made distinct by :func:`input_names`; or a constant, named ``p0``,
   ``p1`` ... in visiting order, skipping a name an input has, and returned as a parameter) or ``{"op": "tvm_op",
   "name", "attrs": {"func_name", "num_inputs", "num_outputs", "flatten_data"}, "inputs": [[node, index, 0], ...]}``
   (one ``call_lowered``: the kernel ``func_name`` of the library, called with its inputs then its outputs). Like
@@ -42,7 +43,7 @@ from ..function import Function
 from .call_lowered import is_call_lowered
 from .te_compiler import flatten_type
 
-__all__ = ["GraphCodegenResult", "codegen", "plan_memory", "MATCH_RANGE"]
+__all__ = ["GraphCodegenResult", "codegen", "input_names", "plan_memory", "MATCH_RANGE"]
 
 MATCH_RANGE = 16
 """A free block is reused for a tensor between 1/16 and 16 times its size (TVM's ``match_range_``)."""
@@ -110,17 +111,15 @@ class _GraphBuilder:
         nid, k = inputs[0]
         return self.entry_types[nid][k].dtype == outputs[0].dtype
 
-    def add_input(self, var):
+    def add_input(self, var, name):
+        """The ``null`` node of parameter ``var`` of ``@main``, named ``name`` (see :func:`input_names`)."""
         ttype = var.checked_type_
         if not isinstance(ttype, TensorType):
             raise CodegenError(f"graph codegen: input %{var.name_hint} has type {ttype}; the graph executor takes "
                                f"tensor inputs only")
         self._check_static(ttype, f"input %{var.name_hint}")
-        if var.name_hint in self.input_names:
-            raise CodegenError(f"graph codegen: two inputs of @main are named {var.name_hint!r}; the graph executor "
-                               f"sets inputs by name, so they must differ")
-        self.input_names.add(var.name_hint)
-        self.entries[var] = self._add_node({"op": "null", "name": var.name_hint, "inputs": []}, [ttype])
+        self.input_names.add(name)
+        self.entries[var] = self._add_node({"op": "null", "name": name, "inputs": []}, [ttype])
 
     @staticmethod
     def _check_static(ttype, what):
@@ -289,6 +288,28 @@ def plan_memory(nodes, entry_types, heads) -> list:
     return storage
 
 
+def input_names(params) -> list:
+    """The graph's names for the parameters ``params`` of ``@main``: each its name hint, as in TVM, except that a
+    hint an earlier parameter already has becomes ``<hint>_<k>`` with the smallest ``k >= 1`` no parameter has.
+
+    TVM accepts parameters that share a name hint (the executor is then called by position); the graph executor
+    finds inputs by name, so kiln gives each its own.
+    """
+    taken = {p.name_hint for p in params}
+    names, seen = [], set()
+    for param in params:
+        name = param.name_hint
+        if name in seen:
+            k = 1
+            while f"{name}_{k}" in taken:
+                k += 1
+            name = f"{name}_{k}"
+            taken.add(name)
+        seen.add(name)
+        names.append(name)
+    return names
+
+
 def codegen(mod, entry="main") -> GraphCodegenResult:
     """The graph of the lowered ``mod[entry]`` (see the module docstring).
 
@@ -307,8 +328,8 @@ def codegen(mod, entry="main") -> GraphCodegenResult:
     if not isinstance(func, Function):
         raise CodegenError(f"graph codegen: @{entry} is a {type(func).__name__}, not a Relay function")
     builder = _GraphBuilder(mod)
-    for param in func.params:
-        builder.add_input(param)
+    for param, name in zip(func.params, input_names(func.params)):
+        builder.add_input(param, name)
     heads = builder.visit(func.body)
     nodes = builder.nodes
     storage = plan_memory(nodes, builder.entry_types, heads)

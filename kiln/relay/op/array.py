@@ -192,9 +192,16 @@ def _reverse_sequence_rel(types, attrs):
     data, lengths = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "seq_lengths")
     seq = normalize_axis(attrs.seq_axis, data.ndim, "reverse_sequence seq_axis")
     batch = normalize_axis(attrs.batch_axis, data.ndim, "reverse_sequence batch_axis")
-    if seq == batch or not shapes_match(lengths.shape, (data.shape[batch],)):
-        raise TypeInferenceError(f"reverse_sequence: seq_lengths {lengths} must be 1-D of the batch size of {data} "
-                                 f"and seq_axis differ from batch_axis")
+    if seq == batch:
+        raise TypeInferenceError(f"reverse_sequence: seq_axis and batch_axis are both axis {seq} of {data}; they "
+                                 f"must differ")
+    if lengths.ndim != 1:
+        raise TypeInferenceError(f"reverse_sequence: seq_lengths must be a 1-D vector, got {lengths}")
+    if not shapes_match(lengths.shape, (data.shape[batch],)):
+        # TVM's wording (its tests look for it), less its misspelling of the operator
+        raise TypeInferenceError(f"reverse_sequence: seq_lengths size should match with dimension of batch axis, but "
+                                 f"got dimension of batch_axis = {data.shape[batch]}, and seq_length size = "
+                                 f"{lengths.shape[0]}")
     return data
 
 

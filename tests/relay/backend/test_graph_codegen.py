@@ -115,9 +115,18 @@ def test_input_and_parameter_names():
     graph, result = graph_of(relay.Function([p0, x], relay.Tuple([relay.add(p0, c1), relay.multiply(x, c2)])))
     names = [graph["nodes"][i]["name"] for i in graph["arg_nodes"]]
     assert names == ["p0", "x", "p1", "p2"] and list(result.params) == ["p1", "p2"]
-    twin = relay.var("x", shape=(2,))
-    with pytest.raises(CodegenError, match="two inputs of @main are named 'x'"):
-        graph_of(relay.Function([x, twin], relay.add(x, twin)))
+
+
+def test_inputs_sharing_a_name_hint_get_distinct_names():
+    """TVM accepts parameters of @main that share a name hint; the graph names a repeat ``<hint>_<k>`` with a
+    ``k`` no parameter has, and the executor (called by position) feeds each its own argument."""
+    x, twin, x1, third = (relay.var(n, shape=(2,)) for n in ("x", "x", "x_1", "x"))
+    func = relay.Function([x, twin, x1, third], relay.subtract(relay.subtract(x, twin), relay.multiply(x1, third)))
+    graph, _ = graph_of(func)
+    assert [graph["nodes"][i]["name"] for i in graph["arg_nodes"]] == ["x", "x_2", "x_1", "x_3"]
+    args = [np.random.uniform(size=2).astype("float32") for _ in range(4)]
+    run = relay.create_executor("graph", mod=kiln.IRModule.from_expr(func), target="llvm").evaluate()
+    np.testing.assert_allclose(run(*args).numpy(), args[0] - args[1] - args[2] * args[3], rtol=1e-6)
 
 
 def test_reshape_only_kernels_are_no_ops_sharing_storage():

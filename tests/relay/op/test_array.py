@@ -131,6 +131,17 @@ def test_reverse_sequence():
           np.transpose(want, (1, 0, 2)), targets=("c",))
 
 
+@pytest.mark.parametrize("lengths_shape,seq_axis,batch_axis,message", [
+    ((5,), 1, 0, "dimension of batch_axis = 4, and seq_length size = 5"),
+    ((4, 1), 1, 0, "seq_lengths must be a 1-D vector"),
+    ((4,), 0, 0, "seq_axis and batch_axis are both axis 0"),
+])
+def test_reverse_sequence_errors(lengths_shape, seq_axis, batch_axis, message):
+    call = relay.reverse_sequence(v("x", (4, 4)), v("n", lengths_shape, "int32"), seq_axis, batch_axis)
+    with pytest.raises(TypeInferenceError, match=message):
+        typed(call)
+
+
 def test_ndarray_size():
     check(relay.ndarray_size(v("x", (2, 3, 4)), "int64"), {"x": rand((2, 3, 4))}, np.array(24, "int64"))
 
