@@ -93,11 +93,17 @@ for _name in RESHAPE_OPS:
 
 
 def is_reshape_only(func) -> bool:
-    """Whether the primitive function ``func`` only reshapes its one tensor parameter (TVM's ``reshape_only``), so
-    the VM may run it as ``vm.reshape_tensor``, a view without a copy."""
-    if len(func.params) != 1 or not isinstance(func.checked_type_, FuncType):
+    """Whether the primitive function ``func`` only reshapes its first tensor parameter (TVM's ``reshape_only``), so
+    the VM may run it as ``vm.reshape_tensor``, a view without a copy.
+
+    The body is a chain of ``TReshapeOp`` calls down to the first parameter; a call's other arguments may only be
+    the second parameter, the shape a ``dyn.reshape`` reads at run time (the VM then views the data with the shape
+    the operator's shape function computes, as TVM's ``EmitReshapeTensor`` does)."""
+    if not 1 <= len(func.params) <= 2 or not isinstance(func.checked_type_, FuncType):
         return False
     expr = func.body
     while isinstance(expr, Call) and isinstance(expr.op, Op) and expr.op.get_attr("TReshapeOp") and expr.args:
+        if any(arg is not func.params[-1] or len(func.params) == 1 for arg in expr.args[1:]):
+            return False
         expr = expr.args[0]
     return expr is func.params[0] and expr is not func.body and isinstance(func.body.checked_type_, TensorType)

@@ -59,6 +59,8 @@ def _reshape_rel(types, attrs):
 
 
 register_relay_op("dyn.reshape", 2, _reshape_rel, OpPattern.OPAQUE, DynReshapeAttrs, dtypes=(ALL, SIGNED))
+# its result is its data's elements in order: the VM views the data with the computed shape instead of copying
+register_op_attr("dyn.reshape", "TReshapeOp", True)
 
 
 @register_shape_func("dyn.reshape", True)

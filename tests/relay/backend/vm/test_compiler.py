@@ -330,3 +330,20 @@ def test_reshapes_are_views_listed_with_tvms_mnemonics():
         exe = relay.vm.compile(kiln.IRModule.from_expr(relay.Function([y], chain)), "llvm")
     out = kiln.runtime.vm.VirtualMachine(exe, kiln.cpu(0)).invoke("main", np.ones((3, 16), "float32"))
     assert out.shape == (12, 2, 2)
+
+
+def test_dyn_reshape_is_a_view_of_the_shape_its_shape_function_computes():
+    """As in TVM, a ``dyn.reshape`` to a shape read at run time runs as ``reshape_tensor`` (no kernel copies the
+    data): its shape function computes the shape (0 and -1 resolved) and the view takes it; a bad shape is refused."""
+    x, s = relay.var("x", shape=(8, 16)), relay.var("s", shape=(3,), dtype="int32")
+    func = relay.Function([x, s], relay.reshape(relay.reshape(x, [-1, 4, 8]), s))
+    with kiln.transform.PassContext(opt_level=3):
+        exe = relay.vm.compile(kiln.IRModule.from_expr(func), "llvm")
+    assert exe.bytecode.count("reshape_tensor") == 2
+    vm = kiln.runtime.vm.VirtualMachine(exe, kiln.cpu(0))
+    data = np.random.default_rng(0).standard_normal((8, 16)).astype("float32")
+    for shape, want in (([8, 2, 8], (8, 2, 8)), ([0, -1, 2], (4, 16, 2))):
+        out = vm.invoke("main", data, np.array(shape, "int32"))
+        np.testing.assert_array_equal(out.numpy(), data.reshape(want))
+    with pytest.raises(kiln.error.KilnError, match="dyn.reshape"):
+        vm.invoke("main", data, np.array([3, 3, 3], "int32"))
