@@ -38,6 +38,7 @@ from . import reference  # noqa: F401  (registers the FEvaluate of every operato
 from .adt import Match, PatternConstructor, PatternTuple, PatternVar
 from .expr import Call, Constant, If, Let, RefCreate, RefRead, RefWrite, Tuple, TupleGetItem, Var
 from .function import Function
+from .op.op import OpPattern
 
 _MISSING = object()
 _EVAL, _CALL, _TUPLE, _GETITEM, _LET, _IF, _STORE, _MATCH, _REF = range(9)
@@ -204,6 +205,8 @@ class Machine:
         fevaluate = op.get_attr("FEvaluate")
         if fevaluate is None:
             raise OpNotImplemented(f"operator {op.name} has no reference implementation (FEvaluate) in the interpreter")
+        if op.get_attr("TOpPattern") == OpPattern.BROADCAST:
+            _check_broadcast(op.name, args)
         try:
             out = fevaluate(call.attrs, *args)
         except KilnError:
@@ -369,3 +372,14 @@ def _truth(value) -> bool:
 
 __all__ = ["Closure", "ConstructorFunction", "ConstructorValue", "Machine", "RefValue", "Frame", "Env", "bind_pattern",
            "make_value"]
+
+
+def _check_broadcast(name, args):
+    """Refuse operands of a broadcast operator whose shapes do not broadcast, in the words of TVM's shape
+    functions ("Invalid broadcast shapes"), before numpy fails inside the reference with its own."""
+    shapes = [np.shape(a) for a in args if isinstance(a, np.ndarray | np.generic)]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise KilnError(f"{name}: Invalid broadcast shapes {', '.join(str(s) for s in shapes)}: they do not "
+                        f"broadcast together") from None

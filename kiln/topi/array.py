@@ -16,7 +16,7 @@ from ..tir import dtype as _dt
 from ..tir import op as _op
 from . import tag as _tag
 from .elemwise import cast_expr
-from .utils import SHAPE_CHECKS, get_const_tuple, normalize_axis, size_checks
+from .utils import SHAPE_CHECKS, get_const_tuple, normalize_axis, prod, size_checks
 
 __all__ = ["stack", "arange", "meshgrid", "trilu", "unravel_index", "sequence_mask", "reverse_sequence",
            "ndarray_size", "searchsorted", "arange_dynamic", "sparse_to_dense", "collapse_sum", "variance", "adv_index",
@@ -143,8 +143,12 @@ def reverse_sequence(data, seq_lengths, seq_axis=1, batch_axis=0):
 
 def ndarray_size(data, dtype="int32"):
     """The number of elements of ``data``, a 0-d tensor of ``dtype``."""
-    size = math.prod(get_const_tuple(data.shape))
-    return compute((), lambda: _op.const(size, dtype), name="T_ndarray_size", tag=_tag.ELEMWISE)
+    dims = get_const_tuple(data.shape)
+    if all(isinstance(d, int) for d in dims):
+        size = _op.const(math.prod(dims), dtype)
+    else:  # sizes known at run time: the product of the size variables, in the result's dtype
+        size = _op.cast(prod(dims), dtype)
+    return compute((), lambda: size, name="T_ndarray_size", tag=_tag.ELEMWISE)
 
 
 def searchsorted(sorted_sequence, values, right=False, dtype="int32"):

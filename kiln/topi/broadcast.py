@@ -84,8 +84,8 @@ def broadcast_checks(shapes, out_shape) -> list:
             result = out_shape[offset + k]
             if not isinstance(d, int) and d is not result:
                 checks.append((_op.logical_or(_op.equal(d, result), _op.equal(d, 1)),
-                               f"dimension {k} of the operand of shape {tuple(shape)} does not broadcast to "
-                               f"{tuple(out_shape)}"))
+                               f"Invalid broadcast shapes: dimension {k} of the operand of shape {tuple(shape)} "
+                               f"does not broadcast to {tuple(out_shape)}"))
     return checks
 
 

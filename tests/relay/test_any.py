@@ -162,8 +162,18 @@ def test_a_broadcast_the_run_time_sizes_do_not_allow_is_refused_by_the_shape_fun
     a, b = np.ones((4, 3), "float32"), np.full((1, 3), 2, "float32")
     np.testing.assert_array_equal(vm.invoke("main", a, b).numpy(), np.full((4, 3), 3))
     np.testing.assert_array_equal(vm.invoke("main", b, a).numpy(), np.full((4, 3), 3))
-    with pytest.raises(KilnError, match=r"fused_add_shape_func.*does not broadcast"):
+    with pytest.raises(KilnError, match=r"fused_add_shape_func: Invalid broadcast shapes.*does not broadcast"):
         vm.invoke("main", np.ones((2, 3), "float32"), a)
+
+
+def test_the_interpreter_refuses_operands_that_do_not_broadcast_in_tvms_words():
+    cond = relay.var("c", shape=(relay.Any(), relay.Any()), dtype="bool")
+    x, y = relay.var("x", shape=(relay.Any(), relay.Any())), relay.var("y", shape=(relay.Any(), relay.Any()))
+    run = relay.create_executor("debug", kiln.IRModule.from_expr(relay.Function([cond, x, y], relay.where(cond, x, y))))
+    c, a, b = np.ones((3, 4), bool), np.ones((3, 1), "float32"), np.zeros((1, 4), "float32")
+    np.testing.assert_array_equal(run.evaluate()(c, a, b).numpy(), np.ones((3, 4)))
+    with pytest.raises(KilnError, match=r"where: Invalid broadcast shapes \(3, 4\), \(3, 1\), \(2, 4\)"):
+        run.evaluate()(c, a, np.zeros((2, 4), "float32"))
 
 
 @pytest.mark.parametrize("target, lanes", [("llvm -mcpu=haswell", 8), ("llvm -mcpu=skylake-avx512", 16)])

@@ -63,3 +63,13 @@ def test_variance_over_a_dynamic_axis(unbiased):
     vm, _ = _vm([x], relay.variance(x, axis=[0], unbiased=unbiased))
     data = np.random.default_rng(2).standard_normal((5, 6)).astype("float32")
     np.testing.assert_allclose(vm.invoke("main", data).numpy(), data.var(0, ddof=int(unbiased)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(2,), (3, 4), (1, 2, 3, 4)])
+def test_ndarray_size_of_dynamic_dimensions_is_their_product_at_run_time(shape):
+    x = relay.var("x", shape=(ANY,) * len(shape))
+    vm, reference = _vm([x], relay.ndarray_size(x, dtype="int32"))
+    data = np.zeros(shape, "float32")
+    for run in (lambda d: vm.invoke("main", d), reference):
+        out = run(data).numpy()
+        assert out.dtype == np.int32 and out.item() == data.size

@@ -43,6 +43,10 @@ def _conv_post_init(attrs, n, transpose=False):
     spatial(attrs, "dilation", n)
     padding_n(attrs, n)
     if transpose:
+        # TVM's relations and topi read only the first n entries (its tests pass (0, 0) to conv1d_transpose)
+        value = attrs.output_padding
+        if isinstance(value, tuple | list) and len(value) > n:
+            object.__setattr__(attrs, "output_padding", tuple(value[:n]))
         spatial(attrs, "output_padding", n)
     if attrs.kernel_size is not None:
         spatial(attrs, "kernel_size", n)

@@ -145,7 +145,7 @@ def strided_slice_python(data, begin, end, strides, slice_mode="end", axes=None)
             stop = None if end[k] < 0 else start + end[k]
             index[axis] = slice(start, stop, 1)
         else:
-            step = strides[k] if strides and k < len(strides) else 1
+            step = strides[k] if strides is not None and k < len(strides) else 1  # a list or a numpy array
             index[axis] = slice(start, end[k], step)
     return data[tuple(index)]
 

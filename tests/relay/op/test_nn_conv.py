@@ -98,6 +98,16 @@ def test_conv_transpose(nd, strides, padding, output_padding, dilation, groups):
     check(expr, {"x": x, "w": w}, want, rtol=1e-4)
 
 
+def test_conv1d_transpose_reads_the_first_output_padding_only():
+    """TVM's relation and topi read ``output_padding[0]`` of a 1-D transposed convolution; its tests pass two."""
+    x, w = rand((1, 4, 5)), rand((4, 2, 3))
+    want = naive_conv_transpose(x, w, (2,), (1, 1), (1,), (1,), 1)
+    expr = relay.nn.conv1d_transpose(relay.var("x", shape=x.shape), relay.var("w", shape=w.shape), strides=(2,),
+                                     padding=(1,), output_padding=(1, 1))
+    assert expr.attrs.output_padding == (1,)
+    check(expr, {"x": x, "w": w}, want, rtol=1e-4, targets=("llvm",))
+
+
 def naive_pool(x, kernel, strides, pads, kind, count_include_pad, ceil_mode=False):
     nd = x.ndim - 2
     space = x.shape[2:]

@@ -47,6 +47,8 @@ def test_data_movement_references():
     d = np.arange(24).reshape(2, 3, 4)
     np.testing.assert_array_equal(ref.strided_slice_python(d, [0, 1], [2, 3], [1, 1]), d[0:2, 1:3])
     np.testing.assert_array_equal(ref.strided_slice_python(d, [1], [-1], None, "size", axes=[2]), d[:, :, 1:])
+    as_arrays = [np.array(v, "int32") for v in ([1, 3, 0], [-3, -4, 4], [-1, -1, 2])]  # TVM's tests pass arrays
+    np.testing.assert_array_equal(ref.strided_slice_python(d, *as_arrays), d[1:-3:-1, 3:-4:-1, 0:4:2])
     np.testing.assert_array_equal(ref.gather_python(d, 2, np.zeros((2, 3, 1), "int32")), d[:, :, :1])
     y = RNG.standard_normal((2, 3, 4)).astype("float32")
     np.testing.assert_allclose(ref.batch_matmul(y, y), np.matmul(y, y.transpose(0, 2, 1)), rtol=1e-6)
