@@ -328,7 +328,7 @@ def codegen(mod, entry="main") -> GraphCodegenResult:
     if not isinstance(func, Function):
         raise CodegenError(f"graph codegen: @{entry} is a {type(func).__name__}, not a Relay function")
     builder = _GraphBuilder(mod)
-    for param, name in zip(func.params, input_names(func.params)):
+    for param, name in zip(func.params, input_names(func.params), strict=True):
         builder.add_input(param, name)
     heads = builder.visit(func.body)
     nodes = builder.nodes
