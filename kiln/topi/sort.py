@@ -13,7 +13,7 @@ from ..te.operation import sum as _te_sum
 from ..tir import expr as E
 from ..tir import op as _op
 from . import tag as _tag
-from .utils import get_const_tuple, normalize_axis
+from .utils import SHAPE_CHECKS, get_const_tuple, normalize_axis
 
 __all__ = ["argsort", "topk", "unique"]
 
@@ -32,7 +32,7 @@ def _ranks(data, axis, is_ascend):
     return compute(shape, fcompute, name="T_rank", tag=_tag.COMM_REDUCE)
 
 
-def _positions(data, axis, k, is_ascend, dtype):
+def _positions(data, axis, k, is_ascend, dtype, checks=()):
     shape = get_const_tuple(data.shape)
     rank = _ranks(data, axis, is_ascend)
     out_shape = shape[:axis] + (k,) + shape[axis + 1:]
@@ -42,7 +42,8 @@ def _positions(data, axis, k, is_ascend, dtype):
         hit = _op.equal(rank(*(p[:axis] + (r,) + p[axis + 1:])), p[axis])
         return _te_sum(_op.select(hit, _op.cast(r, dtype), _op.const(0, dtype)), axis=r)
 
-    return compute(out_shape, fcompute, name="T_argsort", tag=_tag.COMM_REDUCE)
+    return compute(out_shape, fcompute, name="T_argsort", tag=_tag.COMM_REDUCE,
+                   attrs={SHAPE_CHECKS: tuple(checks)} if checks else None)
 
 
 def argsort(data, valid_count=None, axis=-1, is_ascend=True, dtype="float32"):
@@ -64,9 +65,15 @@ def topk(data, k=1, axis=-1, ret_type="both", is_ascend=False, dtype="int32"):
     """
     shape = get_const_tuple(data.shape)
     axis = normalize_axis(axis, len(shape), "topk axis")
+    checks = []
     if not isinstance(k, E.PrimExpr):  # a size variable: dyn.topk's shape function sized the result
-        k = shape[axis] if k < 1 else min(int(k), shape[axis])
-    indices = _positions(data, axis, k, is_ascend, dtype)
+        if k >= 1 and not isinstance(shape[axis], int):  # k of a size known at run time: k, if it fits
+            checks.append((_op.less_equal(_op.const(int(k), "int32"), shape[axis]),
+                           f"topi.topk: k = {int(k)} is larger than the size of axis {axis}"))
+            k = int(k)
+        else:
+            k = shape[axis] if k < 1 else min(int(k), shape[axis])
+    indices = _positions(data, axis, k, is_ascend, dtype, checks)
     if ret_type == "indices":
         return indices
     values = compute(indices.shape, lambda *p: data(*(p[:axis] + (_op.cast(indices(*p), "int32"),) + p[axis + 1:])),

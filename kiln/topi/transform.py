@@ -149,9 +149,14 @@ def concatenate(tensors, axis=0):
         raise OpAttributeInvalid("topi.concatenate: no tensors to join")
     ndim = len(tensors[0].shape)
     axis = normalize_axis(axis, ndim, "concatenate axis")
-    sizes = [get_const_tuple(t.shape)[axis] for t in tensors]
-    shape = list(tensors[0].shape)
+    shapes = [get_const_tuple(t.shape) for t in tensors]
+    sizes = [sh[axis] for sh in shapes]
+    # off the axis each dimension is the inputs' common size: a static one where an input has it, and the sizes
+    # known only at run time are checked against it before the kernel runs
+    shape = [next((sh[d] for sh in shapes if isinstance(sh[d], int)), shapes[0][d]) for d in range(ndim)]
     shape[axis] = prod_sum(sizes)
+    checks = size_checks([(sh[d], shape[d]) for sh in shapes for d in range(ndim) if d != axis],
+                         "topi.concatenate: the inputs' dimensions off the joined axis")
     starts = [prod_sum(sizes[:k]) for k in range(len(sizes))]
     # a part of a size known only at run time is kept (it may be empty; then the next part's range starts there)
     parts = [(t, start, size) for t, start, size in zip(tensors, starts, sizes, strict=True)
@@ -169,9 +174,11 @@ def concatenate(tensors, axis=0):
             value = _intrin.if_then_else(i[axis] >= part[1], read(part, i), value)
         return value
 
+    attrs = {SHAPE_CHECKS: tuple(checks)} if checks else None
     if not parts:
-        return _injective(shape, lambda *i: _op.const(0, tensors[0].dtype), "T_concat")
-    return _injective(shape, fcompute, "T_concat")
+        return compute(tuple(shape), lambda *i: _op.const(0, tensors[0].dtype), name="T_concat",
+                       tag=_tag.INJECTIVE, attrs=attrs)
+    return compute(tuple(shape), fcompute, name="T_concat", tag=_tag.INJECTIVE, attrs=attrs)
 
 
 def prod_sum(values):

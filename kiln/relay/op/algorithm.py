@@ -21,7 +21,8 @@ def _topk_rel(types, attrs):
     axis = normalize_axis(attrs.axis, data.ndim, "topk axis")
     shape = list(data.shape)
     if attrs.k >= 1:
-        shape[axis] = min(attrs.k, shape[axis])
+        # k over a dimension known only at run time is k, as in TVM (the kernel checks that it fits)
+        shape[axis] = min(attrs.k, shape[axis]) if isinstance(shape[axis], int) else attrs.k
     values, indices = TensorType(tuple(shape), data.dtype), TensorType(tuple(shape), attrs.dtype)
     if attrs.ret_type == "both":
         return TupleType([values, indices])

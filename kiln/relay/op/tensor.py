@@ -202,7 +202,20 @@ def _concatenate_rel(types, attrs):
             )
     shape = list(fields[0].shape)
     shape[axis] = sum(f.shape[axis] for f in fields)
+    concat_dynamic = _unknown(shape[axis])
+    for i in range(ndim):
+        known = [f.shape[i] for f in fields if not _unknown(f.shape[i])]
+        # as TVM's relation: off the axis, a dimension some inputs leave unknown stays unknown unless the joined
+        # axis is unknown too ([(1, 3), (1, ?)] -> (2, ?), [(?, 3), (?, ?)] -> (?, 3)); the kernel then checks
+        # the sizes at run time
+        if i != axis and len(known) < len(fields):
+            shape[i] = known[0] if known and concat_dynamic else Any()
     return TensorType(tuple(shape), dtype)
+
+
+def _unknown(dim) -> bool:
+    """Whether ``dim`` is an unnamed ``Any`` (a symbolic dimension is a known expression)."""
+    return isinstance(dim, Any) and dim.var is None
 
 
 register_relay_op("concatenate", 1, _concatenate_rel, OpPattern.INJECTIVE, A.ConcatenateAttrs)

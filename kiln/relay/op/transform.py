@@ -21,7 +21,16 @@ from ..expr import const
 from . import attrs as A
 from .dispatch import constant_value, dyn_ops, is_dynamic
 from .op import OpPattern, make_call, register_relay_op, register_shape_func
-from .type_relations import ALL, INTEGER, broadcast_shapes, check_dtype, normalize_axis, same_dtype, tensor_arg
+from .type_relations import (
+    ALL,
+    INTEGER,
+    broadcast_shapes,
+    check_dtype,
+    normalize_axis,
+    same_dtype,
+    shapes_match,
+    tensor_arg,
+)
 
 
 def _broadcast_to_rel(types, attrs):
@@ -125,7 +134,7 @@ def _gather_nd_rel(types, attrs):
     m, b = indices.shape[0], attrs.batch_dims
     if attrs.index_rank is not None and attrs.index_rank != m:
         raise TypeInferenceError(f"gather_nd: index_rank={attrs.index_rank} but indices {indices} index {m} axes")
-    if m + b > data.ndim or tuple(indices.shape[1 : 1 + b]) != tuple(data.shape[:b]):
+    if m + b > data.ndim or not shapes_match(indices.shape[1 : 1 + b], data.shape[:b]):
         raise TypeInferenceError(f"gather_nd: indices {indices} do not fit data {data} with batch_dims={b}")
     return TensorType(indices.shape[1:] + data.shape[m + b :], data.dtype)
 
@@ -220,7 +229,7 @@ def scatter_elements(data, indices, updates, axis=0, reduction="update"):
 def _scatter_nd_rel(types, attrs):
     data, indices, updates = (tensor_arg(types, i, n) for i, n in enumerate(["data", "indices", "updates"]))
     m = indices.shape[0] if indices.ndim else 0
-    if indices.ndim < 1 or m > data.ndim or tuple(updates.shape) != indices.shape[1:] + data.shape[m:]:
+    if indices.ndim < 1 or m > data.ndim or not shapes_match(updates.shape, indices.shape[1:] + data.shape[m:]):
         raise TypeInferenceError(f"scatter_nd: updates {updates} must have shape indices.shape[1:] + "
                                  f"data.shape[M:] for indices {indices} and data {data}")
     same_dtype([data, updates], "scatter_nd data and updates")

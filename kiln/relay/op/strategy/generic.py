@@ -24,7 +24,7 @@ from ....topi import scan as SC
 from ....topi import scatter as SCT
 from ....topi import sort as SO
 from ....topi import transform as T
-from ....topi.utils import prod
+from ....topi.utils import get_const_tuple, prod
 from .base import OpStrategy
 from .generic_array import ARRAY_COMPUTES
 from .generic_dyn import DYN_COMPUTES
@@ -49,11 +49,54 @@ def reshaped_shape(data, out_type) -> tuple:
         return out_type.shape
     if len(dynamic) > 1:
         raise OpNotImplemented(f"reshape of {data.shape} to {out_type}: more than one dimension known only at run "
-                               f"time")
+                               f"time; the reshape's newshape gives them (see symbolic_reshape)")
     static = math.prod(d for d in out_type.shape if not is_any(d))
     shape = list(out_type.shape)
     shape[dynamic[0]] = prod(data.shape) // static
     return tuple(shape)
+
+
+def symbolic_reshape(data, newshape, allowzero=False) -> tuple:
+    """The TE shape of ``data`` reshaped by ``newshape`` with TVM's special values (``0`` copies, ``-1`` infers,
+    ``-2`` copies the rest, ``-3`` merges two, ``-4`` splits one), as expressions of ``data``'s size variables: what
+    a reshape whose result has several dimensions known only at run time computes (the type relation checked the
+    values; the kernel's size check compares the element counts at run time)."""
+    in_shape = get_const_tuple(data.shape)
+    out: list = []
+    infer_at, src, i = None, 0, 0
+    while i < len(newshape):
+        v = int(newshape[i])
+        if v > 0 or (v == 0 and allowzero):
+            out.append(v)
+            src += 1
+        elif v == 0:
+            out.append(in_shape[src])
+            src += 1
+        elif v == -1:
+            infer_at = len(out)
+            out.append(1)
+            src += 1
+        elif v == -2:
+            out.extend(in_shape[src:])
+            src = len(in_shape)
+        elif v == -3:
+            out.append(in_shape[src] * in_shape[src + 1])
+            src += 2
+        else:  # -4: split in_shape[src] into the next two values, one of which may be -1
+            d0, d1 = int(newshape[i + 1]), int(newshape[i + 2])
+            whole = in_shape[src]
+            out.extend([whole // d1 if d0 == -1 else d0, whole // d0 if d1 == -1 else d1])
+            src, i = src + 1, i + 2
+        i += 1
+    if infer_at is not None:
+        out[infer_at] = prod(in_shape) // prod(d for j, d in enumerate(out) if j != infer_at)
+    return tuple(out)
+
+
+def _reshape(attrs, inputs, out_type):
+    if sum(map(is_any, out_type.shape)) > 1:
+        return [T.reshape(inputs[0], symbolic_reshape(inputs[0], attrs.newshape, attrs.allowzero))]
+    return [T.reshape(inputs[0], reshaped_shape(inputs[0], out_type))]
 
 
 def _unary(fn):
@@ -169,7 +212,7 @@ COMPUTES = {
     "zeros": lambda attrs, inputs, out_type: [EW.zeros(attrs.shape, attrs.dtype)],
     "ones": lambda attrs, inputs, out_type: [EW.ones(attrs.shape, attrs.dtype)],
     "full": _full,
-    "reshape": lambda attrs, inputs, out_type: [T.reshape(inputs[0], reshaped_shape(inputs[0], out_type))],
+    "reshape": _reshape,
     "transpose": lambda attrs, inputs, out_type: [T.transpose(inputs[0], attrs.axes)],
     "squeeze": lambda attrs, inputs, out_type: [T.squeeze(inputs[0], attrs.axis)],
     "expand_dims": lambda attrs, inputs, out_type: [T.expand_dims(inputs[0], attrs.axis, attrs.num_newaxis)],

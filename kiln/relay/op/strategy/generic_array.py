@@ -11,7 +11,8 @@ from ....topi import signal as SG
 from ....topi import transform as T
 from ....topi.einsum import einsum
 from ....topi.reduction import reduce_axes
-from ..like import collapse_axes
+from ....topi.utils import get_const_tuple
+from ..like import collapse_axes, reshape_like_shape
 
 __all__ = ["ARRAY_COMPUTES"]
 
@@ -79,7 +80,8 @@ ARRAY_COMPUTES = {
     "ones_like": lambda attrs, inputs, out_type: [EW.full_like(inputs[0], 1)],
     "full_like": lambda attrs, inputs, out_type: [EW.full_like(inputs[0], inputs[1]())],
     "cast_like": lambda attrs, inputs, out_type: [EW.cast(inputs[0], inputs[1].dtype)],
-    "reshape_like": lambda attrs, inputs, out_type: [T.reshape(inputs[0], out_type.shape)],
+    "reshape_like": lambda attrs, inputs, out_type: [T.reshape(inputs[0], reshape_like_shape(
+        get_const_tuple(inputs[0].shape), get_const_tuple(inputs[1].shape), attrs))],  # sizes known at run time too
     "broadcast_to_like": lambda attrs, inputs, out_type: [B.broadcast_to(inputs[0], inputs[1].shape)],
     "collapse_sum_like": _collapse,
     "collapse_sum_to": _collapse,
