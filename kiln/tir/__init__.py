@@ -137,7 +137,7 @@ from .intrin import (
     trunc,
     vscale,
 )
-from .layout import Layout
+from .layout import BijectiveLayout, Layout, bijective_layout
 from .layout import undefined_or_layout as layout  # TVM's tvm.tir.layout: "" is the undefined layout
 from .op import (
     abs,

@@ -128,6 +128,40 @@ class Layout:
         return dst.shape_from_primal(sizes)
 
 
+@dataclass(frozen=True, slots=True)
+class BijectiveLayout:
+    """A conversion between two layouts with the same primal axes (TVM's ``tir.BijectiveLayout``, made by
+    :func:`bijective_layout`): shapes go from ``src_layout`` to ``dst_layout`` and back, a dimension known only at
+    run time (``relay.Any``, a size variable) carried to its place.
+
+    Examples
+    --------
+    >>> bijective_layout("NCHW", "NCHW16c").forward_shape((1, 32, 7, 7))
+    (1, 2, 7, 7, 16)
+    """
+
+    src_layout: Layout
+    dst_layout: Layout
+
+    def forward_shape(self, shape) -> tuple:
+        """``shape`` in ``src_layout`` converted to ``dst_layout``."""
+        return self.src_layout.convert_shape(tuple(shape), self.dst_layout)
+
+    def backward_shape(self, shape) -> tuple:
+        """``shape`` in ``dst_layout`` converted back to ``src_layout``."""
+        return self.dst_layout.convert_shape(tuple(shape), self.src_layout)
+
+
+def bijective_layout(src_layout, dst_layout) -> BijectiveLayout:
+    """The conversion from ``src_layout`` to ``dst_layout`` (names or :class:`Layout` s), as TVM's
+    ``tvm.tir.bijective_layout``; KilnError when their primal axes differ."""
+    src = layout(src_layout) if isinstance(src_layout, str) else src_layout
+    dst = layout(dst_layout) if isinstance(dst_layout, str) else dst_layout
+    if set(src.primal) != set(dst.primal):
+        raise KilnError(f"bijective_layout: {src.name} and {dst.name} have different primal axes")
+    return BijectiveLayout(src, dst)
+
+
 def _size(dim):
     """A dimension as an int; a dynamic one (:class:`~kiln.ir.type.Any`, a symbolic TIR size) kept as it is."""
     try:

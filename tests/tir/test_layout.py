@@ -77,3 +77,18 @@ def test_an_axis_split_twice():
     assert lay.shape_to_primal((2, 3, 3, 2, 16, 64, 2)) == {"O": 128, "H": 3, "W": 3, "I": 64}
     with pytest.raises(KilnError, match="not divisible"):
         layout("OIHW").convert_shape((128, 48, 3, 3), lay)
+
+
+def test_bijective_layout_converts_shapes_both_ways_keeping_dynamic_dims():
+    from kiln.tir import BijectiveLayout, bijective_layout
+
+    nhwc = bijective_layout("NCHW", "NHWC")
+    assert isinstance(nhwc, BijectiveLayout)
+    n, w = Any(), Any()
+    assert nhwc.forward_shape((n, 32, 7, w)) == (n, 7, w, 32)
+    assert nhwc.backward_shape((n, 7, w, 32)) == (n, 32, 7, w)
+    blocked = bijective_layout("NCHW", "NCHW16c")
+    assert blocked.forward_shape((1, 32, 7, 7)) == (1, 2, 7, 7, 16)
+    assert blocked.backward_shape((1, 2, 7, 7, 16)) == (1, 32, 7, 7)
+    with pytest.raises(KilnError, match="different primal axes"):
+        bijective_layout("NCHW", "NCDHW")
