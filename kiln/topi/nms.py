@@ -53,7 +53,7 @@ def _iou_above(boxes, b, i, j, threshold):
     return _op.logical_and(positive, inter > _op.cast(threshold, inter.dtype) * union)
 
 
-def all_class_non_max_suppression(boxes_shape, scores_shape, dtype, scalar_types, name):
+def all_class_non_max_suppression(boxes_shape, scores_shape, dtype, scalar_types, name, output_format="onnx"):
     """The PrimFunc of ``all_class_non_max_suppression`` (see the module docstring).
 
     Parameters
@@ -68,12 +68,17 @@ def all_class_non_max_suppression(boxes_shape, scores_shape, dtype, scalar_types
         or a 1-element tensor.
     name : str
         The function's name.
+    output_format : str
+        ``onnx`` or ``tensorflow`` (the results below).
 
     Returns
     -------
     PrimFunc
         Parameters: boxes, scores, max_output_boxes_per_class, iou_threshold, score_threshold, then the outputs
-        ``selected_indices`` (int64, ``(batch * classes * boxes, 3)``) and ``num_total_detections`` (int64, ``(1,)``).
+        ``selected_indices`` (int64, ``(batch * classes * boxes, 3)``) and ``num_total_detections`` (int64, ``(1,)``);
+        for ``tensorflow`` ``selected_indices`` (int64, ``(batch, classes * boxes, 2)`` rows of ``(class, box)``),
+        ``selected_scores`` (float32, ``(batch, classes * boxes)``) and ``num_total_detections`` (int64,
+        ``(batch,)``), each batch's rows counted in its own entry.
     """
     batch, n_boxes, _ = boxes_shape
     _, classes, _ = scores_shape
@@ -82,9 +87,15 @@ def all_class_non_max_suppression(boxes_shape, scores_shape, dtype, scalar_types
     max_out, iou_thr, score_thr = (decl_buffer(tuple(shape), t, n) for (shape, t), n in zip(
         scalar_types, ("max_output_boxes_per_class", "iou_threshold", "score_threshold"), strict=True))
     max_dtype = scalar_types[0][1]
+    tensorflow = output_format == "tensorflow"
     rows = batch * classes * n_boxes
-    selected = decl_buffer((rows, 3), "int64", "selected_indices")
-    total = decl_buffer((1,), "int64", "num_total_detections")
+    if tensorflow:
+        selected = decl_buffer((batch, classes * n_boxes, 2), "int64", "selected_indices")
+        selected_scores = decl_buffer((batch, classes * n_boxes), "float32", "selected_scores")
+        total = decl_buffer((batch,), "int64", "num_total_detections")
+    else:
+        selected = decl_buffer((rows, 3), "int64", "selected_indices")
+        total = decl_buffer((1,), "int64", "num_total_detections")
     alive = decl_buffer((max(n_boxes, 1) if isinstance(n_boxes, int) else _op.maximum(n_boxes, 1),), "int32", "alive")
     best = decl_buffer((1,), "int32", "best")
     i64 = lambda v: _op.cast(v, "int64")  # noqa: E731
@@ -102,14 +113,20 @@ def all_class_non_max_suppression(boxes_shape, scores_shape, dtype, scalar_types
             better = lambda i: _op.logical_or(best[0] < zero, scores[b, c, i] > scores[b, c, current])  # noqa: E731
             search = _loop("i", n_boxes, lambda i: S.IfThenElse(_op.logical_and(alive[i] == one, better(i)),
                                                                 S.BufferStore(best, i, (0,)), None))
-            row = _op.cast(total[0], "int32")
+            slot = b if tensorflow else 0  # the counter of this batch's rows, or of all rows
+            row = _op.cast(total[slot], "int32")
             chosen = best[0]
+            if tensorflow:
+                write = [S.BufferStore(selected, i64(c), (b, row, 0)),
+                         S.BufferStore(selected, i64(chosen), (b, row, 1)),
+                         S.BufferStore(selected_scores, _op.cast(scores[b, c, chosen], "float32"), (b, row))]
+            else:
+                write = [S.BufferStore(selected, i64(b), (row, 0)), S.BufferStore(selected, i64(c), (row, 1)),
+                         S.BufferStore(selected, i64(chosen), (row, 2))]
             take = S.stmt_seq(
                 S.BufferStore(alive, zero, (chosen,)),
-                S.BufferStore(selected, i64(b), (row, 0)),
-                S.BufferStore(selected, i64(c), (row, 1)),
-                S.BufferStore(selected, i64(chosen), (row, 2)),
-                S.BufferStore(total, total[0] + _op.const(1, "int64"), (0,)),
+                *write,
+                S.BufferStore(total, total[slot] + _op.const(1, "int64"), (slot,)),
                 _loop("i", n_boxes, lambda i: S.IfThenElse(
                     _op.logical_and(alive[i] == one, _iou_above(boxes, b, chosen, i, _scalar(iou_thr))),
                     S.BufferStore(alive, zero, (i,)), None)),
@@ -119,13 +136,21 @@ def all_class_non_max_suppression(boxes_shape, scores_shape, dtype, scalar_types
 
         return S.stmt_seq(fill, _loop("k", picks, pick))
 
-    clear = _loop("r", rows, lambda r: S.stmt_seq(*[S.BufferStore(selected, _op.const(0, "int64"), (r, j))
-                                                     for j in range(3)]))
-    body = S.stmt_seq(S.BufferStore(total, _op.const(0, "int64"), (0,)), clear,
-                      _loop("b", batch, lambda b: _loop("c", classes, lambda c: per_class(b, c))))
+    zero64 = _op.const(0, "int64")
+    if tensorflow:
+        def clear_batch(b):
+            return S.stmt_seq(S.BufferStore(total, zero64, (b,)), _loop("r", classes * n_boxes, lambda r: S.stmt_seq(
+                *[S.BufferStore(selected, zero64, (b, r, j)) for j in range(2)],
+                S.BufferStore(selected_scores, _op.const(0, "float32"), (b, r)))))
+
+        clear = _loop("b", batch, clear_batch)
+    else:
+        clear = S.stmt_seq(S.BufferStore(total, zero64, (0,)), _loop("r", rows, lambda r: S.stmt_seq(
+            *[S.BufferStore(selected, zero64, (r, j)) for j in range(3)])))
+    body = S.stmt_seq(clear, _loop("b", batch, lambda b: _loop("c", classes, lambda c: per_class(b, c))))
     body = S.Allocate(best.data, "int32", best.shape, E.convert(True), body)
     body = S.Allocate(alive.data, "int32", alive.shape, E.convert(True), body)
-    buffers = [boxes, scores, max_out, iou_thr, score_thr, selected, total]
+    buffers = [boxes, scores, max_out, iou_thr, score_thr, selected, *([selected_scores] if tensorflow else []), total]
     params = [E.Var(buf.name, "handle") for buf in buffers]
     return PrimFunc(params, body, buffer_map=dict(zip(params, buffers, strict=True))).with_attr("global_symbol", name)
 

@@ -155,12 +155,14 @@ def multibox_transform_loc(cls_prob, loc_pred, anchor, clip=True, threshold=0.01
 
 @dataclass(frozen=True, slots=True)
 class AllClassNonMaximumSuppressionAttrs(Attrs):
-    """``output_format``: ``onnx`` (rows of ``(batch, class, box)``, as ONNX's ``NonMaxSuppression``)."""
+    """``output_format``: ``onnx`` (rows of ``(batch, class, box)``, as ONNX's ``NonMaxSuppression``) or
+    ``tensorflow`` (per batch, rows of ``(class, box)``, their scores and their count, as TensorFlow's
+    ``CombinedNonMaxSuppression`` before its sort)."""
 
     output_format: str = "onnx"
 
     def __post_init__(self):
-        self._require(self.output_format == "onnx", "output_format", "must be onnx (the only format supported)")
+        self._require(self.output_format in ("onnx", "tensorflow"), "output_format", "must be onnx or tensorflow")
 
 
 def _all_class_nms_rel(types, attrs):
@@ -176,6 +178,10 @@ def _all_class_nms_rel(types, attrs):
                                  f"and {scores}")
     same_dtype([boxes, scores], "boxes and scores")
     batch, classes, n = scores.shape
+    if attrs.output_format == "tensorflow":  # TVM's types: the scores are float32 whatever the inputs' dtype
+        per_batch = classes * n
+        return TupleType([TensorType((batch, per_batch, 2), "int64"), TensorType((batch, per_batch), "float32"),
+                          TensorType((batch,), "int64")])
     return TupleType([TensorType((batch * classes * n, 3), "int64"), TensorType((1,), "int64")])
 
 
@@ -196,13 +202,19 @@ def _all_class_nms_prim_func(attrs, arg_types, out_types, name):
 
     batch, n = size("batch", boxes.shape[0], scores.shape[0]), size("boxes", boxes.shape[1], scores.shape[2])
     classes = size("classes", scores.shape[1])
-    return nms.all_class_non_max_suppression((batch, n, 4), (batch, classes, n), boxes.dtype, scalars, name)
+    return nms.all_class_non_max_suppression((batch, n, 4), (batch, classes, n), boxes.dtype, scalars, name,
+                                             attrs.output_format)
 
 
 @register_shape_func("vision.all_class_non_max_suppression", True)
 def _all_class_nms_shape_func(attrs, inputs, out_types):
-    """``(batch * classes * boxes, 3)`` and ``(1,)`` from the sizes of the scores (their values are not read)."""
+    """``(batch * classes * boxes, 3)`` and ``(1,)`` from the sizes of the scores (their values are not read); for
+    the tensorflow format ``(batch, classes * boxes, 2)``, ``(batch, classes * boxes)`` and ``(batch,)``."""
     scores = inputs[1]
+    if attrs.output_format == "tensorflow":
+        batch, per_batch = dim64(scores, 0), dim64(scores, 1) * dim64(scores, 2)
+        return [shape_tensor([batch, per_batch, 2], "nms_indices"), shape_tensor([batch, per_batch], "nms_scores"),
+                shape_tensor([batch], "nms_count")], []
     rows = dim64(scores, 0) * dim64(scores, 1) * dim64(scores, 2)
     return [shape_tensor([rows, 3], "nms_rows"), shape_tensor([1], "nms_count")], []
 
@@ -227,7 +239,10 @@ def all_class_non_max_suppression(boxes, scores, max_output_boxes_per_class=-1, 
         ``(selected_indices, num_total_detections)``: ``(batch * classes * boxes, 3)`` int64 rows of
         ``(batch, class, box)``, the first ``num_total_detections[0]`` of them written (TVM's padded form; slice
         with ``relay.strided_slice(selected_indices, [0, 0], concatenate([num_total_detections, [3]]))`` for the
-        ``(num_selected, 3)`` result, its first dimension known at run time).
+        ``(num_selected, 3)`` result, its first dimension known at run time). With
+        ``output_format="tensorflow"``: ``(selected_indices, selected_scores, num_total_detections)``, per batch
+        ``(classes * boxes, 2)`` int64 rows of ``(class, box)`` grouped by class in selection order, their float32
+        scores (both zero-padded) and, ``(batch,)``, how many rows each batch wrote.
     """
     from ..expr import TupleWrapper, const
 
@@ -240,4 +255,4 @@ def all_class_non_max_suppression(boxes, scores, max_output_boxes_per_class=-1, 
     call = make_call("vision.all_class_non_max_suppression",
                      [boxes, scores, max_output_boxes_per_class, iou_threshold, score_threshold],
                      AllClassNonMaximumSuppressionAttrs(output_format))
-    return TupleWrapper(call, 2)
+    return TupleWrapper(call, 3 if output_format == "tensorflow" else 2)

@@ -162,6 +162,15 @@ def all_class_non_max_suppression(attrs, boxes, scores, max_output, iou_threshol
                 if not any(_suppresses(boxes[b, j], boxes[b, i], iou) for j in chosen):
                     chosen.append(i)
             rows += [(b, c, i) for i in chosen]
+    if attrs.output_format == "tensorflow":  # per batch: (class, box) rows, their scores, their count
+        indices = np.zeros((batch, classes * n, 2), "int64")
+        selected = np.zeros((batch, classes * n), "float32")
+        counts = np.zeros(batch, "int64")
+        for b, c, i in rows:
+            indices[b, counts[b]] = (c, i)
+            selected[b, counts[b]] = scores[b, c, i]
+            counts[b] += 1
+        return indices, selected, counts
     out = np.zeros((batch * classes * n, 3), "int64")
     if rows:
         out[: len(rows)] = rows

@@ -123,3 +123,35 @@ def test_refuses_mismatched_boxes():
     call = relay.vision.all_class_non_max_suppression(boxes, scores, 2, 0.5, 0.1).astuple()
     with pytest.raises(KilnError, match=r"\(batch, boxes, 4\)"):
         relay.transform.InferType()(kiln.IRModule.from_expr(relay.Function([boxes, scores], call)))
+
+
+def _tensorflow_form(onnx_rows, scores):
+    """The tensorflow-format results derived from ONNX's ``(batch, class, box)`` rows: per batch its ``(class, box)``
+    rows in order, their scores, zero-padded to ``classes * boxes``, and their count."""
+    batch, classes, n = scores.shape
+    indices, selected, counts = np.zeros((batch, classes * n, 2), "int64"), np.zeros((batch, classes * n)), []
+    for b in range(batch):
+        mine = onnx_rows[onnx_rows[:, 0] == b]
+        indices[b, :len(mine)] = mine[:, 1:]
+        selected[b, :len(mine)] = scores[b, mine[:, 1], mine[:, 2]]
+        counts.append(len(mine))
+    return indices, selected.astype("float32"), np.array(counts, "int64")
+
+
+@pytest.mark.parametrize("executor", ["vm", "graph"])
+def test_tensorflow_format_groups_each_batchs_rows_with_their_scores(executor):
+    boxes, scores = _data(3)
+    n = relay.Any() if executor == "vm" else N
+    bv, sv = relay.var("boxes", shape=(B, n, 4)), relay.var("scores", shape=(B, C, n))
+    _, _, mv, iv, tv = _vars()
+    out = relay.vision.all_class_non_max_suppression(bv, sv, mv, iv, tv, output_format="tensorflow")
+    mod = kiln.IRModule.from_expr(relay.Function([bv, sv, mv, iv, tv], out.astuple()))
+    assert [f.shape for f in relay.transform.InferType()(mod)["main"].ret_type.fields] == \
+        [(B, C * n, 2), (B, C * n), (B,)]
+    run = relay.create_executor(executor, mod=mod, target="llvm").evaluate()
+    for setting in [s for s in SETTINGS if s[0] >= 0]:  # onnxruntime selects nothing for a negative limit
+        args = _args(boxes, scores, *setting)
+        got = [x.numpy() for x in run(*args)]
+        want = _tensorflow_form(_onnxruntime(boxes, scores, *setting), scores)
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_array_equal(g, w, err_msg=str(setting))
