@@ -6,7 +6,7 @@ is opaque to fusion, so it stays visible in compiled code.
   computation instead of keeping it; kiln's AD keeps every forward value, so to ``gradient`` it is the identity too
   (its gradient passes ``grad`` through);
 * ``annotation.stop_fusion(data)``: FuseOps ends a group here, so ``data``'s producer and its consumers are
-  compiled as separate kernels;
+  compiled as separate kernels (``data`` may be a tuple);
 * ``annotation.cast_hint(data, dtype)``: quantization's hint that ``data`` will be converted to ``dtype`` (the
   quantize partition pass places it).
 """
@@ -28,7 +28,12 @@ class CastHintAttrs(Attrs):
 
 
 register_relay_op("annotation.checkpoint", 1, identity_rel, OpPattern.OPAQUE)
-register_relay_op("annotation.stop_fusion", 1, identity_rel, OpPattern.OPAQUE)
+def _same_type_rel(types, attrs):
+    """The result has the argument's type, tensor or tuple (a fusion boundary may cut a tuple, as SplitArgs does)."""
+    return types[0]
+
+
+register_relay_op("annotation.stop_fusion", 1, _same_type_rel, OpPattern.OPAQUE)
 register_relay_op("annotation.cast_hint", 1, identity_rel, OpPattern.OPAQUE, CastHintAttrs)
 
 

@@ -30,3 +30,4 @@ from .normal_form import ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalFor
 from .remove_unused_functions import RemoveUnusedFunctions
 from .simplify_expr import SimplifyExpr
 from .simplify_inference import SimplifyInference
+from .split_args import SplitArgs
