@@ -127,7 +127,9 @@ class _Builder:
             var = leaves[k].var
             if var_map is not None:
                 var = var_map.get(var)
-            if var is not None and not _is_one(info.extents[leaves[k]]):
+            attr = stage.iter_var_attrs.get(leaves[k])
+            bound = attr is not None and attr.bind_thread is not None  # a thread count of one stays, as in TVM
+            if var is not None and (bound or not _is_one(info.extents[leaves[k]])):
                 loop_vars[k] = var
         levels: dict = {}
         for c in checks:

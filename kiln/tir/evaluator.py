@@ -221,6 +221,16 @@ class Evaluator:
             self.bind(s.loop_var, t(i))
             self.run(s.body)
 
+    def _attr(self, s):
+        if s.attr_key == "thread_extent" and isinstance(s.node, E.IterVar):
+            # a loop bound to a GPU thread or block: every thread runs the body, here one after another
+            t = _dt.DataType.parse(s.node.var.dtype).numpy().type
+            for i in range(int(self.eval(s.value))):
+                self.bind(s.node.var, t(i))
+                self.run(s.body)
+            return
+        self.run(s.body)
+
     def _store(self, s):
         storage = self.memory(s.buffer)
         value = self.eval(s.value)
@@ -362,7 +372,7 @@ _STMT = {
     S.For: Evaluator._for, S.BufferStore: Evaluator._store, S.Allocate: Evaluator._allocate,
     S.IfThenElse: Evaluator._if, S.While: Evaluator._while, S.AssertStmt: Evaluator._assert,
     S.Evaluate: lambda ev, s: ev.eval(s.value),
-    S.AttrStmt: lambda ev, s: ev.run(s.body),
+    S.AttrStmt: lambda ev, s: ev._attr(s),
     S.DeclBuffer: lambda ev, s: ev.run(s.body),
 }
 

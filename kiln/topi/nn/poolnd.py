@@ -29,7 +29,7 @@ def spatial_axes(layout_name, what):
     lay = parse_layout(layout_name)
     axes = [k for k, a in enumerate(lay.name) if a in "DHW"]
     if not axes or any(lay.factor_of(lay.name[k]) != 1 for k in axes):
-        raise OpAttributeInvalid(f"{what}: layout {layout_name} needs unsplit spatial axes")
+        raise OpAttributeInvalid(f"{what}: Unsupported layout {layout_name} (its spatial axes must not be split)")
     return axes
 
 

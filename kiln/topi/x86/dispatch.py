@@ -22,7 +22,7 @@ SCHEDULE_BY_TAG = {
     **{t: schedule_conv2d_direct for t in DIRECT_TAGS},
     **{t: schedule_gemm for t in GEMM_TAGS},
     "dense_nopack": schedule_dense_nopack,
-    **{t: schedule_pool for t in POOL_TAGS},
+    **{t: (lambda outs, target=None: schedule_pool(outs, target=target)) for t in POOL_TAGS},
     "softmax_output": schedule_softmax,
     "log_softmax_output": schedule_softmax,
 }

@@ -54,8 +54,9 @@ def _schedule_pool_op(s, op, outs, target):
             schedule_injective_from_existing(s, o.output(0), target)
 
 
-def schedule_pool(outs, target=None):
-    """Schedule a group anchored by ``pool_max``/``pool_sum`` (see the module docstring).
+def schedule_pool(outs, layout=None, target=None):
+    """Schedule a group anchored by ``pool_max``/``pool_sum`` (see the module docstring). ``layout`` is TVM's
+    argument, not needed here (the schedule follows the innermost axis, whatever it is).
 
     Returns
     -------

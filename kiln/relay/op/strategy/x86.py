@@ -176,7 +176,8 @@ _REDUCTIONS = ("sum", "mean", "max", "min", "prod", "all", "any", "argmax", "arg
 
 STRATEGIES = {
     **{name: generic.default_strategy(name) for name in generic.COMPUTES},
-    **{name: _generic_with(name, x86.schedule_pool, f"{name}.x86") for name in _POOLS},
+    **{name: _generic_with(name, lambda outs, target: x86.schedule_pool(outs, target=target), f"{name}.x86")
+       for name in _POOLS},
     **{name: _generic_with(name, x86.schedule_reduce, f"{name}.x86") for name in _REDUCTIONS},
     "nn.softmax": _generic_with("nn.softmax", x86.schedule_softmax, "softmax.x86"),
     "nn.log_softmax": _generic_with("nn.log_softmax", x86.schedule_softmax, "log_softmax.x86"),
