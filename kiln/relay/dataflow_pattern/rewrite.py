@@ -17,7 +17,7 @@ from ...error import KilnError
 from ...ir.op import Op
 from ...ir.structural import structural_equal
 from ..expr import Call, Constant, var
-from ..expr_functor import ExprMutator
+from ..expr_functor import ExprMutator, post_order_visit
 from ..function import Function
 from ..transform.infer_type import infer_type
 from .matcher import DFPatternMatcher, DominatorGraph, operands
@@ -136,10 +136,14 @@ class PatternGrouper:
         self.matcher = DFPatternMatcher(expr)
         self.groups: list = []
         self.group_of: dict = {}  # expression -> index of the group it belongs to
+        partitioned: set = set()  # what an earlier partition already put in a function: never matched again
         for node in reversed(self.graph.order):
             if node in self.group_of or isinstance(node, Op):
                 continue
-            if self.matcher.match(pattern, node):
+            if isinstance(node, Function) and "PartitionedFromPattern" in node.attrs:
+                partitioned.add(node)
+                post_order_visit(node.body, partitioned.add)
+            if node not in partitioned and self.matcher.match(pattern, node):
                 self._create_group(node)
 
     def _create_group(self, root):

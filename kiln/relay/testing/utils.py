@@ -17,20 +17,24 @@ def as_module(expr_or_mod) -> IRModule:
     return IRModule.from_expr(expr_or_mod)
 
 
-def run_opt_pass(expr, passes, *, opt_level=None, **ctx_args):
+def run_opt_pass(expr, passes, import_prelude=False, *, opt_level=None, **ctx_args):
     """Apply ``passes`` (a pass or list of passes) to ``expr``, typed before and after (TVM's helper); returns
     ``@main`` for a function or module, else the body ``expr`` became.
 
     As TVM's, the passes are called one by one under the current PassContext (so a pass runs whatever its opt_level,
     and its required passes do not run first); with ``opt_level`` or PassContext arguments (``config=``,
     ``required=``...) they run as a ``Sequential`` (required passes first, opt levels checked) under a new context made
-    of those.
+    of those. ``import_prelude`` adds the prelude's data types and functions to the module first.
 
     Examples
     --------
     >>> after = run_opt_pass(before, relay.transform.FoldConstant())   # doctest: +SKIP
     """
-    mod = infer_type(as_module(expr))
+    mod = as_module(expr)
+    if import_prelude:
+        mod = mod.shallow_copy()
+        mod.import_from_std("prelude.rly")
+    mod = infer_type(mod)
     passes = list(passes) if isinstance(passes, list | tuple) else [passes]
     if opt_level is None and not ctx_args:
         for opt_pass in passes:

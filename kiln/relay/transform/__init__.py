@@ -26,6 +26,7 @@ from .lazy_gradient_init import LazyGradientInit
 from .legalize import Legalize
 from .manifest_alloc import ManifestAlloc
 from .memory_plan import MemoryPlan
+from .merge_composite import MergeComposite
 from .normal_form import ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm
 from .remove_unused_functions import RemoveUnusedFunctions
 from .simplify_expr import SimplifyExpr
