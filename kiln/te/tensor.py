@@ -39,6 +39,10 @@ class Tensor(Node):
     op: object
     value_index: int = 0
 
+    # ``expr + tensor`` is a tensor: TIR's operators return NotImplemented so the tensor's reflected operator
+    # (installed by kiln.topi, which owns the broadcasting computes) builds it
+    _defers_tir_ops = True
+
     type_key = "te.Tensor"
 
     @property

@@ -16,6 +16,12 @@ import numpy as np
 from ..error import TIRError
 
 
+def _defers(other) -> bool:
+    """Whether ``other`` (a ``te.Tensor``) computes ``expr + tensor`` itself, as a new tensor (TVM's topi
+    overrides of the generic operators); its class says so with ``_defers_tir_ops``."""
+    return getattr(type(other), "_defers_tir_ops", False)
+
+
 class ExprOp:
     """Mixin giving TIR expressions Python arithmetic and comparison operators."""
 
@@ -23,28 +29,44 @@ class ExprOp:
     __array_ufunc__ = None  # numpy scalars defer to our reflected operators instead of building object arrays
 
     def __add__(self, other):
+        if _defers(other):
+            return NotImplemented
         return _op().add(self, other)
 
     def __radd__(self, other):
+        if _defers(other):
+            return NotImplemented
         return _op().add(other, self)
 
     def __sub__(self, other):
+        if _defers(other):
+            return NotImplemented
         return _op().subtract(self, other)
 
     def __rsub__(self, other):
+        if _defers(other):
+            return NotImplemented
         return _op().subtract(other, self)
 
     def __mul__(self, other):
+        if _defers(other):
+            return NotImplemented
         return _op().multiply(self, other)
 
     def __rmul__(self, other):
+        if _defers(other):
+            return NotImplemented
         return _op().multiply(other, self)
 
     def __truediv__(self, other):
+        if _defers(other):
+            return NotImplemented
         _check_not_int_div(self, other)
         return _op().div(self, other)
 
     def __rtruediv__(self, other):
+        if _defers(other):
+            return NotImplemented
         _check_not_int_div(other, self)
         return _op().div(other, self)
 
