@@ -33,6 +33,7 @@ from . import (
     loops,
     op,
     prelude,
+    qnn,
     quantize,
     testing,
     transform,

@@ -18,6 +18,7 @@ from .function import Function
 STANDARD_PIPELINE = (
     "InferType",
     "DynamicToStatic",
+    "QnnCanonicalize",
     "Legalize",
     "SimplifyInference",
     "EliminateCommonSubexpr",

@@ -28,6 +28,7 @@ from .manifest_alloc import ManifestAlloc
 from .memory_plan import MemoryPlan
 from .merge_composite import MergeComposite
 from .normal_form import ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm
+from .qnn_canonicalize import QnnCanonicalize
 from .remove_unused_functions import RemoveUnusedFunctions
 from .simplify_expr import SimplifyExpr
 from .simplify_inference import SimplifyInference

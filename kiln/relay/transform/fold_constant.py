@@ -4,6 +4,7 @@ Calls of operators on constant arguments are evaluated with the reference interp
 (a ``Constant``, or a ``Tuple`` of them); ``shape_of`` is replaced by the static shape even when its input is not
 constant, and ``ndarray_size`` by the element count; a field of a literal tuple is replaced by the field; an ``if``
 on a constant condition by the branch it takes; a let binding a constant is substituted into its body.
+Quantized operators (``qnn.*``) are folded only with ``fold_qnn=True``, as in TVM.
 Stateful operators (op attribute ``TOpIsStateful``) are left alone, and so are primitive (fused) functions. A call
 whose evaluation fails on its constant values (a scatter index out of range) stays a call: compiling a program is
 no reason to fail where running it would (TVM compiles such programs too).
@@ -37,9 +38,10 @@ def _to_expr(value, ttype):
 
 
 class _ConstantFolder(ExprMutator):
-    def __init__(self, mod=None):
+    def __init__(self, mod=None, fold_qnn=False):
         super().__init__()
         self.mod = mod
+        self.fold_qnn = fold_qnn
 
     def visit_function(self, fn):
         return fn if fn.is_primitive() else super().visit_function(fn)
@@ -48,6 +50,8 @@ class _ConstantFolder(ExprMutator):
         new = super().visit_call(call)
         if not isinstance(new.op, Op) or new.op.get_attr("TOpIsStateful"):
             return new
+        if new.op.name.startswith("qnn.") and not self.fold_qnn:
+            return new  # quantized operators stay for the QNN passes unless asked (TVM's fold_qnn)
         if new.op in (Op.get("shape_of"), Op.get("ndarray_size")):
             ttype = call.args[0].checked_type
             if getattr(ttype, "is_dynamic", True):  # a dimension known only at run time: the VM reads it
@@ -93,9 +97,10 @@ class _ConstantFolder(ExprMutator):
         return result
 
 
-def fold_constant(expr, mod=None):
-    """Return ``expr`` with its constant subexpressions evaluated (typed on the way in)."""
-    return _ConstantFolder(mod).visit(infer_type(expr))
+def fold_constant(expr, mod=None, fold_qnn=False):
+    """Return ``expr`` with its constant subexpressions evaluated (typed on the way in); calls of quantized
+    operators (``qnn.*``) only with ``fold_qnn``."""
+    return _ConstantFolder(mod, fold_qnn).visit(infer_type(expr))
 
 
 @register_pass("FoldConstant")
@@ -107,4 +112,4 @@ class FoldConstant(FunctionPass):
     info = PassInfo(2, "FoldConstant")
 
     def transform_function(self, func, mod, ctx):
-        return fold_constant(func, mod)
+        return fold_constant(func, mod, self.fold_qnn)

@@ -1,0 +1,19 @@
+"""kiln.relay.qnn.op: the quantized operators (TVM's ``relay.qnn.op``); see :mod:`.qnn`."""
+
+from . import canonicalize, qnn, reference  # noqa: F401  (the operators, their canonical forms and values)
+from .qnn import (
+    BroadcastAttrs,
+    DequantizeAttrs,
+    QuantizeAttrs,
+    RequantizeAttrs,
+    add,
+    conv2d,
+    dense,
+    dequantize,
+    mul,
+    quantize,
+    requantize,
+)
+
+__all__ = ["quantize", "dequantize", "requantize", "add", "mul", "dense", "conv2d", "QuantizeAttrs",
+           "DequantizeAttrs", "RequantizeAttrs", "BroadcastAttrs"]
