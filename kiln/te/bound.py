@@ -144,6 +144,22 @@ class StageInfo:
         return Range.from_min_extent(E.IntImm(iv.var.dtype, 0), self.extents[iv])
 
 
+def attach_index(stage):
+    """The index, among its parent's loops, of the loop ``stage`` is computed in. When the axis it was attached at
+    has been split or fused since, TVM's legalization applies: the attachment follows a split to its inner loop and
+    a fuse to the fused loop. None when the axis is no loop of the parent at all."""
+    parent, iv = stage.attach_stage, stage.attach_ivar
+    while not any(v is iv for v in parent.leaf_iter_vars):
+        nxt = next((r.inner for r in parent.relations if isinstance(r, Split) and r.parent is iv), None)
+        if nxt is None:
+            nxt = next((r.fused for r in parent.relations if isinstance(r, Fuse) and (r.outer is iv or r.inner is iv)),
+                       None)
+        if nxt is None:
+            return None
+        iv = nxt
+    return next(k for k, v in enumerate(parent.leaf_iter_vars) if v is iv)
+
+
 def attach_path(stage):
     """The (parent stage, leaf index) pairs enclosing ``stage``'s loops, outermost first."""
     path, seen = [], set()
@@ -152,9 +168,11 @@ def attach_path(stage):
             raise TIRError(f"lower: compute_at forms a cycle through stage {stage.op.name}")
         seen.add(stage)
         parent = stage.attach_stage
+        if parent is stage:
+            raise TIRError(f"lower: stage {stage.op.name} is attached to itself (compute_at of its own loop)")
         if parent.attach_type == "inline":
             raise TIRError(f"lower: stage {stage.op.name} is attached to {parent.op.name}, which is inlined")
-        index = next((k for k, v in enumerate(parent.leaf_iter_vars) if v is stage.attach_ivar), None)
+        index = attach_index(stage)
         if index is None:
             raise TIRError(f"lower: stage {stage.op.name} is attached at {stage.attach_ivar.var.name_hint}, which is "
                            f"no longer a loop of stage {parent.op.name} (it was split or fused after compute_at)")

@@ -271,12 +271,11 @@ class Stage:
 
     # ---- placement
     def compute_at(self, parent, scope):
-        """Compute this stage inside ``parent``'s loop over ``scope``, only the region that iteration reads."""
+        """Compute this stage inside ``parent``'s loop over ``scope``, only the region that iteration reads.
+        Attachments that cannot be built (to the stage itself, in a cycle) are refused by ``lower``, as in TVM."""
         self._check_compute("compute_at")
         if not isinstance(parent, Stage):
             raise TIRError(f"compute_at of stage {self._name()}: parent must be a Stage (s[tensor])")
-        if parent is self:
-            raise TIRError(f"compute_at of stage {self._name()}: a stage cannot be attached to itself")
         if not any(v is scope for v in parent.all_iter_vars):
             raise TIRError(f"compute_at of stage {self._name()}: {getattr(scope, 'var', scope)} is not an axis of "
                            f"stage {parent._name()}")

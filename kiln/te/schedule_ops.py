@@ -30,6 +30,7 @@ from ..tir.expr_reduce import IterVarType
 from ..tir.functor import StmtExprMutator
 from ..tir.intrin import likely
 from ..tir.stmt_functor import substitute
+from .bound import attach_index
 from .schedule import PARALLEL, UNROLL, VECTORIZE
 
 __all__ = ["build_body"]
@@ -61,7 +62,7 @@ class _Builder:
         for stage in graph.order:
             if stage.attach_type == "scope":
                 parent = stage.attach_stage
-                index = next(k for k, v in enumerate(parent.leaf_iter_vars) if v is stage.attach_ivar)
+                index = attach_index(stage)
                 self.attached.setdefault((parent, index), []).append(stage)
         self.to_loads = _ToBufferLoads(self)
 

@@ -3,6 +3,7 @@ schedule_cache.py)."""
 
 import pytest
 
+import kiln
 from kiln import te
 from kiln.error import TIRError
 
@@ -119,8 +120,14 @@ def test_compute_at_inline_root():
         s[B].compute_at(s[C], B.op.axis[0])
     with pytest.raises(TIRError, match="output of the schedule"):
         s[C].compute_inline()
+    s[C].compute_at(s[C], C.op.axis[0])  # refused when lowered, as in TVM
     with pytest.raises(TIRError, match="attached to itself"):
-        s[C].compute_at(s[C], C.op.axis[0])
+        kiln.lower(s, [A, C])
+    s[C].compute_root()
+    s[B].compute_at(s[C], C.op.axis[0])
+    s[C].compute_at(s[B], B.op.axis[0])
+    with pytest.raises(TIRError, match="cycle"):
+        kiln.lower(s, [A, C])
 
 
 def test_compute_inline_of_reduction_is_refused():
