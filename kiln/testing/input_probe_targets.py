@@ -338,6 +338,21 @@ def read_artifact(target: ProbeTarget, workdir: pathlib.Path) -> Any:
     return data.decode() if target.artifact.endswith((".relay", ".json")) else data
 
 
+def _text_module(mod) -> str:
+    """The text the parser target damages: ``mod`` (a constant in the metadata section) and a function with a
+    branch, lets, a closure and a tuple."""
+    from .. import relay
+    from ..ir import GlobalVar
+
+    a, b = relay.var("a", shape=(3,)), relay.var("b", shape=(), dtype="bool")
+    t, y, f = relay.var("t", shape=(3,)), relay.var("y", shape=(3,)), relay.var("f")
+    closure = relay.Function([y], relay.add(y, relay.const(1.0)))
+    body = relay.Let(t, relay.If(b, relay.nn.relu(a), a),
+                     relay.Let(f, closure, relay.Tuple([relay.Call(f, [t]), relay.const(3)])))
+    mod[GlobalVar("g")] = relay.Function([a, b], body)
+    return mod.astext()
+
+
 def prepare(workdir: pathlib.Path) -> None:
     """Build every target's valid artifact into ``workdir``: a small convolutional network (as Relay text, as an
     exported graph-executor library with its JSON and parameters, and as an ONNX model) and a VM executable that
@@ -354,7 +369,7 @@ def prepare(workdir: pathlib.Path) -> None:
     y = relay.nn.max_pool2d(relay.nn.relu(relay.nn.conv2d(x, w, padding=(1, 1))), pool_size=(2, 2), strides=(2, 2))
     y = relay.nn.softmax(relay.reshape(y, (1, -1)))
     mod = IRModule.from_expr(relay.Function([x], y))
-    (workdir / "module.relay").write_text(mod.astext())
+    (workdir / "module.relay").write_text(_text_module(mod))
     with transform.PassContext(opt_level=3):
         factory = relay.build(mod, target="llvm")
     factory.export_library(str(workdir / "graph.so"))
