@@ -110,8 +110,12 @@ def _convert_arg(value, ttype, where):
         arr = np.asarray(value)
     elif isinstance(value, bool | int | float | list | tuple) and isinstance(ttype, TensorType):
         # Python numbers take the parameter's dtype, if they fit it exactly
-        arr = np.asarray(value, dtype=ttype.dtype)
-        if not np.array_equal(arr, np.asarray(value)):
+        try:
+            arr = np.asarray(value, dtype=ttype.dtype)
+            fits = np.array_equal(arr, np.asarray(value))
+        except (ValueError, TypeError, OverflowError) as exc:  # a ragged list, a number no dtype holds
+            raise _arg_error(where, f"the Python value {value!r:.80} is not a {ttype.dtype} tensor ({exc})") from None
+        if not fits:
             raise _arg_error(where, f"the Python value {value!r} does not fit dtype {ttype.dtype}")
     else:
         raise _arg_error(where, f"expects a tensor (NDArray, numpy array or Python number), got {type(value).__name__}")

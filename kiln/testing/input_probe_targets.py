@@ -1,11 +1,12 @@
 """What :mod:`kiln.testing.input_probe` throws bad input at: one :class:`ProbeTarget` per entry point.
 
-A target knows how to write its valid artifact (an exported library, a graph's JSON, a parameter file, a VM
-executable, an ONNX model, Relay text) into a work directory, how to damage it, and how to hand the damaged copy to
-kiln the way a user would: ``from_onnx``, ``relay.parse``, ``load_module``, ``load_package``, ``load_param_dict``,
-``Executable.load_exec`` and the two executors (``graph_executor.create``, ``GraphModule.set_input``/``run``,
-``VirtualMachine.invoke``). Anything the entry point accepts is then run, so damage that slips past a loader still
-has to end in a :class:`~kiln.error.KilnError` or a result, never another exception or a crash.
+A target knows how to write its valid artifact (an exported library, a package, a graph's JSON, a parameter file,
+a VM executable, an ONNX model, Relay text) into a work directory, how to damage it, and how to hand the damaged
+copy to kiln the way a user would: ``from_onnx``, ``relay.parse``, ``load_module``, ``load_package``,
+``load_param_dict``, ``Executable.load_exec`` and the executors (``graph_executor.create``,
+``GraphModule.set_input``/``run``, ``VirtualMachine.invoke``, the reference interpreter's ``evaluate()``). Anything
+the entry point accepts is then run, so damage that slips past a loader still has to end in a
+:class:`~kiln.error.KilnError` or a result, never another exception or a crash.
 
 The artifacts are built once by the parent process (:func:`prepare`); the worker process that runs the cases only
 loads them (:meth:`ProbeTarget.setup`).
@@ -318,6 +319,20 @@ def _consume_vm_misuse(state, call, path):
         raise SilentAcceptance(f"VM {form} accepted {name!r} = {value!r:.80} for %x: Tensor[(?, 4), float32]")
 
 
+def _setup_interpreter(workdir):
+    from .. import parser
+    from ..relay import create_executor
+
+    return create_executor("debug", mod=parser.parse((workdir / "vm.relay").read_text())).evaluate()
+
+
+def _consume_interpreter_misuse(func, call, path):
+    form, name, value = call
+    (func(**{str(name): value}) if form == "keyword" else func(value)).numpy()
+    if (form == "keyword" and name != "x") or not _accepts(value, (None, 4), "float32"):
+        raise SilentAcceptance(f"the interpreter accepted {name!r} = {value!r:.80} for %x: Tensor[(?, 4), float32]")
+
+
 TARGETS = {t.name: t for t in [
     ProbeTarget("from_onnx", "model.onnx", damage_bytes, _consume_onnx),
     ProbeTarget("relay.parse", "module.relay", damage_text, _consume_parse),
@@ -329,6 +344,7 @@ TARGETS = {t.name: t for t in [
     ProbeTarget("vm.load_exec.resealed", "vm.code", _damage_resealed, _consume_vm_code, _setup_vm),
     ProbeTarget("graph_executor.inputs", "graph.json", _mutate_misuse, _consume_graph_misuse, _setup_graph),
     ProbeTarget("vm.inputs", "vm.code", _mutate_misuse, _consume_vm_misuse, _setup_vm),
+    ProbeTarget("interpreter.inputs", "vm.relay", _mutate_misuse, _consume_interpreter_misuse, _setup_interpreter),
 ]}
 
 
@@ -381,7 +397,9 @@ def prepare(workdir: pathlib.Path) -> None:
     v = relay.var("x", shape=(relay.Any(), 4))
     cond = relay.greater(relay.sum(v), relay.const(0.0))
     body = relay.If(cond, relay.multiply(v, relay.const(2.0)), relay.add(v, relay.const(1.0)))
-    exe = relay.vm.compile(IRModule.from_expr(relay.Function([v], body)), target="llvm")
+    branching = IRModule.from_expr(relay.Function([v], body))
+    (workdir / "vm.relay").write_text(branching.astext())
+    exe = relay.vm.compile(branching, target="llvm")
     code, lib = exe.save()
     lib.export_library(str(workdir / "vm.so"))
     (workdir / "vm.code").write_bytes(code)

@@ -89,6 +89,12 @@ def test_python_int_that_does_not_fit_is_rejected():
     assert fn(41).numpy() == 42
     with pytest.raises(RuntimeArgumentError, match="1.5 does not fit dtype int32"):
         fn(1.5)
+    with pytest.raises(RuntimeArgumentError, match="1208925819614629174706176 is not a int32 tensor"):
+        fn(1 << 80)  # found by the bad-input probe, as the ragged list below: numpy's errors escaped
+    x = relay.var("x", shape=(relay.Any(), 2))
+    fn = relay.create_executor(mod=IRModule.from_expr(relay.Function([x], x))).evaluate()
+    with pytest.raises(RuntimeArgumentError, match=r"\[\[1, 2\], \[3\]\] is not a float32 tensor"):
+        fn([[1, 2], [3]])
 
 
 def test_params_bind_main_parameters_by_name():
