@@ -529,3 +529,19 @@ def test_is_lowered_marks_what_lower_returns():
     assert is_lowered(func) and not is_lowered(func.with_attr("x", 1)) and not is_lowered(3)
     again = kiln.lower(kiln.IRModule({"f": func}))["f"]
     assert str(again) == str(func) and is_lowered(again)  # lowering is idempotent on its own output
+
+
+def test_scalar_parameter_after_the_buffer_whose_shape_uses_it():
+    """MakePackedAPI binds scalar parameters before buffers (as TVM): B's shape reads x, listed last."""
+    import numpy as np
+
+    n, m, x = te.size_var("n"), te.size_var("m"), te.size_var("x")
+    A = te.placeholder((n, m), name="A")
+    B = te.compute((m, n // x), lambda i, j: A[j, i], name="B")
+    f = kiln.build(te.create_schedule(B.op), [A, B, x], "llvm")
+    a = np.random.uniform(size=(6, 4)).astype("float32")
+    out = kiln.nd.empty((4, 3), "float32")
+    f(kiln.nd.array(a), out, 2)
+    np.testing.assert_allclose(out.numpy(), a.T[:, :3])
+    with pytest.raises(kiln.error.KilnError, match="shape"):
+        f(kiln.nd.array(a), kiln.nd.empty((4, 2), "float32"), 2)

@@ -179,12 +179,16 @@ def make_packed_api(func):
     b.check(E.EQ(num_args, _i(n)), f"expected {n} argument{'s' if n != 1 else ''} ({', '.join(names)})")
     codes_buf = decl_buffer((max(n, 1),), "int32", "arg_type_ids", data=type_ids)
     codes = [E.BufferLoad(codes_buf, [_i(i)]) for i in range(n)]
+    # scalars first, as TVM binds them: a buffer's shape may be an expression of a scalar parameter listed after
+    # it (B of shape (m, n // x) with x last), and a dimension that is also a parameter is checked against it
+    for i, param in enumerate(func.params):
+        if param not in func.buffer_map:
+            _scalar_binding(b, names[i], i, param, args, codes)
+            b.bound[id(param)] = f"argument {names[i]}"
     for i, param in enumerate(func.params):
         buf = func.buffer_map.get(param)
         if buf is not None:
             _tensor_checks(b, names[i], i, param, buf, args, codes)
-        else:
-            _scalar_binding(b, names[i], i, param, args, codes)
     body = b.wrap(_ReturnRewriter(out_value, out_code).visit_stmt(func.body))
     attrs = dict(func.attrs.items())
     attrs["calling_conv"] = int(CallingConv.C_PACKED_FUNC)
