@@ -79,7 +79,11 @@ class GraphExecutor(Module):
         self.output_entries = [self._eid(nid, k) for nid, k, *_ in graph["heads"]]
         self.data = self._allocate(_attr(graph, "storage_id", "list_int"))
         self.ops = self._prepare()
-        self.unset = set(self.input_names)  # inputs run() refuses to read before they are set (or are parameters)
+        # the inputs run() refuses to read before they are set (or are parameters); one no kernel reads and no
+        # output is (a parameter the function ignores) may stay unset, as it cannot reach a result
+        read = {i[0] for node in self.nodes if node["op"] != "null" for i in node["inputs"]}
+        read |= {nid for nid, *_ in graph["heads"]}
+        self.unset = {name for nid, name in zip(self.input_nodes, self.input_names, strict=True) if nid in read}
 
     def _eid(self, nid, index) -> int:
         return self.row[nid] + index

@@ -221,3 +221,20 @@ def test_run_with_unset_inputs_names_them(addone):
     m.set_input("x", np.zeros((2, 3), "float32"))
     m.run()
     np.testing.assert_array_equal(m.get_output(0).numpy(), np.full((2, 3), 2.0, "float32"))
+
+
+def test_an_input_nothing_reads_may_stay_unset():
+    """A parameter the function ignores (TVM's ``fn (%x) { () }``) cannot reach a result, so run() does not ask for
+    it; the inputs the kernels read are still required."""
+    from kiln import relay
+
+    x, y = relay.var("x", shape=(16,)), relay.var("y", shape=(4,))
+    lib = relay.build(kiln.IRModule.from_expr(relay.Function([x], relay.Tuple([]))), "llvm")
+    kiln.contrib.graph_executor.GraphModule(lib["default"](kiln.cpu(0))).run()
+    lib = relay.build(kiln.IRModule.from_expr(relay.Function([x, y], relay.exp(y))), "llvm")
+    m = kiln.contrib.graph_executor.GraphModule(lib["default"](kiln.cpu(0)))
+    with pytest.raises(KilnError, match="run: input 'y' was never set"):
+        m.run()
+    m.set_input("y", np.zeros(4, "float32"))
+    m.run()
+    np.testing.assert_array_equal(m.get_output(0).numpy(), np.ones(4, "float32"))
