@@ -356,6 +356,19 @@ class Schedule:
 
         return cache_read(self, tensor, scope, readers)
 
+    def rfactor(self, tensor, axis, factor_axis=0):
+        """Factor the reduction computing ``tensor`` over its loop ``axis`` into a new stage (see
+        :mod:`kiln.te.schedule_rfactor`).
+
+        Returns
+        -------
+        rf : Tensor
+            The factored tensor (one more axis, at ``factor_axis``, running over ``axis``).
+        """
+        from .schedule_rfactor import rfactor
+
+        return rfactor(self, tensor, axis, factor_axis)
+
     def _insert(self, stage, position):
         self.stages.insert(position, stage)
         self.stage_map[stage.op] = stage
