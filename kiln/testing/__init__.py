@@ -23,7 +23,7 @@ from ..runtime.host import host_cpu_features
 from ..target.compiler import have_cc
 from ..target.llvm_compile import have_llvmlite
 
-__all__ = ["assert_allclose", "enabled_targets", "device_enabled", "parametrize_targets", "requires_llvm",
+__all__ = ["assert_allclose", "assert_prim_expr_equal", "enabled_targets", "device_enabled", "parametrize_targets", "requires_llvm",
            "uses_gpu", "requires_gpu", "requires_cuda", "requires_rpc", "main", "assert_equal", "parameter",
            "parameters", "fixture", "known_failing_targets", "requires_x86", "requires_x86_vnni",
            "requires_x86_avx512", "requires_arm_dot"]
@@ -130,6 +130,15 @@ def main():
 def assert_equal(actual, desired):
     """``numpy.testing.assert_equal`` on values (NDArrays read first)."""
     np.testing.assert_equal(*(a.numpy() if hasattr(a, "numpy") else a for a in (actual, desired)))
+
+
+def assert_prim_expr_equal(lhs, rhs):
+    """Assert that the integer expressions ``lhs`` and ``rhs`` are equal for all values of their variables, as
+    far as kiln's arithmetic analyzer can prove (TVM's ``tvm.testing.assert_prim_expr_equal``)."""
+    from ..arith import Analyzer
+
+    if not Analyzer().can_prove_equal(lhs, rhs):
+        raise AssertionError(f"{lhs} and {rhs} are not equal")
 
 
 def parameter(*values, ids=None):

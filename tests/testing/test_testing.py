@@ -110,3 +110,14 @@ def test_cudnn_never_exists():
     from kiln.contrib import cudnn
 
     assert cudnn.exists() is False
+
+
+def test_assert_prim_expr_equal():
+    from kiln import tir
+    from kiln.testing import assert_prim_expr_equal
+
+    x, y = tir.Var("x", "int32"), tir.Var("y", "int32")
+    assert_prim_expr_equal(x * 2 + y - x, x + y)
+    assert_prim_expr_equal(tir.floordiv(x * 4 + 8, 4), x + 2)
+    with pytest.raises(AssertionError, match="not equal"):
+        assert_prim_expr_equal(x + 1, x)
