@@ -23,7 +23,8 @@ from ..runtime.host import host_cpu_features
 from ..target.compiler import have_cc
 from ..target.llvm_compile import have_llvmlite
 
-__all__ = ["assert_allclose", "assert_prim_expr_equal", "enabled_targets", "device_enabled", "parametrize_targets", "requires_llvm",
+__all__ = ["assert_allclose", "assert_prim_expr_equal", "enabled_targets", "device_enabled", "parametrize_targets",
+           "requires_llvm",
            "uses_gpu", "requires_gpu", "requires_cuda", "requires_rpc", "main", "assert_equal", "parameter",
            "parameters", "fixture", "known_failing_targets", "requires_x86", "requires_x86_vnni",
            "requires_x86_avx512", "requires_arm_dot"]
