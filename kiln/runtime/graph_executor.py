@@ -122,7 +122,7 @@ class GraphExecutor(Module):
             if self.lib is None:
                 raise KilnError(f"graph executor: node {nid} calls {name!r} but no library was given")
             func = self.lib.get_function(name)
-            args = [self.data[self._eid(src, k)] for src, k, *_ in node["inputs"]]
+            args = [self.data[self._eid(src, k)] for src, k, *_ in node.get("inputs", ())]
             args += [self.data[self._eid(nid, k)] for k in range(self.row[nid + 1] - self.row[nid])]
             ops.append((func, tuple(args), _prepared_call(func, tuple(args))))
             self.op_node_ids.append(nid)

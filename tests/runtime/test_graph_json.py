@@ -63,6 +63,24 @@ def test_malformed_fields_are_named(change, message):
         parse_graph(_edit(change))
 
 
+def test_an_op_node_without_inputs_runs():
+    """Found by the bad-input probe: the checks took a missing 'inputs' as none, the executor raised KeyError."""
+    import numpy as np
+
+    import kiln
+    from kiln import te
+    from kiln.runtime.graph_executor import GraphExecutor
+
+    out = te.compute((2, 3), lambda i, j: te.const(7.0, "float32"), name="out")
+    lib = kiln.build(te.create_schedule(out.op), [out], target="llvm", name="f")
+    graph = {"nodes": [{"op": "null", "name": "x"}, {"op": "tvm_op", "name": "f", "attrs": {"func_name": "f"}}],
+             "arg_nodes": [0], "heads": [[1, 0, 0]], "node_row_ptr": [0, 1, 2], "attrs": GRAPH["attrs"]}
+    m = GraphExecutor(json.dumps(graph), lib)
+    m.set_input("x", np.zeros((2, 3), "float32"))
+    m.run()
+    np.testing.assert_array_equal(m.get_output(0).numpy(), np.full((2, 3), 7.0, "float32"))
+
+
 def test_not_a_graph():
     with pytest.raises(KilnError, match="not valid JSON"):
         parse_graph("[" * 100000)

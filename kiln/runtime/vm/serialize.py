@@ -132,7 +132,8 @@ class _Checker:
         if kind == TENSOR and len(value) == 3 and isinstance(value[1], list):
             self.expect(all(d is None or self.is_int(d) and d >= 0 for d in value[1]), where,
                         f"has the invalid shape {value[1]!r}")
-            self.expect(value[2] in DTYPES, where, f"has the unknown dtype {value[2]!r}")
+            self.expect(isinstance(value[2], str) and value[2] in DTYPES, where,
+                        f"has the unknown dtype {value[2]!r:.60}")
             return TENSOR, tuple(value[1]), value[2]
         if kind == TUPLE and len(value) == 2 and isinstance(value[1], list):
             return TUPLE, tuple(self.param_type(f, where, depth + 1) for f in value[1])

@@ -118,6 +118,8 @@ MALFORMED = [
     ("bool as int", _set_instruction(0, 0, ["LoadConst", True, 1]), r"constant index True is out of range"),
     # found by the bad-input probe (vm.load_exec.resealed): a TypeError, and a count to 2**40 that never ended
     ("dtype not a str", _set_instruction(0, 4, ["AllocTensor", 3, 0, [4], [-1], 4]), r"unknown dtype \[-1\]"),
+    ("param dtype not a str", lambda h: h["functions"][0].__setitem__("param_types", [["tensor", [4], {"a": 1}]]),
+     r"parameter 'x': has the unknown dtype \{'a': 1\}"),
     ("late-bound dtype not a str", lambda h: h.__setitem__("late_bound", {"0": ["c", [1], {}]}),
      r"late-bound constant '0': malformed entry"),
     ("huge constant count", lambda h: h.__setitem__("num_constants", 1 << 40),
