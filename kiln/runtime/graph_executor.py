@@ -81,7 +81,7 @@ class GraphExecutor(Module):
         self.ops = self._prepare()
         # the inputs run() refuses to read before they are set (or are parameters); one no kernel reads and no
         # output is (a parameter the function ignores) may stay unset, as it cannot reach a result
-        read = {i[0] for node in self.nodes if node["op"] != "null" for i in node["inputs"]}
+        read = {i[0] for node in self.nodes if node["op"] != "null" for i in node.get("inputs", ())}
         read |= {nid for nid, *_ in graph["heads"]}
         self.unset = {name for nid, name in zip(self.input_nodes, self.input_names, strict=True) if nid in read}
 
