@@ -27,6 +27,7 @@ from .type import FuncType, IncompleteType, TupleType
 from .type_poly import RelayRefType, TypeCall, TypeRelation
 
 _SEQUENCE = (tuple, list)
+_FREE = "free"  # binding mode inside an expression of a binding field: free variables map on first sight
 # value nodes compared and hashed field by field rather than by ``==``: types that may hold type variables, which
 # correspond by binding (``fn [A](A) -> A`` equals ``fn [B](B) -> B``), and free-form attributes, whose values may be
 # dicts keyed by variables (``{%x.vid: 1}``: compared by name, as the module's functions are)
@@ -109,7 +110,7 @@ def _first_mismatch(lhs, rhs, map_free_vars):
             if l._is_var or type(l) is IncompleteType:  # a hole is a free variable of types
                 lkey, rkey = _identity(l), _identity(r)
                 lid, rid = id(lkey), id(rkey)
-                if not is_def:
+                if is_def is not True:
                     if lid in lmap:
                         if lmap[lid] is not rkey:
                             return link, l, r
@@ -118,7 +119,7 @@ def _first_mismatch(lhs, rhs, map_free_vars):
                         return link, l, r
                     if lkey is rkey:
                         continue
-                    if not map_free_vars:
+                    if not map_free_vars and is_def != _FREE:
                         return link, l, r
                 lmap[lid], rmap[rid] = rkey, lkey
             elif is_value_node(l):
@@ -144,8 +145,11 @@ def _first_mismatch(lhs, rhs, map_free_vars):
                 if key in seen:
                     continue
                 seen.add(key)
+            # an expression in a binding field (``x * 8`` in a buffer's shape) binds the free variables in it, as
+            # TVM's DefEqual does: they map on first sight, consistently after
+            inner = _FREE if is_def else False
             for name, binds in reversed(structural_fields(type(l), _skips_type_args(l, r))):
-                stack.append((getattr(l, name), getattr(r, name), (link, "." + name), binds))
+                stack.append((getattr(l, name), getattr(r, name), (link, "." + name), binds or inner))
         elif isinstance(l, _SEQUENCE):
             if not isinstance(r, _SEQUENCE) or len(l) != len(r):
                 return link, l, r
@@ -235,14 +239,15 @@ def structural_hash(node, map_free_vars=False) -> int:
             children = tuple(values[len(values) - count :]) if count else ()
             del values[len(values) - count :]
             h = hash((type(v).__name__, children))
-            if isinstance(v, Node) and not is_value_node(v) and not v._is_var and type(v) is not IncompleteType:
+            if isinstance(v, Node) and not is_value_node(v) and not v._is_var and type(v) is not IncompleteType \
+                    and not is_def:  # under a binding field the hash depends on the context
                 memo[id(v)] = h
             values.append(h)
             continue
         if isinstance(v, Node):
             if v._is_var or type(v) is IncompleteType:
                 vid = id(_identity(v))
-                if is_def or (map_free_vars and vid not in var_index):
+                if is_def is True or ((map_free_vars or is_def == _FREE) and vid not in var_index):
                     var_index[vid] = len(var_index)
                     # a definition is compared with its fields (``let %v: int32``), so it hashes with them
                     fields = tuple(getattr(v, name) for name, _ in structural_fields(type(v)))
@@ -262,14 +267,15 @@ def structural_hash(node, map_free_vars=False) -> int:
                     continue
                 graph_index[id(v)] = len(graph_index)
             else:
-                cached = memo.get(id(v))
+                cached = None if is_def else memo.get(id(v))
                 if cached is not None:
                     values.append(cached)
                     continue
             spec = structural_fields(type(v), _hash_skips_type_args(v))
             stack.append((v, is_def, len(spec)))
+            inner = _FREE if is_def else False
             for name, binds in reversed(spec):
-                stack.append((getattr(v, name), binds, -1))
+                stack.append((getattr(v, name), binds or inner, -1))
         elif isinstance(v, _SEQUENCE):
             stack.append((v, is_def, len(v)))
             for item in reversed(v):

@@ -91,6 +91,17 @@ class PrimFunc(BaseFunc):
         """A copy with ``body`` replaced."""
         return self.with_fields(body=new_body)
 
+    def specialize(self, param_map) -> "PrimFunc":
+        """Bind parameters to values or buffers (see :mod:`kiln.tir.specialize`).
+
+        Examples
+        --------
+        >>> func.specialize({n: 128})                                           # doctest: +SKIP
+        """
+        from .specialize import specialize
+
+        return specialize(self, param_map)
+
     def script(self, show_meta=False) -> str:
         """The function in TVMScript-like text (what ``str(func)`` prints)."""
         from .printer import script

@@ -1,9 +1,11 @@
 """``renew_defs``: a copy of a statement or PrimFunc in which every variable and buffer it defines is new (TVM's
 ``tir.stmt_functor.renew_defs``), so the copy can sit beside the original without two places binding one variable.
 
-Defined are: parameters, loop, let and allocated variables, block iteration variables, and the buffers of a
+Defined are: parameters, loop and let variables, block iteration variables, and the buffers of a
 function's buffer map, a block's ``alloc_buffers`` and ``match_buffers`` and a ``DeclBuffer``, with their data
 variables and the symbolic variables their shapes, strides and offsets introduce. Uses follow the definitions.
+An ``Allocate`` keeps its handle: kiln's UnrollLoop copies loop bodies with this function, and the storage planning
+after it identifies an allocation by its handle.
 """
 
 from . import expr as E
@@ -82,12 +84,6 @@ class RenewDefs(StmtExprMutator):
     def visit_let(self, op):
         value = self.visit_expr(op.value)
         return op.with_fields(var=self.fresh(op.var), value=value, body=self.visit_expr(op.body))
-
-    def visit_allocate(self, op):
-        extents = tuple(self.visit_expr(e) for e in op.extents)
-        var = self.fresh(op.buffer_var)
-        return op.with_fields(buffer_var=var, extents=extents, condition=self.visit_expr(op.condition),
-                              body=self.visit_stmt(op.body))
 
     def visit_block(self, op):
         iter_vars = tuple(IterVar(Range.from_min_extent(self.visit_expr(iv.dom.min), self.visit_expr(iv.dom.extent)),

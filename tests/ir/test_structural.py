@@ -157,3 +157,19 @@ def test_typed_copy_of_a_free_variable_is_the_same_variable():
     assert structural_equal(typed.args[0], x) and structural_equal(typed, run_infer_type(relay.add(x, x)))
     assert structural_hash(typed.args[0]) == structural_hash(x)
     assert not structural_equal(relay.add(x, x), relay.add(relay.var("x", shape=(3,)), x))
+
+
+def test_free_variables_in_an_expression_of_a_binding_field_are_bound():
+    """A buffer shape ``(x * 8,)`` binds ``x`` as TVM's DefEqual does; later uses must agree with that binding."""
+    from kiln import tir
+
+    def func(use_other):
+        x, y = tir.Var("x", "int32"), tir.Var("y", "int32")
+        buf = tir.decl_buffer((x * 8,), "float32", "A")
+        a = tir.Var("a", "handle")
+        body = tir.BufferStore(buf, tir.const(0, "float32"), [y if use_other else x])
+        return tir.PrimFunc([a], body, buffer_map={a: buf})
+
+    assert structural_equal(func(False), func(False))
+    assert structural_hash(func(False)) == structural_hash(func(False))
+    assert not structural_equal(func(False), func(True))
