@@ -1,6 +1,6 @@
 """kiln.ir: the IR core shared by Relay and TIR (nodes, structural equality, JSON, modules, types, operators)."""
 
-from . import container
+from . import base, container  # noqa: F401  (tvm.ir.base)
 from .adt import Constructor, TypeData
 from .attrs import Attrs, DictAttrs, make_node
 from .env_func import EnvFunc

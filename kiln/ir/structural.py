@@ -27,6 +27,7 @@ from .type import FuncType, IncompleteType, TupleType
 from .type_poly import RelayRefType, TypeCall, TypeRelation
 
 _SEQUENCE = (tuple, list)
+_LENGTH, _MAP_LENGTH = object(), object()  # stack markers: check two sequences' (maps') lengths
 _FREE = "free"  # binding mode inside an expression of a binding field: free variables map on first sight
 # value nodes compared and hashed field by field rather than by ``==``: types that may hold type variables, which
 # correspond by binding (``fn [A](A) -> A`` equals ``fn [B](B) -> B``), and free-form attributes, whose values may be
@@ -84,7 +85,7 @@ class _Mismatch(Exception):
 
 
 # where a compared part sits: (parent link, label such as ".body" or "[0]"), from the root's None
-_PathLink: TypeAlias = "tuple[_PathLink | None, str]"
+_PathLink: TypeAlias = "tuple"  # (parent link, label, step): rebuilt into a path only on failure
 
 
 def _identity(var):
@@ -101,9 +102,11 @@ def _first_mismatch(lhs, rhs, map_free_vars):
     lgraph: dict[int, object] = {}
     rgraph: dict[int, object] = {}
     # entries: (lhs, rhs, path link, binds_variables); a path link is (parent link, label), rebuilt only on failure
-    stack: list[tuple[Any, Any, _PathLink | None, bool]] = [(lhs, rhs, None, False)]
+    stack: list[tuple[Any, Any, Any, Any]] = [(lhs, rhs, None, False)]
     while stack:
         l, r, link, is_def = stack.pop()
+        if is_def is _LENGTH or is_def is _MAP_LENGTH:
+            return _length_mismatch(l, r, link, is_def is _MAP_LENGTH)
         if isinstance(l, Node):
             if type(l) is not type(r):
                 return link, l, r
@@ -149,25 +152,29 @@ def _first_mismatch(lhs, rhs, map_free_vars):
             # TVM's DefEqual does: they map on first sight, consistently after
             inner = _FREE if is_def else False
             for name, binds in reversed(structural_fields(type(l), _skips_type_args(l, r))):
-                stack.append((getattr(l, name), getattr(r, name), (link, "." + name), binds or inner))
+                stack.append((getattr(l, name), getattr(r, name), (link, "." + name, ("attr", name)), binds or inner))
         elif isinstance(l, _SEQUENCE):
-            if not isinstance(r, _SEQUENCE) or len(l) != len(r):
+            if not isinstance(r, _SEQUENCE):
                 return link, l, r
-            for i in range(len(l) - 1, -1, -1):
-                stack.append((l[i], r[i], (link, f"[{i}]"), is_def))
+            if len(l) != len(r):  # checked after the common elements, whose differences TVM reports first
+                stack.append((l, r, link, _LENGTH))
+            for i in range(min(len(l), len(r)) - 1, -1, -1):
+                stack.append((l[i], r[i], (link, f"[{i}]", ("index", i)), is_def))
         elif isinstance(l, Mapping):
-            if not isinstance(r, Mapping) or len(l) != len(r):
+            if not isinstance(r, Mapping):
                 return link, l, r
             litems, ritems = _mapping_items(l), _mapping_items(r)
-            for (lk, lv), (rk, rv) in reversed(list(zip(litems, ritems, strict=True))):
+            if len(l) != len(r):
+                stack.append((litems, ritems, link, _MAP_LENGTH))
+            for (lk, lv), (rk, rv) in reversed(list(zip(litems, ritems, strict=False))):
                 label = f"[{str(getattr(lk, 'name_hint', lk))!r}]"
                 if _var_keyed(l):  # TIR variables: compared as variables (by binding), not by name
-                    stack.append((lv, rv, (link, label), False))
-                    stack.append((lk, rk, (link, label), False))
+                    stack.append((lv, rv, (link, label, ("map", lk)), False))
+                    stack.append((lk, rk, (link, label, ("map", lk)), False))
                     continue
                 if str(getattr(lk, "name_hint", lk)) != str(getattr(rk, "name_hint", rk)):
-                    return (link, label), lk, rk
-                stack.append((lv, rv, (link, label), False))
+                    return (link, label, ("map", lk)), lk, rk
+                stack.append((lv, rv, (link, label, ("map", lk)), False))
         elif (la := _array_of(l)) is not None:
             ra = _array_of(r)
             if ra is None or la.shape != ra.shape or la.dtype != ra.dtype or not np.array_equal(la, ra, equal_nan=True):
@@ -177,12 +184,58 @@ def _first_mismatch(lhs, rhs, map_free_vars):
     return None
 
 
-def _render_path(link) -> str:
-    labels = []
+class _PathPair(tuple):
+    """Different paths on the two sides (one side lacks an element): ``(lhs link, rhs link)``."""
+
+
+def _length_mismatch(l, r, link, is_map):
+    """The first element one side lacks: TVM's missing_array_element / missing_map_entry on that side."""
+    n = min(len(l), len(r))
+    present: tuple
+    missing: tuple
+    if is_map:
+        longer = l if len(l) > len(r) else r
+        key = longer[n][0]
+        present = (link, f"[{str(getattr(key, 'name_hint', key))!r}]", ("map", key))
+        missing = (link, "[<missing entry>]", ("missing_map",))
+    else:
+        present = (link, f"[{n}]", ("index", n))
+        missing = (link, f"[<missing element #{n}>]", ("missing_index", n))
+    pair = _PathPair((present, missing) if len(l) > len(r) else (missing, present))
+    return pair, l, r
+
+
+def _steps(link) -> list:
+    out = []
     while link is not None:
-        link, label = link
-        labels.append(label)
-    return "<root>" + "".join(reversed(labels))
+        link, label, step = link[0], link[1], link[2] if len(link) > 2 else None
+        out.append((label, step))
+    return out[::-1]
+
+
+def _render_path(link) -> str:
+    if isinstance(link, _PathPair):
+        link = link[0]
+    return "<root>" + "".join(label for label, _ in _steps(link))
+
+
+def first_mismatch_paths(lhs, rhs, map_free_vars=False):
+    """``None`` when ``lhs`` and ``rhs`` are structurally equal, else the ``(lhs_path, rhs_path)`` ObjectPaths of
+    their first difference (TVM's ``get_first_structural_mismatch``)."""
+    from ..runtime.object_path import ObjectPath
+
+    found = _first_mismatch(lhs, rhs, map_free_vars)
+    if found is None:
+        return None
+    link = found[0]
+    links = tuple(link) if isinstance(link, _PathPair) else (link, link)
+    paths = []
+    for one in links:
+        path = ObjectPath.root()
+        for _, step in _steps(one):
+            path = ObjectPath(path, step)
+        paths.append(path)
+    return paths[0], paths[1]
 
 
 def structural_equal(lhs, rhs, map_free_vars=False) -> bool:
@@ -232,7 +285,7 @@ def structural_hash(node, map_free_vars=False) -> int:
     var_index: dict[int, int] = {}
     values: list[int] = []
     # entries: (value, binds_variables, children_count or -1 before expansion)
-    stack = [(node, False, -1)]
+    stack: list[tuple[Any, Any, int]] = [(node, False, -1)]
     while stack:
         v, is_def, count = stack.pop()
         if count >= 0:  # children are on the value stack: combine them

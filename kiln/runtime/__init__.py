@@ -6,5 +6,6 @@ from .device import Device, cpu, device
 from .module import Module, load_module
 from .ndarray import NDArray
 from .object import Object
+from .object_path import ObjectPath
 from .packed_func import PackedFunc, get_global_func, list_global_func_names, register_func
 from .params import load_param_dict, save_param_dict

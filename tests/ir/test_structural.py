@@ -173,3 +173,24 @@ def test_free_variables_in_an_expression_of_a_binding_field_are_bound():
     assert structural_equal(func(False), func(False))
     assert structural_hash(func(False)) == structural_hash(func(False))
     assert not structural_equal(func(False), func(True))
+
+
+def test_first_mismatch_paths_name_each_side():
+    """get_first_structural_mismatch reports TVM's ObjectPaths: common elements first, then the missing one."""
+    from kiln import tir
+    from kiln.ir.base import get_first_structural_mismatch
+    from kiln.runtime import ObjectPath
+
+    x, y = tir.Var("x", "int32"), tir.Var("y", "int32")
+    f0 = tir.PrimFunc([x, y], tir.Evaluate(x + x))
+    x1, y1 = tir.Var("x", "int32"), tir.Var("y", "int32")
+    f1 = tir.PrimFunc([x1, y1], tir.Evaluate(x1 + y1))
+    root = ObjectPath.root()
+    assert get_first_structural_mismatch(f0, f1) == (root.attr("body").attr("value").attr("b"),) * 2
+    assert get_first_structural_mismatch(f0, f0) is None
+    z = tir.Var("z", "int32")
+    f2 = tir.PrimFunc([x1, y1, z], tir.Evaluate(x1 + x1))
+    lhs, rhs = get_first_structural_mismatch(f0, f2)
+    assert lhs == root.attr("params").missing_array_element(2)
+    assert rhs == root.attr("params").array_index(2)
+    assert str(rhs) == "<root>.params[2]" and lhs != rhs
