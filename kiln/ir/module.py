@@ -60,7 +60,9 @@ class IRModule(Node):
     def from_expr(expr, functions=None, type_defs=None) -> "IRModule":
         """Wrap ``expr`` in ``@main``: a function is used as is; any other expression becomes the body of a
         function over its free variables. ``type_defs`` maps GlobalTypeVars to the TypeData ``expr`` uses."""
-        main = get_global_func("relay.ir.as_function")(expr)
+        # a PrimFunc (any function that is not a Relay expression) goes in as it is, as in TVM
+        main = expr if isinstance(expr, BaseFunc) and not isinstance(expr, RelayExpr) else \
+            get_global_func("relay.ir.as_function")(expr)
         mod = IRModule(functions, type_defs)
         mod["main"] = main
         return mod

@@ -22,8 +22,10 @@ from ..runtime.device import cpu
 from ..runtime.host import host_cpu_features
 from ..target.compiler import have_cc
 from ..target.llvm_compile import have_llvmlite
+from .compare import CompareBeforeAfter
 
-__all__ = ["assert_allclose", "assert_prim_expr_equal", "enabled_targets", "device_enabled", "parametrize_targets",
+__all__ = ["CompareBeforeAfter", "assert_allclose", "assert_prim_expr_equal", "enabled_targets", "device_enabled",
+           "parametrize_targets",
            "requires_llvm",
            "uses_gpu", "requires_gpu", "requires_cuda", "requires_rpc", "main", "assert_equal", "parameter",
            "parameters", "fixture", "known_failing_targets", "requires_x86", "requires_x86_vnni",

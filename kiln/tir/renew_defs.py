@@ -4,8 +4,8 @@
 Defined are: parameters, loop and let variables, block iteration variables, and the buffers of a
 function's buffer map, a block's ``alloc_buffers`` and ``match_buffers`` and a ``DeclBuffer``, with their data
 variables and the symbolic variables their shapes, strides and offsets introduce. Uses follow the definitions.
-An ``Allocate`` keeps its handle: kiln's UnrollLoop copies loop bodies with this function, and the storage planning
-after it identifies an allocation by its handle.
+``keep_allocations=True`` keeps the handles of ``Allocate`` statements (kiln's UnrollLoop copies loop bodies so:
+the storage planning after it identifies an allocation by its handle).
 """
 
 from . import expr as E
@@ -18,9 +18,10 @@ from .stmt_block import BufferRegion, MatchBufferRegion
 class RenewDefs(StmtExprMutator):
     """The mutator behind :func:`renew_defs`."""
 
-    def __init__(self):
+    def __init__(self, keep_allocations=False):
         self.vmap: dict = {}
         self.bmap: dict = {}
+        self.keep_allocations = keep_allocations
 
     def fresh(self, var):
         new = type(var)(var.name_hint, var.dtype, var.type_annotation)
@@ -85,6 +86,14 @@ class RenewDefs(StmtExprMutator):
         value = self.visit_expr(op.value)
         return op.with_fields(var=self.fresh(op.var), value=value, body=self.visit_expr(op.body))
 
+    def visit_allocate(self, op):
+        if self.keep_allocations:
+            return super().visit_allocate(op)
+        extents = tuple(self.visit_expr(e) for e in op.extents)
+        var = self.fresh(op.buffer_var)
+        return op.with_fields(buffer_var=var, extents=extents, condition=self.visit_expr(op.condition),
+                              body=self.visit_stmt(op.body))
+
     def visit_block(self, op):
         iter_vars = tuple(IterVar(Range.from_min_extent(self.visit_expr(iv.dom.min), self.visit_expr(iv.dom.extent)),
                                   self.fresh(iv.var), iv.iter_type, iv.thread_tag) for iv in op.iter_vars)
@@ -104,11 +113,11 @@ class RenewDefs(StmtExprMutator):
         return type(func)(params, body, func.ret_type, buffer_map, func.attrs)
 
 
-def renew_defs(node):
+def renew_defs(node, keep_allocations=False):
     """A copy of ``node`` (a Stmt or a PrimFunc) whose definitions are new variables and buffers."""
     from .function import PrimFunc
 
-    renewer = RenewDefs()
+    renewer = RenewDefs(keep_allocations)
     if isinstance(node, PrimFunc):
         return renewer.function(node)
     return renewer(node)

@@ -135,6 +135,32 @@ def ir_transform(stmt, preorder, postorder, only_enable=None):
 class _Substitute(StmtExprMutator):
     def __init__(self, vmap):
         self.vmap = vmap
+        self.buffers: dict = {}
+
+    def buffer(self, buf):
+        """``buf`` with the variables of its data, shape, strides and offset replaced (one copy per buffer)."""
+        entry = self.buffers.get(id(buf))
+        if entry is None:
+            data = self.visit_expr(buf.data)
+            new = buf.with_fields(data=data if isinstance(data, E.Var) else buf.data,
+                                  shape=tuple(self.visit_expr(x) for x in buf.shape),
+                                  strides=tuple(self.visit_expr(x) for x in buf.strides),
+                                  elem_offset=self.visit_expr(buf.elem_offset))
+            entry = self.buffers[id(buf)] = (buf, new)
+        return entry[1]
+
+    def visit_buffer_load(self, op):
+        op = super().visit_buffer_load(op)
+        buf = self.buffer(op.buffer)
+        return op if buf is op.buffer else E.BufferLoad(buf, op.indices)
+
+    def visit_buffer_store(self, op):
+        op = super().visit_buffer_store(op)
+        buf = self.buffer(op.buffer)
+        return op if buf is op.buffer else S.BufferStore(buf, op.value, op.indices)
+
+    def visit_decl_buffer(self, op):
+        return op.with_fields(buffer=self.buffer(op.buffer), body=self.visit_stmt(op.body))
 
     def visit_var(self, op):
         if callable(self.vmap):
@@ -161,9 +187,9 @@ def substitute(node, vmap):
     return _Substitute(vmap)(node)
 
 
-def renew_defs(stmt):
+def renew_defs(stmt, keep_allocations=False):
     """A copy of ``stmt`` (a statement or PrimFunc) whose definitions are new variables and buffers (TVM's
     ``renew_defs``; see :mod:`kiln.tir.renew_defs`)."""
     from .renew_defs import renew_defs as _renew
 
-    return _renew(stmt)
+    return _renew(stmt, keep_allocations)

@@ -138,3 +138,17 @@ def test_long_chains_of_asserts_lets_and_attrs_need_no_recursion():
     out = Rename().visit_stmt(body)
     assert isinstance(out.body.body, tir.AssertStmt) and out.body.body.message.value == "CHECK 2997"
     assert tir.StmtExprMutator().visit_stmt(body) is body
+
+
+def test_substitute_rewrites_buffer_shapes():
+    """substitute replaces variables in the buffers accessed too (a buffer of shape (n,) becomes (16,))."""
+    from kiln.tir.stmt_functor import substitute
+
+    n = tir.Var("n", "int32")
+    buf = tir.decl_buffer((n,), "float32", "A")
+    i = tir.Var("i", "int32")
+    loop = tir.For(i, 0, n, tir.ForKind.SERIAL, tir.BufferStore(buf, buf[i] + tir.const(1, "float32"), [i]))
+    new = substitute(loop, {n: 16})
+    store = new.body
+    assert int(new.extent) == 16 and int(store.buffer.shape[0]) == 16
+    assert store.value.a.buffer is store.buffer  # one new buffer for every access of the old one

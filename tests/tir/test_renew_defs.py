@@ -53,3 +53,19 @@ def test_renew_defs_of_a_statement_keeps_free_variables():
     assert new.loop_var is not i and new.extent is n
     assert new.body.buffer is buf
     assert_structural_equal(new, loop, map_free_vars=True)
+
+
+def test_allocations_are_renewed_unless_kept():
+    @T.prim_func
+    def func():
+        data = T.allocate([4], "int32", "global")
+        buf = T.Buffer((4,), "int32", data=data)
+        for i in range(4):
+            buf[i] = i
+
+    renewed = tir.stmt_functor.renew_defs(func.body)
+    assert renewed.buffer_var is not func.body.buffer_var
+    assert renewed.body.body.buffer.data is renewed.buffer_var  # the view follows its allocation
+    kept = tir.stmt_functor.renew_defs(func.body, keep_allocations=True)
+    assert kept.buffer_var is func.body.buffer_var
+    assert_structural_equal(renewed, func.body, map_free_vars=True)

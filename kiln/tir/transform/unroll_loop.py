@@ -100,7 +100,8 @@ def unroll(loop) -> S.Stmt:
     copies = []
     for k in range(n):
         body = substitute(loop.body, {loop.loop_var: _op.const(lo + k, loop.loop_var.dtype)})
-        copies.append(body if k == 0 else renew_defs(body))  # each copy binds its own inner variables
+        # each copy binds its own inner variables (its allocations keep their handles for storage planning)
+        copies.append(body if k == 0 else renew_defs(body, keep_allocations=True))
     return S.stmt_seq(*copies)
 
 
