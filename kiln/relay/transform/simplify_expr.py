@@ -8,8 +8,10 @@ Rules (each applies only when the result keeps the call's type):
 * consecutive ``transpose``s compose, and an identity transpose disappears; ``layout_transform`` A->B->A disappears;
 * ``cast`` to the input's dtype disappears; ``cast(cast(x, wide), t)`` becomes ``cast(x, t)`` when ``wide`` loses
   nothing of ``x``;
-* ``x * 1``, ``1 * x``, ``x + 0``, ``0 + x``, ``x - 0``, ``x / 1`` become ``x`` (constants or ``ones``/``zeros``);
-* ``1 / sqrt(x)`` becomes ``rsqrt(x)``; ``-(-x)`` becomes ``x``;
+* ``x * 1``, ``1 * x``, ``x + 0``, ``0 + x``, ``x - 0``, ``x / 1`` become ``x`` (constants, ``ones``/``zeros`` or
+  ``full`` of a constant); ``x + x`` becomes ``x * 2``;
+* ``1 / sqrt(x)`` becomes ``rsqrt(x)``, ``c / sqrt(x)`` ``c * rsqrt(x)``; ``-(-x)`` becomes ``x``;
+* ``clip`` of an integer tensor whose dtype cannot leave the bounds disappears;
 * operators that read only the type of a ``like`` argument take it as attributes (``simplify_like.py``).
 """
 
@@ -20,7 +22,7 @@ import numpy as np
 from ...ir.op import Op
 from ...ir.transform import PassInfo, register_pass
 from .. import op as _op
-from ..expr import Call, Constant
+from ..expr import Call, Constant, const
 from .function_pass import FunctionPass
 from .rewrite import RuleTable, rewrite
 
@@ -104,6 +106,8 @@ def _is_constant_value(expr, value) -> bool:
         return value == 1
     if _is_op(expr, "zeros"):
         return value == 0
+    if _is_op(expr, "full") and isinstance(expr.args[0], Constant):  # full(c, shape): c everywhere
+        return _is_constant_value(expr.args[0], value)
     return False
 
 
@@ -123,9 +127,25 @@ def simplify_multiply_one(call):
 
 
 @RULES.register("add")
-def simplify_add_zero(call):
-    """x + 0 -> x, 0 + x -> x."""
+def simplify_add(call):
+    """x + 0 -> x, 0 + x -> x; x + x -> x * 2."""
+    lhs, rhs = call.args
+    if lhs is rhs and _same_type(lhs, call):
+        dtype = call.checked_type.dtype
+        return _op.multiply(lhs, const(np.array(2, dtype=dtype), dtype=dtype))
     return _identity_operand(call, 0, True)
+
+
+@RULES.register("clip")
+def simplify_clip_of_full_range(call):
+    """clip(x, lo, hi) -> x when x is an integer tensor whose dtype holds no value outside [lo, hi] (a clip after a
+    cast to uint8 with bounds 0 and 255)."""
+    data = call.args[0]
+    dtype = np.dtype(data.checked_type.dtype) if data.checked_type.dtype != "bool" else None
+    if dtype is None or dtype.kind not in "iu":
+        return None
+    info = np.iinfo(dtype)
+    return data if call.attrs.a_min <= info.min and call.attrs.a_max >= info.max else None
 
 
 @RULES.register("subtract")
@@ -136,10 +156,13 @@ def simplify_subtract_zero(call):
 
 @RULES.register("divide")
 def simplify_divide(call):
-    """x / 1 -> x; 1 / sqrt(x) -> rsqrt(x)."""
+    """x / 1 -> x; 1 / sqrt(x) -> rsqrt(x); c / sqrt(x) -> c * rsqrt(x) for a scalar constant c."""
     lhs, rhs = call.args
-    if _is_constant_value(lhs, 1) and _is_op(rhs, "sqrt") and _same_type(rhs, call):
-        return _op.rsqrt(rhs.args[0])
+    if _is_op(rhs, "sqrt") and _same_type(rhs, call):
+        if _is_constant_value(lhs, 1):
+            return _op.rsqrt(rhs.args[0])
+        if isinstance(lhs, Constant) and lhs.data.handle.size == 1:
+            return _op.multiply(lhs, _op.rsqrt(rhs.args[0]))
     return _identity_operand(call, 1, False)
 
 

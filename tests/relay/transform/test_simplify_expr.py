@@ -91,3 +91,25 @@ def test_narrowing_cast_chain_kept():
     x = relay.var("x", shape=(4,))
     after = run_opt_pass(relay.Function([x], relay.cast(relay.cast(x, "int8"), "float32")), SE())
     assert after.body.args[0].op.name == "cast"
+
+
+def test_rsqrt_of_a_scaled_division_full_identities_and_doubling(check_pass):
+    x = relay.var("x", shape=(4, 1), dtype="float32")
+    after = check_pass(relay.Function([x], relay.const(2.5) / relay.sqrt(relay.abs(x) + relay.const(1.0))),
+                       relay.transform.SimplifyExpr())
+    assert after.body.op.name == "multiply" and after.body.args[1].op.name == "rsqrt"
+    after = check_pass(relay.Function([x], relay.full(relay.const(0.0), (4, 1), "float32") + x),
+                       relay.transform.SimplifyExpr())
+    assert after.body is after.params[0]
+    after = check_pass(relay.Function([x], relay.add(x, x)), relay.transform.SimplifyExpr())
+    assert after.body.op.name == "multiply" and float(after.body.args[1].data.numpy()) == 2.0
+
+
+def test_clip_covering_an_integer_dtype_disappears_but_not_a_narrower_one(check_pass):
+    x = relay.var("x", shape=(4, 8), dtype="int32")
+    wide = check_pass(relay.Function([x], relay.clip(relay.cast(x, "uint8"), 0.0, 255.0)),
+                      relay.transform.SimplifyExpr())
+    assert wide.body.op.name == "cast"
+    narrow = check_pass(relay.Function([x], relay.clip(relay.cast(x, "uint8"), 0.0, 200.0)),
+                        relay.transform.SimplifyExpr())
+    assert narrow.body.op.name == "clip"
