@@ -224,3 +224,18 @@ def test_meta_var_binds_a_python_value():
     assert int(fill.buffer_map[fill.params[0]].shape[0]) == 6
     assert isinstance(fill.body, tir.For)  # no LetStmt for n
     np.testing.assert_array_equal(_run(fill, np.zeros(6, "int32"))[0], np.arange(6) * 6)
+
+
+def test_if_then_else_dtype_call_packed_and_target():
+    @T.prim_func
+    def pick(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+        T.func_attr({"target": T.target("llvm")})
+        for i in range(4):
+            B[i] = T.if_then_else(i < 2, A[i], 0, dtype="float32")
+
+    assert str(pick.attrs["target"]).startswith("llvm")
+    x = np.random.rand(4).astype("float32")
+    _, y = _run(pick, x, np.ones(4, "float32"))
+    np.testing.assert_allclose(y, np.where(np.arange(4) < 2, x, 0))
+    call = T.tvm_call_packed("my.func", T.int32(1))
+    assert call.op.name == "tir.tvm_call_packed" and call.args[0].value == "my.func"

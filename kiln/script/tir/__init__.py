@@ -35,7 +35,6 @@ from ...tir import (
     fma,
     fmod,
     hypot,
-    if_then_else,
     isfinite,
     isinf,
     isnan,

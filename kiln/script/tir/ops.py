@@ -339,6 +339,29 @@ def ret(value, dtype=None):
     return _ret(value)
 
 
+def if_then_else(cond, t, f, dtype=None):
+    """``cond ? t : f`` where only the chosen operand is evaluated; ``dtype`` casts Python operands."""
+    from ...tir.intrin import if_then_else as _ite
+
+    if dtype is not None:
+        t, f = E.convert(t, dtype), E.convert(f, dtype)
+    return _ite(cond, t, f)
+
+
+def tvm_call_packed(name, *args):
+    """Call the packed function registered as ``name`` (TVM's ``T.tvm_call_packed``)."""
+    from ...tir.intrin import call_packed
+
+    return call_packed(name, *args)
+
+
+def target(target, host=None):
+    """A compilation target, for ``T.func_attr({"target": T.target("llvm")})``."""
+    from ...target.target import Target
+
+    return Target(target, host) if host is not None else Target(target)
+
+
 def assume(condition):
     """A hint that ``condition`` holds (TVM's ``tir.assume``)."""
     from ...tir.intrin import call_intrin as _ci
