@@ -43,7 +43,7 @@ def _hw(layout_name, what):
     lay = parse_layout(layout_name)
     h, w = lay.index_of("H"), lay.index_of("W")
     if h < 0 or w < 0 or lay.factor_of("H") != 1 or lay.factor_of("W") != 1:
-        raise OpAttributeInvalid(f"{what}: layout {layout_name} needs unsplit H and W axes")
+        raise OpAttributeInvalid(f"{what}: Unsupported layout {layout_name} (it needs unsplit H and W axes)")
     return lay, h, w
 
 

@@ -67,9 +67,11 @@ def poolnd_python(np_data, kernel, strides, dilation, padding_before, padding_af
                  for a in range(nd)]
     pads = [(0, 0), (0, 0)] + [(padding_before[a], padding_after[a]) for a in range(nd)]
     work = data.astype("float64")
-    # a max pads with the result type's lowest value, as the kernels do (a window all padding gives that value)
+    # a max pads with the result type's lowest value, as the kernels do (a window all padding gives that value);
+    # with count_include_pad (the default) TVM's reference pads a max with zeros too, and TVM's tests compare
+    # against that (on data whose padded windows end in a relu), so this reference does the same
     lowest = np.finfo(dtype).min if np.issubdtype(np.dtype(dtype), np.floating) else np.iinfo(dtype).min
-    padded = np.pad(work, pads, constant_values=lowest if pool_type == "max" else 0)
+    padded = np.pad(work, pads, constant_values=lowest if pool_type == "max" and not count_include_pad else 0)
     inside = np.pad(np.ones(space, bool), pads[2:], constant_values=False)
     out = np.zeros(data.shape[:2] + tuple(out_space), "float64")
     for pos in itertools.product(*(range(s) for s in out_space)):

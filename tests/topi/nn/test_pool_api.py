@@ -61,3 +61,12 @@ def test_bad_arguments():
         topi.nn.pool1d(A, [2], [1], [1], [0, 0, 0], "max")
     with pytest.raises(OpAttributeInvalid, match="only the NCHW layout"):
         topi.nn.pool_grad(A, A, (2, 2), (2, 2), (0, 0, 0, 0), "avg", layout="NHWC")
+
+
+def test_tiled_spatial_layouts_are_refused():
+    with pytest.raises(OpAttributeInvalid, match="Unsupported layout NCHWD4d"):
+        topi.nn.pool3d(te.placeholder((1, 16, 8, 8, 8), name="A"), [2] * 3, [2] * 3, [1] * 3, [0] * 6, "avg",
+                       layout="NCHWD4d")
+    with pytest.raises(OpAttributeInvalid, match="Unsupported layout NCHW4h4w"):
+        topi.nn.pool2d(te.placeholder((1, 16, 8, 8), name="A"), [2, 2], [2, 2], [1, 1], [0] * 4, "avg",
+                       layout="NCHW4h4w")

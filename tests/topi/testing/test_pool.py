@@ -76,7 +76,14 @@ def test_adaptive_pool_windows(layout, kind):
 
 def test_a_max_window_of_padding_only_gives_the_lowest_value():
     x = np.ones((1, 1, 2), "float32")
-    got = ref.poolnd_python(x, (2,), (2,), (1,), (2,), (0,), "max")
+    got = ref.poolnd_python(x, (2,), (2,), (1,), (2,), (0,), "max", False)  # TVM pads with 0 when True
     assert got.tolist() == [[[np.finfo("float32").min, 1.0]]]
     xi = np.ones((1, 1, 2), "int8")
-    assert ref.poolnd_python(xi, (2,), (2,), (1,), (2,), (0,), "max", dtype="int8").tolist() == [[[-128, 1]]]
+    assert ref.poolnd_python(xi, (2,), (2,), (1,), (2,), (0,), "max", False, dtype="int8").tolist() == [[[-128, 1]]]
+
+
+def test_max_with_count_include_pad_pads_with_zeros_as_tvms_reference():
+    x = -np.ones((1, 1, 4), "float32")
+    with_pad = ref.poolnd_python(x, (2,), (2,), (1,), (1,), (1,), "max", True)
+    without = ref.poolnd_python(x, (2,), (2,), (1,), (1,), (1,), "max", False)
+    assert with_pad.tolist() == [[[0.0, -1.0, 0.0]]] and without.tolist() == [[[-1.0, -1.0, -1.0]]]
