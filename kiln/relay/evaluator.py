@@ -205,7 +205,8 @@ class Machine:
         fevaluate = op.get_attr("FEvaluate")
         if fevaluate is None:
             raise OpNotImplemented(f"operator {op.name} has no reference implementation (FEvaluate) in the interpreter")
-        if op.get_attr("TOpPattern") == OpPattern.BROADCAST:
+        if op.get_attr("TOpPattern") == OpPattern.BROADCAST and call.attrs is None:
+            # numpy's broadcasting; nn.bias_add, nn.prelu and the like broadcast along an attribute's axis instead
             _check_broadcast(op.name, args)
         try:
             out = fevaluate(call.attrs, *args)
