@@ -73,7 +73,16 @@ class PrimFunc(BaseFunc):
         self.__post_init__()
 
     def __post_init__(self):
-        params = tuple(self.params)
+        buffer_map = dict(self.buffer_map or {})
+        params = []
+        for p in self.params:
+            if isinstance(p, Buffer):  # a buffer parameter: a handle bound to it, as TVM's constructor makes
+                handle = Var(p.name, "handle")
+                buffer_map[handle] = p
+                p = handle
+            params.append(p)
+        params = tuple(params)
+        object.__setattr__(self, "buffer_map", buffer_map)
         for p in params:
             if not isinstance(p, Var):
                 raise TIRError(f"tir.PrimFunc: every parameter must be a Var, got {type(p).__name__}")

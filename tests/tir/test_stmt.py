@@ -87,3 +87,12 @@ def test_prim_func_json_round_trip():
     assert_structural_equal(back, f)
     mod = IRModule({"add_one": f})
     assert_structural_equal(load_json(save_json(mod))["add_one"], f)
+
+
+def test_prim_func_takes_a_buffer_as_a_parameter():
+    """PrimFunc([x, buf], ...) binds a new handle parameter to the buffer, as TVM's constructor does."""
+    x = tir.Var("x", "int32")
+    buf = tir.decl_buffer((4,), "float32", "B")
+    func = tir.PrimFunc([x, buf], tir.BufferStore(buf, tir.const(1, "float32"), [x]))
+    handle = func.params[1]
+    assert handle.dtype == "handle" and func.buffer_map[handle] is buf and func.params[0] is x
