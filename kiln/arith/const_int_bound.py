@@ -161,15 +161,11 @@ class ConstIntBoundAnalyzer:
         if kind is E.Mul:
             return _corners(_mul, sub(e.a), sub(e.b))
         if kind in (E.FloorDiv, E.Div):
-            a, b = sub(e.a), sub(e.b)
-            # an empty range (a loop of extent 0 gives [0, -1]) has no sign to divide by
-            if b.min_value <= b.max_value and (b.min_value > 0 or b.max_value < 0):
-                return _corners(_floordiv if kind is E.FloorDiv else _truncdiv, a, b)
-            return dtype_bound(e.dtype)
+            return _division(sub(e.a), _nonzero(sub(e.b)), _floordiv if kind is E.FloorDiv else _truncdiv, e.dtype)
         if kind is E.FloorMod:
-            return self._floormod(sub(e.a), sub(e.b), e.dtype)
+            return self._floormod(sub(e.a), _nonzero(sub(e.b)), e.dtype)
         if kind is E.Mod:
-            return self._truncmod(sub(e.a), sub(e.b), e.dtype)
+            return self._truncmod(sub(e.a), _nonzero(sub(e.b)), e.dtype)
         if kind is E.Min:
             a, b = sub(e.a), sub(e.b)
             return ConstIntBound(min(a.min_value, b.min_value), min(a.max_value, b.max_value))
@@ -198,6 +194,8 @@ class ConstIntBoundAnalyzer:
         if kind is E.Call and e.op.name == "tir.if_then_else":
             a, b = sub(e.args[1]), sub(e.args[2])
             return ConstIntBound(min(a.min_value, b.min_value), max(a.max_value, b.max_value))
+        if kind is E.Call and e.op.name in ("tir.shift_right", "tir.bitwise_and"):
+            return _bit_operation(e.op.name, sub(e.args[0]), sub(e.args[1]), e.dtype)
         return dtype_bound(e.dtype)
 
     @staticmethod
@@ -207,16 +205,23 @@ class ConstIntBoundAnalyzer:
                 c = b.min_value
                 if a.min_value not in (NEG_INF,) and a.max_value != POS_INF and a.min_value // c == a.max_value // c:
                     return ConstIntBound(a.min_value % c, a.max_value % c)
-            hi = b.max_value - 1
+            if 0 <= a.min_value and a.max_value < b.min_value:
+                return a
+            hi = _add(b.max_value, -1)
             if a.min_value >= 0:
                 return ConstIntBound(0, min(a.max_value, hi))
             return ConstIntBound(0, hi)
-        if b.max_value < 0:
-            return ConstIntBound(b.min_value + 1, 0)
-        return dtype_bound(dtype)
+        if b.min_value > b.max_value:  # an empty range (a loop of extent 0 gives [0, -1])
+            return dtype_bound(dtype)
+        # floormod(a, b) = b * frac(a / b) lies between b + 1 and 0 for b < 0, and 0 and b - 1 for b > 0
+        full = dtype_bound(dtype)
+        return ConstIntBound(max(min(0, _add(b.min_value, 1)), full.min_value),
+                             min(max(0, _add(b.max_value, -1)), full.max_value))
 
     @staticmethod
     def _truncmod(a, b, dtype):
+        if b.min_value > 0 and 0 <= a.min_value and a.max_value < b.min_value:
+            return a
         if b.min_value > 0 or b.max_value < 0:
             m = max(abs(b.min_value), abs(b.max_value)) - 1
             if a.min_value >= 0:
@@ -241,3 +246,48 @@ class ConstIntBoundAnalyzer:
         if target.min_value <= a.min_value and a.max_value <= target.max_value:
             return a
         return target
+
+
+def _nonzero(divisor):
+    """A divisor's bound without zero: a valid program never divides by zero, so a divisor known to be ``>= 0`` is
+    ``>= 1`` (TVM assumes this too; symbolic shapes are known non-negative where they are meant to be positive)."""
+    if divisor.min_value == 0 and divisor.max_value >= 1:
+        return ConstIntBound(1, divisor.max_value)
+    return divisor
+
+
+def _division(a, b, divide, dtype):
+    """The bound of ``a / b`` (``divide`` rounds): extreme quotients come from the ends of ``b``'s range, so a range
+    that crosses zero is split into its negative and positive parts (a part that is empty stands for the whole
+    type, as in TVM, whose quotients are near zero)."""
+    if b.min_value > b.max_value:  # an empty range (a loop of extent 0 gives [0, -1]) has no sign to divide by
+        return dtype_bound(dtype)
+    if b.min_value > 0 or b.max_value < 0:
+        return _corners(divide, a, b)
+    full = dtype_bound(dtype)
+    if not _dt.DataType.parse(dtype).element_of().is_int():
+        return full
+    neg = ConstIntBound(b.min_value, -1) if b.min_value < 0 else full
+    pos = ConstIntBound(1, b.max_value) if b.max_value > 0 else full
+    if neg.min_value > neg.max_value or pos.min_value > pos.max_value or 0 in (full.min_value, full.max_value):
+        return full
+    x, y = _corners(divide, a, neg), _corners(divide, a, pos)
+    return ConstIntBound(min(x.min_value, y.min_value), max(x.max_value, y.max_value))
+
+
+def _bit_operation(name, a, b, dtype):
+    """``a >> b`` for a shift known non-negative (its extremes are at the corners); ``a & b`` lies in ``[0, m]``
+    for the maximum ``m`` of an operand known non-negative."""
+    if name == "tir.shift_right":
+        if b.min_value >= 0 and _finite(a) and b.max_value < 64:
+            return _corners(lambda x, y: x >> y, a, b)
+        return dtype_bound(dtype)
+    if a.min_value >= 0 and b.min_value >= 0:
+        return ConstIntBound(0, min(a.max_value, b.max_value))
+    if a.min_value >= 0 or b.min_value >= 0:
+        return ConstIntBound(0, a.max_value if a.min_value >= 0 else b.max_value)
+    return dtype_bound(dtype)
+
+
+def _finite(b):
+    return b.min_value != NEG_INF and b.max_value != POS_INF
