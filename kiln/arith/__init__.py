@@ -6,6 +6,7 @@ modular sets, interval sets, and the rewrite simplifier."""
 from . import _ffi_api
 from .analyzer import Analyzer, Extension, ProofStrength
 from .const_int_bound import ConstIntBound
+from .detect_linear import detect_clip_bound, detect_linear_equation
 from .int_set import IntervalSet, IntSet, estimate_region, eval_set
 from .linear import expr_key, from_linear, linear_form
 from .modular_set import ModularSet

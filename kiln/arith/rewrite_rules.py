@@ -236,6 +236,20 @@ def _exact_in(dtype, s, a, b, diff):
     return True
 
 
+def _split_min_max_compare(node):
+    """A comparison with a min or max side is one of its operands each (TVM's rules; order only, nothing wraps):
+    ``z < min(x, y) -> z < x && z < y``, ``z < max(x, y) -> z < x || z < y``, ``min(x, y) < z -> x < z || y < z``,
+    ``max(x, y) < z -> x < z && y < z`` (and the same for ``<=``)."""
+    kind, a, b = type(node), node.a, node.b
+    if type(b) in (E.Min, E.Max):
+        join = _op.logical_and if type(b) is E.Min else _op.logical_or
+        return join(kind(a, b.a), kind(a, b.b))
+    if type(a) in (E.Min, E.Max):
+        join = _op.logical_or if type(a) is E.Min else _op.logical_and
+        return join(kind(a.a, b), kind(a.b, b))
+    return None
+
+
 def simplify_compare(node, s):
     """Integer comparisons: ``a > b -> b < a``, ``a >= b -> b <= a``; decided when the bounds of ``a - b`` settle it
     or a constraint in scope states it; otherwise normalized to ``P < N + k`` (terms with positive coefficients left,
@@ -252,6 +266,8 @@ def simplify_compare(node, s):
         return _op.const(known, node.dtype)
     if not is_index_dtype(node.a.dtype):
         return None
+    if kind in (E.LT, E.LE) and (split := _split_min_max_compare(node)) is not None:
+        return split
     d = LinearForm(node.a.dtype)
     d.add(linear_form(node.a, s.key_memo))
     d.add(linear_form(node.b, s.key_memo), -1)

@@ -1,0 +1,59 @@
+"""detect_linear_equation and detect_clip_bound, checked by evaluating the recombined form / the bounds on random
+integers; and the comparison-of-min/max rule of the simplifier, checked the same way."""
+
+import random
+
+import pytest
+
+from kiln import arith, tir
+from kiln.tir.evaluator import evaluate_expr
+
+a, b, c = (tir.Var(n, "int32") for n in "abc")
+
+
+@pytest.mark.parametrize("expr,variables", [
+    (a * 4 + b * 6 + 7, [a]), (a * 4 + (a + 1) + b * 6 + 7, [a]), (a * b + 7, [a]), (b * 7, [a]),
+    ((a * b + c) * 8 + 3, [a, c]), (a - b * 3 - c, [a, b, c]),
+])
+def test_linear_form_recombines(expr, variables):
+    parts = arith.detect_linear_equation(expr, variables)
+    assert len(parts) == len(variables) + 1
+    rebuilt = parts[-1]
+    for coeff, var in zip(parts, variables, strict=False):
+        rebuilt = rebuilt + coeff * var
+    rng = random.Random(3)
+    for _ in range(25):
+        env = {v: rng.randint(-50, 50) for v in (a, b, c)}
+        assert evaluate_expr(rebuilt, env) == evaluate_expr(expr, env)
+
+
+def test_nonlinear_gives_nothing():
+    assert arith.detect_linear_equation(a * 4 * (a + 1), [a]) == []
+    assert arith.detect_linear_equation(a * (b + 1) + b, [a, b]) == []  # a's coefficient uses the later b
+    only_base = arith.detect_linear_equation(a + 1, [])
+    assert len(only_base) == 1 and str(only_base[0]) == "a + 1"
+
+
+def test_clip_bounds_hold_exactly_where_condition_does():
+    cond = tir.all(a * 1 < b * 6, a - 1 > 0)
+    lo, hi = arith.detect_clip_bound(cond, [a])
+    rng = random.Random(5)
+    for _ in range(200):
+        env = {a: rng.randint(-20, 40), b: rng.randint(-3, 6)}
+        inside = evaluate_expr(lo, env) <= env[a] <= evaluate_expr(hi, env)
+        assert inside == bool(evaluate_expr(cond, env))
+    assert arith.detect_clip_bound(tir.all(a < b, b < a + 4), [a, b]) == []  # one conjunct names both
+
+
+@pytest.mark.parametrize("make", [
+    lambda: c < tir.min(a, b), lambda: c < tir.max(a, b), lambda: tir.min(a, b) < c, lambda: tir.max(a, b) <= c,
+    lambda: c <= tir.min(a, b), lambda: tir.min(a, b) > 3,
+])
+def test_min_max_comparisons_split(make):
+    expr = make()
+    simple = arith.Analyzer().simplify(expr)
+    assert not isinstance(simple.a, tir.Min | tir.Max) and not isinstance(simple.b, tir.Min | tir.Max)
+    rng = random.Random(11)
+    for _ in range(100):
+        env = {v: rng.randint(-8, 8) for v in (a, b, c)}
+        assert bool(evaluate_expr(simple, env)) == bool(evaluate_expr(expr, env))
