@@ -55,6 +55,11 @@ class TIRError(KilnError):
     """Malformed loop-level IR."""
 
 
+class ExprTruthValueError(TIRError, ValueError):
+    """``and`` / ``or`` / ``not`` / ``if`` on a TIR expression, whose value is known only at run time (a ValueError,
+    as TVM raises)."""
+
+
 class CodegenError(KilnError):
     """Code generation or native compilation failed."""
 

@@ -122,6 +122,21 @@ class IntImm(PrimExpr):
     def __bool__(self):
         return bool(self.value)
 
+    # As TVM's IntImm: hashed by value, and ``==`` with a number or a constant of its dtype folds to a bool constant
+    # (so ``IntImm("int32", 1) in {1}`` holds); with anything else it is an EqualOp, true only for the same node.
+    def __hash__(self):
+        return hash(self.value)
+
+    def __eq__(self, other):
+        if isinstance(other, int) or isinstance(other, IntImm) and other.dtype == self.dtype:
+            return IntImm("bool", self.value == int(other))
+        return EqualOp(self, other)
+
+    def __ne__(self, other):
+        if isinstance(other, int) or isinstance(other, IntImm) and other.dtype == self.dtype:
+            return IntImm("bool", self.value != int(other))
+        return NotEqualOp(self, other)
+
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class FloatImm(PrimExpr):
@@ -355,30 +370,6 @@ class Cast(PrimExpr):
         _set(self, "value", value)
 
 
-def vscale_factor(lanes):
-    """``k`` when ``lanes`` is ``vscale() * k`` (a scalable lane count, TVM's ``tir.vscale`` intrinsic), else None."""
-    for f, k in ((lanes.a, lanes.b), (lanes.b, lanes.a)) if isinstance(lanes, Mul) else ():
-        if isinstance(f, Call) and f.op.name == "tir.vscale" and isinstance(k, IntImm) and k.value > 0:
-            return k.value
-    return None
-
-
-def _lanes(lanes, what):
-    """The lanes a Ramp or Broadcast keeps and its dtype's lane count: an integer >= 2, or ``vscale() * k`` (kept as
-    that expression; its dtype has ``-k`` lanes, as in TVM's ``DataType``)."""
-    lanes = lanes.value if isinstance(lanes, IntImm) else lanes
-    if isinstance(lanes, int) and lanes < 0:  # a scalable dtype's lane count
-        return Mul(Call("int32", "tir.vscale", ()), IntImm("int32", -lanes)), lanes
-    if isinstance(lanes, PrimExpr):
-        if (k := vscale_factor(lanes)) is None:
-            raise TIRError(f"{what}: lanes must be an integer or vscale() * k, got {lanes}")
-        return lanes, -k
-    n = int(lanes)
-    if n < 2:
-        raise TIRError(f"{what}: needs at least 2 lanes (got {n})")
-    return n, n
-
-
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Ramp(PrimExpr):
     """The vector ``[base, base + stride, ..., base + (lanes-1) * stride]``."""
@@ -390,7 +381,7 @@ class Ramp(PrimExpr):
 
     def __post_init__(self):
         base, stride = _operands(self.base, self.stride, "tir.Ramp")
-        lanes, n = _lanes(self.lanes, "tir.Ramp")
+        lanes, n = lanes_of(self.lanes, "tir.Ramp")
         if _dt.lanes(base.dtype) != 1:
             raise TIRError(f"tir.Ramp: needs a scalar base (got {base.dtype})")
         _set(self, "base", base)
@@ -409,7 +400,7 @@ class Broadcast(PrimExpr):
 
     def __post_init__(self):
         value = convert(self.value)
-        lanes, n = _lanes(self.lanes, "tir.Broadcast")
+        lanes, n = lanes_of(self.lanes, "tir.Broadcast")
         if _dt.lanes(value.dtype) != 1:
             raise TIRError(f"tir.Broadcast: needs a scalar value (got {value.dtype})")
         _set(self, "value", value)
@@ -497,4 +488,5 @@ def _check_indices(buffer, indices, what):
 
 
 # nodes of iteration domains and reductions (what TE builds) live in expr_reduce.py; re-exported here as in TVM
+from .expr_lanes import lanes_of, vscale_factor  # noqa: E402,F401
 from .expr_reduce import CommReducer, IterVar, IterVarType, ProducerLoad, Range, Reduce  # noqa: F401

@@ -13,7 +13,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ..error import TIRError
+from ..error import ExprTruthValueError, TIRError
 
 
 def _defers(other) -> bool:
@@ -130,8 +130,17 @@ class ExprOp:
     def __rshift__(self, other):
         return _op().shift_right(self, other)
 
+    def __rxor__(self, other):
+        return _op().bitwise_xor(other, self)
+
+    def __rlshift__(self, other):
+        return _op().shift_left(other, self)
+
+    def __rrshift__(self, other):
+        return _op().shift_right(other, self)
+
     def __bool__(self):
-        raise TIRError(
+        raise ExprTruthValueError(
             "cannot use and / or / not or if on a TIR expression: its value is not known until run time; "
             "use tir.all / tir.any / tir.Not, or tir.Select / tir.if_then_else"
         )

@@ -256,6 +256,8 @@ def _bitwise(name):
     def build(a, b=None, span=None):
         if name == "bitwise_not":
             a = convert(a)
+            if not (_dt.is_integer(a.dtype) or _dt.is_bool(a.dtype)):
+                raise TIRError(f"tir.bitwise_not: operand must be an integer, got {a.dtype}")
             if _dt.is_bool(a.dtype):  # the complement of a 1-bit value (C's ~ would turn true into -2)
                 return logical_not(a, span=span)
             if isinstance(a, IntImm):
@@ -264,6 +266,9 @@ def _bitwise(name):
         a, b = _operand_pair(a, b)
         if not (_dt.is_integer(a.dtype) or _dt.is_bool(a.dtype)):
             raise TIRError(f"tir.{name}: operands must be integers, got {a.dtype}")
+        bits = _dt.DataType.parse(a.dtype).bits
+        if name.startswith("shift") and isinstance(b, IntImm) and not 0 <= b.value < bits:
+            raise TIRError(f"tir.{name}: shift amount {b.value} is outside [0, {bits}) for {a.dtype}")
         return Call(a.dtype, Op.get(f"tir.{name}"), (a, b), span=span)
 
     build.__name__ = name

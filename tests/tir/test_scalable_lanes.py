@@ -50,3 +50,22 @@ def test_names_at_tvm_places():
     with pytest.raises(AttributeError, match="no_such_intrinsic"):
         _ = kiln.tir.op.no_such_intrinsic
     assert kiln.arith.Extension.ComparisonOfProductAndSum.value == 8
+
+
+def test_intimm_compares_by_value_like_tvm():
+    one = tir.const(1)
+    assert one in {1} and one == 1 and not (one != 1)
+    assert bool(one == tir.IntImm("int32", 1))
+    assert not bool(one == tir.IntImm("int64", 1))  # another dtype: an EqualOp, true only for the same node
+    assert tir.Ramp(0, 1, 11 * tir.vscale()).lanes.b == 11  # the scalable count is kept as vscale() * k
+
+
+def test_truth_value_of_expression_is_a_value_error():
+    x = tir.Var("x", "int32")
+    with pytest.raises(ValueError, match="run time"):
+        _ = x or x
+    with pytest.raises(TIRError, match="shift amount"):
+        _ = x << 32
+    with pytest.raises(TIRError, match="integer"):
+        _ = ~tir.const(1.5, "float32")
+    assert str(10 ^ x) == "T.bitwise_xor(10, x)" and str(1 << x) == "T.shift_left(1, x)"
