@@ -21,7 +21,7 @@ from ..tir import expr as E
 from ..tir import op as _op
 from .const_int_bound import ConstIntBound, ConstIntBoundAnalyzer
 from .linear import LinearForm, is_index_dtype, linear_form
-from .modular_set import ModularSet, ModularSetAnalyzer
+from .modular_set import ModularSet, ModularSetAnalyzer, intersect
 from .rewrite_simplify import RewriteSimplifier
 
 DERIVED_LIMIT = 100_000
@@ -62,7 +62,7 @@ class Analyzer:
 
     def __init__(self):
         self._cib = ConstIntBoundAnalyzer()
-        self._mod = ModularSetAnalyzer()
+        self._mod = ModularSetAnalyzer(nonnegative=lambda e: self._cib(e).min_value >= 0)
         self._subst: dict = {}  # id(var) -> (var, expr)
         self._true_facts: dict = {}  # key -> count
         self._false_facts: dict = {}
@@ -166,7 +166,7 @@ class Analyzer:
         True
         """
         conjuncts = _conjuncts(self.simplify(constraint))
-        saved_bounds = []
+        saved_bounds, saved_residues = [], []
         added = []
         entered = self._enter()
         try:
@@ -181,9 +181,12 @@ class Analyzer:
                 self._false_facts[nkey] = self._false_facts.get(nkey, 0) + 1
                 added.append((key, nkey, c, neg))
                 self._narrow(c, saved_bounds)
+                self._narrow_residue(c, saved_residues)
                 self._new_version(("narrowed", key), c)
             yield self
         finally:
+            for var, old in reversed(saved_residues):
+                self._mod.restore(var, old)
             for key, nkey, _, _ in added:
                 _decrement(self._true_facts, key)
                 _decrement(self._false_facts, nkey)
@@ -257,6 +260,22 @@ class Analyzer:
                     new_hi = min(new_hi, hi)
             saved.append((atom, old))
             self._cib.update(atom, ConstIntBound(new_lo, new_hi), override=True)
+
+    def _narrow_residue(self, cond, saved):
+        """Record ``var % c == b`` (truncated or floored, either side) as ``var``'s modular set, intersected with what
+        was known (``a % 4 == 1`` and ``a % 3 == 1`` give ``a = 12k + 1``)."""
+        if type(cond) is not E.EQ:
+            return
+        lhs, rhs = (cond.a, cond.b) if isinstance(cond.b, E.IntImm) else (cond.b, cond.a)
+        if not (type(lhs) in (E.Mod, E.FloorMod) and isinstance(lhs.a, E.Var) and isinstance(lhs.b, E.IntImm)
+                and isinstance(rhs, E.IntImm) and lhs.b.value > 0 and 0 <= rhs.value < lhs.b.value):
+            return
+        var = lhs.a
+        old = self._mod.get(var)
+        new = intersect(old or ModularSet(1, 0), ModularSet.make(lhs.b.value, rhs.value))
+        if new is not None:
+            saved.append((var, old))
+            self._mod.update(var, new)
 
     def _known_fact(self, key):
         if key in self._true_facts:

@@ -269,6 +269,11 @@ def _bitwise(name):
         bits = _dt.DataType.parse(a.dtype).bits
         if name.startswith("shift") and isinstance(b, IntImm) and not 0 <= b.value < bits:
             raise TIRError(f"tir.{name}: shift amount {b.value} is outside [0, {bits}) for {a.dtype}")
+        if isinstance(a, IntImm) and isinstance(b, IntImm):  # two constants fold, as TVM's builders do
+            x, y = a.value, b.value
+            folded = {"bitwise_and": x & y, "bitwise_or": x | y, "bitwise_xor": x ^ y, "shift_left": x << y,
+                      "shift_right": x >> y}[name]
+            return const(wrap_int(folded, a.dtype), a.dtype)
         return Call(a.dtype, Op.get(f"tir.{name}"), (a, b), span=span)
 
     build.__name__ = name
@@ -327,7 +332,13 @@ def comm_reducer(fcombine, fidentity, name="reduce"):
 
     def reducer(expr, axis=None, where=None, init=None, *args):
         if axis is not None and not isinstance(axis, IterVar | list | tuple):
-            return fcombine(expr, axis)  # the binary form: tir.min(a, b)
+            # the direct form over all arguments: tir.max(a, b, c, ...) folds them left to right
+            result = fcombine(expr, axis)
+            for value in (where, init, *args) if where is not None else ():
+                if value is None:
+                    break
+                result = fcombine(result, value)
+            return result
         if axis is None:
             raise TIRError(f"tir.{name}: needs reduction axes (IterVars made by te.reduce_axis)")
         expr = convert(expr)
