@@ -31,6 +31,23 @@ class IntSet:
         return IntervalSet(rng.min, _op.subtract(_op.add(rng.min, rng.extent), 1))
 
     @staticmethod
+    def vector(vec) -> "IntervalSet":
+        """The values of the lanes of a vector: a Ramp's first to last lane (either order by the stride's sign;
+        unbounded on the growing side when the lane count is scalable), a Broadcast's value, else the one point."""
+        vec = E.convert(vec)
+        if isinstance(vec, E.Broadcast):
+            return IntSet.single_point(vec.value)
+        if not isinstance(vec, E.Ramp):
+            return IntSet.single_point(vec)
+        if not isinstance(vec.lanes, int):  # vscale() * k lanes: the last lane is known only at run time
+            stride = vec.stride.value if isinstance(vec.stride, E.IntImm) else None
+            if stride is None:
+                return IntSet.everything()
+            return IntervalSet(vec.base, None) if stride >= 0 else IntervalSet(None, vec.base)
+        t = E.Var("lane", vec.base.dtype)
+        return eval_set(_op.add(vec.base, _op.multiply(vec.stride, t)), {t: E.Range(0, vec.lanes)})
+
+    @staticmethod
     def everything() -> "IntervalSet":
         return IntervalSet(None, None)
 
@@ -49,8 +66,9 @@ class IntervalSet(IntSet):
     __slots__ = ("max_value", "min_value")
 
     def __init__(self, min_value, max_value):
-        self.min_value = min_value
-        self.max_value = max_value
+        # numbers become constants (IntervalSet(2, 3) as in TVM); None stays an unbounded end
+        self.min_value = None if min_value is None else E.convert(min_value)
+        self.max_value = None if max_value is None else E.convert(max_value)
 
     def is_everything(self) -> bool:
         return self.min_value is None and self.max_value is None
