@@ -25,6 +25,8 @@ _DTYPE = re.compile(r"(bool|handle|void|(float|int|uint|bfloat)(8|16|32|64)?)(x\
 
 def _check_dtype(dtype, what) -> str:
     dtype = str(dtype)
+    if dtype == "uint1" or dtype.startswith("uint1x"):  # TVM's bool is the 1-bit unsigned integer
+        dtype = "bool" + dtype[5:]
     match = _DTYPE.fullmatch(dtype)
     if match is None:
         raise TypeInferenceError(f"{what}: unknown dtype {dtype!r}")

@@ -83,6 +83,11 @@ class Var(PrimExpr):
         _set(self, "dtype", _dt.normalize(dtype))
         _set(self, "name_hint", str(self.name_hint))
 
+    @property
+    def name(self) -> str:
+        """The variable's name (``name_hint``), as TVM's ``Var.name``."""
+        return self.name_hint
+
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class SizeVar(Var):

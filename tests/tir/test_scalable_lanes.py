@@ -69,3 +69,8 @@ def test_truth_value_of_expression_is_a_value_error():
     with pytest.raises(TIRError, match="integer"):
         _ = ~tir.const(1.5, "float32")
     assert str(10 ^ x) == "T.bitwise_xor(10, x)" and str(1 << x) == "T.shift_left(1, x)"
+
+
+def test_var_name_and_uint1_prim_type():
+    assert tir.Var("xx", "float32").name == "xx"
+    assert str(kiln.ir.PrimType("uint1")) == str(kiln.ir.PrimType("bool"))
