@@ -379,7 +379,8 @@ def simplify_cast(node, s):
 
 
 def simplify_call(node, s):
-    """``if_then_else`` with a known condition picks its branch; ``likely(const)`` is the constant."""
+    """``if_then_else`` with a known condition picks its branch; ``likely(const)`` is the constant; ``clz`` of a
+    non-negative constant folds."""
     name = node.op.name
     if name == "tir.if_then_else":
         cond = node.args[0]
@@ -390,6 +391,10 @@ def simplify_call(node, s):
             return node.args[1]
     if name == "tir.likely" and type(node.args[0]) is E.IntImm:
         return node.args[0]
+    if name == "tir.clz" and type(node.args[0]) is E.IntImm and node.args[0].value >= 0:
+        # leading zeros of a constant: the operand's width less its significant bits (clz(0) is the width)
+        bits = _dt.DataType.parse(node.args[0].dtype).bits
+        return _op.const(bits - node.args[0].value.bit_length(), node.dtype)
     return None
 
 

@@ -254,11 +254,25 @@ def structural_equal(lhs, rhs, map_free_vars=False) -> bool:
     >>> structural_equal(relay.Function([x], x), relay.Function([y], y))   # doctest: +SKIP
     True
     """
+    lhs, rhs = _numbers_as_constants(lhs, rhs)
     return _first_mismatch(lhs, rhs, map_free_vars) is None
+
+
+def _numbers_as_constants(lhs, rhs):
+    """A Python number compared with an IR node is the constant ``runtime.convert`` makes of it (``32`` is
+    ``T.int32(32)``), as TVM converts both sides first."""
+    from ..runtime.convert import convert
+
+    if isinstance(rhs, Node) and isinstance(lhs, int | float) and not isinstance(lhs, bool):
+        lhs = convert(lhs)
+    if isinstance(lhs, Node) and isinstance(rhs, int | float) and not isinstance(rhs, bool):
+        rhs = convert(rhs)
+    return lhs, rhs
 
 
 def assert_structural_equal(lhs, rhs, map_free_vars=False):
     """Raise ``ValueError`` naming the path of the first mismatch when ``lhs`` and ``rhs`` differ structurally."""
+    lhs, rhs = _numbers_as_constants(lhs, rhs)
     found = _first_mismatch(lhs, rhs, map_free_vars)
     if found is None:
         return

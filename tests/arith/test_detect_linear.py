@@ -57,3 +57,11 @@ def test_min_max_comparisons_split(make):
     for _ in range(100):
         env = {v: rng.randint(-8, 8) for v in (a, b, c)}
         assert bool(evaluate_expr(simple, env)) == bool(evaluate_expr(expr, env))
+
+
+def test_clz_of_constants_folds():
+    ana = arith.Analyzer()
+    for value, dtype in [(0, "int32"), (1, "int32"), (128, "int32"), (2, "int64"), (12345, "int64")]:
+        folded = ana.rewrite_simplify(tir.call_intrin("int32", "tir.clz", tir.IntImm(dtype, value)))
+        width = 32 if dtype == "int32" else 64
+        assert folded.value == width - len(bin(value)[2:].lstrip("0"))
