@@ -186,6 +186,56 @@ def simplify_vector_div_mod(node, s):
 
 
 # ---- min / max --------------------------------------------------------------------------------------------------
+def _chain(kind, e, s):
+    """The keys of the operands of a nest of ``kind`` (min or max) nodes: ``min(min(x, y), z)`` gives x, y, z."""
+    keys, stack = set(), [e]
+    while stack:
+        x = stack.pop()
+        if type(x) is kind:
+            stack.extend((x.a, x.b))
+        else:
+            keys.add(s.key(x))
+    return keys
+
+
+def _absorb_min_max(node, s):
+    """Order identities (TVM's rules; they hold for any integers): an operand already in a nest of the same kind
+    on the other side adds nothing (``min(min(x, y), y) -> min(x, y)``), one in a nest of the other kind absorbs it
+    (``min(max(x, y), x) -> x``), and ``min(max(x, y), min(x, y)) -> min(x, y)``."""
+    kind = type(node)
+    other = E.Max if kind is E.Min else E.Min
+    a, b = node.a, node.b
+    for this, that in ((a, b), (b, a)):
+        if type(this) is kind and s.key(that) in _chain(kind, this, s):
+            return this
+        if type(this) is other and s.key(that) in _chain(other, this, s):
+            return that
+    for this, that in ((a, b), (b, a)):
+        if type(this) is other and type(that) is kind and {s.key(this.a), s.key(this.b)} == {s.key(that.a),
+                                                                                               s.key(that.b)}:
+            return kind(this.a, this.b)
+    return None
+
+
+def _factor_min_max(node, s):
+    """A shared term comes out (index arithmetic does not overflow): ``min(y + x, z + x) -> min(y, z) + x``,
+    ``min(x - y, x - z) -> x - max(y, z)``, ``min(y - x, z - x) -> min(y, z) - x``."""
+    kind = type(node)
+    a, b = node.a, node.b
+    if type(a) is E.Add and type(b) is E.Add:
+        for p, q in ((a.a, a.b), (a.b, a.a)):
+            for u, v in ((b.a, b.b), (b.b, b.a)):
+                if s.key(q) == s.key(u) or s.key(q) == s.key(v):
+                    rest = v if s.key(q) == s.key(u) else u
+                    return E.Add(kind(p, rest), q)
+    if type(a) is E.Sub and type(b) is E.Sub:
+        if s.key(a.a) == s.key(b.a):
+            return E.Sub(a.a, (E.Max if kind is E.Min else E.Min)(a.b, b.b))
+        if s.key(a.b) == s.key(b.b):
+            return E.Sub(kind(a.a, b.a), a.b)
+    return None
+
+
 def simplify_min_max(node, s):
     """``min(a, a) -> a``; ``min(a, b) -> a`` when bounds prove ``a <= b`` (so ``min(x + 1, x + 3) -> x + 1``);
     ``min(min(x, c1), c2) -> min(x, min(c1, c2))``; Broadcasts combine. ``max`` likewise."""
@@ -195,6 +245,10 @@ def simplify_min_max(node, s):
         return a
     if type(a) is E.Broadcast and type(b) is E.Broadcast:
         return E.Broadcast((_op.minimum if is_min else _op.maximum)(a.value, b.value), a.lanes)
+    if _dt.is_integer(node.dtype) and (found := _absorb_min_max(node, s)) is not None:
+        return found
+    if is_index_dtype(node.dtype) and (found := _factor_min_max(node, s)) is not None:
+        return found
     if is_index_dtype(node.dtype):
         diff = LinearForm(node.dtype)
         diff.add(linear_form(a, s.key_memo))

@@ -65,3 +65,19 @@ def test_clz_of_constants_folds():
         folded = ana.rewrite_simplify(tir.call_intrin("int32", "tir.clz", tir.IntImm(dtype, value)))
         width = 32 if dtype == "int32" else 64
         assert folded.value == width - len(bin(value)[2:].lstrip("0"))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: tir.min(tir.max(a, b), a), lambda: tir.max(a, tir.min(b, a)), lambda: tir.min(tir.min(a, b), b),
+    lambda: tir.min(tir.min(tir.min(a, b), c), b), lambda: tir.min(tir.max(a, b), tir.min(b, a)),
+    lambda: tir.min(b + a, c + a), lambda: tir.max(a + b, a + c), lambda: tir.min(a - b, a - c),
+    lambda: tir.max(b - a, c - a), lambda: tir.max(tir.min(a, b), tir.max(a, b)),
+])
+def test_min_max_identities_keep_values(make):
+    expr = make()
+    simple = arith.Analyzer().simplify(expr)
+    assert len(str(simple)) < len(str(expr)) or "min" not in str(simple).split("(")[0]
+    rng = random.Random(13)
+    for _ in range(100):
+        env = {v: rng.randint(-20, 20) for v in (a, b, c)}
+        assert evaluate_expr(simple, env) == evaluate_expr(expr, env), (expr, simple, env)
