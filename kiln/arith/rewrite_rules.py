@@ -214,6 +214,11 @@ def _absorb_min_max(node, s):
         if type(this) is other and type(that) is kind and {s.key(this.a), s.key(this.b)} == {s.key(that.a),
                                                                                                s.key(that.b)}:
             return kind(this.a, this.b)
+    if type(a) is other and type(b) is other:  # max(min(x, y), min(x, z)) -> min(max(y, z), x)
+        for p, q in ((a.a, a.b), (a.b, a.a)):
+            for u, v in ((b.a, b.b), (b.b, b.a)):
+                if s.key(q) == s.key(u):
+                    return other(kind(p, v), q)
     return None
 
 
@@ -228,6 +233,26 @@ def _factor_min_max(node, s):
                 if s.key(q) == s.key(u) or s.key(q) == s.key(v):
                     rest = v if s.key(q) == s.key(u) else u
                     return E.Add(kind(p, rest), q)
+    opposite = E.Max if kind is E.Min else E.Min
+    if type(a) is type(b) and type(a) in (E.FloorDiv, E.Div) and (c := _const_int(a.b)) and c == _const_int(b.b):
+        # division by a constant is monotonic: max(x // 10, y // 10) -> max(x, y) // 10 (a negative one reverses)
+        return type(a)((kind if c > 0 else opposite)(a.a, b.a), a.b)
+    if type(a) is E.Mul and (c1 := _const_int(a.b)) and (c2 := _const_int(b)) is not None and c2 % c1 == 0:
+        # max(x * 3, 9) -> max(x, 3) * 3 (a negative factor reverses)
+        return E.Mul((kind if c1 > 0 else opposite)(a.a, E.IntImm(node.dtype, c2 // c1)), a.b)
+    for this, that in ((a, b), (b, a)):
+        # floordiv(e, c) * c lies in (e - c, e]: against e - k it is decided when k settles the comparison
+        if type(this) is E.Mul and type(this.a) is E.FloorDiv and (c := _const_int(this.b)) and c > 0 \
+                and _const_int(this.a.b) == c:
+            diff = LinearForm(node.dtype)
+            diff.add(linear_form(this.a.a, s.key_memo))
+            diff.add(linear_form(that, s.key_memo), -1)
+            if not diff.terms:
+                k = diff.const  # this - that lies in (k - c, k]
+                larger = this if k - c + 1 >= 0 else that if k <= 0 else None
+                if larger is not None:
+                    smaller = that if larger is this else this
+                    return larger if kind is E.Max else smaller
     if type(a) is E.Sub and type(b) is E.Sub:
         if s.key(a.a) == s.key(b.a):
             return E.Sub(a.a, (E.Max if kind is E.Min else E.Min)(a.b, b.b))

@@ -5,7 +5,6 @@ expressions and intrinsics, visitors, a printer, a numpy evaluator, and (in ``ki
 
 from ..ir.type import Any  # noqa: E402  (TVM's tir.Any: a dimension known only at run time)
 from . import analysis, stmt_functor
-from .bijective_layout import BijectiveLayout, bijective_layout
 from .buffer import Buffer, decl_buffer
 from .builtin import (
     TVMBackendAllocWorkspace,

@@ -151,10 +151,24 @@ class BijectiveLayout:
         """``shape`` in ``dst_layout`` converted back to ``src_layout``."""
         return self.dst_layout.convert_shape(tuple(shape), self.src_layout)
 
+    def forward_index(self, index) -> list:
+        """The index in ``dst_layout`` of the element at ``index`` in ``src_layout`` (TIR expressions)."""
+        from .layout_index import convert_index
 
-def bijective_layout(src_layout, dst_layout) -> BijectiveLayout:
+        return convert_index(self.src_layout, self.dst_layout, index)
+
+    def backward_index(self, index) -> list:
+        """The index in ``src_layout`` of the element at ``index`` in ``dst_layout``."""
+        from .layout_index import convert_index
+
+        return convert_index(self.dst_layout, self.src_layout, index)
+
+
+def bijective_layout(src_layout, dst_layout) -> BijectiveLayout | None:
     """The conversion from ``src_layout`` to ``dst_layout`` (names or :class:`Layout` s), as TVM's
-    ``tvm.tir.bijective_layout``; KilnError when their primal axes differ."""
+    ``tvm.tir.bijective_layout``; None when either is undefined (``""``), KilnError when their primal axes differ."""
+    if any(x is None or x in ("", "__undef__") for x in (src_layout, dst_layout)):
+        return None  # an undefined layout converts to nothing, as TVM's
     src = layout(src_layout) if isinstance(src_layout, str) else src_layout
     dst = layout(dst_layout) if isinstance(dst_layout, str) else dst_layout
     if set(src.primal) != set(dst.primal):
