@@ -130,17 +130,6 @@ def main():
     sys.exit(pytest.main([caller, *sys.argv[1:]]))
 
 
-def assert_prim_expr_equal(lhs, rhs):
-    """Assert that two integer expressions are equal: their difference simplifies to 0 (TVM's
-    ``tvm.testing.assert_prim_expr_equal``)."""
-    from ..arith import Analyzer
-    from ..tir import IntImm
-
-    diff = Analyzer().simplify(lhs - rhs)
-    if not (isinstance(diff, IntImm) and diff.value == 0):
-        raise ValueError(f"{lhs} and {rhs} are not equal")
-
-
 def assert_equal(actual, desired):
     """``numpy.testing.assert_equal`` on values (NDArrays read first)."""
     np.testing.assert_equal(*(a.numpy() if hasattr(a, "numpy") else a for a in (actual, desired)))
