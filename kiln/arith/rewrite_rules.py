@@ -14,6 +14,7 @@ from ..tir import op as _op
 from ..tir.stmt_functor import post_order_visit
 from .const_int_bound import NEG_INF, POS_INF
 from .linear import LinearForm, from_linear, is_index_dtype, linear_form
+from .rewrite_min_max import absorb_min_max, factor_min_max
 
 
 def _const_int(e):
@@ -186,81 +187,6 @@ def simplify_vector_div_mod(node, s):
 
 
 # ---- min / max --------------------------------------------------------------------------------------------------
-def _chain(kind, e, s):
-    """The keys of the operands of a nest of ``kind`` (min or max) nodes: ``min(min(x, y), z)`` gives x, y, z."""
-    keys, stack = set(), [e]
-    while stack:
-        x = stack.pop()
-        if type(x) is kind:
-            stack.extend((x.a, x.b))
-        else:
-            keys.add(s.key(x))
-    return keys
-
-
-def _absorb_min_max(node, s):
-    """Order identities (TVM's rules; they hold for any integers): an operand already in a nest of the same kind
-    on the other side adds nothing (``min(min(x, y), y) -> min(x, y)``), one in a nest of the other kind absorbs it
-    (``min(max(x, y), x) -> x``), and ``min(max(x, y), min(x, y)) -> min(x, y)``."""
-    kind = type(node)
-    other = E.Max if kind is E.Min else E.Min
-    a, b = node.a, node.b
-    for this, that in ((a, b), (b, a)):
-        if type(this) is kind and s.key(that) in _chain(kind, this, s):
-            return this
-        if type(this) is other and s.key(that) in _chain(other, this, s):
-            return that
-    for this, that in ((a, b), (b, a)):
-        if type(this) is other and type(that) is kind and {s.key(this.a), s.key(this.b)} == {s.key(that.a),
-                                                                                               s.key(that.b)}:
-            return kind(this.a, this.b)
-    if type(a) is other and type(b) is other:  # max(min(x, y), min(x, z)) -> min(max(y, z), x)
-        for p, q in ((a.a, a.b), (a.b, a.a)):
-            for u, v in ((b.a, b.b), (b.b, b.a)):
-                if s.key(q) == s.key(u):
-                    return other(kind(p, v), q)
-    return None
-
-
-def _factor_min_max(node, s):
-    """A shared term comes out (index arithmetic does not overflow): ``min(y + x, z + x) -> min(y, z) + x``,
-    ``min(x - y, x - z) -> x - max(y, z)``, ``min(y - x, z - x) -> min(y, z) - x``."""
-    kind = type(node)
-    a, b = node.a, node.b
-    if type(a) is E.Add and type(b) is E.Add:
-        for p, q in ((a.a, a.b), (a.b, a.a)):
-            for u, v in ((b.a, b.b), (b.b, b.a)):
-                if s.key(q) == s.key(u) or s.key(q) == s.key(v):
-                    rest = v if s.key(q) == s.key(u) else u
-                    return E.Add(kind(p, rest), q)
-    opposite = E.Max if kind is E.Min else E.Min
-    if type(a) is type(b) and type(a) in (E.FloorDiv, E.Div) and (c := _const_int(a.b)) and c == _const_int(b.b):
-        # division by a constant is monotonic: max(x // 10, y // 10) -> max(x, y) // 10 (a negative one reverses)
-        return type(a)((kind if c > 0 else opposite)(a.a, b.a), a.b)
-    if type(a) is E.Mul and (c1 := _const_int(a.b)) and (c2 := _const_int(b)) is not None and c2 % c1 == 0:
-        # max(x * 3, 9) -> max(x, 3) * 3 (a negative factor reverses)
-        return E.Mul((kind if c1 > 0 else opposite)(a.a, E.IntImm(node.dtype, c2 // c1)), a.b)
-    for this, that in ((a, b), (b, a)):
-        # floordiv(e, c) * c lies in (e - c, e]: against e - k it is decided when k settles the comparison
-        if type(this) is E.Mul and type(this.a) is E.FloorDiv and (c := _const_int(this.b)) and c > 0 \
-                and _const_int(this.a.b) == c:
-            diff = LinearForm(node.dtype)
-            diff.add(linear_form(this.a.a, s.key_memo))
-            diff.add(linear_form(that, s.key_memo), -1)
-            if not diff.terms:
-                k = diff.const  # this - that lies in (k - c, k]
-                larger = this if k - c + 1 >= 0 else that if k <= 0 else None
-                if larger is not None:
-                    smaller = that if larger is this else this
-                    return larger if kind is E.Max else smaller
-    if type(a) is E.Sub and type(b) is E.Sub:
-        if s.key(a.a) == s.key(b.a):
-            return E.Sub(a.a, (E.Max if kind is E.Min else E.Min)(a.b, b.b))
-        if s.key(a.b) == s.key(b.b):
-            return E.Sub(kind(a.a, b.a), a.b)
-    return None
-
-
 def simplify_min_max(node, s):
     """``min(a, a) -> a``; ``min(a, b) -> a`` when bounds prove ``a <= b`` (so ``min(x + 1, x + 3) -> x + 1``);
     ``min(min(x, c1), c2) -> min(x, min(c1, c2))``; Broadcasts combine. ``max`` likewise."""
@@ -270,9 +196,9 @@ def simplify_min_max(node, s):
         return a
     if type(a) is E.Broadcast and type(b) is E.Broadcast:
         return E.Broadcast((_op.minimum if is_min else _op.maximum)(a.value, b.value), a.lanes)
-    if _dt.is_integer(node.dtype) and (found := _absorb_min_max(node, s)) is not None:
+    if _dt.is_integer(node.dtype) and (found := absorb_min_max(node, s)) is not None:
         return found
-    if is_index_dtype(node.dtype) and (found := _factor_min_max(node, s)) is not None:
+    if is_index_dtype(node.dtype) and (found := factor_min_max(node, s)) is not None:
         return found
     if is_index_dtype(node.dtype):
         diff = LinearForm(node.dtype)
