@@ -30,7 +30,7 @@ import shutil
 import tempfile
 import time
 
-from ..error import KilnError
+from ..error import ArgumentTypeError, KilnError
 from .host import host_cpu_name, missing_features
 from .library import LibraryFunction, SharedLibrary
 from .packed_func import PackedFunc, get_global_func
@@ -369,9 +369,14 @@ def load_module(path, fmt=""):
     >>> m.export_library("/tmp/addone.so")               # doctest: +SKIP
     >>> kiln.runtime.load_module("/tmp/addone.so")["addone"](a, b)   # doctest: +SKIP
     """
-    path = pathlib.Path(os.fspath(path))
+    try:
+        path = pathlib.Path(os.fspath(path))
+    except TypeError:
+        raise ArgumentTypeError(f"load_module takes a path, not {type(path).__name__}") from None
     if not path.exists():
         raise KilnError(f"load_module: no such file {path}")
+    if not path.is_file():
+        raise KilnError(f"load_module: {path} is not a file")
     if path.suffix not in (".so", ".dylib", ".dll", "") and fmt not in ("so", ""):
         raise KilnError(f"load_module: cannot load {path} (expected a shared library exported by kiln)")
     # load a private copy: a file rewritten at the same path later is then loaded anew, not served from dlopen's cache

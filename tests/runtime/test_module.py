@@ -193,6 +193,10 @@ def test_module_without_a_loader_or_a_library(tmp_path):
         Unknown("x").export_library(tmp_path / "lib.tar")
     with pytest.raises(KilnError, match="no such file"):
         load_module(tmp_path / "missing.so")
+    with pytest.raises(KilnError, match="is not a file"):  # found by probing the API: IsADirectoryError
+        load_module(tmp_path)
+    with pytest.raises(TypeError, match="load_module takes a path, not NoneType"):  # a KilnError too
+        load_module(None)
     not_kiln = tmp_path / "plain.so"
     src = tmp_path / "plain.c"
     src.write_text("int f(void) { return 1; }\n")

@@ -8,9 +8,11 @@ model is converted.
 """
 
 import datetime
+import operator
 import os
+from collections.abc import Mapping
 
-from ....error import KilnError
+from ....error import ArgumentTypeError, KilnError
 from . import (  # noqa: F401  (register the converters)
     control,
     image,
@@ -65,6 +67,26 @@ def model_opset(model) -> int:
     return 1
 
 
+def _check_arguments(shape, dtype, opset):
+    """Refuse ``from_onnx`` arguments of the wrong kind up front, naming the argument (a float dimension would
+    otherwise be truncated, a str ``opset`` fail deep inside)."""
+    if shape is not None and not isinstance(shape, Mapping):
+        raise ArgumentTypeError(f"from_onnx: shape must be a dict of input name to shape, got {type(shape).__name__}")
+    for name, dims in (shape or {}).items():
+        try:
+            [operator.index(d) for d in dims]
+        except TypeError:
+            raise ArgumentTypeError(f"from_onnx: shape={{{name!r}: {dims!r}}} is not a tuple of integers") from None
+    if not isinstance(dtype, str | Mapping):
+        raise ArgumentTypeError(f"from_onnx: dtype must be a str or a dict of input name to dtype, got "
+                                f"{type(dtype).__name__}")
+    if opset is not None:
+        try:
+            operator.index(opset)
+        except TypeError:
+            raise ArgumentTypeError(f"from_onnx: opset must be an int, got {opset!r}") from None
+
+
 def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True,
               export_node_renamed_model_path=None):
     """Convert an ONNX model into a Relay module.
@@ -104,6 +126,7 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
     --------
     >>> mod, params = relay.frontend.from_onnx("resnet.onnx", shape={"data": (1, 3, 224, 224)})  # doctest: +SKIP
     """
+    _check_arguments(shape, dtype, opset)
     model = validate_model(load_model(model), opset)
     graph = model.graph
     opset = model_opset(model) if opset is None else int(opset)

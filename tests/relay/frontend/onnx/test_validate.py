@@ -193,3 +193,18 @@ def test_slice_operands_must_be_one_dimensional():
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [starts, ends])
     refused(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
             "ONNX node 's' (Slice): starts must be a 1-D tensor, got one of shape ()")
+
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    ({"shape": "x"}, "from_onnx: shape must be a dict of input name to shape, got str"),
+    ({"shape": {"x": (1.5, 3, 8, 8)}}, "from_onnx: shape={'x': (1.5, 3, 8, 8)} is not a tuple of integers"),
+    ({"dtype": 5}, "from_onnx: dtype must be a str or a dict of input name to dtype, got int"),
+    ({"opset": "13"}, "from_onnx: opset must be an int, got '13'"),
+])
+def test_arguments_of_the_wrong_kind(kwargs, fragment):
+    """Found by probing the API: a str shape and opset raised ValueError from inside, a float dimension was
+    truncated and an int dtype ignored."""
+    with pytest.raises(KilnError) as info:
+        relay.frontend.from_onnx(conv_model(), **kwargs)
+    assert fragment in str(info.value) and isinstance(info.value, TypeError)  # as a TypeError from TVM would be
+    relay.frontend.from_onnx(conv_model(), shape={"x": (np.int64(1), 3, 8, 8)}, opset=np.int32(13))
