@@ -80,6 +80,7 @@ class FunctionCompiler:
         self.code: list = []
         self.num_registers = 0
         self.registers: dict = {}  # Var -> register
+        self.let_constants: dict = {}  # Var -> the Constant a let binds it to
 
     def new_register(self) -> int:
         self.num_registers += 1
@@ -106,7 +107,7 @@ class FunctionCompiler:
             if expr.body is expr.var:  # let %r = e; %r (what A-normal form makes of a result): e is the result
                 expr = expr.value
                 break
-            self.registers[expr.var] = self.value(expr.value)
+            self._bind(expr)
             expr = expr.body
         if isinstance(expr, Let):
             self.tail(expr)
@@ -178,6 +179,15 @@ class FunctionCompiler:
             self.emit(I.AllocADT(0, (), reg))
         return reg
 
+    def _bind(self, let):
+        self.registers[let.var] = self.value(let.value)
+        if isinstance(let.value, Constant):  # A-normal form binds constants; memory ops need them as attributes
+            self.let_constants[let.var] = let.value
+
+    def _constant(self, expr):
+        """``expr``, or the constant a let bound to it."""
+        return self.let_constants.get(expr, expr) if isinstance(expr, Var) else expr
+
     def value(self, expr) -> int:
         """Emit the instructions computing ``expr``; returns its register (``_UNIT`` for the empty result)."""
         kind = type(expr)
@@ -188,7 +198,7 @@ class FunctionCompiler:
             return reg
         if kind is Let:
             while isinstance(expr, Let):
-                self.registers[expr.var] = self.value(expr.value)
+                self._bind(expr)
                 expr = expr.body
             return self.value(expr)
         if kind is Constant:
@@ -268,14 +278,14 @@ class FunctionCompiler:
             self.emit(I.InvokePacked(index, len(inputs) + len(outputs), len(outputs), (*inputs, *outputs)))
             return _UNIT
         if name == "memory.alloc_storage":
-            size = args[0]
+            size = self._constant(args[0])
             if isinstance(size, Constant):
                 size_reg = self._load(I.LoadConsti, int(size.data.handle))
             else:
                 size_reg = self.register(size)
             return self._store(lambda dst: I.AllocStorage(size_reg, attrs.alignment, attrs.dtype_hint, 0, dst))
         if name == "memory.alloc_tensor":
-            storage, offset, shape = args
+            storage, offset, shape = args[0], self._constant(args[1]), self._constant(args[2])
             if not isinstance(offset, Constant):
                 raise CodegenError(f"VM compiler: memory.alloc_tensor in {self.name} has an offset computed at run "
                                    f"time; offsets must be constants")
