@@ -22,24 +22,17 @@ class GATuner(Tuner):
         self.elite_num = min(elite_num, self.pop_size)
         self.mutation_prob = mutation_prob
         self.rng = random.Random(seed)
-        self.dims = [len(s) for s in self.space.space_map.values()]
+        self.dims = self.space.dims
         self.scores = {}  # index -> FLOP/s (0 for a failed candidate)
         self.population = self._random_unvisited(self.pop_size)
         self.trial_pt = 0
 
     def _gene(self, index) -> list:
-        gene = []
-        for dim in self.dims:
-            gene.append(index % dim)
-            index //= dim
-        return gene
+        return self.space.point2knob(index)
 
-    def _index(self, gene) -> int:
-        index, radix = 0, 1
-        for value, dim in zip(gene, self.dims, strict=True):
-            index += value * radix
-            radix *= dim
-        return index
+    def _index(self, gene):
+        """The index of ``gene``, None when the space's multi_filter rejects it (a child that is not a point)."""
+        return self.space.knob2point(gene)
 
     def _random_unvisited(self, n) -> list:
         left = len(self.space) - len(self.visited)
@@ -84,7 +77,7 @@ class GATuner(Tuner):
             child = [self.rng.randrange(dim) if self.rng.random() < self.mutation_prob else v
                      for v, dim in zip(child, self.dims, strict=True)]
             index = self._index(child)
-            if index not in self.visited:
+            if index is not None and index not in self.visited:
                 children.add(index)
         if len(children) < self.pop_size - len(elites):  # the neighbourhood is spent: fresh blood
             children |= set(self._random_unvisited(self.pop_size - len(elites) - len(children)))

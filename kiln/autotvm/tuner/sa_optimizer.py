@@ -21,7 +21,7 @@ class SimulatedAnnealingOptimizer:
     def __init__(self, space, n_iter=100, temp=(1.0, 0.0), parallel_size=64, early_stop=30, exhaustive_below=512,
                  seed=None):
         self.space = space
-        self.dims = [len(s) for s in space.space_map.values()]
+        self.dims = space.dims
         self.n_iter, self.temp, self.parallel_size = n_iter, temp, parallel_size
         self.early_stop, self.exhaustive_below = early_stop, exhaustive_below
         self.rng = random.Random(seed)
@@ -31,10 +31,10 @@ class SimulatedAnnealingOptimizer:
         if not self.dims:
             return index
         knob = self.rng.randrange(len(self.dims))
-        radix = math.prod(self.dims[:knob])
-        current = (index // radix) % self.dims[knob]
-        new = self.rng.randrange(self.dims[knob])
-        return index + (new - current) * radix
+        positions = self.space.point2knob(index)
+        positions[knob] = self.rng.randrange(self.dims[knob])
+        moved = self.space.knob2point(positions)
+        return index if moved is None else moved  # a neighbour the space's multi_filter rejects: stay
 
     def find_maximums(self, score, num, exclusive) -> list:
         """The ``num`` indices not in ``exclusive`` with the highest scores found."""

@@ -101,3 +101,25 @@ def test_reorder_and_annotate_apply_to_a_schedule():
     assert order == [j, i]
     with pytest.raises(KilnError, match="policy 'diagonal' is unknown"):
         ConfigSpace().define_annotate("x", [i], policy="diagonal")
+
+
+def test_multi_filter_numbers_only_the_points_it_keeps():
+    cfg = ConfigSpace()
+    cfg.define_split("rows", 8, num_outputs=2)
+    cfg.define_split("cols", 6, num_outputs=2)
+    product = len(cfg)
+    cfg.multi_filter(lambda e: e["rows"].size[-1] * e["cols"].size[-1] <= 6)
+    kept = [(r.size[-1], c.size[-1]) for c in cfg.space_map["cols"] for r in cfg.space_map["rows"]
+            if r.size[-1] * c.size[-1] <= 6]
+    assert product == 16 and len(cfg) == len(kept) == cfg.range_length
+    points = [cfg.get(i) for i in range(len(cfg))]
+    assert [(p["rows"].size[-1], p["cols"].size[-1]) for p in points] == kept  # product order, filtered
+    for i, point in enumerate(points):
+        assert cfg.index_of(point) == i and cfg.knob2point(cfg.point2knob(i)) == i
+    assert cfg.knob2point([3, 3]) is None  # 8 rows x 6 columns: rejected
+    rejected = {"rows": SplitEntity([1, 8]), "cols": SplitEntity([1, 6])}
+    with pytest.raises(KnobError, match="multi_filter rejects"):
+        cfg.index_of(rejected)
+    assert "of 16 configs" in repr(cfg)
+    points[0].multi_filter(lambda e: False)  # a point and a fallback only read knobs
+    FallbackConfigEntity().multi_filter(lambda e: False)
