@@ -30,6 +30,8 @@ are the choices above, so an untuned build is the hand-chosen schedule. The chan
 are the layout AlterOpLayout chose before the kernel exists as a task.
 """
 
+import math
+
 from ...autotvm.task import (
     FallbackConfigEntity,
     OtherOptionEntity,
@@ -208,42 +210,83 @@ def _schedule_packing(s, tensor):
         stage.parallel(fused)
 
 
-def _tile_nchwc(stage, reg_n):
-    """Tile a 5-D NCHW[x]c stage: ``x`` split by ``reg_n`` (unrolled), the channel block vectorized. Returns the
-    fused ``(n, c_chunk, y)`` row loop and the column-chunk loop (where the accumulator tile is computed)."""
+def _tile_nchwc(stage, reg_n, oc_tile=1, oh_tile=1):
+    """Tile a 5-D NCHW[x]c stage: ``x`` split by ``reg_n`` (unrolled), the channel block vectorized, and with
+    ``oc_tile``/``oh_tile`` above 1 that many channel blocks / output rows per tile (inside the column chunk).
+    Returns the fused ``(n, c_chunk, y)`` row loop and the column-chunk loop (where the accumulator tile is
+    computed)."""
     bn, bc, by, bx, bb = stage.op.axis
     x_chunk, x_block = stage.split(bx, factor=reg_n)
-    stage.reorder(bn, bc, by, x_chunk, x_block, bb)
+    inner = []
+    if oc_tile > 1:
+        bc, bci = stage.split(bc, factor=oc_tile)
+        inner.append(bci)
+    if oh_tile > 1:
+        by, byi = stage.split(by, factor=oh_tile)
+        inner.append(byi)
+    stage.reorder(bn, bc, by, x_chunk, *inner, x_block, bb)
     stage.unroll(x_block)
     stage.vectorize(bb)
     return stage.fuse(bn, bc, by), x_chunk
 
 
-def _write_rows(stage, oc_bn):
+def _write_rows(stage, oc_bn, oc_tile=1, oh_tile=1):
     """Arrange the stage that writes the convolution's output rows (with the element-wise chain inlined): one
-    parallel loop over ``(n, channel block, y)`` rows, inside which the row's convolution is computed."""
+    parallel loop over ``(n, channel block, y)`` rows (``oc_tile`` channel blocks and ``oh_tile`` rows per step),
+    inside which the rows' convolution is computed."""
     axes = list(stage.op.axis)
     if len(axes) == 5:  # NCHW[x]c: the channel block is innermost and contiguous on both sides
-        bn, bc, by, _, bb = axes
+        bn, bc, by, bx, bb = axes
+        inner = []
+        if oc_tile > 1:
+            bc, bci = stage.split(bc, factor=oc_tile)
+            inner.append(bci)
+        if oh_tile > 1:
+            by, byi = stage.split(by, factor=oh_tile)
+            inner.append(byi)
+        if inner:
+            stage.reorder(bn, bc, by, *inner, bx, bb)
         stage.vectorize(bb)
     else:  # NCHW: a transposing copy out of the row buffer
         bn, c, by, bx = axes
-        bc, bb = stage.split(c, factor=oc_bn)
-        stage.reorder(bn, bc, by, bb, bx)
+        bc, bb = stage.split(c, factor=oc_bn * oc_tile)
+        if oh_tile > 1:
+            by, byi = stage.split(by, factor=oh_tile)
+            stage.reorder(bn, bc, by, bb, byi, bx)
+        else:
+            stage.reorder(bn, bc, by, bb, bx)
     row = stage.fuse(bn, bc, by)
     stage.parallel(row)
     return row
 
 
-def _register_tile_knobs(cfg, ow, reg_n, kernel_width):
-    """Declare the knobs of the blocked schedule on ``cfg`` (the fallback: today's choices); returns the tile's
-    columns and which reduction loop is innermost."""
+def _register_tile_knobs(cfg, shape, regs, reg_n, kernel_width, target):
+    """Declare the knobs of the blocked schedule of an output of ``shape`` on ``cfg`` (the fallback: today's
+    choices) and return their values ``(columns, channel blocks, rows, innermost reduction loop, unroll the next
+    reduction loop too)``.
+
+    The register tile is ``tile_ow`` output columns x ``tile_oc`` channel blocks (of ``regs`` vectors each) x
+    ``tile_oh`` output rows; ``multi_filter`` keeps the tiles whose accumulators fit the register budget of
+    :func:`~kiln.topi.x86.micro_kernel.accumulator_budget` (and today's tile, whatever its size)."""
+    _, oc_chunk, oh, ow, _ = shape
+    budget = max(1, accumulator_budget(target))
     cfg.define_split("tile_ow", ow, num_outputs=2, max_factor=32)  # past 32 unrolled columns: spills, slow builds
+    cfg.define_split("tile_oc", oc_chunk, num_outputs=2, max_factor=max(1, budget // regs))
+    cfg.define_split("tile_oh", oh, num_outputs=2, max_factor=4)
     cfg.define_knob("reduce_inner", ["kw", "ic"])
+    cfg.define_knob("unroll_outer", [False, True])
+
+    def tile(e):
+        return e["tile_ow"].size[-1], e["tile_oc"].size[-1], e["tile_oh"].size[-1]
+
+    cfg.multi_filter(lambda e: math.prod(tile(e)) * regs <= budget or tile(e) == (reg_n, 1, 1))
     if cfg.is_fallback:
         cfg["tile_ow"] = SplitEntity([-1, reg_n])
+        cfg["tile_oc"] = SplitEntity([-1, 1])
+        cfg["tile_oh"] = SplitEntity([-1, 1])
         cfg["reduce_inner"] = OtherOptionEntity("kw" if kernel_width > 1 else "ic")
-    return cfg["tile_ow"].size[-1], cfg["reduce_inner"].val
+        cfg["unroll_outer"] = OtherOptionEntity(False)
+    return (*tile(cfg), cfg["reduce_inner"].val, cfg["unroll_outer"].val)
 
 
 def _schedule_nchwc(s, conv_op, outs, lanes, target, cfg):
@@ -266,28 +309,38 @@ def _schedule_nchwc(s, conv_op, outs, lanes, target, cfg):
             s[data_vec.op].compute_inline()
     shape = get_const_tuple(conv.shape)
     n, oc_chunk, oh, ow, oc_bn = shape
-    reg_n, reduce_inner = _register_tile_knobs(cfg, ow, register_tile(ow, oc_bn, target),
-                                               get_const_tuple(kernel_vec.shape)[3])
+    regs = max(1, oc_bn // lanes)  # vector registers per column of the tile
+    reg_n, oc_tile, oh_tile, reduce_inner, unroll_outer = _register_tile_knobs(
+        cfg, shape, regs, register_tile(ow, oc_bn, target), get_const_tuple(kernel_vec.shape)[3], target)
     unpacked = (n, oc_chunk * oc_bn, oh, ow)
     out = fused_output(s, conv_op, outs, lambda t: get_const_tuple(t.shape) in (shape, unpacked))
     acc = s.cache_write(conv, "local")
-    row, x_chunk = _tile_nchwc(s[conv], reg_n)
+    row, x_chunk = _tile_nchwc(s[conv], reg_n, oc_tile, oh_tile)
     if out is not None and out.op is not conv_op:
-        s[conv].compute_at(s[out], _write_rows(s[out], oc_bn))
+        s[conv].compute_at(s[out], _write_rows(s[out], oc_bn, oc_tile, oh_tile))
     else:
         s[conv].parallel(row)
     s[acc].compute_at(s[conv], x_chunk)
     an, ac, ay, ax, ab = s[acc].op.axis
     ico, rkh, rkw, ici = s[acc].op.reduce_axis
+    # several channel blocks or rows per tile: their loops go inside the reduction, so each weight vector and each
+    # broadcast input feeds several multiply-adds
+    blocks = [a for a, size in ((ac, oc_tile), (ay, oh_tile)) if size > 1]
+    outer = [a for a, size in ((an, 1), (ac, oc_tile), (ay, oh_tile)) if size == 1]
+    tile = (*blocks, ax, ab)
     if reduce_inner == "kw":
         # the kernel's taps along a row innermost and unrolled: neighbouring columns read overlapping inputs, so
         # each broadcast input feeds several multiply-adds (3x3 layers ~25% faster than with the channels inside)
-        s[acc].reorder(an, ac, ay, ico, rkh, ici, rkw, ax, ab)
+        s[acc].reorder(*outer, ico, rkh, ici, rkw, *tile)
         s[acc].unroll(rkw)
     else:
         # a 1x1 kernel: the block's input channels unrolled (one weight vector per channel, ~8% faster)
-        s[acc].reorder(an, ac, ay, ico, rkh, rkw, ici, ax, ab)
+        s[acc].reorder(*outer, ico, rkh, rkw, ici, *tile)
         s[acc].unroll(ici)
+    if unroll_outer:  # a tuned choice: the next reduction loop out unrolled too
+        s[acc].unroll(ici if reduce_inner == "kw" else rkw)
+    for axis in blocks:
+        s[acc].unroll(axis)
     s[acc].unroll(ax)
     s[acc].vectorize(ab)
     for op in output_ops(outs):

@@ -20,8 +20,15 @@ def test_conv_model_has_one_blocked_task():
     assert kernel[1][2:4] == (3, 3) and layout == f"NCHW{block}c" and dtype == "float32"
     assert strides == (1, 1) and padding == (1, 1, 1, 1) and dilation == (1, 1)
     assert task.flop == 2 * 32 * 14 * 14 * 16 * 9
-    assert task.config_space.knob_names() == ["tile_ow", "reduce_inner"]
-    assert len(task.config_space) == 4 * 2  # 14 columns: tiles of 1, 2, 7, 14; two reduction orders
+    assert task.config_space.knob_names() == ["tile_ow", "tile_oc", "tile_oh", "reduce_inner", "unroll_outer"]
+    space = task.config_space
+    budget = Target("llvm").cpu_info.vector_registers * 3 // 4
+    tiles = {(c["tile_ow"].size[-1], c["tile_oc"].size[-1], c["tile_oh"].size[-1]) for c in space}
+    # 14 columns: tiles of 1, 2, 7, 14; 2 channel blocks: 1 or 2 per tile; 14 rows: 1 or 2 per tile; within budget
+    expected = {(w, b, h) for w in (1, 2, 7, 14) for b in (1, 2) for h in (1, 2) if w * b * h <= budget}
+    default = space.get(task.default_index)
+    assert tiles == expected | {(default["tile_ow"].size[-1], 1, 1)}
+    assert len(space) == len(tiles) * 2 * 2  # two reduction orders, the next reduction loop unrolled or not
 
 
 def test_mixed_model_tasks_and_ops_filter():

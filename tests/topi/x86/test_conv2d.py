@@ -1,12 +1,17 @@
 """topi.x86.conv2d_NCHWc, TVM's entry point: padding forms resolved against the dilated window, groups read from
-the blocked shapes; checked against the NCHW numpy reference."""
+the blocked shapes; checked against the NCHW numpy reference. And the knobs of the blocked convolution template
+(``conv2d_NCHWc.x86``): every register tile shape (columns x channel blocks x rows), reduction order and unrolling
+computes the convolution numpy does, alone and with a fused consumer, in the blocked layout and unpacked to NCHW."""
 
 import numpy as np
 import pytest
 
 import kiln
 from kiln import te, topi
-from kiln.topi import testing
+from kiln.autotvm.task import ConfigSpace
+from kiln.target import Target
+from kiln.topi import testing, x86
+from kiln.topi.testing.conv import conv_ncx_python
 
 
 def _block(x, bn):  # NCHW -> NCHW[bn]c
@@ -33,3 +38,74 @@ def test_conv2d_nchwc(padding, dilation, groups):
     dw = testing.dilate_python(w, (1, 1, dilation, dilation))
     want = testing.conv2d_nchw_python(x, dw, 1, pad, groups)
     np.testing.assert_allclose(out.numpy(), _block(want, bn), rtol=1e-4)
+
+
+TARGET = "llvm"
+
+
+def _sample(space, want):
+    """Few configs of ``space`` between them showing every value of each feature ``want(config)`` gives (the
+    largest tile first, so tiles of several channel blocks and rows together are among them)."""
+    picked, seen = [], set()
+    for config in sorted(space, key=lambda c: -np.prod(want(c)[:3])):
+        new = {(i, v) for i, v in enumerate(want(config))} - seen
+        if new:
+            picked.append(config)
+            seen |= new
+    return picked
+
+
+def _tile(config):
+    return (config["tile_ow"].size[-1], config["tile_oc"].size[-1], config["tile_oh"].size[-1],
+            config["reduce_inner"].val, config["unroll_outer"].val)
+
+
+def _run(s, tensors, arrays):
+    lib = kiln.build(s, tensors, target=TARGET, name="f")
+    out = tensors[-1]
+    result = kiln.nd.array(np.zeros([int(d) for d in out.shape], out.dtype))
+    lib["f"](*[kiln.nd.array(a) for a in arrays], result)
+    return result.numpy()
+
+
+@pytest.mark.parametrize("consumer", ["none", "relu"])
+def test_every_tile_shape_of_the_blocked_convolution_matches_numpy(consumer):
+    rng = np.random.default_rng(0)
+    x_np = rng.standard_normal((1, 16, 6, 8)).astype("float32")
+    w_np = rng.standard_normal((32, 16, 3, 3)).astype("float32")
+    ref = conv_ncx_python(x_np, w_np, 1, 1)
+    ref = np.maximum(ref, 0) if consumer == "relu" else ref
+    x, w = te.placeholder(x_np.shape, name="x"), te.placeholder(w_np.shape, name="w")
+
+    def build(cfg):
+        with Target(TARGET):
+            out = x86.conv2d_nchw(x, w, (1, 1), (1, 1), (1, 1), "float32", TARGET)
+            out = topi.nn.relu(out) if consumer == "relu" else out
+            return x86.schedule_conv2d_NCHWc([out], TARGET, cfg), [x, w, out]
+
+    space = ConfigSpace()
+    build(space)
+    assert space["tile_oc"] is not None and len(space) > 8
+    configs = _sample(space, _tile)
+    assert {c["tile_oc"].size[-1] for c in configs} >= {1, 2} and {c["tile_oh"].size[-1] for c in configs} >= {1, 2}
+    for config in configs:
+        s, tensors = build(config)
+        np.testing.assert_allclose(_run(s, tensors, [x_np, w_np]), ref, rtol=1e-4, atol=1e-4, err_msg=str(config))
+
+
+def test_tiles_of_the_template_in_the_blocked_layout_match_numpy():
+    from kiln import autotvm  # the task's own compute: blocked in, blocked out
+
+    block = 8
+    args = (("TENSOR", (1, 2, 5, 7, block), "float32"), ("TENSOR", (4, 2, 3, 3, block, block), "float32"), (1, 1),
+            (1, 1, 1, 1), (1, 1), f"NCHW{block}c", f"OIHW{block}i{block}o", "float32", f"NCHW{block}c")
+    task = autotvm.task.create("conv2d_NCHWc.x86", args, TARGET)
+    rng = np.random.default_rng(1)
+    x_np = rng.standard_normal((1, 16, 5, 7)).astype("float32")
+    w_np = rng.standard_normal((32, 16, 3, 3)).astype("float32")
+    x_b = x_np.reshape(1, 2, block, 5, 7).transpose(0, 1, 3, 4, 2)
+    w_b = w_np.reshape(4, block, 2, block, 3, 3).transpose(0, 2, 4, 5, 3, 1)
+    ref = conv_ncx_python(x_np, w_np, 1, 1).reshape(1, 4, block, 5, 7).transpose(0, 1, 3, 4, 2)
+    for config in _sample(task.config_space, _tile):
+        s, tensors = task.instantiate(config)
+        np.testing.assert_allclose(_run(s, tensors, [x_b, w_b]), ref, rtol=1e-4, atol=1e-4, err_msg=str(config))
