@@ -21,13 +21,21 @@ memory once per row block: 64 against 160 GFLOP/s on a 197 x 768 x 3072 product)
 run in parallel as one loop, and so does the packing.
 
 Tuning (:mod:`kiln.autotvm`): the templates ``dense_pack.x86`` (the product AlterOpLayout packs, whose panel width
-is the layout's and so not a knob) and ``batch_matmul_pack.x86`` declare ``tile_y`` (rows of a register tile) and
-``tile_k`` (the reduction unrolled by that factor, 1: not split); ``dense_nopack.x86`` declares ``tile_x`` (columns
-per parallel block). Their fallback values are the choices above.
+is the layout's and so not a knob) and ``batch_matmul_pack.x86`` declare a 2-D register tile, ``tile_y`` rows x
+``tile_x`` columns (whole vectors, a split of the panel; rows times vectors within the register budget), ``tile_k``
+(the reduction unrolled by that factor, 1: not split) and ``panel_outer`` (column panels outside row blocks, or
+inside); ``dense_nopack.x86`` declares ``tile_x`` (columns per parallel block). Their fallback values are the
+choices above.
 """
 
 
-from ...autotvm.task import FallbackConfigEntity, OtherOptionEntity, register_topi_compute, register_topi_schedule
+from ...autotvm.task import (
+    FallbackConfigEntity,
+    OtherOptionEntity,
+    SplitEntity,
+    register_topi_compute,
+    register_topi_schedule,
+)
 from ...te.operation import compute, reduce_axis
 from ...te.operation import sum as _te_sum
 from ...te.tensor import ComputeOp
@@ -209,17 +217,23 @@ def _schedule_packing(s, tensor):
         s[op].parallel(outer)
 
 
-def _tile(stage, axes, mr, bn):
-    """Tile the last two of ``axes`` by ``mr x bn``, column panels outside row blocks (module docstring); fuse the
-    leading axes, panels and row blocks into one parallel loop. With a row count known only at run time the row
-    blocks go outside: the panel is then the fused index modulo the static panel count, which the simplifier
-    bounds, so the column guards fold away and the panel's vectors stay whole."""
+def _tile(stage, axes, mr, bn, cols=None, panels_outer=True):
+    """Tile the last two of ``axes`` by ``mr x bn``, column panels outside row blocks (module docstring; row blocks
+    outside when not ``panels_outer``); fuse the leading axes, panels and row blocks into one parallel loop. With a
+    row count known only at run time the row blocks go outside: the panel is then the fused index modulo the static
+    panel count, which the simplifier bounds, so the column guards fold away and the panel's vectors stay whole.
+    With ``cols`` below ``bn`` a panel is computed in register tiles of ``mr x cols``. Returns the loop the
+    accumulator tile is computed in, and the tile's row and column loops."""
     *lead, yi, xi = axes
     mo, no, mi, ni = stage.tile(yi, xi, mr, bn)
-    order = (no, mo) if isinstance(yi.dom.extent, IntImm) else (mo, no)
+    order = (no, mo) if isinstance(yi.dom.extent, IntImm) and panels_outer else (mo, no)
     stage.reorder(*order, mi, ni)
     outer = stage.fuse(*lead, *order)
     stage.parallel(outer)
+    if cols is not None and cols < bn:
+        nio, nii = stage.split(ni, factor=cols)
+        stage.reorder(nio, mi, nii)
+        return nio, mi, nii
     return outer, mi, ni
 
 
@@ -227,18 +241,32 @@ def _divisors_upto(n, limit) -> list:
     return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
 
 
-def _gemm_knobs(cfg, rows, reduced, mr, target):
-    """Declare the GEMM knobs on ``cfg`` (the fallback: ``mr`` rows, ``k`` not split); returns ``(mr, k_unroll)``.
-    """
+def _gemm_knobs(cfg, rows, reduced, mr, bn, target, dtype):
+    """Declare the GEMM knobs on ``cfg`` and return their values ``(rows, columns, k_unroll, panels_outer)`` (the
+    fallback: ``mr x bn`` tiles, ``k`` not split, panels outside row blocks).
+
+    The register tile is ``tile_y`` rows x ``tile_x`` columns (whole vectors, a split of the panel); ``multi_filter``
+    keeps the tiles whose accumulators fit the register budget of
+    :func:`~kiln.topi.x86.micro_kernel.accumulator_budget` (and today's tile, whatever its size)."""
     budget = max(1, accumulator_budget(target))
+    lanes = resolve_target(target).vector_lanes(dtype)
     # rows known only at run time (a dynamic batch) are not a task: the hand-chosen tile is the only choice
     rows_known = isinstance(rows, int)
     cfg.define_knob("tile_y", sorted(set(_divisors_upto(rows, budget)) | {mr}) if rows_known else [mr])
     cfg.define_knob("tile_k", _divisors_upto(reduced, 8) if reduced % 2 == 0 else [1])
+    cfg.define_split("tile_x", bn, num_outputs=2, filter=lambda e: e.size[-1] % lanes == 0 or e.size[-1] == bn)
+    cfg.define_knob("panel_outer", [True, False] if rows_known else [True])
+
+    def tile(e):
+        return e["tile_y"].val, e["tile_x"].size[-1]
+
+    cfg.multi_filter(lambda e: tile(e)[0] * max(1, tile(e)[1] // lanes) <= budget or tile(e) == (mr, bn))
     if cfg.is_fallback:
         cfg["tile_y"] = OtherOptionEntity(mr)
         cfg["tile_k"] = OtherOptionEntity(1)
-    return cfg["tile_y"].val, cfg["tile_k"].val
+        cfg["tile_x"] = SplitEntity([-1, bn])
+        cfg["panel_outer"] = OtherOptionEntity(True)
+    return (*tile(cfg), cfg["tile_k"].val, cfg["panel_outer"].val)
 
 
 def _schedule_gemm_op(s, op, outs, target, cfg):
@@ -250,7 +278,8 @@ def _schedule_gemm_op(s, op, outs, target, cfg):
     mr, bn = gemm_blocking(shape[-2], shape[-1], target, pad=panel is not None)
     bn = panel or bn
     (k,) = op.reduce_axis
-    mr, k_unroll = _gemm_knobs(cfg, shape[-2], get_const_tuple((k.dom.extent,))[0], mr, target)
+    mr, cols, k_unroll, panels_outer = _gemm_knobs(cfg, shape[-2], get_const_tuple((k.dom.extent,))[0], mr, bn,
+                                                   target, out.dtype)
     panels = -(-shape[-1] // bn)
     last = fused_output(s, op, outs, lambda t: get_const_tuple(t.shape)[:-1] == shape[:-1]
                         and -(-get_const_tuple(t.shape)[-1] // bn) == panels)  # the same tiles, cropped or not
@@ -259,7 +288,7 @@ def _schedule_gemm_op(s, op, outs, target, cfg):
     else:
         acc, stage = out, s[last]
         s[out].set_scope("local")
-    no, mi, ni = _tile(stage, list(stage.op.axis), mr, bn)
+    no, mi, ni = _tile(stage, list(stage.op.axis), mr, bn, cols, panels_outer)
     stage.unroll(mi)
     stage.vectorize(ni)
     s[acc].compute_at(stage, no)
