@@ -50,6 +50,19 @@ def grouped_model():
     return kiln.IRModule.from_expr(relay.Function([x, w, a, b], out)), params
 
 
+def pooled_model():
+    """Max and average pooling, a global pooling, and three reductions of a convolution's input: ``(mod, params)``.
+    """
+    x = relay.var("x", shape=(1, 16, 14, 14))
+    w = relay.var("w", shape=(32, 16, 3, 3))
+    y = relay.nn.relu(relay.nn.conv2d(x, w, padding=(1, 1), channels=32, kernel_size=(3, 3)))
+    pooled = relay.nn.avg_pool2d(relay.nn.max_pool2d(y, pool_size=(2, 2), strides=(2, 2)), (3, 3), padding=(1, 1))
+    out = relay.Tuple([relay.nn.global_avg_pool2d(pooled), relay.mean(relay.sum(x, axis=[1]), axis=[2]),
+                       relay.argmax(x, axis=[1])])
+    params = {"w": np.random.default_rng(3).uniform(-1, 1, (32, 16, 3, 3)).astype("f4")}
+    return kiln.IRModule.from_expr(relay.Function([x, w], out)), params
+
+
 @pytest.fixture(autouse=True)
 def _fresh_fallbacks():
     clear_fallback_cache()

@@ -26,6 +26,9 @@ TEMPLATE_OPS = {
     "dense_nopack.x86": ("nn.dense", "nn.matmul"),
     "group_conv2d_NCHWc.x86": ("nn.conv2d",),
     "batch_matmul_pack.x86": ("nn.batch_matmul",),
+    "pool2d.x86": ("nn.max_pool2d", "nn.avg_pool2d"),
+    "global_pool.x86": ("nn.global_avg_pool2d", "nn.global_max_pool2d"),
+    "reduce.x86": ("sum", "mean", "max", "min", "prod", "all", "any", "argmax", "argmin"),
 }
 
 

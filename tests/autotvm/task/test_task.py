@@ -16,7 +16,7 @@ from kiln.relay.optimize import optimize
 from kiln.target import Target
 from kiln.topi import x86
 
-from ..conftest import conv_model, grouped_model, mixed_model
+from ..conftest import conv_model, grouped_model, mixed_model, pooled_model
 
 HAND_CHOSEN = {  # each template's schedule as topi calls it without any config
     "conv2d_NCHWc.x86": x86.schedule_conv2d_NCHWc,
@@ -25,6 +25,9 @@ HAND_CHOSEN = {  # each template's schedule as topi calls it without any config
     "depthwise_conv2d_NCHWc.x86": x86.schedule_conv2d_direct,
     "dense_pack.x86": x86.schedule_gemm,
     "dense_nopack.x86": x86.schedule_dense_nopack,
+    "pool2d.x86": x86.schedule_pool,
+    "global_pool.x86": x86.schedule_pool,
+    "reduce.x86": x86.schedule_reduce,
 }
 
 
@@ -40,7 +43,8 @@ def lowered(task, config=None, schedule=None):
 
 
 @pytest.mark.parametrize("target", ["llvm", "llvm -mcpu=haswell"])
-@pytest.mark.parametrize("model,count", [(mixed_model, 4), (grouped_model, 2)], ids=["mixed", "grouped"])
+@pytest.mark.parametrize("model,count", [(mixed_model, 4), (grouped_model, 2), (pooled_model, 7)],
+                         ids=["mixed", "grouped", "pooled"])
 def test_default_config_is_the_hand_chosen_schedule(target, model, count):
     mod, params = model()
     tasks = autotvm.task.extract_from_program(mod, params, target=target)

@@ -174,11 +174,35 @@ def _batch_matmul_strategy(attrs, inputs, out_type, target):
 _POOLS = ("nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d", "nn.global_max_pool2d")
 _REDUCTIONS = ("sum", "mean", "max", "min", "prod", "all", "any", "argmax", "argmin")
 
+
+def _pool_strategy(name):
+    """The template ``pool2d.x86`` (or ``global_pool.x86``) on the call of pooling operator ``name``."""
+    pool_type = "max" if "max" in name else "avg"
+
+    def fstrategy(attrs, inputs, out_type, target):
+        if name.startswith("nn.global"):
+            args = (inputs[0], pool_type, attrs.layout, attrs.out_layout)
+            return _template(OpStrategy(), "global_pool.x86", args, target, f"{name}.x86")
+        args = (inputs[0], attrs.pool_size, attrs.strides, attrs.dilation, attrs.padding, pool_type, attrs.ceil_mode,
+                attrs.layout, getattr(attrs, "count_include_pad", False), attrs.out_layout)
+        return _template(OpStrategy(), "pool2d.x86", args, target, f"{name}.x86")
+
+    return fstrategy
+
+
+def _reduce_strategy(name):
+    """The template ``reduce.x86`` on the call of reduction operator ``name``."""
+    def fstrategy(attrs, inputs, out_type, target):
+        args = (inputs[0], name, attrs.axis, attrs.keepdims, attrs.exclude, getattr(attrs, "select_last_index", False))
+        return _template(OpStrategy(), "reduce.x86", args, target, f"{name}.x86")
+
+    return fstrategy
+
+
 STRATEGIES = {
     **{name: generic.default_strategy(name) for name in generic.COMPUTES},
-    **{name: _generic_with(name, lambda outs, target: x86.schedule_pool(outs, target=target), f"{name}.x86")
-       for name in _POOLS},
-    **{name: _generic_with(name, x86.schedule_reduce, f"{name}.x86") for name in _REDUCTIONS},
+    **{name: _pool_strategy(name) for name in _POOLS},
+    **{name: _reduce_strategy(name) for name in _REDUCTIONS},
     "nn.softmax": _generic_with("nn.softmax", x86.schedule_softmax, "softmax.x86"),
     "nn.log_softmax": _generic_with("nn.log_softmax", x86.schedule_softmax, "log_softmax.x86"),
     "nn.conv2d": _conv2d_strategy,
