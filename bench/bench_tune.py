@@ -1,15 +1,33 @@
-"""Tuned against default schedules for single convolution kernels (kiln.autotvm, issue 17).
+"""Tuned against default schedules (kiln.autotvm, issue 17), in three modes.
 
-For each layer: build a one-convolution model, extract its task (the blocked ``conv2d_NCHWc.x86`` kernel after
-AlterOpLayout), measure every config of its space (or ``--trials`` of them with ``--tuner``), and print the default
-config's GFLOP/s, the best one's, and which config that is. The default config is measured in the same run, so
-the ratio is what tuning buys on this CPU.
+``layers`` (the default): for each layer build a one-convolution model, extract its task (the blocked
+``conv2d_NCHWc.x86`` kernel after AlterOpLayout), measure every config of its space (or ``--trials`` of them with
+``--tuner``), and print the default config's GFLOP/s, the best one's, and which config that is. The default config
+is measured in the same run, so the ratio is what tuning buys on this CPU.
 
-    .venv/bin/python bench/bench_tune.py                       # ResNet-style 3x3 layers, every config
-    .venv/bin/python bench/bench_tune.py --tuner xgb --trials 8 --log records.json
+``compare``: the XGBoost tuner against random search at equal trials on one ResNet-50 convolution task (stage 3's
+3x3, 256 channels at 14x14) and one dense task (BERT-base's feed-forward, 128 x 768 -> 3072): the best GFLOP/s
+after each number of trials, for each of ``--seeds`` runs, and how many trials XGBoost needs to reach random
+search's final best.
+
+``model``: ``kiln tune`` with ``--time-budget`` on a small ONNX model (a reduced MobileNetV2 by default, with
+``--scheduler gradient``), then the default build and the tuned build timed alternately, ``--repeat`` rounds of
+``--number`` runs each (the median reported).
+
+Every mode prints the machine's load (``uptime``) first: measurements on a loaded machine are noisy, so compare
+ratios measured in the same run, and rerun on a quiet machine for absolute numbers.
+
+    .venv/bin/python bench/bench_tune.py                                   # ResNet-style 3x3 layers, every config
+    .venv/bin/python bench/bench_tune.py --mode compare --trials 48 --seeds 2
+    .venv/bin/python bench/bench_tune.py --mode model --time-budget 180
 """
 
 import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
 
 import numpy as np
@@ -25,6 +43,8 @@ LAYERS = {  # name: (in channels, out channels, size, kernel, stride)
     "odd_13x13_3x3": (96, 96, 13, 3, 1),
     "small_14x14_16_32": (16, 32, 14, 3, 1),
 }
+TUNERS = {"gridsearch": autotvm.tuner.GridSearchTuner, "random": autotvm.tuner.RandomTuner,
+          "ga": autotvm.tuner.GATuner, "xgb": autotvm.tuner.XGBTuner}
 
 
 def conv_task(c, o, size, k, stride, target):
@@ -37,20 +57,21 @@ def conv_task(c, o, size, k, stride, target):
     return task
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--layers", default=",".join(LAYERS), help="comma-separated names among " + ", ".join(LAYERS))
-    parser.add_argument("--target", default="llvm")
-    parser.add_argument("--tuner", default="gridsearch", choices=("gridsearch", "random", "ga", "xgb"))
-    parser.add_argument("--trials", type=int, default=0, help="measurements per layer (0: the whole space)")
-    parser.add_argument("--number", type=int, default=20)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--log", help="append the records to this file")
-    args = parser.parse_args(argv)
-    option = autotvm.measure_option(builder=autotvm.LocalBuilder(timeout=60),
-                                    runner=autotvm.LocalRunner(number=args.number, repeat=args.repeat, timeout=60))
-    tuners = {"gridsearch": autotvm.tuner.GridSearchTuner, "random": autotvm.tuner.RandomTuner,
-              "ga": autotvm.tuner.GATuner, "xgb": autotvm.tuner.XGBTuner}
+def dense_task(m, k, n, target):
+    x = relay.var("x", shape=(m, k))
+    w = relay.var("w", shape=(n, k))
+    mod = kiln.IRModule.from_expr(relay.Function([x, w], relay.nn.dense(x, w)))
+    params = {"w": np.random.default_rng(0).uniform(-1, 1, (n, k)).astype("float32")}
+    (task,) = autotvm.task.extract_from_program(mod, params, target=target, ops=["nn.dense"])
+    return task
+
+
+def _option(args):
+    return autotvm.measure_option(builder=autotvm.LocalBuilder(timeout=60),
+                                  runner=autotvm.LocalRunner(number=args.number, repeat=args.repeat, timeout=60))
+
+
+def run_layers(args):
     print(f"{'layer':<22}{'space':>6}{'trials':>7}{'default':>10}{'best':>10}{'ratio':>7}  best config")
     for name in args.layers.split(","):
         task = conv_task(*LAYERS[name], args.target)
@@ -62,12 +83,120 @@ def main(argv=None):
 
         callbacks = [collect] + ([autotvm.callback.log_to_file(args.log)] if args.log else [])
         start = time.time()
-        tuner = tuners[args.tuner](task)
-        tuner.tune(args.trials or len(task.config_space), option, callbacks=callbacks)
+        tuner = TUNERS[args.tuner](task)
+        tuner.tune(args.trials or len(task.config_space), _option(args), callbacks=callbacks)
         default = results.get(task.default_index, 0.0)
         best = tuner.best_flops / 1e9
         print(f"{name:<22}{len(task.config_space):>6}{tuner.trials:>7}{default:>10.1f}{best:>10.1f}"
               f"{best / default if default else float('nan'):>7.2f}  {tuner.best_config} ({time.time() - start:.0f} s)")
+
+
+def _curve(task, tuner_name, trials, option, seed):
+    """Best GFLOP/s after each trial of one tuning run."""
+    tuner = TUNERS[tuner_name](task, seed=seed)
+    curve = []
+
+    def record(tuner, inputs, results):
+        curve.extend([tuner.best_flops / 1e9] * len(inputs))
+
+    tuner.tune(trials, option, callbacks=[record])
+    return curve
+
+
+def run_compare(args):
+    trials = args.trials or 32
+    tasks = {"resnet50_conv_14x14_256": conv_task(256, 256, 14, 3, 1, args.target),
+             "bert_dense_128x768x3072": dense_task(128, 768, 3072, args.target)}
+    checkpoints = sorted({c for c in (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 256, 500, trials) if c <= trials})
+    for name, task in tasks.items():
+        print(f"\n{name}: {task.name}, {len(task.config_space)} configs, {trials} trials per run, {args.seeds} seeds")
+        curves = {t: [_curve(task, t, trials, _option(args), seed) for seed in range(args.seeds)]
+                  for t in ("random", "xgb")}
+        print(f"{'trials':>8}" + "".join(f"{t + ' GFLOP/s':>18}" for t in curves))
+        for c in checkpoints:
+            row = [statistics.mean(curve[min(c, len(curve)) - 1] for curve in runs) for runs in curves.values()]
+            print(f"{c:>8}" + "".join(f"{v:>18.1f}" for v in row))
+        for seed in range(args.seeds):
+            target = curves["random"][seed][-1]
+            reached = next((i + 1 for i, v in enumerate(curves["xgb"][seed]) if v >= target), None)
+            print(f"  seed {seed}: random's final best {target:.1f} GFLOP/s after {len(curves['random'][seed])} "
+                  f"trials; xgb reaches it after {reached or 'never'} trials")
+
+
+def _time_build(mod, params, inputs, records, number):
+    from kiln.contrib import graph_executor
+
+    def build():
+        with kiln.transform.PassContext(opt_level=3):
+            return relay.build(mod, target="llvm", params=params)
+
+    if records:
+        with autotvm.apply_history_best(records):
+            lib = build()
+    else:
+        lib = build()
+    module = graph_executor.GraphModule(lib["default"](kiln.cpu(0)))
+    for k, v in inputs.items():
+        module.set_input(k, v)
+    module.run()
+    return module, lambda: _ms(module, number)
+
+
+def _ms(module, number):
+    start = time.perf_counter()
+    for _ in range(number):
+        module.run()
+    return (time.perf_counter() - start) / number * 1e3
+
+
+def run_model(args):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import onnx
+    from model_zoo import random_inputs
+    from model_zoo.mobile import mobilenet_v2
+
+    model = mobilenet_v2(image=args.image, num_classes=100)
+    with tempfile.TemporaryDirectory() as tmp:
+        path, log = os.path.join(tmp, "model.onnx"), args.log or os.path.join(tmp, "records.json")
+        onnx.save(model, path)
+        command = [sys.executable, "-m", "kiln", "tune", path, "-o", log, "--time-budget", str(args.time_budget),
+                   "--trials", str(args.trials or 64), "--tuner", args.tuner if args.tuner != "gridsearch" else "xgb",
+                   "--scheduler", args.scheduler, "--number", str(args.number), "--parallel", "2"]
+        print("$", " ".join(command[2:]), flush=True)
+        start = time.time()
+        subprocess.run(command, check=True)
+        print(f"tuning took {time.time() - start:.0f} s")
+        mod, params = relay.frontend.from_onnx(model)
+        inputs = random_inputs(model, np.random.default_rng(0))
+        default, time_default = _time_build(mod, params, inputs, None, args.number)
+        tuned, time_tuned = _time_build(mod, params, inputs, log, args.number)
+        out_d, out_t = default.get_output(0).numpy(), tuned.get_output(0).numpy()
+        np.testing.assert_allclose(out_t, out_d, rtol=1e-3, atol=1e-3)
+        rounds = [(time_default(), time_tuned()) for _ in range(args.repeat)]  # alternate: same load for both
+    d = statistics.median(r[0] for r in rounds)
+    t = statistics.median(r[1] for r in rounds)
+    print(f"mobilenet_v2 {args.image}x{args.image}: default {d:.2f} ms, tuned {t:.2f} ms, speed-up {d / t:.2f}x "
+          f"(median of {args.repeat} alternating rounds of {args.number} runs; per round "
+          + ", ".join(f"{a:.2f}/{b:.2f}" for a, b in rounds) + ")")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", default="layers", choices=("layers", "compare", "model"))
+    parser.add_argument("--layers", default=",".join(LAYERS), help="comma-separated names among " + ", ".join(LAYERS))
+    parser.add_argument("--target", default="llvm")
+    parser.add_argument("--tuner", default="gridsearch", choices=tuple(TUNERS))
+    parser.add_argument("--trials", type=int, default=0, help="measurements per layer / run (0: a mode's default)")
+    parser.add_argument("--number", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--seeds", type=int, default=1, help="compare: runs per tuner")
+    parser.add_argument("--time-budget", type=float, default=180.0, help="model: seconds of tuning")
+    parser.add_argument("--scheduler", default="gradient", choices=("gradient", "sequential"))
+    parser.add_argument("--image", type=int, default=96, help="model: the image size")
+    parser.add_argument("--log", help="append the records to this file")
+    args = parser.parse_args(argv)
+    print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(), flush=True)
+    {"layers": run_layers, "compare": run_compare, "model": run_model}[args.mode](args)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,10 @@ The model is imported as ``kiln compile`` imports it, its tunable kernels extrac
 for up to ``--trials`` measurements (the default config first, so the records are never slower than an untuned
 build), every measurement appended to ``--output`` as a JSON-lines record. A progress bar per kernel (tqdm) shows
 the trials done and the best GFLOP/s so far. ``--time-budget S`` bounds the whole run: each kernel gets the time
-left divided by the kernels left, so time a kernel does not use goes to the next. ``--tuning-records`` names an
+left divided by the kernels left, so time a kernel does not use goes to the next. With ``--scheduler gradient`` the
+kernels are not tuned in turn: ``--trials`` times the number of kernels is spent in rounds, each round going to the
+kernel whose tuning is expected to cut the model's latency most (``autotvm.tuner.TaskScheduler``), and the time
+budget bounds the whole run; one progress bar covers every kernel. ``--tuning-records`` names an
 earlier log: its configs are not measured again, and the XGBoost tuner learns from its records of other kernels of
 the same template. At the end one line per kernel says its best and its default GFLOP/s.
 
@@ -42,6 +45,8 @@ def add_parser(commands):
     cmd.add_argument("--time-budget", type=float, metavar="S", help="seconds for the whole run (default: no limit)")
     cmd.add_argument("--tuner", default="xgb", choices=TUNERS, help="the search strategy (default xgb)")
     cmd.add_argument("--early-stopping", type=int, metavar="N", help="stop a kernel after N trials without progress")
+    cmd.add_argument("--scheduler", default="sequential", choices=("sequential", "gradient"),
+                     help="tune the kernels in turn (default), or spend the trials where the latency gains most")
     cmd.add_argument("--number", type=int, default=10, metavar="N", help="runs per measurement (default 10)")
     cmd.add_argument("--repeat", type=int, default=1, metavar="N", help="measurements per trial (default 1)")
     cmd.add_argument("--min-repeat-ms", type=int, default=0, metavar="MS", help="least duration of a measurement")
@@ -121,13 +126,54 @@ def run_tune(args) -> int:
         builder=autotvm.LocalBuilder(n_parallel=args.parallel, timeout=args.timeout),
         runner=autotvm.LocalRunner(number=args.number, repeat=args.repeat, timeout=args.timeout,
                                    min_repeat_ms=args.min_repeat_ms))
+    tuners = [_resumed_tuner(args.tuner, task, history) for task in tasks]
+    if args.scheduler == "gradient":
+        summary = _tune_scheduled(args, tasks, tuners, option, start)
+    else:
+        summary = _tune_in_turn(args, tasks, tuners, option, start)
+    for i, (task, best, default, trials) in enumerate(summary):
+        ratio = f" ({best / default:.2f}x)" if default else ""
+        base = f"{default / 1e9:.2f}" if default else "-"
+        print(f"  [{i + 1}] {task.name} {_shapes(task)}: best {best / 1e9:.2f} GFLOP/s{ratio}, default {base} "
+              f"GFLOP/s, {trials} trials")
+    print(f"kiln tune: records appended to {args.output} ({time.monotonic() - start:.0f} s)")
+    return 0
+
+
+def _resumed_tuner(name, task, history):
+    """The tuner of ``task``, not measuring again what ``history`` holds (but its default, the run's baseline)."""
+    tuner = _make_tuner(name, task)
+    done = {inp.config.index for inp, _ in history if inp.task.workload == task.workload}
+    tuner.visited |= done - {task.default_index}
+    if hasattr(tuner, "load_history"):
+        tuner.load_history(history)
+    return tuner
+
+
+def _tune_scheduled(args, tasks, tuners, option, start):
+    """``--scheduler gradient``: one budget over every kernel, spent by the task scheduler."""
+    total = sum(min(args.trials, len(t.config_space) - len(tuner.visited)) for t, tuner in zip(tasks, tuners,
+                                                                                               strict=True))
+    defaults = [_DefaultRate(task) for task in tasks]
+    by_task = {id(task): d for task, d in zip(tasks, defaults, strict=True)}
+
+    def remember_default(tuner, inputs, results):
+        by_task[id(tuner.task)](tuner, inputs, results)
+
+    callbacks = [autotvm.callback.progress_bar(total, prefix=f"{len(tasks)} kernels"),
+                 autotvm.callback.log_to_file(args.output), remember_default]
+    budget = None if args.time_budget is None else max(0.0, args.time_budget - (time.monotonic() - start))
+    scheduler = autotvm.tuner.TaskScheduler(tasks, tuners=tuners)
+    scheduler.tune(total, option, trials_per_round=args.parallel, early_stopping=args.early_stopping,
+                   callbacks=callbacks, time_budget=budget)
+    return [(task, tuner.best_flops, d.flops, scheduler.task_trials[i])
+            for i, (task, tuner, d) in enumerate(zip(tasks, tuners, defaults, strict=True))]
+
+
+def _tune_in_turn(args, tasks, tuners, option, start):
+    """``--scheduler sequential``: each kernel tuned for its share of the trials and of the time left."""
     summary = []
-    for i, task in enumerate(tasks):
-        tuner = _make_tuner(args.tuner, task)
-        done = {inp.config.index for inp, _ in history if inp.task.workload == task.workload}
-        tuner.visited |= done - {task.default_index}  # the default is measured again: the run's own baseline
-        if hasattr(tuner, "load_history"):
-            tuner.load_history(history)
+    for i, (task, tuner) in enumerate(zip(tasks, tuners, strict=True)):
         trials = min(args.trials, len(task.config_space) - len(tuner.visited))
         default = _DefaultRate(task)
         callbacks = [autotvm.callback.progress_bar(trials, prefix=f"[{i + 1}/{len(tasks)}] {task.name}"),
@@ -137,13 +183,7 @@ def run_tune(args) -> int:
             callbacks.append(_Deadline(max(0.0, left) / (len(tasks) - i)))
         tuner.tune(trials, option, early_stopping=args.early_stopping, callbacks=callbacks)
         summary.append((task, tuner.best_flops, default.flops, tuner.trials))
-    for i, (task, best, default, trials) in enumerate(summary):
-        ratio = f" ({best / default:.2f}x)" if default else ""
-        base = f"{default / 1e9:.2f}" if default else "-"
-        print(f"  [{i + 1}] {task.name} {_shapes(task)}: best {best / 1e9:.2f} GFLOP/s{ratio}, default {base} "
-              f"GFLOP/s, {trials} trials")
-    print(f"kiln tune: records appended to {args.output} ({time.monotonic() - start:.0f} s)")
-    return 0
+    return summary
 
 
 def _shapes(task) -> str:

@@ -14,10 +14,10 @@ def test_tune_then_compile_with_the_records(cli, tiny_model, tmp_path):
     done = cli.kiln("tune", tiny_model, "-o", records, "--trials", "3", "--tuner", "random", "--number", "1",
                     "--time-budget", "120")
     assert done.returncode == 0, done.stderr
-    assert "2 tunable kernels" in done.stdout and "conv2d_NCHWc.x86" in done.stdout
+    assert "3 tunable kernels" in done.stdout and "conv2d_NCHWc.x86" in done.stdout
     assert "GFLOP/s" in done.stderr and "trial" in done.stderr  # the progress bars
     rows = [json.loads(line) for line in records.read_text().splitlines()]
-    assert {row["input"][1] for row in rows} == {"conv2d_NCHWc.x86", "dense_nopack.x86"}
+    assert {row["input"][1] for row in rows} == {"conv2d_NCHWc.x86", "global_pool.x86", "dense_nopack.x86"}
     assert all(row["result"][1] == 0 for row in rows)
     package = tmp_path / "m.tar"
     done = cli.kiln("compile", tiny_model, "-o", package, "--tuning-records", records)
@@ -28,6 +28,21 @@ def test_tune_then_compile_with_the_records(cli, tiny_model, tmp_path):
     assert done.returncode == 0, done.stderr
     want = cli.onnxruntime_outputs(tiny_model, {"data": np.load(tmp_path / "in.npz")["data"]})[0]
     np.testing.assert_allclose(np.load(tmp_path / "out.npz")["output_0"], want, rtol=1e-4, atol=1e-4)
+
+
+def test_gradient_scheduler_spends_one_budget_over_the_kernels(cli, tiny_model, tmp_path):
+    records = tmp_path / "records.json"
+    done = cli.kiln("tune", tiny_model, "-o", records, "--trials", "2", "--tuner", "random", "--number", "1",
+                    "--scheduler", "gradient", "--parallel", "1")
+    assert done.returncode == 0, done.stderr
+    assert "3 kernels" in done.stderr  # one progress bar over every kernel
+    rows = [json.loads(line) for line in records.read_text().splitlines()]
+    assert len(rows) == 3 * 2 and all(row["result"][1] == 0 for row in rows)
+    per_kernel = {}
+    for row in rows:
+        per_kernel[row["input"][1]] = per_kernel.get(row["input"][1], 0) + 1
+    assert set(per_kernel) == {"conv2d_NCHWc.x86", "global_pool.x86", "dense_nopack.x86"}  # a warm-up round each
+    assert done.stdout.count("default") == 3  # the summary: each kernel's default measured (its first trial)
 
 
 @pytest.mark.parametrize("argv,message", [
