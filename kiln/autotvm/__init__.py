@@ -30,7 +30,15 @@ Examples
 import importlib
 
 from . import task
-from .task import ApplyConfig, ApplyFixedConfig, ApplyHistoryBest, DispatchContext, FallbackContext
+from .task import (
+    ApplyConfig,
+    ApplyFixedConfig,
+    ApplyHistoryBest,
+    DispatchContext,
+    FallbackContext,
+    get_config,
+    template,
+)
 from .task.space import ConfigEntity, ConfigSpace, FallbackConfigEntity
 
 apply_history_best = ApplyHistoryBest
@@ -56,4 +64,5 @@ def __getattr__(name):
 
 
 __all__ = ["task", "ApplyConfig", "ApplyFixedConfig", "ApplyHistoryBest", "DispatchContext", "FallbackContext",
-           "ConfigEntity", "ConfigSpace", "FallbackConfigEntity", "apply_history_best", *_LAZY]
+           "ConfigEntity", "ConfigSpace", "FallbackConfigEntity", "apply_history_best", "template", "get_config",
+           *_LAZY]

@@ -12,18 +12,21 @@ measurement's seconds and the timestamp; ``error`` says what failed.
 with ``strict=True``, raises :class:`RecordError` naming them): never silently.
 """
 
+import base64
 import importlib.metadata
 import json
+import pickle
 import warnings
 
 from ..error import KilnError
 from ..target.target import Target
 from .measure.measure import MeasureInput, MeasureResult
-from .task.dispatcher import target_key, workload_key
+from .task.dispatcher import ApplyHistoryBest, target_key, workload_key
 from .task.space import ConfigEntity
 from .task.task import create
 
-__all__ = ["encode", "decode", "load_from_file", "save_to_file", "pick_best", "RecordError", "VERSION"]
+__all__ = ["encode", "decode", "load_from_file", "save_to_file", "pick_best", "RecordError", "VERSION",
+           "ApplyHistoryBest", "measure_str_key", "load_from_stream"]
 
 VERSION = 0.2
 
@@ -44,8 +47,13 @@ def _tuples(value):
     return value
 
 
-def encode(inp, result) -> str:
-    """The JSON line of measuring ``inp`` (a MeasureInput) with ``result`` (a MeasureResult)."""
+def encode(inp, result, protocol="json") -> str:
+    """The record of measuring ``inp`` (a MeasureInput) with ``result`` (a MeasureResult): a JSON line, or with
+    ``protocol="pickle"`` the same row pickled and base64-encoded (TVM's compact form)."""
+    if protocol == "pickle":
+        return base64.b64encode(pickle.dumps(json.loads(encode(inp, result)))).decode()
+    if protocol != "json":
+        raise RecordError(f"unknown record protocol {protocol!r} (json, pickle)")
     row = {
         "input": [str(inp.target), inp.task.name, list(inp.task.args), {}],
         "config": inp.config.to_json_dict(),
@@ -60,8 +68,17 @@ def encode(inp, result) -> str:
 _TASKS: dict = {}  # (target, name, args) -> Task: decoding a log builds each task's space once
 
 
-def decode(line):
-    """``(MeasureInput, MeasureResult)`` of a JSON line; RecordError saying what is wrong with it."""
+def decode(line, protocol="json"):
+    """``(MeasureInput, MeasureResult)`` of a record (``protocol`` as :func:`encode`'s); RecordError saying what is
+    wrong with it."""
+    if protocol == "pickle":
+        try:
+            row = pickle.loads(base64.b64decode(line))  # noqa: S301  (records the user chose to load)
+        except Exception as exc:  # noqa: BLE001  (any malformed pickle)
+            raise RecordError(f"not a pickled record ({type(exc).__name__})") from None
+        return decode(json.dumps(row))
+    if protocol != "json":
+        raise RecordError(f"unknown record protocol {protocol!r} (json, pickle)")
     try:
         row = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -103,16 +120,23 @@ def load_from_file(filename, strict=False):
         skipping it with a warning naming them. Blank lines are not records and are passed over.
     """
     with open(filename) as f:
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield decode(line)
-            except RecordError as exc:
-                message = f"{filename}:{lineno}: not a valid tuning record: {exc}"
-                if strict:
-                    raise RecordError(message) from None
-                warnings.warn(f"{message}; line skipped", stacklevel=2)
+        yield from load_from_stream(f, strict, name=str(filename))
+
+
+def load_from_stream(stream, strict=False, name=None):
+    """Yield ``(MeasureInput, MeasureResult)`` for each record of the open log ``stream`` (as
+    :func:`load_from_file`; ``name`` names it in messages)."""
+    name = name or getattr(stream, "name", "<stream>")
+    for lineno, line in enumerate(stream, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield decode(line)
+        except RecordError as exc:
+            message = f"{name}:{lineno}: not a valid tuning record: {exc}"
+            if strict:
+                raise RecordError(message) from None
+            warnings.warn(f"{message}; line skipped", stacklevel=3)
 
 
 def save_to_file(filename, records, mode="a"):
@@ -133,3 +157,10 @@ def pick_best(in_file, out_file):
             best[key] = (inp, result)
     save_to_file(out_file, best.values(), mode="w")
     return len(best)
+
+
+def measure_str_key(inp, include_config=True) -> str:
+    """A string naming what a record measured: target, task name and arguments, and (with ``include_config``)
+    the config (TVM's key for de-duplicating records)."""
+    key = f"{target_key(inp.target)} {inp.task.name} {inp.task.args}"
+    return f"{key} {inp.config}" if include_config else key

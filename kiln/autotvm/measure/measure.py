@@ -27,11 +27,17 @@ class MeasureErrorNo(enum.IntEnum):
 
 @dataclass(frozen=True)
 class MeasureInput:
-    """One candidate: a config of a task on a target."""
+    """One candidate: a config of a task on a target (indexable and unpackable as TVM's namedtuple)."""
 
     target: object
     task: object
     config: object
+
+    def __iter__(self):
+        return iter((self.target, self.task, self.config))
+
+    def __getitem__(self, index):
+        return (self.target, self.task, self.config)[index]
 
 
 @dataclass(frozen=True)

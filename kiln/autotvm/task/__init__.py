@@ -34,8 +34,10 @@ from .task import (
     args_to_workload,
     compute_flop,
     create,
+    get_config,
     register_topi_compute,
     register_topi_schedule,
+    template,
     template_implementation,
 )
 

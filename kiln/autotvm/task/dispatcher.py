@@ -176,8 +176,8 @@ class ApplyHistoryBest(DispatchContext):
 
     Parameters
     ----------
-    records : str, path, or iterable of (MeasureInput, MeasureResult)
-        A log file (JSON lines, :mod:`kiln.autotvm.record`), or decoded records. Failed measurements are
+    records : str, path, open file, or iterable of them or of (MeasureInput, MeasureResult)
+        Log files (JSON lines, :mod:`kiln.autotvm.record`), or decoded records. Failed measurements are
         ignored; the fastest of the others per ``(target, workload)`` wins.
 
     A workload without a record uses the default config. Records whose target (kind and CPU) is not the one being
@@ -192,12 +192,27 @@ class ApplyHistoryBest(DispatchContext):
         if records is not None:
             self.load(records)
 
+    @staticmethod
+    def _pairs(records):
+        """``(MeasureInput, MeasureResult)`` pairs of a log path, an open log, or an iterable of paths and pairs."""
+        from ..record import load_from_file, load_from_stream  # on use: record imports the tasks, which import this
+
+        if isinstance(records, str) or hasattr(records, "__fspath__"):
+            yield from load_from_file(records)
+        elif hasattr(records, "read"):
+            yield from load_from_stream(records)
+        else:
+            for item in records:
+                if isinstance(item, str) or hasattr(item, "__fspath__") or hasattr(item, "read"):
+                    yield from ApplyHistoryBest._pairs(item)
+                elif isinstance(item, tuple) and len(item) == 2 and hasattr(item[0], "task"):
+                    yield item  # (MeasureInput, MeasureResult)
+                else:  # a nested iterable: zip([path, ...]) gives 1-tuples, batches are iterables of pairs
+                    yield from ApplyHistoryBest._pairs(item)
+
     def load(self, records):
         """Add ``records`` (see the class docstring) to the best-config table."""
-        if isinstance(records, str) or hasattr(records, "__fspath__"):
-            from ..record import load_from_file  # imported on use: record imports the tasks, which import this
-            records = load_from_file(records)
-        for inp, res in records:
+        for inp, res in self._pairs(records):
             if res.error_no != 0 or not res.costs:
                 continue
             cost = sum(res.costs) / len(res.costs)

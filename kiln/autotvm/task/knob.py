@@ -7,8 +7,8 @@ import math
 
 from ...error import KilnError
 
-__all__ = ["KnobError", "SplitSpace", "SplitEntity", "OtherOptionSpace", "OtherOptionEntity", "ReorderSpace",
-           "ReorderEntity", "AnnotateSpace", "AnnotateEntity"]
+__all__ = ["KnobError", "VirtualAxis", "SplitSpace", "SplitEntity", "OtherOptionSpace", "OtherOptionEntity",
+           "ReorderSpace", "ReorderEntity", "AnnotateSpace", "AnnotateEntity"]
 
 class KnobError(KilnError, KeyError):
     """A knob that the template did not declare, or a value outside its space."""
@@ -17,8 +17,20 @@ class KnobError(KilnError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class VirtualAxis:
+    """An axis a template declares knobs over (TVM's ``cfg.axis(var)``): ``length`` and ``name``."""
+
+    def __init__(self, length, name=""):
+        self.length, self.name = length, name
+
+    def __repr__(self):
+        return f"VirtualAxis({self.name or '?'}: {self.length})"
+
+
 def _extent(axis) -> int:
-    """The extent of ``axis`` (an int, or a te IterVar with a constant domain)."""
+    """The extent of ``axis`` (an int, a :class:`VirtualAxis`, or a te IterVar with a constant domain)."""
+    if isinstance(axis, VirtualAxis):
+        return axis.length
     if isinstance(axis, int):
         return axis
     dom = getattr(axis, "dom", None)
@@ -43,14 +55,14 @@ class SplitEntity:
     kind = "sp"
 
     def __init__(self, size):
-        self.size = tuple(int(x) for x in size)
+        self.size = [int(x) for x in size]  # a list, as TVM's (scripts compare it with lists)
 
-    def resolved(self, extent) -> tuple:
+    def resolved(self, extent) -> list:
         """``size`` with a leading ``-1`` replaced by the outer extent (rounded up) for a loop of ``extent``."""
         if self.size[0] != -1:
-            return self.size
+            return list(self.size)
         inner = math.prod(self.size[1:])
-        return (-(-extent // inner), *self.size[1:])
+        return [-(-extent // inner), *self.size[1:]]
 
     def apply(self, s, stage, axis) -> list:
         """Split ``axis`` of ``stage`` (a Stage, or an op/tensor looked up in ``s``) by the inner sizes."""
@@ -68,7 +80,7 @@ class SplitEntity:
         return isinstance(other, SplitEntity) and self.size == other.size
 
     def __hash__(self):
-        return hash(self.size)
+        return hash(tuple(self.size))
 
     def __repr__(self):
         return f"sp{list(self.size)}"
@@ -192,13 +204,13 @@ class SplitSpace(_Space):
     entity_class = SplitEntity
 
     def __init__(self, extent, num_outputs, policy="factors", filter=None, max_factor=None):  # noqa: A002 (TVM)
-        self.extent = extent
-        if policy == "factors":
-            choices = _factors(extent)
-        elif policy == "power2":
-            choices = [1 << i for i in range(extent.bit_length()) if 1 << i <= extent]
-        else:
-            raise KilnError(f"autotvm: define_split policy {policy!r} is unknown (factors, power2)")
+        self.extent = self.product = extent
+        self.num_outputs = num_outputs
+        if policy not in ("factors", "power2", "verbose"):
+            raise KilnError(f"autotvm: define_split policy {policy!r} is unknown (factors, power2, verbose)")
+        powers = [1 << i for i in range(extent.bit_length()) if 1 << i <= extent]
+        choices = {"factors": _factors(extent), "power2": powers,
+                   "verbose": sorted(set(_factors(extent)) | set(powers))}[policy]
         entities = []
         for inner in itertools.product(choices, repeat=num_outputs - 1):
             product = math.prod(inner)

@@ -22,9 +22,9 @@ A space is the product of its knobs' spaces; a point is numbered in mixed radix,
 
 import bisect
 import math
+import random
 from collections import OrderedDict
 
-from ...error import KilnError
 from .knob import (
     AnnotateEntity,
     AnnotateSpace,
@@ -35,7 +35,9 @@ from .knob import (
     ReorderSpace,
     SplitEntity,
     SplitSpace,
+    VirtualAxis,
     _extent,
+    _factors,
 )
 
 __all__ = ["ConfigSpace", "ConfigEntity", "FallbackConfigEntity", "SplitSpace", "SplitEntity", "OtherOptionSpace",
@@ -76,6 +78,15 @@ class _Config:
     def multi_filter(self, filter):  # noqa: A002  (TVM's name)
         """A constraint across knobs: only a :class:`ConfigSpace` keeps it (a point of the space meets it)."""
 
+    @staticmethod
+    def axis(var):
+        """An axis to declare knobs over (TVM's ``cfg.axis``): ``var`` an int extent or an IterVar."""
+        if isinstance(var, VirtualAxis):
+            return var
+        return VirtualAxis(_extent(var), getattr(getattr(var, "var", None), "name", ""))
+
+    reduce_axis = axis
+
     def __getitem__(self, name):
         try:
             return self._entity_map[name]
@@ -91,30 +102,28 @@ class _Config:
 
 
 class ConfigSpace(_Config):
-    """The space of a template: its knobs in declaration order (``space_map``), ``len`` the number of points.
+    """The space of a template: its knobs in declaration order (``space_map``).
 
-    ``multi_filter(filter)`` (TVM's) keeps only the points of the knobs' product for which ``filter(entity)`` holds:
-    a constraint across knobs, such as a register tile's rows times columns within the register file. The space's
-    indices then number the kept points only (``0 .. len - 1`` in product order), so every tuner walks valid points
-    alone; :meth:`point2knob` and :meth:`knob2point` translate between an index and the knobs' positions (None for
-    a combination the filter rejects)."""
+    Points are numbered in mixed radix over the product of the knobs' spaces (``range_length`` indices).
+    ``multi_filter(filter)`` (TVM's) keeps only the points for which ``filter(entity)`` holds: a constraint across
+    knobs, such as a register tile's rows times columns within the register file. As in TVM, indices keep their
+    product numbering: ``len(space)`` counts the points kept, ``is_index_valid(i)`` says whether ``i`` is one,
+    ``get`` refuses the others, and tuners draw indices with ``get_rand_index``/``get_next_index`` or walk
+    :meth:`valid_indices`. Defining a knob again replaces its space (TVM's collecting mode)."""
 
     def __init__(self):
         super().__init__()
         self._filter = None
-        self._valid = None  # the product indices the filter keeps, ascending (computed on first use)
+        self._valid = None  # the indices the filter keeps, ascending (computed on first use)
 
     def _define(self, name, make_space):
-        if name not in self.space_map:
-            space = make_space()
-            self.space_map[name] = space
-            self._entity_map[name] = space[0]
-            self._valid = None
+        self.space_map[name] = make_space()
+        self._entity_map[name] = self.space_map[name][0]
+        self._valid = None
         return self._entity_map[name]
 
     def multi_filter(self, filter):  # noqa: A002  (TVM's name)
-        """Keep only the points for which ``filter(entity)`` is true (``entity[name]`` reads a knob); declared
-        after the knobs it reads."""
+        """Keep only the points for which ``filter(entity)`` is true (``entity[name]`` reads a knob)."""
         self._filter, self._valid = filter, None
 
     @property
@@ -122,54 +131,100 @@ class ConfigSpace(_Config):
         """The number of values of each knob, in declaration order."""
         return [len(s) for s in self.space_map.values()]
 
-    def _product_len(self) -> int:
+    @property
+    def range_length(self) -> int:
+        """The number of indices: the size of the knobs' product, filtered or not."""
         return math.prod(self.dims)
 
-    def _product_point(self, raw) -> "ConfigEntity":
-        entities = OrderedDict()
+    def _point(self, index) -> "ConfigEntity":
+        entities, rest = OrderedDict(), index
         for name, space in self.space_map.items():
-            entities[name] = space[raw % len(space)]
-            raw //= len(space)
-        return ConfigEntity(-1, self.space_map, entities)
+            entities[name] = space[rest % len(space)]
+            rest //= len(space)
+        return ConfigEntity(index, self.space_map, entities)
 
-    def _kept(self):
-        """The product indices the filter keeps (None without a filter)."""
-        if self._filter is None:
-            return None
+    def valid_indices(self) -> list:
+        """The indices the filter keeps, ascending (every index without a filter)."""
         if self._valid is None:
-            self._valid = [i for i in range(self._product_len()) if self._filter(self._product_point(i))]
-            if not self._valid:
-                raise KilnError("autotvm: the space's multi_filter rejects every point")
+            if self._filter is None:
+                return range(self.range_length)
+            self._valid = [i for i in range(self.range_length) if self._filter(self._point(i))]
         return self._valid
 
     def __len__(self):
-        kept = self._kept()
-        return self._product_len() if kept is None else len(kept)
+        return len(self.valid_indices())
 
-    @property
-    def range_length(self) -> int:
-        """The number of indices (TVM's name; equal to ``len`` since indices number the kept points)."""
-        return len(self)
+    def _check_range(self, start, end):
+        if not 0 <= start <= end <= self.range_length:
+            raise KnobError(f"autotvm: the index range [{start}, {end}) is not within [0, {self.range_length})")
 
     def is_index_valid(self, index) -> bool:
-        """Whether ``index`` names a point of the space."""
-        return 0 <= index < len(self)
+        """Whether ``index`` (within ``range_length``) names a point the filter keeps."""
+        if not 0 <= index < self.range_length:
+            raise KnobError(f"autotvm: config index {index} is outside the space of {self.range_length} indices")
+        valid = self.valid_indices()
+        return True if self._filter is None else self._contains(valid, index)
+
+    @staticmethod
+    def _contains(valid, index):
+        at = bisect.bisect_left(valid, index)
+        return at < len(valid) and valid[at] == index
+
+    def subrange_length(self, start, end) -> int:
+        """How many valid indices lie in ``[start, end)``."""
+        self._check_range(start, end)
+        valid = self.valid_indices()
+        return bisect.bisect_left(valid, end) - bisect.bisect_left(valid, start)
+
+    def get_rand_index(self, start=None, end=None, to_exclude=None, rng=random):
+        """A random valid index in ``[start, end)`` not in ``to_exclude`` (None when there is none)."""
+        start, end = start or 0, self.range_length if end is None else end
+        self._check_range(start, end)
+        valid = self.valid_indices()
+        lo, hi = bisect.bisect_left(valid, start), bisect.bisect_left(valid, end)
+        exclude = to_exclude or ()
+        if hi - lo <= 4 * len(exclude) + 16:  # few left: choose among the rest
+            rest = [valid[k] for k in range(lo, hi) if valid[k] not in exclude]
+            return rng.choice(rest) if rest else None
+        while True:
+            index = valid[rng.randrange(lo, hi)]
+            if index not in exclude:
+                return index
+
+    def get_next_index(self, index, n=1, start=None, end=None):
+        """The ``n``-th valid index after ``index`` (before it for a negative ``n``) within ``[start, end)``, or
+        None past the range."""
+        if n == 0:
+            raise KnobError("autotvm: get_next_index needs a non-zero step")
+        start, end = start or 0, self.range_length if end is None else end
+        valid = self.valid_indices()
+        at = bisect.bisect_right(valid, index) + n - 1 if n > 0 else bisect.bisect_left(valid, index) + n
+        if 0 <= at < len(valid) and start <= valid[at] < end:
+            return valid[at]
+        return None
+
+    def sample_ints(self, m, rng=random) -> list:
+        """``m`` distinct valid indices drawn at random (fewer when the space has fewer)."""
+        valid = self.valid_indices()
+        return [valid[k] for k in rng.sample(range(len(valid)), min(m, len(valid)))]
+
+    def random_walk(self, index, rng=random) -> int:
+        """A valid index one knob away from ``index`` (``index`` itself when no other knob value is valid)."""
+        knob = self.point2knob(index)
+        moves = [(k, v) for k, dim in enumerate(self.dims) for v in range(dim) if v != knob[k]]
+        rng.shuffle(moves)
+        for k, v in moves:
+            other = self.knob2point(knob[:k] + [v] + knob[k + 1:])
+            if self.is_index_valid(other):
+                return other
+        return index
 
     def get(self, index) -> "ConfigEntity":
-        """Point ``index`` of the space (mixed radix, first knob fastest, over the points the filter keeps)."""
-        if not 0 <= index < len(self):
-            raise KnobError(f"autotvm: config index {index} is outside the space of {len(self)} configs")
-        kept = self._kept()
-        point = self._product_point(index if kept is None else kept[index])
-        return ConfigEntity(index, self.space_map, point._entity_map)
-
-    def _from_product(self, raw):
-        """The index of product point ``raw``, or None when the filter rejects it."""
-        kept = self._kept()
-        if kept is None:
-            return raw
-        at = bisect.bisect_left(kept, raw)
-        return at if at < len(kept) and kept[at] == raw else None
+        """Point ``index`` of the space (mixed radix, first knob fastest); KnobError for an index outside the
+        space or one the filter rejects."""
+        if not self.is_index_valid(index):
+            raise KnobError(f"autotvm: config index {index} does not meet the space's multi_filter")
+        return self._point(index)
 
     def index_of(self, entity_map) -> int:
         """The index of the point whose knobs take the values of ``entity_map`` (a dict or a config);
@@ -181,39 +236,37 @@ class ConfigSpace(_Config):
                 raise KnobError(f"autotvm: the config has no value for the knob {name!r}")
             positions.append(space.index_of(entity_map[name]))
         index = self.knob2point(positions)
-        if index is None:
+        if not self.is_index_valid(index):
             values = {k: entity_map[k] for k in self.space_map}
             raise KnobError(f"autotvm: the template's multi_filter rejects the config {values}")
         return index
 
     def point2knob(self, index) -> list:
-        """The position of each knob's value in its space at point ``index``."""
-        kept = self._kept()
-        raw = index if kept is None else kept[index]
+        """The position of each knob's value in its space at index ``index``."""
         out = []
         for dim in self.dims:
-            out.append(raw % dim)
-            raw //= dim
+            out.append(index % dim)
+            index //= dim
         return out
 
-    def knob2point(self, knob):
-        """The index of the point whose knobs are at positions ``knob``, or None when the filter rejects it."""
-        raw, radix = 0, 1
+    def knob2point(self, knob) -> int:
+        """The index of the point whose knobs are at positions ``knob`` (valid or not)."""
+        index, radix = 0, 1
         for value, dim in zip(knob, self.dims, strict=True):
-            raw += value * radix
+            index += value * radix
             radix *= dim
-        return self._from_product(raw)
+        return index
 
     def knob_names(self) -> list:
         """The knobs, in declaration order."""
         return list(self.space_map)
 
     def __iter__(self):
-        return (self.get(i) for i in range(len(self)))
+        return (self._point(i) for i in self.valid_indices())
 
     def __repr__(self):
         knobs = ", ".join(f"{k}: {len(v)}" for k, v in self.space_map.items())
-        filtered = f" of {self._product_len()}" if self._filter is not None else ""
+        filtered = f" of {self.range_length}" if self._filter is not None else ""
         return f"ConfigSpace({len(self)}{filtered} configs; {knobs})"
 
 
@@ -303,11 +356,17 @@ class FallbackConfigEntity(ConfigEntity):
         self._entity_map[name] = entity
 
     def fallback_split(self, name, constraints):
-        """Assign to ``name`` the split whose inner factors are the largest not above ``constraints`` (TVM's
-        helper; ``constraints[0]`` ignored)."""
+        """Assign to the split ``name`` the factors chosen from the innermost out, each the largest divisor of what
+        is left not above its constraint (``-1``: none), as TVM's helper does; KnobError (a RuntimeError) when a
+        constraint admits no divisor."""
         space = self.space_map[name]
-        for entity in reversed(space.entities):
-            if all(size <= c for size, c in zip(entity.size[1:], constraints[1:], strict=True)):
-                self._entity_map[name] = entity
-                return
-        self._entity_map[name] = space[0]
+        left, sizes = space.product, [0] * space.num_outputs
+        for i in reversed(range(space.num_outputs)):
+            bound = math.inf if constraints[i] == -1 else constraints[i]
+            fits = [f for f in _factors(left) if f <= bound]
+            if not fits:
+                raise KnobError(f"autotvm: no split of {space.product} for {name!r} meets the constraints "
+                                f"{list(constraints)}")
+            sizes[i] = fits[-1]
+            left //= fits[-1]
+        self._entity_map[name] = SplitEntity(sizes)

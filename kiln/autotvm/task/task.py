@@ -16,6 +16,7 @@ A :class:`Task` is a workload with its target: ``task.config_space`` (the knobs 
 ``task.instantiate(config) -> (schedule, tensors)`` to build one candidate, and ``task.flop``.
 """
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -28,7 +29,8 @@ from .dispatcher import ApplyConfig, DispatchContext
 from .space import ConfigSpace, FallbackConfigEntity
 
 __all__ = ["TASK_TABLE", "TaskTemplate", "Task", "create", "register_topi_compute", "register_topi_schedule",
-           "args_to_workload", "template_implementation", "lookup_template", "compute_flop", "UnknownTaskError"]
+           "args_to_workload", "template_implementation", "lookup_template", "compute_flop", "UnknownTaskError",
+           "template", "get_config"]
 
 
 class SymbolicShapeError(KilnError):
@@ -49,9 +51,14 @@ class TaskTemplate:
     name: str
     fcompute: object = None
     fschedule: object = None
+    fcustomized: object = None  # a whole template ``f(*args) -> (s, tensors)`` reading ``get_config()``
 
     def __call__(self, cfg, *args, target=None):
         """The schedule and the tensors (inputs, then outputs) of the template on ``args`` under ``cfg``."""
+        if self.fcustomized is not None:
+            with ApplyConfig(cfg):
+                s, tensors = self.fcustomized(*args)
+            return s, list(tensors)
         outs = _as_list(self.fcompute(cfg, *args))
         s = self.fschedule(cfg, outs, target)
         inputs = [a for a in args if isinstance(a, Tensor)]
@@ -72,7 +79,8 @@ def lookup_template(name) -> TaskTemplate:
     if name not in TASK_TABLE:
         from ... import topi  # noqa: F401  (registers the x86 templates)
     template = TASK_TABLE.get(name)
-    if template is None or template.fcompute is None or template.fschedule is None:
+    if template is None or (template.fcustomized is None and (template.fcompute is None
+                                                               or template.fschedule is None)):
         known = ", ".join(sorted(TASK_TABLE)) or "none"
         raise UnknownTaskError(f"autotvm: no schedule template is registered as {name!r} (known: {known})")
     return template
@@ -94,6 +102,33 @@ def register_topi_schedule(task_name):
         return fschedule
 
     return register
+
+
+def template(task_name, func=None):
+    """Register ``func(*args) -> (schedule, tensors)`` as the whole template ``task_name`` (TVM's
+    ``autotvm.template``): it declares and reads its knobs on :func:`get_config`. Called directly, it builds with
+    the config the current dispatch context gives its workload (the fallback outside tuning); a task built by
+    ``autotvm.task.create(task_name, args, target)`` instantiates it under each candidate's config."""
+    def register(f):
+        _template(task_name).fcustomized = f
+
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            if kwargs:
+                raise KilnError(f"autotvm template {task_name!r}: pass its arguments by position (they make the "
+                                "workload)")
+            workload = args_to_workload(args, task_name)
+            with ApplyConfig(DispatchContext.current.query(Target.current(allow_none=True), workload)):
+                return f(*args)
+
+        return wrapper
+
+    return register(func) if func is not None else register
+
+
+def get_config():
+    """The config the template being built reads its knobs from (TVM's ``autotvm.get_config``)."""
+    return DispatchContext.current.query(Target.current(allow_none=True), None)
 
 
 def _as_list(outs):

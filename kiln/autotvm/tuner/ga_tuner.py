@@ -32,15 +32,14 @@ class GATuner(Tuner):
 
     def _index(self, gene):
         """The index of ``gene``, None when the space's multi_filter rejects it (a child that is not a point)."""
-        return self.space.knob2point(gene)
+        index = self.space.knob2point(gene)
+        return index if self.space.is_index_valid(index) else None
 
     def _random_unvisited(self, n) -> list:
         left = len(self.space) - len(self.visited)
         out = set()
         while len(out) < min(n, left):
-            index = self.rng.randrange(len(self.space))
-            if index not in self.visited:
-                out.add(index)
+            out.add(self.space.get_rand_index(to_exclude=self.visited | out, rng=self.rng))
         return list(out)
 
     def next_batch(self, batch_size):

@@ -34,17 +34,16 @@ class SimulatedAnnealingOptimizer:
         positions = self.space.point2knob(index)
         positions[knob] = self.rng.randrange(self.dims[knob])
         moved = self.space.knob2point(positions)
-        return index if moved is None else moved  # a neighbour the space's multi_filter rejects: stay
+        return moved if self.space.is_index_valid(moved) else index  # a neighbour the multi_filter rejects: stay
 
     def find_maximums(self, score, num, exclusive) -> list:
         """The ``num`` indices not in ``exclusive`` with the highest scores found."""
-        size = len(self.space)
-        if size <= self.exhaustive_below:
-            candidates = [i for i in range(size) if i not in exclusive]
+        if len(self.space) <= self.exhaustive_below:
+            candidates = [i for i in self.space.valid_indices() if i not in exclusive]
             scores = score(candidates) if candidates else []
             ranked = sorted(zip(scores, candidates, strict=True), key=lambda sc: -sc[0])
             return [i for _, i in ranked[:num]]
-        walkers = [self.rng.randrange(size) for _ in range(self.parallel_size)]
+        walkers = [self.space.get_rand_index(rng=self.rng) for _ in range(self.parallel_size)]
         walkers[:len(self.points)] = self.points[:self.parallel_size]
         values = score(walkers)
         heap, in_heap = [], set()

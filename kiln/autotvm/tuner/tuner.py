@@ -64,6 +64,10 @@ class Tuner:
     def update(self, inputs, results):
         """Learn from measured ``inputs`` and their ``results`` (the search strategies that learn override it)."""
 
+    def _in_range(self, index) -> bool:
+        """Whether this tuner may measure ``index`` (a tuner confined to part of the space says no outside it)."""
+        return True
+
     def stop(self):
         """End the running ``tune`` after the current batch (a callback may call it: a time budget)."""
         self._stop = True
@@ -76,7 +80,7 @@ class Tuner:
         except Exception:  # noqa: BLE001  (a template whose default is outside its space still tunes)
             index = None
         configs = []
-        if index is not None and index not in self.visited:
+        if index is not None and index not in self.visited and self._in_range(index):
             self.visited.add(index)
             configs.append(self.space.get(index))
         if batch_size > len(configs):

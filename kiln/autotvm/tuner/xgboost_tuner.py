@@ -104,7 +104,7 @@ class XGBTuner(Tuner):
                 index = self.plan[self.plan_pt]
                 self.plan_pt += 1
             else:
-                index = self.rng.randrange(len(self.space))
+                index = self.space.get_rand_index(to_exclude=self.visited, rng=self.rng)
             if index not in self.visited:
                 self.visited.add(index)
                 out.append(self.space.get(index))

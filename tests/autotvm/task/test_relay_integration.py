@@ -38,7 +38,7 @@ def test_mixed_model_tasks_and_ops_filter():
     assert names == ["conv2d_NCHWc.x86", "dense_nopack.x86", "dense_pack.x86", "depthwise_conv2d_NCHWc.x86"]
     for task in tasks:
         assert task.flop > 0 and len(task.config_space) >= 1
-        assert 0 <= task.default_index < len(task.config_space)
+        assert task.config_space.is_index_valid(task.default_index)
     convs = autotvm.task.extract_from_program(mod, params, target="llvm", ops=[relay.op.get("nn.conv2d")])
     assert sorted(t.name for t in convs) == ["conv2d_NCHWc.x86", "depthwise_conv2d_NCHWc.x86"]
 

@@ -53,7 +53,7 @@ def test_default_config_is_the_hand_chosen_schedule(target, model, count):
         today = lowered(task, schedule=HAND_CHOSEN[task.name])
         default = lowered(task, task.config_space.get(task.default_index))
         assert structural_equal(today["main"], default["main"]), task.name
-        others = [i for i in range(len(task.config_space)) if i != task.default_index]
+        others = [i for i in task.config_space.valid_indices() if i != task.default_index]
         if others:  # another point of the space is another schedule
             changed = lowered(task, task.config_space.get(others[0]))
             assert not structural_equal(today["main"], changed["main"]), task.name
@@ -75,7 +75,7 @@ def _record(task, index, cost=1e-5, target=None):
 def test_apply_history_best_uses_the_record_and_falls_back_without_one():
     mod, params = conv_model()
     (task,) = autotvm.task.extract_from_program(mod, params, target="llvm")
-    other = next(i for i in range(len(task.config_space)) if i != task.default_index)
+    other = next(i for i in task.config_space.valid_indices() if i != task.default_index)
     untuned = _kernels(mod, params)
     with autotvm.apply_history_best([_record(task, other), _record(task, task.default_index, cost=2e-5)]):
         tuned = _kernels(mod, params)
@@ -90,7 +90,7 @@ def test_apply_history_best_uses_the_record_and_falls_back_without_one():
 def test_records_of_another_target_are_ignored_with_a_warning():
     mod, params = conv_model()
     (task,) = autotvm.task.extract_from_program(mod, params, target="llvm")
-    other = next(i for i in range(len(task.config_space)) if i != task.default_index)
+    other = next(i for i in task.config_space.valid_indices() if i != task.default_index)
     foreign = Target("llvm -mcpu=znver2") if Target("llvm").cpu_name != "znver2" else Target("llvm -mcpu=haswell")
     context = autotvm.apply_history_best([_record(task, other, target=foreign)])
     with warnings.catch_warnings(record=True) as caught, context:
@@ -109,7 +109,7 @@ def test_unknown_template_is_an_error_naming_it():
 def test_apply_config_pins_every_workload():
     mod, params = conv_model()
     (task,) = autotvm.task.extract_from_program(mod, params, target="llvm")
-    config = task.config_space.get(0)
+    config = next(iter(task.config_space))
     with autotvm.ApplyConfig(config) as ctx:
         assert autotvm.DispatchContext.current.query(task.target, task.workload) is config
     assert ctx.workload == task.workload

@@ -77,7 +77,7 @@ def test_grid_search_exhausts_the_space_and_early_stopping_stops(conv_task):
     try:
         grid = autotvm.tuner.GridSearchTuner(task)
         grid.tune(100, {"builder": autotvm.LocalBuilder(n_parallel=3), "runner": None})
-        assert grid.trials == len(task.config_space) and grid.best_config.index == len(task.config_space) - 1
+        assert grid.trials == len(task.config_space) and grid.best_config.index == task.config_space.valid_indices()[-1]
         stopped = autotvm.tuner.GridSearchTuner(task)
         stopped.tune(100, {"builder": autotvm.LocalBuilder(n_parallel=1), "runner": None}, early_stopping=0)
         assert stopped.trials < len(task.config_space)
@@ -94,8 +94,8 @@ def test_xgb_features_describe_the_loop_nest(conv_task):
     from kiln.autotvm.tuner.feature import ITERVAR_LENGTH, get_feature
 
     _, _, task = conv_task
-    feats = [get_feature(task, task.config_space.get(i)) for i in range(len(task.config_space))]
-    assert all(len(f) == ITERVAR_LENGTH + len(task.config_space.get(0).get_flatten_feature()) for f in feats)
+    feats = [get_feature(task, config) for config in task.config_space]
+    assert all(len(f) == ITERVAR_LENGTH + len(next(iter(task.config_space)).get_flatten_feature()) for f in feats)
     assert len({tuple(f[:ITERVAR_LENGTH]) for f in feats}) > 1  # the loop nests differ between configs
     with pytest.raises(kiln.error.KilnError, match="loss_type 'hinge' is unknown"):
         autotvm.tuner.XGBTuner(task, loss_type="hinge")
@@ -115,9 +115,9 @@ def test_xgb_learns_from_other_workloads_of_the_template(conv_task):
 
     _, _, task = conv_task
     other = make_conv_task(16, 16, 13, 3, 1, "llvm")  # same template, another workload
-    history = [(MeasureInput(other.target, other, other.config_space.get(i)),
-                MeasureResult((1e-5 * (1 + i),), 0, 0.0, 0.0)) for i in range(len(other.config_space))]
+    history = [(MeasureInput(other.target, other, config),
+                MeasureResult((1e-5 * (1 + i),), 0, 0.0, 0.0)) for i, config in enumerate(other.config_space)]
     tuner = autotvm.tuner.XGBTuner(task, min_train=2, seed=0)
-    tuner.load_history(history + [(MeasureInput(task.target, task, task.config_space.get(0)),
+    tuner.load_history(history + [(MeasureInput(task.target, task, next(iter(task.config_space))),
                                    MeasureResult((1e-5,), 0, 0.0, 0.0))])  # its own workload is not "history"
     assert list(tuner.extra) == [repr(other.workload)] and len(tuner.extra[repr(other.workload)][1]) == len(history)
