@@ -200,8 +200,10 @@ def template_implementation(task_name, args, target):
 
 
 def compute_flop(outs) -> int:
-    """Floating-point operations of the reductions reachable from ``outs``: two per multiply-add (one per other
-    combiner step) of each reduction, the work a tuned kernel is rated by (GFLOP/s)."""
+    """Floating-point operations of the reductions reachable from ``outs`` (tensors, or a Schedule): two per
+    multiply-add (one per other combiner step) of each reduction, the work a tuned kernel is rated by (GFLOP/s)."""
+    if hasattr(outs, "outputs"):  # a Schedule (TVM's argument): its output operations
+        outs = [op.output(0) for op in outs.outputs]
     total, stack, seen = 0, [t.op for t in outs], set()
     while stack:
         op = stack.pop()

@@ -260,7 +260,11 @@ def _write_rows(stage, oc_bn, oc_tile=1, oh_tile=1):
     return row
 
 
-def _register_tile_knobs(cfg, shape, regs, reg_n, kernel_width, target):
+MAX_UNROLLED_BODY = 512
+"""The most multiply-adds (accumulators x unrolled reduction steps) a tuned config may unroll into one body."""
+
+
+def _register_tile_knobs(cfg, shape, regs, reg_n, kernel_width, reduce_block, target):
     """Declare the knobs of the blocked schedule of an output of ``shape`` on ``cfg`` (the fallback: today's
     choices) and return their values ``(columns, channel blocks, rows, innermost reduction loop, unroll the next
     reduction loop too)``.
@@ -279,7 +283,15 @@ def _register_tile_knobs(cfg, shape, regs, reg_n, kernel_width, target):
     def tile(e):
         return e["tile_ow"].size[-1], e["tile_oc"].size[-1], e["tile_oh"].size[-1]
 
-    cfg.multi_filter(lambda e: math.prod(tile(e)) * regs <= budget or tile(e) == (reg_n, 1, 1))
+    def fits(e):
+        accumulators = math.prod(tile(e)) * regs
+        # the next reduction loop unrolled too: only while the straight-line body stays small enough to compile
+        # in seconds (a 14 x 2 x 2 tile over 16 channels and 3 taps would be 2688 unrolled multiply-adds; past
+        # ~500, an LLVM build of a candidate takes tens of seconds)
+        body = accumulators * kernel_width * reduce_block if e["unroll_outer"].val else 0
+        return (accumulators <= budget or tile(e) == (reg_n, 1, 1)) and body <= MAX_UNROLLED_BODY
+
+    cfg.multi_filter(fits)
     if cfg.is_fallback:
         cfg["tile_ow"] = SplitEntity([-1, reg_n])
         cfg["tile_oc"] = SplitEntity([-1, 1])
@@ -311,7 +323,8 @@ def _schedule_nchwc(s, conv_op, outs, lanes, target, cfg):
     n, oc_chunk, oh, ow, oc_bn = shape
     regs = max(1, oc_bn // lanes)  # vector registers per column of the tile
     reg_n, oc_tile, oh_tile, reduce_inner, unroll_outer = _register_tile_knobs(
-        cfg, shape, regs, register_tile(ow, oc_bn, target), get_const_tuple(kernel_vec.shape)[3], target)
+        cfg, shape, regs, register_tile(ow, oc_bn, target), get_const_tuple(kernel_vec.shape)[3],
+        get_const_tuple(kernel_vec.shape)[4], target)
     unpacked = (n, oc_chunk * oc_bn, oh, ow)
     out = fused_output(s, conv_op, outs, lambda t: get_const_tuple(t.shape) in (shape, unpacked))
     acc = s.cache_write(conv, "local")

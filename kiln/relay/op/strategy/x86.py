@@ -181,8 +181,8 @@ def _pool_strategy(name):
 
     def fstrategy(attrs, inputs, out_type, target):
         if name.startswith("nn.global"):
-            args = (inputs[0], pool_type, attrs.layout, attrs.out_layout)
-            return _template(OpStrategy(), "global_pool.x86", args, target, f"{name}.x86")
+            global_args = (inputs[0], pool_type, attrs.layout, attrs.out_layout)
+            return _template(OpStrategy(), "global_pool.x86", global_args, target, f"{name}.x86")
         args = (inputs[0], attrs.pool_size, attrs.strides, attrs.dilation, attrs.padding, pool_type, attrs.ceil_mode,
                 attrs.layout, getattr(attrs, "count_include_pad", False), attrs.out_layout)
         return _template(OpStrategy(), "pool2d.x86", args, target, f"{name}.x86")
