@@ -25,8 +25,8 @@ HAND_CHOSEN = {  # each template's schedule as topi calls it without any config
     "depthwise_conv2d_NCHWc.x86": x86.schedule_conv2d_direct,
     "dense_pack.x86": x86.schedule_gemm,
     "dense_nopack.x86": x86.schedule_dense_nopack,
-    "pool2d.x86": x86.schedule_pool,
-    "global_pool.x86": x86.schedule_pool,
+    "pool2d.x86": lambda outs, target: x86.schedule_pool(outs, target=target),
+    "global_pool.x86": lambda outs, target: x86.schedule_pool(outs, target=target),
     "reduce.x86": x86.schedule_reduce,
 }
 
