@@ -159,10 +159,10 @@ def run_model(args):
     with tempfile.TemporaryDirectory() as tmp:
         path, log = os.path.join(tmp, "model.onnx"), args.log or os.path.join(tmp, "records.json")
         onnx.save(model, path)
-        command = [sys.executable, "-m", "kiln", "tune", path, "-o", log, "--time-budget", str(args.time_budget),
+        command = [sys.executable, "-m", "kiln.cli", "tune", path, "-o", log, "--time-budget", str(args.time_budget),
                    "--trials", str(args.trials or 64), "--tuner", args.tuner if args.tuner != "gridsearch" else "xgb",
                    "--scheduler", args.scheduler, "--number", str(args.number), "--parallel", "2"]
-        print("$", " ".join(command[2:]), flush=True)
+        print("$ kiln", " ".join(command[3:]), flush=True)
         start = time.time()
         subprocess.run(command, check=True)
         print(f"tuning took {time.time() - start:.0f} s")
