@@ -205,14 +205,13 @@ class Machine:
         fevaluate = op.get_attr("FEvaluate")
         if fevaluate is None:
             raise OpNotImplemented(f"operator {op.name} has no reference implementation (FEvaluate) in the interpreter")
-        if op.get_attr("TOpPattern") == OpPattern.BROADCAST and call.attrs is None:
-            # numpy's broadcasting; nn.bias_add, nn.prelu and the like broadcast along an attribute's axis instead
-            _check_broadcast(op.name, args)
         try:
             out = fevaluate(call.attrs, *args)
         except KilnError:
             raise
         except Exception as exc:  # a numpy error inside an implementation: report which operator failed
+            if op.get_attr("TOpPattern") == OpPattern.BROADCAST:
+                _check_broadcast(op.name, args)
             shapes = ", ".join(str(getattr(a, "shape", type(a).__name__)) for a in args)
             raise KilnError(f"{op.name}: evaluation failed on arguments of shapes ({shapes}): "
                             f"{type(exc).__name__}: {exc}") from exc
@@ -377,7 +376,8 @@ __all__ = ["Closure", "ConstructorFunction", "ConstructorValue", "Machine", "Ref
 
 def _check_broadcast(name, args):
     """Refuse operands of a broadcast operator whose shapes do not broadcast, in the words of TVM's shape
-    functions ("Invalid broadcast shapes"), before numpy fails inside the reference with its own."""
+    functions ("Invalid broadcast shapes"), when its reference failed (only then: some broadcast-pattern operators,
+    such as fixed_point_multiply_per_axis, broadcast along an axis rather than numpy's way)."""
     shapes = [np.shape(a) for a in args if isinstance(a, np.ndarray | np.generic)]
     try:
         np.broadcast_shapes(*shapes)
