@@ -210,7 +210,8 @@ class Machine:
         except KilnError:
             raise
         except Exception as exc:  # a numpy error inside an implementation: report which operator failed
-            if op.get_attr("TOpPattern") == OpPattern.BROADCAST:
+            if op.get_attr("TOpPattern") == OpPattern.BROADCAST and call.attrs is None:
+                # numpy's broadcasting; nn.bias_add, nn.prelu and the like broadcast along an attribute's axis
                 _check_broadcast(op.name, args)
             shapes = ", ".join(str(getattr(a, "shape", type(a).__name__)) for a in args)
             raise KilnError(f"{op.name}: evaluation failed on arguments of shapes ({shapes}): "
