@@ -36,6 +36,22 @@ def test_free_vars_need_map_free_vars():
     assert structural_equal(relay.add(x, x), relay.add(x, x))
 
 
+def test_copies_of_a_free_variable_are_that_variable():
+    """Two expressions typed separately over the same ``relay.var`` compare equal without map_free_vars (TVM's
+    ``Var.vid``): InferType's copies keep the vid. Another variable of the same name and type differs."""
+    x, w = relay.var("x", shape=(1, 2, 4, 4)), relay.var("w", shape=(3, 2, 1, 1))
+
+    def body():
+        return relay.nn.relu(relay.nn.conv2d(x, w))
+
+    a, b = relay.infer_type(body()), relay.infer_type(body())
+    assert structural_equal(a, b) and structural_hash(a) == structural_hash(b)
+    assert structural_equal(a, body())
+    other = relay.var("x", shape=(1, 2, 4, 4))
+    assert not structural_equal(relay.add(x, x), relay.add(other, other))
+    assert not structural_equal(relay.add(x, other), relay.add(x, x))
+
+
 def test_bound_variable_mapping_is_consistent():
     a, b = relay.var("a", shape=(2,)), relay.var("b", shape=(2,))
     f = relay.Function([a, b], relay.subtract(a, b))
