@@ -1,9 +1,9 @@
 """EliminateCommonSubexpr: calls of the same operator with the same attributes on the same arguments are computed once.
 
 Arguments match when they are the same node (after rewriting, so repeated subtrees collapse bottom-up) or equal scalar
-constants. A call inside an ``if`` branch or a function body may reuse a call from the enclosing scope, never the
-other way round. ``fskip(call)`` returning True leaves a call alone, and so are stateful operators (``TOpIsStateful``:
-the memory dialect's allocations).
+constants; a tuple argument matches a tuple of matching fields. A call inside an ``if`` branch or a function body may
+reuse a call from the enclosing scope, never the other way round. ``fskip(call)`` returning True leaves a call alone,
+and so are stateful operators (``TOpIsStateful``: the memory dialect's allocations).
 """
 
 from collections.abc import Callable
@@ -11,14 +11,18 @@ from dataclasses import dataclass
 
 from ...ir.op import Op
 from ...ir.transform import PassInfo, register_pass
-from ..expr import Call, Constant
+from ..expr import Call, Constant, Tuple
 from ..expr_functor import ExprMutator
 from .function_pass import FunctionPass
 
 
-def _arg_key(arg):
+def _arg_key(arg, in_tuple=False):
     if isinstance(arg, Constant) and arg.data.shape == ():
         return ("scalar", arg.data.dtype, arg.data.handle.item())
+    if isinstance(arg, Tuple) and not in_tuple:
+        # a tuple argument (concatenate's) matches field by field, as TVM's IsEquivalent: two tuples built from
+        # the same values are one value
+        return ("tuple", tuple(_arg_key(f, True) for f in arg.fields))
     return id(arg)
 
 

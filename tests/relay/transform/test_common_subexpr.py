@@ -56,3 +56,18 @@ def test_stateful_calls_are_never_merged():
     after = run_opt_pass(before, relay.transform.EliminateCommonSubexpr())
     fields = after.body.fields
     assert fields[0] is not fields[1] and fields[2] is fields[3]
+
+
+def test_calls_on_tuples_of_the_same_values_are_shared(check_pass):
+    """concatenate((%y, %c)) twice is one value even though the two tuple nodes differ (TVM compares a tuple
+    argument field by field); a tuple with another field order is not."""
+    import numpy as np
+
+    x = relay.var("x", shape=(1, 4))
+    c = relay.const(np.arange(4, dtype="float32").reshape(1, 4))
+    ys = [relay.add(relay.nn.relu(x), relay.const(1.0)) for _ in range(3)]
+    cat1, cat2 = relay.concatenate([ys[0], c], axis=0), relay.concatenate([ys[1], c], axis=0)
+    cat3 = relay.concatenate([c, ys[2]], axis=0)
+    after = check_pass(relay.Function([x], relay.Tuple([relay.add(cat1, cat2), cat3])), CSE())
+    total, swapped = after.body.fields
+    assert total.args[0] is total.args[1] and swapped is not total.args[0]
