@@ -117,7 +117,7 @@ def run_opt(args) -> int:
         return 0
     if args.print_configs:
         for name, spec in transform.list_configs().items():
-            print(f"{name}: {spec['type']} (default {spec['default']!r})")
+            print(f"{name}: {spec['python_type']} (default {spec['default']!r})")
         return 0
     pipeline = transform.parse_pipeline(args.passes)
     config = parse_pass_config(args.pass_config, args.opt_bisect_limit)

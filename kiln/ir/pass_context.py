@@ -69,10 +69,17 @@ def register_config(name, type_, default=None):
     _CONFIGS[name] = (type_, default)
 
 
+# the type keys TVM's ``PassContext.list_configs`` reports (its config values are IR objects: a bool is an IntImm)
+_TVM_TYPE_KEYS = {int: "IntImm", bool: "IntImm", float: "FloatImm", str: "runtime.String", list: "Array",
+                  tuple: "Array", dict: "Map"}
+
+
 def list_configs() -> dict:
-    """Every registered config option: ``{name: {"type": "int", "default": 256}, ...}``."""
+    """Every registered config option: ``{name: {"type": "IntImm", "python_type": "int", "default": 256}, ...}``
+    (``type`` as TVM names it, ``python_type`` the Python type values must have)."""
     _load_builtin_passes()
-    return {name: {"type": _TYPE_NAMES[t], "default": d} for name, (t, d) in sorted(_CONFIGS.items())}
+    return {name: {"type": _TVM_TYPE_KEYS[t], "python_type": _TYPE_NAMES[t], "default": d}
+            for name, (t, d) in sorted(_CONFIGS.items())}
 
 
 def coerce_value(value, type_, what):
@@ -379,7 +386,7 @@ class PassContext:
 
     @staticmethod
     def list_configs() -> dict:
-        """Every registered config option: ``{name: {"type": "int", "default": 256}, ...}``."""
+        """Every registered config option: ``{name: {"type": "IntImm", "python_type": "int", "default": 256}}``."""
         return list_configs()
 
     # --- what passes read --------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ import numpy as np
 from ..error import KilnError
 from ..ir.expr import GlobalVar
 from ..ir.module import IRModule
+from ..ir.pass_context import PassContext, register_config
 from ..ir.type import TensorType, TupleType, has_dynamic_shape
 from ..runtime.graph_executor_factory import GraphExecutorFactoryModule
 from ..runtime.ndarray import NDArray
@@ -44,6 +45,11 @@ __all__ = ["build", "save_param_dict", "load_param_dict", "GraphExecutor", "chec
            "compile_kernels", "normalize_params", "resolve_build_target"]
 
 
+# TVM compiles with auto-scheduler records when this is set; kiln has no auto-scheduler, so the key exists (scripts
+# written for TVM set it to False) and True is refused rather than silently compiling without the records
+register_config("relay.backend.use_auto_scheduler", bool, False)
+
+
 def resolve_build_target(target, target_host=None, what="relay.build") -> Target:
     """The Target to compile for: ``target`` (a str, Target or TVM's one-entry ``{device: target}`` dict), else the
     current target, else ``llvm``; KilnError for kinds other than llvm and c."""
@@ -58,6 +64,9 @@ def resolve_build_target(target, target_host=None, what="relay.build") -> Target
     if target.kind.name not in ("llvm", "c"):
         raise KilnError(f"{what}: target kind {target.kind.name!r} is not supported: kiln generates code for llvm "
                         f"and c only (a GPU kind only describes its device)")
+    if PassContext.current().config.get("relay.backend.use_auto_scheduler", False):
+        raise KilnError(f"{what}: relay.backend.use_auto_scheduler is set, but kiln has no auto-scheduler; tune with "
+                        f"autotvm and compile under autotvm.apply_history_best")
     if target_host is not None:
         target = target.with_host(target_host)
     return target

@@ -70,6 +70,7 @@ def test_op_pattern_values_match_tvm():
     assert Op.get("add").get_attr("TOpPattern") == P.BROADCAST
     assert Op.get("sum").get_attr("TOpPattern") == P.COMM_REDUCE
     assert Op.get("nn.softmax").get_attr("TOpPattern") == P.OUT_ELEMWISE_FUSABLE  # TVM: kOutEWiseFusable
+    assert Op.get("cumsum").get_attr("TOpPattern") == P.OPAQUE
 
 
 def test_function_attrs():

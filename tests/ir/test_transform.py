@@ -98,9 +98,9 @@ def test_config_registered_unknown_and_wrong_type():
     with pytest.raises(ValueError, match="already registered"):
         tvm.transform.register_config("test.Transform.depth", str, "x")
     configs = PassContext.list_configs()
-    assert configs["test.Transform.depth"] == {"type": "int", "default": 256}
-    assert configs["test.Transform.flag"] == {"type": "bool", "default": False}
-    assert configs["transform.max_passes"] == {"type": "int", "default": -1}
+    assert configs["test.Transform.depth"] == {"type": "IntImm", "python_type": "int", "default": 256}
+    assert configs["test.Transform.flag"] == {"type": "IntImm", "python_type": "bool", "default": False}
+    assert configs["transform.max_passes"] == {"type": "IntImm", "python_type": "int", "default": -1}
     assert tvm.transform.list_configs() == configs
 
 

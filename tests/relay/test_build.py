@@ -214,6 +214,12 @@ def test_build_arguments_and_errors():
     assert relay.build(func, target={"cpu": "llvm"}).target.kind.name == "llvm"
     with pytest.raises(KilnError, match="cuda"):
         relay.build(func, target="cuda")
+    assert kiln.transform.PassContext.list_configs()["relay.backend.use_auto_scheduler"]["type"] == "IntImm"
+    with kiln.transform.PassContext(config={"relay.backend.use_auto_scheduler": False}):
+        assert relay.build(func).target.kind.name == "llvm"
+    with kiln.transform.PassContext(config={"relay.backend.use_auto_scheduler": True}):
+        with pytest.raises(KilnError, match="kiln has no auto-scheduler"):
+            relay.build(func)
     with pytest.raises(KilnError, match="IRModule or a relay.Function"):
         relay.build(relay.add(x, w))
     with pytest.raises(KilnError, match="'w' must be an NDArray"):

@@ -209,7 +209,7 @@ def test_pass_info_config_and_opt_level():
     assert (p.info.opt_level, p.info.name, list(p.info.required)) == (0, "FuseOps", ["InferType"])
     assert str(relay.transform.FuseOps(fuse_opt_level=2)) == "FuseOps(fuse_opt_level=2)"
     configs = kiln.transform.PassContext.list_configs()
-    assert configs["relay.FuseOps.max_depth"] == {"type": "int", "default": 256}
+    assert configs["relay.FuseOps.max_depth"] == {"type": "IntImm", "python_type": "int", "default": 256}
     x = relay.var("x", shape=(8,))
     y = x
     for _ in range(12):
