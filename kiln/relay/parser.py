@@ -578,7 +578,7 @@ class Parser(TypeParsing):
 
 
 def parse(text, init_module=None, init_meta_table=None, source_name="from_string") -> IRModule:
-    """Parse a module in the Relay text format (what ``str(mod)`` prints).
+    """Parse a module in the Relay text format (what ``str(mod)`` prints) and type it with InferType, as TVM does.
 
     Parameters
     ----------
@@ -596,11 +596,14 @@ def parse(text, init_module=None, init_meta_table=None, source_name="from_string
     Returns
     -------
     mod : IRModule
+        Typed: unannotated variables and return types are filled in, every node has its checked type.
 
     Raises
     ------
     DiagnosticError
         With the line and column of the first problem and what was expected there.
+    TypeInferenceError
+        When the program does not type-check.
 
     Examples
     --------
@@ -610,7 +613,12 @@ def parse(text, init_module=None, init_meta_table=None, source_name="from_string
         tvm_meta = source_name if isinstance(source_name, dict) else None
         source_name, init_module, init_meta_table = init_module, init_meta_table, tvm_meta
     parser = Parser(text, source_name, init_meta_table)
-    return _guarded(parser, parser.parse_module, init_module)
+    mod = _guarded(parser, parser.parse_module, init_module)
+    # as TVM's ParseModule: the parsed module is type-checked, so the text means the typed program (a type error is
+    # an error of the text) and it compares equal to what a pass returns
+    from .transform.infer_type import infer_type
+
+    return infer_type(mod)
 
 
 def fromtext(text, source_name="from_string") -> IRModule:

@@ -57,3 +57,59 @@ def test_unused_stateful_calls_stay():
     after = run_opt_pass(before, relay.transform.DeadCodeElimination())
     assert after.body.var.name_hint == "unused" and after.body.body.var.name_hint == "used"
     assert not isinstance(after.body.body.body, relay.Let)  # the pure, unused log is gone
+
+
+REFS = """#[version = "0.0.5"]
+def @f(%r: ref(int32)) -> int32 {
+  let %v = ref_read(%r);
+  let %u = ref_write(%r, %v + 1);
+  %v
+}
+def @main() -> int32 {
+  let %r = ref(0);
+  let %y = @f(%r);
+  let %z = @f(%r);
+  %z
+}
+"""
+
+
+def test_effects_on_references_stay():
+    """ref_write, and a call of a function that writes a reference, run for their effect (TVM's purity rules):
+    the unused bindings %u and %y stay, so @main still returns 1."""
+    mod = relay.parse(REFS)
+    after = DCE(inline_once=True)(mod)
+    assert structural_equal(after, mod)
+    run = relay.create_executor("debug", mod=after).evaluate()
+    assert int(run().numpy()) == 1
+    pure = DCE(ignore_impurity=True)(mod)  # everything taken as pure: the writes go, and @main returns 0
+    assert int(relay.create_executor("debug", mod=pure).evaluate()().numpy()) == 0
+
+
+def test_not_inlined_into_a_function_that_may_run_many_times(check_pass):
+    """A value used once, but inside a local function, is kept bound (inlining it would evaluate it per call); a
+    value used once in its own function is inlined."""
+    after = check_pass(relay.parse("""#[version = "0.0.5"]
+    def @main(%a: int32) {
+        let %x = %a * 7;
+        let %f = fn (%y: int32) -> int32 {
+          let %z = %y + %y;
+          %x + %z
+        };
+        (%f(2), %f(3))
+    }""")["main"], DCE(inline_once=True), """#[version = "0.0.5"]
+    def @main(%a: int32) {
+        let %x = %a * 7;
+        let %f = fn (%y: int32) -> int32 { %x + (%y + %y) };
+        (%f(2), %f(3))
+    }""")
+    assert isinstance(after.body, relay.Let) and after.body.var.name_hint == "x"
+
+
+def test_dead_recursive_closure_goes():
+    mod = relay.parse("""#[version = "0.0.5"]
+    def @main(%k: int32) {
+        let %f = fn (%n: int32) -> int32 { if (%n == 0) { 0 } else { %f(%n - 1) } };
+        %k
+    }""")
+    assert not isinstance(DCE()(mod)["main"].body, relay.Let)
