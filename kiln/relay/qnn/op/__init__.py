@@ -1,5 +1,6 @@
 """kiln.relay.qnn.op: the quantized operators (TVM's ``relay.qnn.op``); see :mod:`.qnn`."""
 
+from ...transform import layout_rules_qnn  # noqa: F401  (their layout rules, beside the other operators')
 from . import canonicalize, qnn, reference  # noqa: F401  (the operators, their canonical forms and values)
 from .qnn import (
     BroadcastAttrs,
