@@ -271,7 +271,9 @@ def simplify_compare(node, s):
         return _op.const(known, node.dtype)
     if not is_index_dtype(node.a.dtype):
         return None
-    if kind in (E.LT, E.LE) and (split := _split_min_max_compare(node)) is not None:
+    # index arithmetic only: a bound that reads tensor data (a data-dependent reduction extent) stays one comparison,
+    # which the loop it guards proves true
+    if kind in (E.LT, E.LE) and not _reads_data(node) and (split := _split_min_max_compare(node)) is not None:
         return split
     d = LinearForm(node.a.dtype)
     d.add(linear_form(node.a, s.key_memo))
