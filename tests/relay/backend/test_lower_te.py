@@ -60,7 +60,7 @@ def test_instruments_see_the_lowered_module():
 def test_names_are_unique_and_identical_groups_share_a_kernel():
     a, b = relay.var("a", shape=(2, 3)), relay.var("b", shape=(4,))
     c = relay.var("c", shape=(2, 3))
-    body = relay.Tuple([relay.exp(a), relay.exp(b), relay.exp(relay.add(a, a)), relay.exp(c)])
+    body = relay.Tuple([relay.exp(a), relay.exp(b), relay.exp(relay.add(a, c)), relay.exp(c)])
     mod = fused(relay.Function(relay.analysis.free_vars(body), body), opt_level=0)
     with kiln.target.Target("llvm"):
         lowered = LowerTE(module_name="net")(mod)
