@@ -12,6 +12,7 @@ from ...tir import stmt as S
 from ...tir.buffer import Buffer
 from ...tir.expr_reduce import IterVar, IterVarType, Range
 from ...tir.stmt_block import Block, BlockRealize, BufferRegion, MatchBufferRegion
+from ...tir.transform.lower_opaque_block import has_block
 from . import frames as F
 
 
@@ -303,19 +304,8 @@ def complete_function(body, root_alloc_buffers):
     """Wrap ``body`` in a root block when it holds blocks or the function allocates at its top level."""
     if isinstance(body, BlockRealize) and not root_alloc_buffers:
         return body
-    if not root_alloc_buffers and not _has_block(body):
+    if not root_alloc_buffers and not has_block(body):
         return body
     root = Block((), (), (), "root", body, None, tuple(root_alloc_buffers))
     return BlockRealize((), True, root)
 
-
-def _has_block(stmt) -> bool:
-    from ...tir.stmt_functor import children
-
-    stack = [stmt]
-    while stack:
-        s = stack.pop()
-        if isinstance(s, BlockRealize | Block):
-            return True
-        stack.extend(c for c in children(s) if isinstance(c, S.Stmt))
-    return False

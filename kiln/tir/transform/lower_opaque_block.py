@@ -79,12 +79,13 @@ class BlockLowerer(StmtExprMutator):
 
 def lower_opaque_block(func):
     """``func`` with every block lowered to loops, ifs and allocations."""
-    if not _has_block(func.body):
+    if not has_block(func.body):
         return func
     return func.with_body(BlockLowerer().visit_stmt(func.body))
 
 
-def _has_block(stmt) -> bool:
+def has_block(stmt) -> bool:
+    """Whether ``stmt`` holds a TensorIR block anywhere."""
     from ..stmt_functor import children
 
     stack = [stmt]
