@@ -100,6 +100,12 @@ def estimate_flops(expr):
     >>> estimate_flops(infer_type(relay.Function([x, w], relay.nn.conv2d(x, w))))
     7776
     """
+    counted = _counted_flops(expr)
+    return sum(counted) if counted and None not in counted else None
+
+
+def _counted_flops(expr) -> list:
+    """The flops of each counted operator in ``expr``, None for one with a dimension known only at run time."""
     counted = []
 
     def visit(node):
@@ -112,17 +118,14 @@ def estimate_flops(expr):
                     counted.append(None)
 
     post_order_visit(expr, visit)
-    return sum(counted) if counted and None not in counted else None
+    return counted
 
 
 def get_total_mac_number(expr) -> int:
     """Multiply-accumulates of the convolutions and matrix products in a typed ``expr`` (TVM's
     ``relay.analysis.get_total_mac_number``): half of :func:`estimate_flops`, 0 when there are none."""
-    counted = []
-    post_order_visit(expr, lambda node: counted.append(node) if isinstance(node, Call) and getattr(
-        node.op, "name", None) in FLOP_COUNTERS else None)
-    flops = estimate_flops(expr)
-    if counted and flops is None:
+    counted = _counted_flops(expr)
+    if None in counted:
         raise TypeInferenceError("get_total_mac_number: a convolution or matrix product has a dimension known only "
                                  "at run time")
-    return (flops or 0) // 2
+    return sum(counted) // 2
