@@ -6,6 +6,10 @@ from .alter_op_layout import AlterOpLayout
 from .annotate_spans import AnnotateSpans, SpanCheck
 from .canonicalize_cast import CanonicalizeCast
 from .canonicalize_ops import CanonicalizeOps
+from .combine_parallel_batch_matmul import CombineParallelBatchMatmul
+from .combine_parallel_conv2d import CombineParallelConv2D
+from .combine_parallel_dense import CombineParallelDense
+from .combine_parallel_op_batch import CombineParallelOpBatch
 from .common_subexpr import EliminateCommonSubexpr
 from .convert_layout import ConvertLayout, LayoutConfig
 from .dead_code import DeadCodeElimination
