@@ -68,4 +68,4 @@ get = _Op.get
 
 # the strategies register every operator's compute, schedule and strategy (and the x86 layout hook); the
 # _tensor_grad modules every operator's gradient (FPrimalGradient)
-from . import _tensor_grad, _tensor_grad_nn, _tensor_grad_transform, strategy  # noqa: E402,F401
+from . import _make, _tensor_grad, _tensor_grad_nn, _tensor_grad_transform, contrib, strategy  # noqa: E402,F401

@@ -13,11 +13,12 @@ is opaque to fusion, so it stays visible in compiled code.
 
 from dataclasses import dataclass
 
+from ...error import OpAttributeInvalid
 from ...ir.attrs import Attrs
 from .op import OpPattern, make_call, register_relay_op
 from .type_relations import identity_rel
 
-__all__ = ["CastHintAttrs", "checkpoint", "stop_fusion", "cast_hint"]
+__all__ = ["CastHintAttrs", "CompilerAttrs", "checkpoint", "stop_fusion", "cast_hint", "compiler_begin", "compiler_end"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +26,13 @@ class CastHintAttrs(Attrs):
     """``dtype``: the dtype the value is expected to be converted to."""
 
     dtype: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CompilerAttrs(Attrs):
+    """``compiler``: the name of the external code generator a region belongs to (``"default"``: kiln's own)."""
+
+    compiler: str = ""
 
 
 register_relay_op("annotation.checkpoint", 1, identity_rel, OpPattern.OPAQUE)
@@ -35,6 +43,9 @@ def _same_type_rel(types, attrs):
 
 register_relay_op("annotation.stop_fusion", 1, _same_type_rel, OpPattern.OPAQUE)
 register_relay_op("annotation.cast_hint", 1, identity_rel, OpPattern.OPAQUE, CastHintAttrs)
+# a region's boundary may carry a tuple or a reference, not only a tensor
+register_relay_op("annotation.compiler_begin", 1, _same_type_rel, OpPattern.OPAQUE, CompilerAttrs)
+register_relay_op("annotation.compiler_end", 1, _same_type_rel, OpPattern.OPAQUE, CompilerAttrs)
 
 
 def checkpoint(data):
@@ -51,3 +62,22 @@ def cast_hint(data, dtype):
     """``data`` unchanged, annotated with the dtype quantization will convert it to (TVM's
     ``relay.annotation.cast_hint``)."""
     return make_call("annotation.cast_hint", [data], CastHintAttrs(str(dtype)))
+
+
+def _compiler_name(compiler, where):
+    if not isinstance(compiler, str):
+        raise OpAttributeInvalid(f"{where}: compiler must be a str naming the external code generator, "
+                                 f"got {type(compiler).__name__}")
+    return compiler
+
+
+def compiler_begin(data, compiler):
+    """``data`` unchanged, marked as an input of a region compiled by the external code generator ``compiler``
+    (TVM's ``relay.annotation.compiler_begin``)."""
+    return make_call("annotation.compiler_begin", [data], CompilerAttrs(_compiler_name(compiler, "compiler_begin")))
+
+
+def compiler_end(data, compiler):
+    """``data`` unchanged, marked as an output of a region compiled by the external code generator ``compiler``
+    (TVM's ``relay.annotation.compiler_end``)."""
+    return make_call("annotation.compiler_end", [data], CompilerAttrs(_compiler_name(compiler, "compiler_end")))

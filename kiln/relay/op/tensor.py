@@ -361,11 +361,16 @@ register_relay_op("ones", 0, _init_rel, OpPattern.ELEMWISE, A.InitOpAttrs)
 register_relay_op("full", 1, _full_rel, OpPattern.ELEMWISE, A.InitOpAttrs)
 
 
+def _shape_tuple(shape):
+    """A shape as a tuple; a single int is a one-dimensional shape, as TVM's builders take it."""
+    return (shape,) if isinstance(shape, int) else shape
+
+
 def zeros(shape, dtype="float32"):
     """A tensor of zeros (``shape`` a non-constant Relay expression: ``dyn.zeros``)."""
     if is_dynamic(shape):
         return dyn_ops().zeros(shape, dtype)
-    shape = constant_value(shape)
+    shape = _shape_tuple(constant_value(shape))
     return make_call("zeros", [], A.InitOpAttrs(tuple(shape), dtype))
 
 
@@ -373,7 +378,7 @@ def ones(shape, dtype="float32"):
     """A tensor of ones (``shape`` a non-constant Relay expression: ``dyn.ones``)."""
     if is_dynamic(shape):
         return dyn_ops().ones(shape, dtype)
-    shape = constant_value(shape)
+    shape = _shape_tuple(constant_value(shape))
     return make_call("ones", [], A.InitOpAttrs(tuple(shape), dtype))
 
 
@@ -388,7 +393,7 @@ def full(fill_value, shape=(), dtype=""):
         dtype = dtype or str(fill_value.data.dtype)
     if is_dynamic(shape):
         return dyn_ops().full(fill_value, shape, dtype)
-    shape = constant_value(shape)
+    shape = _shape_tuple(constant_value(shape))
     return make_call("full", [fill_value], A.InitOpAttrs(tuple(shape), dtype or ""))
 
 

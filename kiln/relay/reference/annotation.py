@@ -3,7 +3,7 @@
 from .common import register
 
 
-@register("annotation.stop_fusion", "annotation.cast_hint")
+@register("annotation.stop_fusion", "annotation.cast_hint", "annotation.compiler_begin", "annotation.compiler_end")
 def identity(attrs, data):
     """``data`` itself: annotations change what passes do, never values."""
     return data

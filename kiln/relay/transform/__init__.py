@@ -4,6 +4,7 @@ from ...ir.transform import ModulePass, Pass, PassContext, PassInfo, Sequential,
 from . import verify  # noqa: F401  (registers the Relay checks of the verification instruments)
 from .alter_op_layout import AlterOpLayout
 from .annotate_spans import AnnotateSpans, SpanCheck
+from .annotate_target import AnnotateTarget
 from .canonicalize_cast import CanonicalizeCast
 from .canonicalize_ops import CanonicalizeOps
 from .combine_parallel_batch_matmul import CombineParallelBatchMatmul

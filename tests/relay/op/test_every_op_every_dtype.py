@@ -214,6 +214,8 @@ SAMPLES = {
     "annotation.checkpoint": s(lambda v, o: relay.annotation.checkpoint(v(0, (2, 5)))),
     "annotation.stop_fusion": s(lambda v, o: relay.annotation.stop_fusion(v(0, (2, 5)))),
     "annotation.cast_hint": s(lambda v, o: relay.annotation.cast_hint(v(0, (3,)), "int8")),
+    "annotation.compiler_begin": s(lambda v, o: relay.annotation.compiler_begin(v(0, (2, 3)), "default")),
+    "annotation.compiler_end": s(lambda v, o: relay.annotation.compiler_end(v(0, (2, 3)), "default")),
     "relay.op.annotation.simulated_quantize": s(lambda v, o: relay.quantize.simulated_quantize(
         v(0, (2, 3)), c(0.25, "float32"), c(-8, "float32"), c(7, "float32"), kind=1)),
     "reinterpret": s(lambda v, o: _reinterpret(v(0, (2, 3)))),

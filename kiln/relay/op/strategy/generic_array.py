@@ -52,6 +52,9 @@ ARRAY_COMPUTES = {
     "debug": lambda attrs, inputs, out_type: [EW.identity(inputs[0])],
     "annotation.stop_fusion": lambda attrs, inputs, out_type: [EW.identity(inputs[0])],
     "annotation.cast_hint": lambda attrs, inputs, out_type: [EW.identity(inputs[0])],
+    # a region boundary PartitionGraph did not remove (a region of kiln's own "default" target) is the identity
+    "annotation.compiler_begin": lambda attrs, inputs, out_type: [EW.identity(inputs[0])],
+    "annotation.compiler_end": lambda attrs, inputs, out_type: [EW.identity(inputs[0])],
     "invert_permutation": lambda attrs, inputs, out_type: [AM.invert_permutation(inputs[0])],
     "contrib_reverse_reshape": lambda attrs, inputs, out_type: [T.reshape(inputs[0], out_type.shape)],
     "strided_set": lambda attrs, inputs, out_type: [AM.strided_set(*inputs[:5])],
