@@ -2,6 +2,7 @@
 
 from . import base, container  # noqa: F401  (tvm.ir.base)
 from .adt import Constructor, TypeData
+from .affine_type import AffineType, TensorAffineType, TupleAffineType
 from .attrs import Attrs, DictAttrs, make_node
 from .env_func import EnvFunc
 from .expr import BaseFunc, GlobalVar, RelayExpr

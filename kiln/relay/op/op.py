@@ -190,3 +190,22 @@ def register_legalize(op_name, legal_op=None, level=10):
     """Register ``legal_op(attrs, inputs, types) -> expr or None`` as the legalization of ``op_name`` (TVM's
     ``FTVMLegalize``, applied by ``relay.transform.Legalize``); usable as a decorator."""
     return register_op_attr(op_name, "FTVMLegalize", legal_op, level)
+
+
+def register_fake_quantization_to_integer(op_name, func=None, level=10):
+    """Register ``func(expr, type_map) -> [new_expr, affine_type]`` as the integer form of ``op_name`` inside a
+    fake-quantized region (``FTVMFakeQuantizationToInteger``, read by ``relay.transform.FakeQuantizationToInteger``);
+    usable as a decorator.
+
+    ``expr`` is the call with its arguments already rewritten to integers; ``type_map`` maps each rewritten
+    expression to its :class:`~kiln.ir.TensorAffineType` (``type_map[expr]`` is the region's output type, for
+    operators whose output quantization is not implied by their inputs'). A rule may raise to refuse a call: the
+    pass then leaves the region as it was (or fails, with ``hard_fail``)."""
+    return register_op_attr(op_name, "FTVMFakeQuantizationToInteger", func, level)
+
+
+def register_optional_fake_quantization_to_integer(op_name, func=None, level=10):
+    """As :func:`register_fake_quantization_to_integer`, for a rewrite applied only when the pass is asked for it
+    by name (``optional_qnn_ops``), such as softmax's integer approximation
+    (``FTVMOptionalFakeQuantizationToInteger``)."""
+    return register_op_attr(op_name, "FTVMOptionalFakeQuantizationToInteger", func, level)

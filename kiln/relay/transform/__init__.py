@@ -17,6 +17,7 @@ from .dead_code import DeadCodeElimination
 from .div_to_mul import DivToMul
 from .dynamic_to_static import DynamicToStatic
 from .eta_expand import EtaExpand
+from .fake_quantization_to_integer import FakeQuantizationToInteger
 from .fast_math import FastMath
 from .flatten_atrous_conv import FlattenAtrousConv
 from .fold_constant import FoldConstant

@@ -73,6 +73,20 @@ def test_add_mul_follow_the_real_values(name):
     assert np.abs(got - want).max() <= 1.0  # each operand is rounded once on the way
 
 
+def test_per_channel_mul_scales_each_channel():
+    a, b = RNG.integers(-20, 20, (2, 3, 4)).astype("int8"), RNG.integers(-20, 20, (2, 3, 4)).astype("int8")
+    sa, sb = RNG.uniform(1, 3, 3).astype("float32"), RNG.uniform(1, 3, 3).astype("float32")
+    lhs, rhs = relay.var("a", shape=(2, 3, 4), dtype="int8"), relay.var("b", shape=(2, 3, 4), dtype="int8")
+    out = relay.qnn.op.mul(lhs, rhs, _c(sa, "float32"), _c(0, "int32"), _c(sb, "float32"), _c(0, "int32"),
+                           _c(4.0, "float32"), _c(0, "int32"), lhs_axis=1, rhs_axis=1)
+    real = (sa[:, None] * a.astype(np.float64)) * (sb[:, None] * b.astype(np.float64))
+    want = np.clip(np.floor(real / 4.0 + 0.5), -128, 127)
+    np.testing.assert_array_equal(_run(out, a, b), want)
+    built = relay.create_executor("graph", mod=kiln.IRModule.from_expr(relay.Function([lhs, rhs], out)),
+                                  target="llvm").evaluate()(a, b).numpy()
+    np.testing.assert_array_equal(built, want)
+
+
 def test_dense_and_conv2d_centre_their_operands():
     d, w = RNG.integers(0, 256, (2, 6)).astype("uint8"), RNG.integers(-128, 128, (5, 6)).astype("int8")
     out = relay.qnn.op.dense(relay.var("d", shape=(2, 6), dtype="uint8"), relay.var("w", shape=(5, 6), dtype="int8"),

@@ -92,7 +92,7 @@ def _mul(attrs, inputs, types):
     nl, nr = len(types[0].shape), len(types[1].shape)
     product = _t.multiply(_centred(lhs, along(lz, types[3], attrs.lhs_axis, nl)),
                           _centred(rhs, along(rz, types[5], attrs.rhs_axis, nr)))
-    scale = _t.multiply(_f64(ls), _f64(rs))
+    scale = _t.multiply(_f64(along(ls, types[2], attrs.lhs_axis, nl)), _f64(along(rs, types[4], attrs.rhs_axis, nr)))
     return _clip_cast(requantize_value(product, scale, os_, oz, "UPWARD"), types[0].dtype)
 
 

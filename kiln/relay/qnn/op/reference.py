@@ -91,7 +91,8 @@ def qnn_mul(attrs, lhs, rhs, ls, lz, rs, rz, os_, oz):
     """The centred product, of scale ``ls * rs``, requantized to the output."""
     a = lhs.astype(np.int64) - _along(lz, attrs.lhs_axis, lhs.ndim)
     b = rhs.astype(np.int64) - _along(rz, attrs.rhs_axis, rhs.ndim)
-    scale = np.asarray(ls, np.float64) * np.asarray(rs, np.float64)
+    scale = (_along(ls, attrs.lhs_axis, lhs.ndim).astype(np.float64)
+             * _along(rs, attrs.rhs_axis, rhs.ndim).astype(np.float64))  # per channel: along each operand's axis
     return _clip(_requantized(a * b, scale, os_, oz, "UPWARD"), lhs.dtype)
 
 
