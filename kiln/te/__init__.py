@@ -16,10 +16,12 @@ from ..tir.op import (
     abs, all, any, const, div, floordiv, floormod, indexdiv, indexmod, max_value, min_value, truncdiv, truncmod,
 )
 from .lower import get_binds, lower, schedule_to_prim_func
+from .create_primfunc import create_prim_func
+from .extern import extern, extern_primfunc
 from . import schedule, tag
 from .operation import (
     comm_reducer, compute, max, min, placeholder, reduce_axis, size_var, sum, thread_axis, var,
 )
 from .schedule import Fuse, IterVarAttr, Schedule, Singleton, Split, Stage, create_schedule
 from .tag import TagScope, tag_scope
-from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor, TensorSlice
+from .tensor import ComputeOp, ExternOp, Operation, PlaceholderOp, Tensor, TensorSlice

@@ -20,7 +20,7 @@ from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir.stmt_functor import post_order_visit
 
-__all__ = ["Tensor", "TensorSlice", "Operation", "PlaceholderOp", "ComputeOp"]
+__all__ = ["Tensor", "TensorSlice", "Operation", "PlaceholderOp", "ComputeOp", "ExternOp"]
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -197,6 +197,44 @@ class ComputeOp(Operation):
     def input_tensors(self) -> list:
         # a reduction's extent may read a tensor too (a length per output element)
         return producer_tensors(self.body + tuple(e for iv in self.reduce_axis for e in (iv.dom.min, iv.dom.extent)))
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class ExternOp(Operation):
+    """Outputs written by an opaque statement ``body`` (TVM's ``te.ExternOp``, what ``te.extern`` builds).
+
+    ``body`` reads ``inputs[k]`` through the buffer ``input_placeholders[k]`` and writes output ``k`` through
+    ``output_placeholders[k]``, whose shapes and dtypes are the outputs'.
+    """
+
+    inputs: tuple = ()
+    input_placeholders: tuple = ()
+    output_placeholders: tuple = ()
+    body: object = None
+
+    def __post_init__(self):
+        for name in ("inputs", "input_placeholders", "output_placeholders"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        if len(self.inputs) != len(self.input_placeholders):
+            raise TIRError(f"te.extern {self.name}: {len(self.inputs)} inputs but {len(self.input_placeholders)} "
+                           "input buffers")
+        for t, buf in zip(self.inputs, self.input_placeholders, strict=True):
+            if not isinstance(t, Tensor):
+                raise TIRError(f"te.extern {self.name}: an input must be a te.Tensor, got {type(t).__name__}")
+            if len(t.shape) != len(buf.shape) or t.dtype != buf.dtype:
+                raise TIRError(f"te.extern {self.name}: input {t.name} ({len(t.shape)}-d {t.dtype}) does not match "
+                               f"its buffer {buf.name} ({len(buf.shape)}-d {buf.dtype})")
+        Operation.__post_init__(self)
+
+    def _output_shapes(self):
+        return tuple(tuple(b.shape) for b in self.output_placeholders)
+
+    def _output_dtypes(self):
+        return tuple(b.dtype for b in self.output_placeholders)
+
+    @property
+    def input_tensors(self) -> list:
+        return list(self.inputs)
 
 
 def _check_bodies(name, body):

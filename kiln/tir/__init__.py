@@ -13,6 +13,8 @@ from .builtin import (
     assume,
     lookup_param,
     tvm_access_ptr,
+    tvm_stack_make_array,
+    tvm_stack_make_shape,
     tvm_struct_get,
     tvm_struct_set,
     tvm_thread_allreduce,
@@ -157,6 +159,7 @@ from .op import (
     truncdiv,
     truncmod,
 )
+from .schedule import BlockRV, LoopRV, Schedule, ScheduleError, StmtSRef
 from .stmt import (
     Allocate,
     AssertStmt,
@@ -176,4 +179,3 @@ from .stmt import (
 )
 from .stmt_block import Block, BlockRealize, BufferRegion, MatchBufferRegion
 from .stmt_functor import ir_transform, post_order_visit, pre_order_visit, renew_defs, substitute
-

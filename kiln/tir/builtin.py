@@ -18,6 +18,7 @@ _EFFECTS = {
     "tvm_throw_last_error": CallEffectKind.OPAQUE, "vectorlow": CallEffectKind.PURE,
     "vectorhigh": CallEffectKind.PURE, "vectorcombine": CallEffectKind.PURE,
     "TVMBackendAllocWorkspace": CallEffectKind.OPAQUE, "TVMBackendFreeWorkspace": CallEffectKind.OPAQUE,
+    "tvm_stack_make_shape": CallEffectKind.OPAQUE, "tvm_stack_make_array": CallEffectKind.OPAQUE,
 }
 
 
@@ -38,6 +39,29 @@ def _call(dtype, name, *args, span=None):
 def tvm_tuple(*value):
     """A tuple of values passed to an intrinsic that takes a list (``handle``)."""
     return _call("handle", "tvm_tuple", *value)
+
+
+def tvm_stack_make_shape(*args, span=None):
+    """A stack-allocated ``int64`` array holding ``args`` (a shape passed to a packed function), as a handle."""
+    return _call("handle", "tvm_stack_make_shape", *args, span=span)
+
+
+def tvm_stack_make_array(data, shape, strides, ndim, arr_dtype, elem_offset, span=None):
+    """A stack-allocated DLTensor over ``data`` (a handle) with ``shape`` and ``strides`` (handles from
+    :func:`tvm_stack_make_shape`, or 0), ``ndim`` dimensions, the element type of the constant ``arr_dtype`` and
+    ``elem_offset``: how a buffer is passed to a packed function."""
+    return _call("handle", "tvm_stack_make_array", data, shape, strides, ndim, arr_dtype, elem_offset, span=span)
+
+
+def pack_buffer(buf, span=None):
+    """The DLTensor handle describing buffer ``buf`` (TVM's ``_pack_buffer``): what ``call_packed`` passes for a
+    Buffer argument."""
+    from .expr_op import convert
+
+    shape = tvm_stack_make_shape(*buf.shape, span=span)
+    strides = tvm_stack_make_shape(*buf.strides, span=span) if buf.strides else convert(0)
+    zero = convert(0, buf.dtype)
+    return tvm_stack_make_array(buf.data, shape, strides, convert(len(buf.shape)), zero, buf.elem_offset, span=span)
 
 
 def tvm_struct_get(arr, index, field, dtype):

@@ -151,8 +151,13 @@ def call_llvm_intrin(dtype, name, *args, span=None) -> Call:
 
 
 def call_packed(*args, span=None) -> Call:
-    """Call a packed function by name (``tvm_call_packed``); the first argument is the name."""
+    """Call a packed function by name (``tvm_call_packed``); the first argument is the name. A Buffer argument is
+    passed as a DLTensor describing it (``tvm_stack_make_array``), other arguments by value."""
+    from .buffer import Buffer
+    from .builtin import pack_buffer
+
     name, *rest = args
+    rest = [pack_buffer(x, span=span) if isinstance(x, Buffer) else x for x in rest]
     return Call("int32", Op.get("tir.tvm_call_packed"), (StringImm(str(name)), *rest), span=span)
 
 

@@ -77,7 +77,7 @@ class Block(Stmt):
     iter_vars: tuple = field(metadata=DEF)
     reads: tuple
     writes: tuple
-    name_hint: str
+    name_hint: str = field(metadata=IGNORE)  # TVM compares blocks without their names
     body: Stmt
     init: Stmt | None = None
     alloc_buffers: tuple = field(default=(), metadata=DEF)

@@ -70,6 +70,25 @@ from .block import alloc_buffer, axis, block, block_attr, init, reads, where, wr
 from .ops import *
 from .ops import DTYPES, Buffer, handle
 
+
+def _drop_dtype(func):
+    """TVMScript's ``T.round(x, dtype="float32")``: the printer writes the call's dtype, the builder infers it (TVM's
+    ``_op_wrapper``)."""
+
+    def wrapped(*args, dtype=None, **kwargs):
+        return func(*args, **kwargs)
+
+    wrapped.__name__, wrapped.__doc__ = func.__name__, func.__doc__
+    return wrapped
+
+
+for _name in ("abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_not",
+              "bitwise_or", "bitwise_xor", "ceil", "clz", "copysign", "cos", "cosh", "erf", "exp", "exp2", "exp10",
+              "fabs", "floor", "fma", "fmod", "hypot", "isfinite", "isinf", "isnan", "ldexp", "log", "log1p",
+              "log2", "log10", "nearbyint", "nextafter", "popcount", "pow", "round", "rsqrt", "shift_left",
+              "shift_right", "sigmoid", "sin", "sinh", "sqrt", "tan", "tanh", "trunc"):
+    globals()[_name] = _drop_dtype(globals()[_name])
+
 float = DTYPES["float32"]  # noqa: A001  (TVM's T.float is float32)
 int = DTYPES["int32"]  # noqa: A001
 

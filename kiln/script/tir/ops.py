@@ -348,11 +348,25 @@ def if_then_else(cond, t, f, dtype=None):
     return _ite(cond, t, f)
 
 
-def tvm_call_packed(name, *args):
-    """Call the packed function registered as ``name`` (TVM's ``T.tvm_call_packed``)."""
+def tvm_call_packed(name, *args, dtype="int32"):
+    """Call the packed function registered as ``name`` (TVM's ``T.tvm_call_packed``; the call's type is int32)."""
     from ...tir.intrin import call_packed
 
     return call_packed(name, *args)
+
+
+def tvm_stack_make_shape(*args, dtype="handle"):
+    """A shape array for a packed call (TVM's ``T.tvm_stack_make_shape``; ``dtype`` is always handle)."""
+    from ...tir.builtin import tvm_stack_make_shape as make
+
+    return make(*args)
+
+
+def tvm_stack_make_array(data, shape, strides, ndim, arr_dtype, elem_offset, dtype="handle"):
+    """A DLTensor for a packed call (TVM's ``T.tvm_stack_make_array``; ``dtype`` is always handle)."""
+    from ...tir.builtin import tvm_stack_make_array as make
+
+    return make(data, shape, strides, ndim, arr_dtype, elem_offset)
 
 
 def target(target, host=None):
