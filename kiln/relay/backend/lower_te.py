@@ -39,6 +39,7 @@ from ..op.vm import is_reshape_only
 from ..transform.infer_type import infer_type
 from . import te_compiler
 from .call_lowered import call_lowered
+from .external import external_function
 
 
 def current_target():
@@ -139,10 +140,13 @@ class _Lowerer(ExprMutator):
             args = [self.visit(a) for a in operands]
         else:
             return super().visit_call(call)
+        symbol = None
+        if func.attrs.get("Compiler", None) is not None:  # a region PartitionGraph lifted for an external compiler
+            func, symbol = external_function(func)
         if func.checked_type_ is None:
             func = infer_type(func)
         func, constants = lift_constants(func)
-        gv, shape_gv = self.state.lower(func)
+        gv, shape_gv = self.state.lower(func, symbol)
         return call_lowered(gv, [*args, *constants], call.checked_type_, span=call.span,
                             reshape_only=is_reshape_only(func), shape_func=shape_gv,
                             shape_func_reads_data=shape_gv is not None and te_compiler.is_data_dependent(func))
@@ -156,6 +160,7 @@ class _LoweringState:
         self.target = target
         self.compiler = te_compiler.get()
         self.taken = set(taken)
+        self.symbols: set = set()  # the external functions' symbols given to kernels
         self.by_cached: dict = {}  # id(CachedFunc) -> GlobalVar
         self.prim_funcs: dict = {}  # GlobalVar -> PrimFunc
         self.shape_funcs: dict = {}  # the kernel's GlobalVar -> its shape function's
@@ -169,13 +174,20 @@ class _LoweringState:
         self.taken.add(name)
         return name
 
-    def lower(self, func) -> tuple:
-        """The GlobalVars of ``func``'s kernel and of its shape function (None when its result is static)."""
+    def lower(self, func, symbol=None) -> tuple:
+        """The GlobalVars of ``func``'s kernel and of its shape function (None when its result is static); the
+        kernel is named ``symbol`` when given (an external function's), else after its operators."""
         cached = self.compiler.lower(func, self.target)
         gv = self.by_cached.get(id(cached))
         if gv is None:
             self.keep.append(cached)  # ids stay unique while the cached objects are alive
-            gv = GlobalVar(self._unique(cached.name))
+            # an external function's symbol is its own global function's name, which the lowered module drops
+            if symbol is not None and symbol in self.symbols:
+                raise CodegenError(f"LowerTE: two kernels would be named {symbol}")
+            if symbol is not None:
+                self.taken.add(symbol)
+                self.symbols.add(symbol)
+            gv = GlobalVar(symbol if symbol is not None else self._unique(cached.name))
             self.by_cached[id(cached)] = gv
             attrs = {"global_symbol": gv.name_hint, "kiln.relay_ops": relay_ops(cached.source_func)}
             flops = estimate_flops(cached.source_func)

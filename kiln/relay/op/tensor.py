@@ -222,8 +222,8 @@ register_relay_op("concatenate", 1, _concatenate_rel, OpPattern.INJECTIVE, A.Con
 
 
 def concatenate(data, axis):
-    """Join the tensors of ``data`` (a list or tuple expression) along ``axis``."""
-    if isinstance(data, list | tuple):
+    """Join the tensors of ``data`` (a list or tuple expression, or the outputs of ``split``) along ``axis``."""
+    if isinstance(data, list | tuple | TupleWrapper):  # a TupleWrapper is listed output by output, as TVM does
         data = Tuple(tuple(data))
     return make_call("concatenate", [data], A.ConcatenateAttrs(int(axis)))
 

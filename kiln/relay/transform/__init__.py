@@ -32,8 +32,10 @@ from .lazy_gradient_init import LazyGradientInit
 from .legalize import Legalize
 from .manifest_alloc import ManifestAlloc
 from .memory_plan import MemoryPlan
+from .merge_compiler_regions import MergeCompilerRegions
 from .merge_composite import MergeComposite
 from .normal_form import ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm
+from .partition_graph import PartitionGraph
 from .qnn_canonicalize import QnnCanonicalize
 from .remove_unused_functions import RemoveUnusedFunctions
 from .simplify_expr import SimplifyExpr
