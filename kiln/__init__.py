@@ -27,6 +27,7 @@ from .runtime import ndarray as nd
 from .target.build import build  # noqa: E402  (tvm.build)
 from .te import lower  # noqa: E402  (tvm.lower)
 from .tir import transform as _tir_transform  # noqa: F401,E402  (makes kiln.tir.transform available)
+from .tir.dtype import DataType  # noqa: E402  (tvm.DataType)
 
 # TVM keeps Range, PrimExpr and PointerType in tvm.ir; kiln defines them with the TIR expressions they hold, above
 # kiln.ir, so the package root (the one module above both) lends them to kiln.ir.

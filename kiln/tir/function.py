@@ -82,7 +82,10 @@ class PrimFunc(BaseFunc):
                 p = handle
             params.append(p)
         params = tuple(params)
-        object.__setattr__(self, "buffer_map", buffer_map)
+        # in parameter order: TVM compares buffer maps by key, kiln's structural equality walks them in order
+        ordered = {p: buffer_map[p] for p in params if p in buffer_map}
+        ordered.update((k, v) for k, v in buffer_map.items() if k not in ordered)
+        object.__setattr__(self, "buffer_map", ordered)
         for p in params:
             if not isinstance(p, Var):
                 raise TIRError(f"tir.PrimFunc: every parameter must be a Var, got {type(p).__name__}")

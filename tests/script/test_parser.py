@@ -92,7 +92,8 @@ def test_matmul_block_with_init_runs():
     root = matmul.body
     assert isinstance(root, tir.BlockRealize) and root.block.name_hint == "root"
     update = root.block.body.body.body.body.block
-    assert [r.buffer.name for r in update.reads] == ["C", "A", "B"]
+    # as TVM's region detector: a block with init does not list the buffer it writes among its reads
+    assert [r.buffer.name for r in update.reads] == ["A", "B"]
     assert [int(iv.iter_type) for iv in update.iter_vars] == [0, 0, 2]
     a = np.random.rand(16, 8).astype("float32")
     b = np.random.rand(12, 8).astype("float32")

@@ -35,7 +35,8 @@ def test_reduction_then_elementwise_runs_and_allocates_the_intermediate():
     assert [iv.iter_type for iv in c_block.iter_vars] == [tir.IterVar.DataPar, tir.IterVar.DataPar,
                                                          tir.IterVar.CommReduce]
     assert c_block.init is not None
-    assert [r.buffer.name for r in c_block.reads] == ["C", "A", "B"] and [w.buffer.name for w in c_block.writes] == ["C"]
+    # a reduction does not list the buffer it accumulates into among its reads, as TVM
+    assert [r.buffer.name for r in c_block.reads] == ["A", "B"] and [w.buffer.name for w in c_block.writes] == ["C"]
     rng = np.random.default_rng(0)
     a, b = rng.random((8, 6), dtype="float32"), rng.random((5, 6), dtype="float32")
     out = _run(func, a, b, np.zeros((8, 5), "float32"))[2]

@@ -7,6 +7,7 @@ accesses, each index relaxed over the loops inside the block (``kiln.arith.estim
 """
 
 from ...error import TIRError
+from ...tir import dtype as _dt
 from ...tir import expr as E
 from ...tir import stmt as S
 from ...tir.buffer import Buffer
@@ -129,7 +130,9 @@ class _Axis:
         else:
             dom = E.convert(dom, binding.dtype if dtype is None else dtype)
             rng = Range.from_min_extent(E.convert(0, dom.dtype), dom)
-        var = E.Var(F.take_name("v"), dtype or rng.extent.dtype)
+        # the widest of the domain's types and the requested one, as TVM's builder (an int64 domain gives int64)
+        bits = max(_dt.DataType.parse(t).bits for t in (rng.min.dtype, rng.extent.dtype, dtype or "int32"))
+        var = E.Var(F.take_name("v"), f"int{bits}")
         frame.iter_vars.append(IterVar(rng, var, kind))
         frame.iter_values.append(binding)
         return var
@@ -228,7 +231,8 @@ def store_indices(buffer, indices):
 
 # ---- completion
 def access_regions(body, init, local_buffers):
-    """The (reads, writes) regions of a block body: every access, relaxed over the loops inside the block."""
+    """The (reads, writes) regions of a block body: every access, relaxed over the loops inside the block; a block
+    with an ``init`` (a reduction) reads what it writes without listing it."""
     from ...arith.int_set import estimate_region
 
     local = {id(b) for b in local_buffers}
@@ -281,7 +285,9 @@ def access_regions(body, init, local_buffers):
     if init is not None:
         stmt(init, {})
     stmt(body, {})
-    return ([BufferRegion(*reads[k]) for t, k in order if t is reads],
+    # a reduction (a block with init) does not list what it writes among its reads, as TVM's detector
+    excluded = set(writes) if init is not None else set()
+    return ([BufferRegion(*reads[k]) for t, k in order if t is reads and k not in excluded],
             [BufferRegion(*writes[k]) for t, k in order if t is writes])
 
 

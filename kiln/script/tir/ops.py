@@ -312,22 +312,31 @@ def Max(a, b):  # noqa: N802
     return E.Max(a, b)
 
 
-def call_extern(dtype, func_name, *args):
+def _dtype_first(args, dtype):
+    """TVMScript prints ``T.call_extern("f", x, dtype="float32")``: the dtype keyword is the builder's first
+    argument (TVM's ``_dtype_forward``)."""
+    return args if dtype is None else (dtype, *args)
+
+
+def call_extern(*args, dtype=None):
+    """Call an external C function: ``T.call_extern(dtype, name, *args)`` or ``(name, *args, dtype=...)``."""
     from ...tir.intrin import call_extern as _ce
 
-    return _ce(dtype, func_name, *args)
+    return _ce(*_dtype_first(args, dtype))
 
 
-def call_pure_extern(dtype, func_name, *args):
+def call_pure_extern(*args, dtype=None):
+    """Call a pure external C function (argument forms as :func:`call_extern`)."""
     from ...tir.intrin import call_pure_extern as _cpe
 
-    return _cpe(dtype, func_name, *args)
+    return _cpe(*_dtype_first(args, dtype))
 
 
-def call_intrin(dtype, op_name, *args):
+def call_intrin(*args, dtype=None):
+    """Call a TIR intrinsic: ``T.call_intrin(dtype, op_name, *args)`` or ``(op_name, *args, dtype=...)``."""
     from ...tir.intrin import call_intrin as _ci
 
-    return _ci(dtype, op_name, *args)
+    return _ci(*_dtype_first(args, dtype))
 
 
 def ret(value, dtype=None):
