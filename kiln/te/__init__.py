@@ -18,6 +18,7 @@ from ..tir.op import (
 from .lower import get_binds, lower, schedule_to_prim_func
 from .create_primfunc import create_prim_func
 from .extern import extern, extern_primfunc
+from .scan import ScanOp, scan
 from . import schedule, tag
 from .operation import (
     comm_reducer, compute, max, min, placeholder, reduce_axis, size_var, sum, thread_axis, var,

@@ -101,6 +101,9 @@ class ScheduleGraph:
                 if isinstance(stage.op, PlaceholderOp):
                     self.placeholders.append(stage)
                     continue
+                if not isinstance(stage.op, ComputeOp):
+                    raise TIRError(f"lower: stage {stage.op.name} is a {type(stage.op).__name__}, which kiln cannot "
+                                   "lower from a schedule yet (te.create_prim_func builds te.extern)")
                 if stage.attach_type == "inline" and stage.is_output:
                     raise TIRError(f"lower: output stage {stage.op.name} cannot be inlined")
                 loads = self._loads(stage)

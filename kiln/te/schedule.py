@@ -315,6 +315,15 @@ class Schedule:
             self.stage_map[op] = stage
         for op in self.outputs:
             self.stage_map[op].is_output = True
+        for stage in self.stages:
+            if getattr(stage.op, "scan_axis", None) is not None:
+                # a scan's body is computed inside its time loop, as TVM attaches it (kScanUpdate)
+                from .graph import ScanGetBody
+
+                for op in ScanGetBody(stage.op):
+                    body_stage = self.stage_map[op]
+                    if body_stage is not stage:
+                        body_stage.attach_type, body_stage.attach_stage = "scan_update", stage
 
     def __getitem__(self, key) -> Stage:
         op = key.op if isinstance(key, Tensor) else key
@@ -437,4 +446,12 @@ def __getattr__(name):
         from . import schedule_passes
 
         return getattr(schedule_passes, name)
+    if name in ("CreateReadGraph", "PostDFSOrder", "CreateAttachPath", "ScanGetBody", "ScanFixPointAnalysis"):
+        from . import graph
+
+        return getattr(graph, name)
+    if name == "Buffer":  # TVM's te.schedule re-exports tir.Buffer (the type of te.extern's buffers)
+        from ..tir.buffer import Buffer
+
+        return Buffer
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

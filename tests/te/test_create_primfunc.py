@@ -127,3 +127,18 @@ def test_unsupported_operation_is_a_type_error():
     Y = te.compute((4,), lambda i: X[i] + 1.0, name="Y")
     with pytest.raises(TypeError, match="Unsupported Operation: Other"):
         te.create_prim_func([X, Y])
+
+
+def test_index_dtype_override_int64_rewrites_every_index_and_still_runs():
+    A = te.placeholder((6, 4), name="A")
+    B = te.placeholder((4,), name="B", dtype="int32")
+    C = te.compute((6, 4), lambda i, j: A[i, B[j]] + 1.0, name="C")
+    func = te.create_prim_func([A, B, C], index_dtype_override="int64")
+    assert all(s.dtype == "int64" for buf in func.buffer_map.values() for s in buf.shape)
+    loop = func.body.block.body
+    assert loop.loop_var.dtype == loop.min.dtype == loop.extent.dtype == "int64"
+    block = _blocks(func)[0]
+    assert all(iv.var.dtype == "int64" for iv in block.iter_vars)
+    rng = np.random.default_rng(3)
+    a, b = rng.random((6, 4), dtype="float32"), rng.permutation(4).astype("int32")
+    np.testing.assert_allclose(_run(func, a, b, np.zeros((6, 4), "float32"))[2], a[:, b] + 1, rtol=1e-6)
