@@ -146,9 +146,11 @@ def _reach_graph(ops) -> dict:
                 if id(load.producer.op) not in inside:
                     continue
                 for d, index in enumerate(load.indices):
-                    dkey = _key(load.producer, d)
-                    post_order_visit(index, lambda n, dk=dkey: reach[axis_key[id(n)]].append(dk)
-                                     if isinstance(n, E.Var) and id(n) in axis_key else None)
+                    used: list = []
+                    post_order_visit(index, lambda n, out=used: out.append(n) if isinstance(n, E.Var) else None)
+                    for v in used:
+                        if id(v) in axis_key:
+                            reach[axis_key[id(v)]].append(_key(load.producer, d))
     return reach
 
 
