@@ -8,6 +8,20 @@ from .analyzer import Analyzer, Extension, ProofStrength
 from .const_int_bound import ConstIntBound
 from .detect_linear import detect_clip_bound, detect_linear_equation
 from .int_set import IntervalSet, IntSet, estimate_region, eval_set
+from .iter_affine_map import (
+                              IterMapExpr,
+                              IterMapLevel,
+                              IterMapResult,
+                              IterMark,
+                              IterSplitExpr,
+                              IterSumExpr,
+                              detect_iter_map,
+                              inverse_affine_iter_map,
+                              iter_map_simplify,
+                              normalize_iter_map_to_expr,
+                              normalize_to_iter_sum,
+                              subspace_divide,
+)
 from .linear import expr_key, from_linear, linear_form
 from .modular_set import ModularSet
 from .narrow_predicate import narrow_predicate_expression

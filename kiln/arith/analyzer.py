@@ -112,7 +112,15 @@ class Analyzer:
 
     def can_prove_equal(self, lhs, rhs) -> bool:
         """Whether ``lhs == rhs`` always holds."""
+        if isinstance(lhs, E.PrimExpr) and not isinstance(rhs, E.PrimExpr):
+            rhs = E.convert(rhs, lhs.dtype)
         lhs, rhs = E.convert(lhs), E.convert(rhs)
+        if lhs.dtype != rhs.dtype and is_index_dtype(lhs.dtype) and is_index_dtype(rhs.dtype):
+            # as TVM's ``lhs - rhs``: the narrower integer is widened
+            if _bits(lhs.dtype) < _bits(rhs.dtype):
+                lhs = _op.cast(lhs, rhs.dtype)
+            else:
+                rhs = _op.cast(rhs, lhs.dtype)
         if lhs.dtype != rhs.dtype:
             return False
         if is_index_dtype(lhs.dtype):
@@ -314,6 +322,10 @@ class Analyzer:
         finally:
             self._cib.restore(var, old)
             self._leave(entered)
+
+
+def _bits(dtype):
+    return int("".join(ch for ch in dtype if ch.isdigit()) or 32)
 
 
 def _conjuncts(cond):

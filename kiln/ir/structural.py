@@ -267,6 +267,11 @@ def _numbers_as_constants(lhs, rhs):
         lhs = convert(lhs)
     if isinstance(lhs, Node) and isinstance(rhs, int | float) and not isinstance(rhs, bool):
         rhs = convert(rhs)
+    # a bool against a TIR condition: TVM converts it to the constant ``T.bool(True)`` too
+    if isinstance(rhs, bool) and getattr(lhs, "dtype", None) == "bool":
+        rhs = convert(rhs)
+    if isinstance(lhs, bool) and getattr(rhs, "dtype", None) == "bool":
+        lhs = convert(lhs)
     return lhs, rhs
 
 

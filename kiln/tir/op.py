@@ -245,7 +245,7 @@ def div(a, b, span=None) -> PrimExpr:
         if _dt.is_float(a.dtype):
             return _result(c[0] / c[1], a)
         return _result(_truncdiv(c[0], c[1]), a)
-    if const_value(b) == 1:
+    if const_value(b) == 1 or is_const_int(a, 0):
         return a
     return Div(a, b, span=span)
 
@@ -273,6 +273,8 @@ def truncmod(a, b, span=None) -> PrimExpr:
         return _result(c[0] - _truncdiv(c[0], c[1]) * c[1], a)
     if is_const_int(b, 1):
         return _result(0, a)
+    if is_const_int(a, 0):  # 0 divided by anything nonzero (TVM's TryConstFold)
+        return a
     return Mod(a, b, span=span)
 
 
@@ -283,6 +285,8 @@ def floordiv(a, b, span=None) -> PrimExpr:
     if (c := _both_const(a, b)) is not None and c[1] != 0:
         return _result(math.floor(c[0] / c[1]) if _dt.is_float(a.dtype) else c[0] // c[1], a)
     if const_value(b) == 1:
+        return a
+    if is_const_int(a, 0):  # 0 divided by anything nonzero (TVM's TryConstFold)
         return a
     return FloorDiv(a, b, span=span)
 
@@ -295,6 +299,8 @@ def floormod(a, b, span=None) -> PrimExpr:
         return _result(c[0] - math.floor(c[0] / c[1]) * c[1] if _dt.is_float(a.dtype) else c[0] % c[1], a)
     if is_const_int(b, 1):
         return _result(0, a)
+    if is_const_int(a, 0):  # 0 divided by anything nonzero (TVM's TryConstFold)
+        return a
     return FloorMod(a, b, span=span)
 
 
