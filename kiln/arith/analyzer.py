@@ -17,6 +17,7 @@ import contextlib
 import enum
 
 from ..error import TIRError
+from ..runtime.packed_func import register_func
 from ..tir import expr as E
 from ..tir import op as _op
 from .const_int_bound import ConstIntBound, ConstIntBoundAnalyzer
@@ -355,3 +356,12 @@ def _sat_add(a, b):
     if b in (POS_INF, NEG_INF):
         return b
     return max(NEG_INF, min(POS_INF, a + b))
+
+
+def _create_analyzer():
+    """A new Analyzer, for the layers below arith that reach it through the registry (TVM's
+    ``arith.CreateAnalyzer``)."""
+    return Analyzer()
+
+
+register_func("arith.CreateAnalyzer", _create_analyzer, override=True)

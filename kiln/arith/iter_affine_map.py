@@ -183,7 +183,16 @@ class IterMapToExpr:
             return self.split(expr)
         if isinstance(expr, IterSumExpr):
             return self.sum(expr)
-        return expr
+        if not isinstance(expr, E.PrimExpr):
+            return expr
+        # any other expression (a padding predicate): its iterator-map operands converted
+        changes = {}
+        for name, value in expr.fields().items():
+            if isinstance(value, E.PrimExpr):
+                new = self.convert(value)
+                if new is not value:
+                    changes[name] = new
+        return expr.with_fields(**changes) if changes else expr
 
     def sum(self, expr):
         res = _op.const(0, expr.dtype)
@@ -315,3 +324,19 @@ def _domains(input_iters):
             rng = E.Range.from_min_extent(0, rng)
         doms[var] = rng
     return doms
+
+
+def _register():
+    """The functions under TVM's global names, for the layers below arith (``tir.IndexMap``) that reach them
+    through the registry."""
+    from ..runtime.packed_func import register_func
+
+    register_func("arith.DetectIterMap", detect_iter_map, override=True)
+    register_func("arith.InverseAffineIterMap", inverse_affine_iter_map, override=True)
+    register_func("arith.NormalizeIterMapToExpr", normalize_iter_map_to_expr, override=True)
+    register_func("arith.NormalizeToIterSum", normalize_to_iter_sum, override=True)
+    register_func("arith.IterMapSimplify", iter_map_simplify, override=True)
+    register_func("arith.SubspaceDivide", subspace_divide, override=True)
+
+
+_register()

@@ -272,6 +272,9 @@ def _numbers_as_constants(lhs, rhs):
         rhs = convert(rhs)
     if isinstance(lhs, bool) and getattr(rhs, "dtype", None) == "bool":
         lhs = convert(lhs)
+    if isinstance(lhs, list | tuple) and isinstance(rhs, list | tuple) and len(lhs) == len(rhs):
+        pairs = [_numbers_as_constants(a, b) for a, b in zip(lhs, rhs, strict=True)]
+        lhs, rhs = type(lhs)(p[0] for p in pairs), type(rhs)(p[1] for p in pairs)
     return lhs, rhs
 
 

@@ -1,7 +1,7 @@
 """kiln.runtime: tensors, devices, packed functions and (compiled) modules."""
 
 from . import container, graph_executor, graph_executor_factory, ndarray, vm  # noqa: F401  (factory and vm register loaders)
-from .convert import convert
+from .convert import const, convert
 from .device import Device, cpu, device
 from .module import Module, load_module
 from .ndarray import NDArray

@@ -13,7 +13,7 @@ import numpy as np
 from ..error import KilnError
 from .packed_func import get_global_func
 
-__all__ = ["convert"]
+__all__ = ["const", "convert"]
 
 
 def convert(value):
@@ -39,3 +39,19 @@ def convert(value):
             raise KilnError("runtime.convert: numbers need kiln.tir (import kiln)")
         return make(value)
     return value
+
+
+def const(value, dtype=None, span=None):
+    """A TIR constant of ``value`` (TVM's ``tvm.runtime.const``): ``const(42, "int64")``; the dtype defaults to
+    what :func:`convert` gives the number.
+
+    Examples
+    --------
+    >>> import kiln
+    >>> kiln.runtime.const(42, "int64").dtype
+    'int64'
+    """
+    make = get_global_func("tir.const", allow_missing=True)
+    if make is None:
+        raise KilnError("runtime.const: constants need kiln.tir (import kiln)")
+    return make(value, dtype)

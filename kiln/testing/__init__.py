@@ -144,10 +144,14 @@ def assert_prim_expr_equal(lhs, rhs):
         raise AssertionError(f"{lhs} and {rhs} are not equal")
 
 
-def parameter(*values, ids=None):
+def parameter(*values, ids=None, by_dict=None):
     """A pytest fixture taking each of ``values`` in turn (TVM's ``tvm.testing.parameter``); bind it to a module
     variable (or a class attribute), whose name becomes the fixture's: ``dtype = kiln.testing.parameter("float32",
-    "int8")``."""
+    "int8")``. ``by_dict={"id": value, ...}`` gives the values with their ids."""
+    if by_dict is not None:
+        if values or ids:
+            raise KilnError("kiln.testing.parameter: by_dict cannot be given with positional values or ids")
+        ids, values = (list(t) for t in zip(*by_dict.items(), strict=True))
     method = _in_class_body(sys._getframe(1))
     return pytest.fixture(params=list(values), ids=ids)(_fixture_function("request", lambda r: r.param, method))
 

@@ -73,6 +73,7 @@ from .expr import (
 )
 from .function import CallingConv, PrimFunc
 from .functor import ExprFunctor, ExprMutator, ExprVisitor, StmtExprMutator, StmtExprVisitor, StmtFunctor
+from .index_map import IndexMap
 from .intrin import (
     acos,
     acosh,
