@@ -3,7 +3,7 @@ modular sets, interval sets, and the rewrite simplifier."""
 
 # ruff: noqa: F401  (re-exports)
 
-from . import _ffi_api
+from . import _ffi_api, int_set
 from .analyzer import Analyzer, Extension, ProofStrength
 from .const_int_bound import ConstIntBound
 from .detect_linear import detect_clip_bound, detect_linear_equation
@@ -25,3 +25,4 @@ from .iter_affine_map import (
 from .linear import expr_key, from_linear, linear_form
 from .modular_set import ModularSet
 from .narrow_predicate import narrow_predicate_expression
+from .region_bound import estimate_region_lower_bound, estimate_region_strict_bound, estimate_region_upper_bound

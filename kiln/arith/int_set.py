@@ -12,6 +12,19 @@ from ..tir import expr as E
 from ..tir import op as _op
 from ..tir.analysis import undefined_vars
 
+_POS_INF = E.Var("pos_inf", "handle")
+_NEG_INF = E.Var("neg_inf", "handle")
+
+
+def pos_inf():
+    """The symbol of an unbounded upper end (TVM's ``arith.int_set.pos_inf``)."""
+    return _POS_INF
+
+
+def neg_inf():
+    """The symbol of an unbounded lower end (TVM's ``arith.int_set.neg_inf``)."""
+    return _NEG_INF
+
 
 class IntSet:
     """Base of integer sets; :class:`IntervalSet` is the one kind kiln uses."""
@@ -53,7 +66,7 @@ class IntSet:
 
 
 class IntervalSet(IntSet):
-    """``[min_value, max_value]`` (inclusive, symbolic); ``None`` ends are unbounded.
+    """``[min_value, max_value]`` (inclusive, symbolic); an unbounded end is :func:`neg_inf` / :func:`pos_inf`.
 
     Examples
     --------
@@ -63,21 +76,44 @@ class IntervalSet(IntSet):
     ('1', '29')
     """
 
-    __slots__ = ("max_value", "min_value")
+    __slots__ = ("_max", "_min")
 
     def __init__(self, min_value, max_value):
-        # numbers become constants (IntervalSet(2, 3) as in TVM); None stays an unbounded end
-        self.min_value = None if min_value is None else E.convert(min_value)
-        self.max_value = None if max_value is None else E.convert(max_value)
+        # numbers become constants (IntervalSet(2, 3) as in TVM); None (or neg_inf()/pos_inf()) is an unbounded end,
+        # kept as None; pos_inf() as the lower end (neg_inf() as the upper) is TVM's empty set and kept as given
+        self._min = None if min_value is None or min_value is _NEG_INF else \
+            min_value if min_value is _POS_INF else E.convert(min_value)
+        self._max = None if max_value is None or max_value is _POS_INF else \
+            max_value if max_value is _NEG_INF else E.convert(max_value)
+
+    @property
+    def min_value(self):
+        """The lower end; :func:`neg_inf` when unbounded."""
+        return _NEG_INF if self._min is None else self._min
+
+    @property
+    def max_value(self):
+        """The upper end; :func:`pos_inf` when unbounded."""
+        return _POS_INF if self._max is None else self._max
+
+    def has_lower_bound(self) -> bool:
+        return self._min is not None
+
+    def has_upper_bound(self) -> bool:
+        return self._max is not None
+
+    def is_nothing(self) -> bool:
+        """Whether the set is empty (TVM's ``[pos_inf, neg_inf]``)."""
+        return self._min is _POS_INF or self._max is _NEG_INF
 
     def is_everything(self) -> bool:
-        return self.min_value is None and self.max_value is None
+        return self._min is None and self._max is None
 
     def is_bounded(self) -> bool:
-        return self.min_value is not None and self.max_value is not None
+        return self._min is not None and self._max is not None
 
     def is_single_point(self) -> bool:
-        return self.is_bounded() and (self.min_value is self.max_value or _same(self.min_value, self.max_value))
+        return self.is_bounded() and (self._min is self._max or _same(self._min, self._max))
 
     def to_range(self, analyzer=None):
         """The Range ``[min, max]`` (raises when unbounded)."""
@@ -87,12 +123,12 @@ class IntervalSet(IntSet):
         if not self.is_bounded():
             raise TIRError("IntervalSet.to_range: the set is unbounded")
         ana = analyzer or Analyzer()
-        extent = ana.simplify(_op.add(_op.subtract(self.max_value, self.min_value), 1))
-        return E.Range.from_min_extent(self.min_value, extent)
+        extent = ana.simplify(_op.add(_op.subtract(self._max, self._min), 1))
+        return E.Range.from_min_extent(self._min, extent)
 
     def __repr__(self):
-        lo = "-inf" if self.min_value is None else str(self.min_value)
-        hi = "+inf" if self.max_value is None else str(self.max_value)
+        lo = "-inf" if self._min is None else str(self._min)
+        hi = "+inf" if self._max is None else str(self._max)
         return f"IntervalSet[{lo}, {hi}]"
 
 
@@ -105,10 +141,10 @@ def _same(a, b) -> bool:
 def union(sets) -> IntervalSet:
     """The smallest interval holding every set of ``sets``."""
     sets = list(sets)
-    lo, hi = sets[0].min_value, sets[0].max_value
+    lo, hi = sets[0]._min, sets[0]._max
     for s in sets[1:]:
-        lo = None if lo is None or s.min_value is None else _op.minimum(lo, s.min_value)
-        hi = None if hi is None or s.max_value is None else _op.maximum(hi, s.max_value)
+        lo = None if lo is None or s._min is None else _op.minimum(lo, s._min)
+        hi = None if hi is None or s._max is None else _op.maximum(hi, s._max)
     return IntervalSet(lo, hi)
 
 
@@ -140,18 +176,18 @@ class _SetEvaluator:
         if kind is E.Add or kind is E.Sub:
             a, b = self.eval(e.a), self.eval(e.b)
             if kind is E.Sub:
-                b = IntervalSet(_neg(b.max_value), _neg(b.min_value))
-            return IntervalSet(_bin(_op.add, a.min_value, b.min_value), _bin(_op.add, a.max_value, b.max_value))
+                b = IntervalSet(_neg(b._max), _neg(b._min))
+            return IntervalSet(_bin(_op.add, a._min, b._min), _bin(_op.add, a._max, b._max))
         if kind is E.Mul:
             return self._mul(e)
         if kind in (E.FloorDiv, E.Div):
             a, b = self.eval(e.a), self.eval(e.b)
-            if not b.is_single_point() or not self.ana.can_prove(_op.greater(b.min_value, 0)):
+            if not b.is_single_point() or not self.ana.can_prove(_op.greater(b._min, 0)):
                 return IntSet.everything()
-            if kind is E.Div and not (a.min_value is not None and self.nonneg(a.min_value)):
+            if kind is E.Div and not (a._min is not None and self.nonneg(a._min)):
                 return IntSet.everything()
-            c = b.min_value
-            return IntervalSet(_bin(_op.floordiv, a.min_value, c), _bin(_op.floordiv, a.max_value, c))
+            c = b._min
+            return IntervalSet(_bin(_op.floordiv, a._min, c), _bin(_op.floordiv, a._max, c))
         if kind in (E.FloorMod, E.Mod):
             return self._mod(e)
         if kind in (E.Min, E.Max):
@@ -159,20 +195,18 @@ class _SetEvaluator:
             f = _op.minimum if kind is E.Min else _op.maximum
             # an unbounded end of one operand: min keeps the other's upper end, max the other's lower end
             if kind is E.Min:
-                lo = None if a.min_value is None or b.min_value is None else f(a.min_value, b.min_value)
-                hi = b.max_value if a.max_value is None else a.max_value if b.max_value is None else f(a.max_value,
-                                                                                                        b.max_value)
+                lo = None if a._min is None or b._min is None else f(a._min, b._min)
+                hi = b._max if a._max is None else a._max if b._max is None else f(a._max, b._max)
             else:
-                hi = None if a.max_value is None or b.max_value is None else f(a.max_value, b.max_value)
-                lo = b.min_value if a.min_value is None else a.min_value if b.min_value is None else f(a.min_value,
-                                                                                                        b.min_value)
+                hi = None if a._max is None or b._max is None else f(a._max, b._max)
+                lo = b._min if a._min is None else a._min if b._min is None else f(a._min, b._min)
             return IntervalSet(lo, hi)
         if kind is E.Select:
             return union([self.eval(e.true_value), self.eval(e.false_value)])
         if kind is E.Cast:
             a = self.eval(e.value)
-            return IntervalSet(_bin(lambda x, _: _op.cast(x, e.dtype), a.min_value, 0),
-                               _bin(lambda x, _: _op.cast(x, e.dtype), a.max_value, 0))
+            return IntervalSet(_bin(lambda x, _: _op.cast(x, e.dtype), a._min, 0),
+                               _bin(lambda x, _: _op.cast(x, e.dtype), a._max, 0))
         return IntSet.everything()
 
     def _mul(self, e):
@@ -180,25 +214,29 @@ class _SetEvaluator:
         if not a.is_single_point():
             a, b = b, a
         if not a.is_single_point():
+            ends = (a._min, a._max, b._min, b._max)
+            if all(isinstance(x, E.IntImm) for x in ends):  # two constant intervals: the extreme products
+                products = [x.value * y.value for x in ends[:2] for y in ends[2:]]
+                return IntervalSet(_op.const(min(products), e.dtype), _op.const(max(products), e.dtype))
             return IntSet.everything()
-        c = a.min_value
+        c = a._min
         if self.ana.can_prove(_op.greater_equal(c, 0)):
-            return IntervalSet(_bin(_op.multiply, b.min_value, c), _bin(_op.multiply, b.max_value, c))
+            return IntervalSet(_bin(_op.multiply, b._min, c), _bin(_op.multiply, b._max, c))
         if self.ana.can_prove(_op.less(c, 0)):
-            return IntervalSet(_bin(_op.multiply, b.max_value, c), _bin(_op.multiply, b.min_value, c))
+            return IntervalSet(_bin(_op.multiply, b._max, c), _bin(_op.multiply, b._min, c))
         return IntSet.everything()
 
     def _mod(self, e):
         a, b = self.eval(e.a), self.eval(e.b)
-        if not b.is_single_point() or not self.ana.can_prove(_op.greater(b.min_value, 0)):
+        if not b.is_single_point() or not self.ana.can_prove(_op.greater(b._min, 0)):
             return IntSet.everything()
-        if type(e) is E.Mod and not (a.min_value is not None and self.nonneg(a.min_value)):
+        if type(e) is E.Mod and not (a._min is not None and self.nonneg(a._min)):
             return IntSet.everything()
-        c = b.min_value
+        c = b._min
         if a.is_bounded():
-            same_block = _op.equal(_op.floordiv(a.min_value, c), _op.floordiv(a.max_value, c))
+            same_block = _op.equal(_op.floordiv(a._min, c), _op.floordiv(a._max, c))
             if self.ana.can_prove(same_block):
-                return IntervalSet(_op.floormod(a.min_value, c), _op.floormod(a.max_value, c))
+                return IntervalSet(_op.floormod(a._min, c), _op.floormod(a._max, c))
         return IntervalSet(_op.const(0, e.dtype), _op.subtract(c, 1))
 
 
@@ -217,11 +255,32 @@ def eval_set(expr, dom_map, analyzer=None) -> IntervalSet:
 
     ana = analyzer or Analyzer()
     result = _SetEvaluator(dom_map, ana).eval(E.convert(expr))
-    lo = None if result.min_value is None else ana.simplify(result.min_value)
-    hi = None if result.max_value is None else ana.simplify(result.max_value)
+    lo = None if result._min is None else ana.simplify(result._min)
+    hi = None if result._max is None else ana.simplify(result._max)
     return IntervalSet(lo, hi)
 
 
 def estimate_region(indices, dom_map, analyzer=None) -> list:
     """The Range each index of ``indices`` covers over ``dom_map`` (bound inference of a buffer access)."""
     return [eval_set(i, dom_map, analyzer).to_range(analyzer) for i in indices]
+
+
+def union_lower_bound(sets) -> IntervalSet:
+    """A lower bound of the union of ``sets``: the hull of those that touch or overlap the first non-empty one (a
+    set separated by a gap is left out, since the hull would claim the gap) (TVM's ``arith.int_set.
+    union_lower_bound``)."""
+    from .analyzer import Analyzer
+
+    sets = [s for s in sets if not s.is_nothing()]
+    if not sets:
+        return IntervalSet(_POS_INF, _NEG_INF)
+    ana = Analyzer()
+    lo, hi = sets[0]._min, sets[0]._max
+    for s in sets[1:]:
+        # joined when neither lies beyond the other with a gap between them
+        joins_right = s._min is None or hi is None or ana.can_prove(_op.less_equal(s._min, _op.add(hi, 1)))
+        joins_left = lo is None or s._max is None or ana.can_prove(_op.less_equal(lo, _op.add(s._max, 1)))
+        if joins_right and joins_left:
+            lo = None if lo is None or s._min is None else _op.minimum(lo, s._min)
+            hi = None if hi is None or s._max is None else _op.maximum(hi, s._max)
+    return IntervalSet(lo, hi)

@@ -321,9 +321,9 @@ class _BoundInference:
     def _check(self, info, iv, value, lo, hi, lower=False):
         """Record ``lo <= value < hi`` (the parts the loop ranges do not already prove)."""
         s = eval_set(value, {var: rng for var, rng in self.leaf_ranges.values()}, self.ana)
-        if not (s.max_value is not None and self.ana.can_prove(_op.less(s.max_value, hi))):
+        if not (s.has_upper_bound() and self.ana.can_prove(_op.less(s.max_value, hi))):
             info.checks.append((iv, _op.less(value, hi)))
-        if lower and not (s.min_value is not None and self.ana.can_prove(_op.greater_equal(s.min_value, lo))):
+        if lower and not (s.has_lower_bound() and self.ana.can_prove(_op.greater_equal(s.min_value, lo))):
             info.checks.append((iv, _op.greater_equal(value, lo)))
 
 

@@ -301,7 +301,7 @@ def _relax(rng, vmap, loops):
     if not loops:
         return Range.from_min_extent(lo, extent)
     span = eval_set(lo, loops)
-    if span.min_value is None or span.max_value is None:
+    if not span.is_bounded():
         return Range.from_min_extent(lo, extent)
     return Range.from_min_extent(span.min_value, add(subtract(span.max_value, span.min_value), extent))
 
