@@ -37,7 +37,10 @@ def target_key(target) -> str:
 
 
 def workload_key(workload) -> str:
-    """A hashable, printable key of a workload tuple (task name and arguments)."""
+    """A hashable, printable key of a workload tuple (task name and arguments); ``None`` (a template asking for its
+    config outside any task, as ``autotvm.get_config()`` does) has a key of its own."""
+    if workload is None:
+        return "None"
     return repr(tuple(_as_tuple(x) for x in workload))
 
 

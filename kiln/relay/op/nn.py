@@ -50,7 +50,7 @@ def _conv2d_rel(types, attrs):
         raise TypeInferenceError(
             f"conv2d: data layout {attrs.data_layout} must have axes NCHW and kernel layout {attrs.kernel_layout} OIHW"
         )
-    if d["C"] != w["I"] * attrs.groups:
+    if not dims_match(d["C"], w["I"] * attrs.groups):
         raise TypeInferenceError(
             f"conv2d: data has {d['C']} input channels, weight {weight} expects {w['I']} x groups={attrs.groups} = "
             f"{w['I'] * attrs.groups}"

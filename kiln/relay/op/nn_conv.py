@@ -18,7 +18,16 @@ from . import attrs as AS
 from . import attrs_image as AI
 from . import attrs_nn as A
 from .op import OpPattern, make_call, register_relay_op
-from .type_relations import FLOAT, NUMERIC, check_dtype, nonpositive, same_dtype, shapes_match, tensor_arg
+from .type_relations import (
+    FLOAT,
+    NUMERIC,
+    check_dtype,
+    dims_match,
+    nonpositive,
+    same_dtype,
+    shapes_match,
+    tensor_arg,
+)
 
 
 def _primal(ttype, layout_name, what, op):
@@ -57,7 +66,7 @@ def _conv_rel(op, spatial, transpose):
                                      f"(groups={g})")
         if not transpose and depthwise_multiplier(d["C"], w["O"], w["I"], g) and attrs.channels == d["C"] * w["I"]:
             out_channels = attrs.channels  # TVM's depthwise weight (C, multiplier, ...): see depthwise_multiplier
-        elif not transpose and (d["C"] != w["I"] * g or w["O"] % g):
+        elif not transpose and (not dims_match(d["C"], w["I"] * g) or w["O"] % g):
             raise TypeInferenceError(f"{op}: data has {d['C']} input channels, weight {weight} expects "
                                      f"{w['I']} x groups={g} = {w['I'] * g}")
         del in_per_group

@@ -17,6 +17,8 @@ would hand to the x86 schedule, and what :mod:`kiln.topi.x86.conv2d` builds inte
 ``depthwise_conv2d_NCHWc`` is its depthwise sibling (one filter per channel, kernel OIHW1i[b]o).
 """
 
+from collections import namedtuple
+
 from ...error import OpAttributeInvalid
 from ...te.operation import compute, reduce_axis
 from ...te.operation import sum as _te_sum
@@ -26,17 +28,27 @@ from .. import tag as _tag
 from ..transform import layout_transform
 from ..utils import get_const_tuple, known_nonpositive
 from .pad import pad
+from .utils import get_pad_tuple
 
 __all__ = [
     "conv2d", "conv2d_nchw", "conv2d_nhwc", "group_conv2d_nchw", "group_conv2d_nhwc", "depthwise_conv2d_nchw",
     "conv2d_NCHWc", "depthwise_conv2d_NCHWc", "conv_out_size", "pad_tuple", "is_packed", "is_packed_depthwise",
+    "Workload",
 ]
+
+Workload = namedtuple("Workload", ["in_dtype", "out_dtype", "height", "width", "in_filter", "groups", "out_filter",
+                                   "kernel_h", "kernel_w", "padt", "padl", "padb", "padr", "dilation_h",
+                                   "dilation_w", "stride_h", "stride_w"])
+"""A convolution's geometry as TVM's x86 fallback schedules read it: input size and channels, groups, output
+channels, kernel size, the four paddings, dilation and strides."""
 
 
 def pad_tuple(padding) -> tuple:
     """``(top, left, bottom, right)`` from an int, ``(h, w)`` or four values (TVM's rule)."""
     if isinstance(padding, int):
         return (padding,) * 4
+    if isinstance(padding, str):
+        raise OpAttributeInvalid(f"padding {padding!r} depends on the kernel: resolve it with get_pad_tuple")
     padding = tuple(int(p) for p in padding)
     if len(padding) == 1:
         return padding * 4
@@ -307,3 +319,25 @@ def conv2d(data, kernel, strides=(1, 1), padding=(0, 0), dilation=(1, 1), data_l
         out = group_conv2d_nchw(x, k, strides, padding, dilation, groups, out_dtype)
         natural = "NCHW"
     return layout_transform(out, natural, out_layout) if out_layout != natural else out
+
+
+def _get_workload(data, kernel, stride, padding, dilation, out_dtype, data_layout="NCHW"):
+    """The :class:`Workload` of a convolution of the placeholders ``data`` (``NCHW``, ``NHWC`` or ``HWCN``) and
+    ``kernel`` (``OIHW`` for NCHW data, else ``HWIO``), with ``padding`` resolved against the dilated kernel as
+    :func:`~kiln.topi.nn.utils.get_pad_tuple` does (TVM's private helper, which its tests call)."""
+    positions = {"NCHW": (1, 2, 3), "NHWC": (3, 1, 2), "HWCN": (2, 0, 1)}
+    if data_layout not in positions:
+        raise OpAttributeInvalid(f"conv2d workload: data layout {data_layout!r} is not NCHW, NHWC or HWCN")
+    shape = get_const_tuple(data.shape)
+    ci, ih, iw = (shape[i] for i in positions[data_layout])
+    if data_layout == "NCHW":
+        co, ci_group, kh, kw = get_const_tuple(kernel.shape)
+    else:
+        kh, kw, ci_group, co = get_const_tuple(kernel.shape)
+    if data.dtype != kernel.dtype and (data.dtype, kernel.dtype) != ("uint8", "int8"):
+        raise OpAttributeInvalid(f"conv2d workload: data of {data.dtype} with a kernel of {kernel.dtype} "
+                                 "(the same type, or uint8 data with an int8 kernel)")
+    dh, dw = _pair(dilation)
+    sh, sw = _pair(stride)
+    pt, pl, pb, pr = get_pad_tuple(padding, ((kh - 1) * dh + 1, (kw - 1) * dw + 1))
+    return Workload(data.dtype, out_dtype, ih, iw, ci, ci // ci_group, co, kh, kw, pt, pl, pb, pr, dh, dw, sh, sw)

@@ -6,7 +6,7 @@ element-wise chain after it) and the target, whose vector width sets block sizes
 
 # ruff: noqa: F401  (re-exports)
 
-from . import dense_alter_op
+from . import conv2d_avx_common, dense_alter_op
 from .conv2d import (
     conv2d_alter_layout,
     conv2d_nchw,

@@ -60,7 +60,7 @@ from .micro_kernel import accumulator_budget, channel_block, latency_accumulator
 
 __all__ = ["conv2d_nchw", "conv2d_NCHWc", "schedule_conv2d_nchw", "schedule_conv2d_NCHWc", "conv_blocking",
            "flat_map_preferred",
-           "register_tile", "conv2d_alter_layout", "pack_data", "pack_kernel"]
+           "register_tile", "conv2d_alter_layout", "pack_data", "pack_kernel", "set_fallback_knobs"]
 
 
 def register_tile(out_width, oc_bn, target=None, dtype="float32") -> int:
@@ -171,9 +171,10 @@ def conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype=None, target
     out_dtype = out_dtype or data.dtype
     n, c, h, w = get_const_tuple(data.shape)
     o, _, kh, kw = get_const_tuple(kernel.shape)
-    padding = pad_tuple(padding)
     sw = strides if isinstance(strides, int) else strides[1]
-    dw = dilation if isinstance(dilation, int) else dilation[1]
+    dh, dw = (dilation, dilation) if isinstance(dilation, int) else dilation
+    # "SAME"/"VALID" and per-axis forms, resolved against the dilated window as TVM does
+    padding = get_pad_tuple(padding, ((kh - 1) * dh + 1, (kw - 1) * dw + 1))
     ow = conv_out_size(w, kw, sw, dw, padding[1], padding[3])
     ic_bn, oc_bn, _ = conv_blocking(c, o, ow, target, out_dtype)
     data_vec = pack_data(data, ic_bn, padding)
@@ -293,12 +294,20 @@ def _register_tile_knobs(cfg, shape, regs, reg_n, kernel_width, reduce_block, ta
 
     cfg.multi_filter(fits)
     if cfg.is_fallback:
-        cfg["tile_ow"] = SplitEntity([-1, reg_n])
-        cfg["tile_oc"] = SplitEntity([-1, 1])
-        cfg["tile_oh"] = SplitEntity([-1, 1])
-        cfg["reduce_inner"] = OtherOptionEntity("kw" if kernel_width > 1 else "ic")
-        cfg["unroll_outer"] = OtherOptionEntity(False)
+        set_fallback_knobs(cfg, (oc_chunk, oh, ow), reg_n, kernel_width)
     return (*tile(cfg), cfg["reduce_inner"].val, cfg["unroll_outer"].val)
+
+
+def set_fallback_knobs(cfg, blocks, reg_n, kernel_width):
+    """Give ``cfg`` the hand-chosen values of the blocked schedule's knobs for an output of ``blocks`` =
+    ``(channel blocks, rows, columns)``: tiles of ``reg_n`` columns of one channel block and one row, the kernel's
+    taps innermost unless it is one tap wide."""
+    oc_chunk, oh, ow = blocks
+    cfg["tile_ow"] = SplitEntity([ow // reg_n, reg_n])
+    cfg["tile_oc"] = SplitEntity([oc_chunk, 1])
+    cfg["tile_oh"] = SplitEntity([oh, 1])
+    cfg["reduce_inner"] = OtherOptionEntity("kw" if kernel_width > 1 else "ic")
+    cfg["unroll_outer"] = OtherOptionEntity(False)
 
 
 def _schedule_nchwc(s, conv_op, outs, lanes, target, cfg):

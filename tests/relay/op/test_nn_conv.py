@@ -234,3 +234,19 @@ def test_spatial_sizes_known_only_at_run_time():
                 ref.poolnd_python(x1v, (3,), (2,), (1,), (1,), (1,), "max", False)]
         for g, e in zip(got, want, strict=True):
             np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("conv,rank", [(relay.nn.conv1d, 1), (relay.nn.conv2d, 2), (relay.nn.conv3d, 3)])
+def test_grouped_conv_with_run_time_channels_types(conv, rank):
+    # the data's channels are known only at run time: the grouped kernel fixes the output channels and the
+    # input channels are checked when the kernel runs, as TVM's relation does
+    import kiln
+
+    x = relay.var("x", shape=(relay.Any(),) * (2 + rank))
+    w = relay.var("w", shape=(16, 8) + (3,) * rank)
+    mod = kiln.IRModule.from_expr(relay.Function([x, w], conv(x, w, channels=16, groups=2)))
+    ret = relay.transform.InferType()(mod)["main"].ret_type
+    assert int(ret.shape[1]) == 16 and all(relay.Any() == d for d in ret.shape[2:])
+    static = relay.var("s", shape=(1, 15) + (8,) * rank)
+    with pytest.raises(TypeInferenceError, match="15 input channels"):
+        relay.transform.InferType()(kiln.IRModule.from_expr(conv(static, w, channels=16, groups=2)))
