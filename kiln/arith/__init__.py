@@ -1,10 +1,12 @@
 """kiln.arith: integer analysis of TIR expressions (TVM's ``tvm.arith``): ``Analyzer`` with constant bounds,
-modular sets, interval sets, and the rewrite simplifier."""
+modular sets, interval sets, and the rewrite simplifier; iterator maps, region bounds, bound deduction."""
 
 # ruff: noqa: F401  (re-exports)
 
 from . import _ffi_api, int_set
 from .analyzer import Analyzer, Extension, ProofStrength
+from .bound_deducer import deduce_bound
+from .common_subexpr import detect_common_subexpr
 from .const_int_bound import ConstIntBound
 from .detect_linear import detect_clip_bound, detect_linear_equation
 from .int_set import IntervalSet, IntSet, estimate_region, eval_set
@@ -26,3 +28,4 @@ from .linear import expr_key, from_linear, linear_form
 from .modular_set import ModularSet
 from .narrow_predicate import narrow_predicate_expression
 from .region_bound import estimate_region_lower_bound, estimate_region_strict_bound, estimate_region_upper_bound
+from .touched_domain import domain_touched

@@ -2,3 +2,4 @@
 TVM's tests call some of them that way."""
 
 from .narrow_predicate import narrow_predicate_expression as NarrowPredicateExpression  # noqa: F401,N812
+from .touched_domain import domain_touched as DomainTouched  # noqa: F401,N812,E402

@@ -213,9 +213,12 @@ def region_to_load(value):
 
 
 def _ramp_indices(region):
+    from ...arith import Analyzer
+
     out = []
     for k, r in enumerate(region):
-        lanes = r.extent.value if isinstance(r.extent, E.IntImm) else None
+        extent = Analyzer().simplify(r.extent)  # A[i * 4:(i + 1) * 4] has 4 lanes
+        lanes = extent.value if isinstance(extent, E.IntImm) else None
         if k == len(region) - 1 and lanes is not None and lanes > 1:
             out.append(E.Ramp(r.min, E.convert(1, r.min.dtype), lanes))
         else:
