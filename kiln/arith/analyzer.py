@@ -238,7 +238,8 @@ class Analyzer:
             self._new_version()
 
     def _narrow(self, cond, saved):
-        """Narrow a variable's bound from ``var (< | <= | ==) expr`` (in any arrangement of a linear comparison)."""
+        """Narrow the bound of a variable or non-linear term from ``term (< | <= | ==) expr`` (in any arrangement of a
+        linear comparison)."""
         kind = type(cond)
         if kind not in (E.LT, E.LE, E.EQ) or not is_index_dtype(cond.a.dtype):
             return
@@ -246,7 +247,8 @@ class Analyzer:
         d.add(linear_form(cond.a))
         d.add(linear_form(cond.b), -1)
         for key, (atom, coeff) in d.terms.items():
-            if not isinstance(atom, E.Var) or coeff not in (1, -1):
+            # a variable, or a whole non-linear term (``1 <= a % 58`` bounds ``a % 58`` wherever it occurs)
+            if coeff not in (1, -1) or not is_index_dtype(atom.dtype):
                 continue
             rest = LinearForm(d.dtype, {k: v for k, v in d.terms.items() if k != key}, d.const)
             lo = hi = rest.const

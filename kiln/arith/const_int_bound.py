@@ -98,24 +98,39 @@ class ConstIntBoundAnalyzer:
     """Computes :class:`ConstIntBound` of expressions; variable bounds are set with :meth:`update`."""
 
     def __init__(self):
-        self.var_bounds: dict = {}  # id(var) -> (var, ConstIntBound)
+        self.var_bounds: dict = {}  # id(var), or ("expr", key) of another expression -> (it, ConstIntBound)
+        self.expr_facts = 0  # how many bounds of non-variable expressions are known (from constraints)
+
+    @staticmethod
+    def _key(var):
+        if isinstance(var, E.Var):
+            return id(var)
+        from .iter_map_fuse import ekey
+
+        return ("expr", ekey(var))
 
     def update(self, var, bound, override=False):
-        """Set the bound of ``var`` (intersected with a previous one unless ``override``)."""
-        old = self.var_bounds.get(id(var))
+        """Set the bound of ``var`` (a variable, or any expression a constraint bounds, such as ``a % 58``),
+        intersected with a previous one unless ``override``."""
+        key = self._key(var)
+        old = self.var_bounds.get(key)
         if old is not None and not override:
             bound = ConstIntBound(max(old[1].min_value, bound.min_value), min(old[1].max_value, bound.max_value))
-        self.var_bounds[id(var)] = (var, bound)
+        if old is None and not isinstance(var, E.Var):
+            self.expr_facts += 1
+        self.var_bounds[key] = (var, bound)
 
     def get(self, var):
-        entry = self.var_bounds.get(id(var))
+        entry = self.var_bounds.get(self._key(var))
         return None if entry is None else entry[1]
 
     def restore(self, var, saved):
+        key = self._key(var)
         if saved is None:
-            self.var_bounds.pop(id(var), None)
+            if self.var_bounds.pop(key, None) is not None and not isinstance(var, E.Var):
+                self.expr_facts -= 1
         else:
-            self.var_bounds[id(var)] = (var, saved)
+            self.var_bounds[key] = (var, saved)
 
     def __call__(self, expr) -> ConstIntBound:
         """The bound of ``expr``."""
@@ -127,11 +142,18 @@ class ConstIntBoundAnalyzer:
         if hit is not None:
             return hit[1]
         result = self._compute(e, memo)
+        if self.expr_facts and not isinstance(e, E.Var | E.IntImm):
+            known = self.get(e)  # a constraint on this very expression (1 <= a % 58 < 57)
+            if known is not None:
+                result = ConstIntBound(max(result.min_value, known.min_value), min(result.max_value, known.max_value))
         base = dtype_bound(e.dtype) if _dt.DataType.parse(e.dtype).element_of().is_integer() else None
         if base is not None and (result.min_value < base.min_value or result.max_value > base.max_value):
-            # never wider than the type; where the type wraps (uint8, int16...), a bound beyond it means anything
+            # never wider than the type; where the type wraps (uint8, int16...), a bound beyond it means anything.
+            # An infinite end stays infinite (TVM's "unbounded", as a bound given with NEG_INF or a SizeVar's)
             if overflow_is_undefined(e.dtype):
-                result = ConstIntBound(max(result.min_value, base.min_value), min(result.max_value, base.max_value))
+                lo = result.min_value if result.min_value == NEG_INF else max(result.min_value, base.min_value)
+                hi = result.max_value if result.max_value == POS_INF else min(result.max_value, base.max_value)
+                result = ConstIntBound(lo, hi)
             else:
                 result = base
         memo[key] = (e, result)
@@ -149,7 +171,7 @@ class ConstIntBoundAnalyzer:
             if known is not None:
                 return known
             if isinstance(e, E.SizeVar):
-                return ConstIntBound(0, dtype_bound(e.dtype).max_value)
+                return ConstIntBound(0, POS_INF)  # a size: non-negative, otherwise unknown (TVM's)
             return dtype_bound(e.dtype)
         sub = lambda x: self._bound(x, memo)
         if kind is E.Add:
@@ -236,6 +258,16 @@ class ConstIntBoundAnalyzer:
         src = _dt.DataType.parse(e.value.dtype).element_of()
         target = dtype_bound(e.dtype)
         if src.is_float() or src.is_handle():
+            inner = e.value
+            # an integer that went through a float wide enough to hold it exactly (int32(float32(int8 x))) keeps
+            # its bound
+            if isinstance(inner, E.Cast) and src.is_float():
+                inner_src = _dt.DataType.parse(inner.value.dtype).element_of()
+                mantissa = {16: 11, 32: 24, 64: 53}.get(src.bits, 0)
+                if inner_src.is_integer() and inner_src.bits <= mantissa:
+                    a = sub(inner.value)
+                    if target.min_value <= a.min_value and a.max_value <= target.max_value:
+                        return a
             return target
         a = sub(e.value)
         dst = _dt.DataType.parse(e.dtype).element_of()
