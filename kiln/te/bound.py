@@ -142,6 +142,7 @@ class StageInfo:
         self.values: dict = {}
         self.checks: list = []
         self.scope_vars: set = set()
+        self.rank = 0  # storage rank (0 global, 1 shared, 2 warp, 3 local)
 
     def leaf_range(self, iv):
         return Range.from_min_extent(E.IntImm(iv.var.dtype, 0), self.extents[iv])
@@ -197,6 +198,47 @@ def _inside(consumer, producer_path) -> bool:
     return stage is parent and k >= index
 
 
+# TVM's storage ranks (runtime::StorageRank) and thread ranks (ThreadScope): a stage stored at rank r is shared by
+# every thread of rank >= r, so its region must cover the loops bound to those threads (TVM's NeedRelax)
+_STORAGE_RANK = {"global": 0, "shared": 1, "warp": 2, "local": 3}
+
+
+def _thread_rank(tag) -> tuple:
+    """(rank, dimension index) of a thread tag: blockIdx 0, threadIdx and virtual threads 1; None for a loop."""
+    if tag.startswith("blockIdx."):
+        return 0, "xyz".index(tag[-1])
+    if tag.startswith("threadIdx."):
+        return 1, "xyz".index(tag[-1])
+    if tag.startswith("vthread") or tag == "cthread":
+        return 1, -1
+    return None
+
+
+def storage_rank(stage, path) -> int:
+    """The storage rank of ``stage``: its scope's when set, else by the threads enclosing its attach point (none:
+    global, blocks: shared, threads: local), as TVM's InferStorageScope."""
+    if stage.scope_explicit or stage.scope != "global":
+        return _STORAGE_RANK.get(stage.scope.split(".")[0], 0)
+    top = -1
+    for parent, index in path:
+        for iv in parent.leaf_iter_vars[:index + 1]:
+            attr = parent.iter_var_attrs.get(iv)
+            bound = attr is not None and attr.bind_thread is not None
+            rank = _thread_rank(attr.bind_thread.thread_tag) if bound else None
+            if rank is not None:
+                top = max(top, rank[0])
+    return {-1: 0, 0: 1}.get(top, 3)
+
+
+def _need_relax(tag, rank) -> bool:
+    thread = _thread_rank(tag)
+    if thread is None:
+        return False
+    if rank == _STORAGE_RANK["warp"] and thread == (1, 0):
+        return True
+    return rank <= thread[0]
+
+
 class _BoundInference:
     def __init__(self, graph, full):
         self.graph = graph
@@ -204,6 +246,7 @@ class _BoundInference:
         self.ana = Analyzer()
         self.infos: dict = {}
         self.leaf_ranges: dict = {}  # id(var) -> (var, Range) of every leaf loop seen so far
+        self.leaf_threads: dict = {}  # id(var) -> the thread IterVar a leaf loop is bound to
 
     def run(self):
         for stage in reversed(self.graph.order):
@@ -214,8 +257,12 @@ class _BoundInference:
         info = StageInfo(stage)
         op = stage.op
         path = attach_path(stage)
+        info.rank = rank = storage_rank(stage, path)
         for parent, index in path:
-            info.scope_vars.update(id(iv.var) for iv in parent.leaf_iter_vars[:index + 1])
+            for iv in parent.leaf_iter_vars[:index + 1]:
+                attr = parent.iter_var_attrs.get(iv)
+                if attr is None or attr.bind_thread is None or not _need_relax(attr.bind_thread.thread_tag, rank):
+                    info.scope_vars.add(id(iv.var))
         consumers = self.graph.consumers.get(stage, [])
         for c in consumers:
             if not _inside(c, path):
@@ -235,7 +282,18 @@ class _BoundInference:
 
     # ---- 1. root domain from the consumers' reads
     def consumer_region(self, stage, info, consumers):
-        relax = {var: rng for key, (var, rng) in self.leaf_ranges.items() if key not in info.scope_vars}
+        # a loop bound to a thread this storage is private to stays fixed: it is the same thread in every stage,
+        # so the region is written in the thread's variable
+        relax, threads = {}, {}
+        for key, (var, rng) in self.leaf_ranges.items():
+            thread = self.leaf_threads.get(key)
+            if thread is not None and not _need_relax(thread.thread_tag, info.rank):
+                threads[var] = thread.var
+                continue
+            if thread is not None:  # a consumer's region may be written in the thread's variable: relax that too
+                relax[thread.var] = rng
+            if key not in info.scope_vars:
+                relax[var] = rng
         lows, highs = [None] * len(stage.op.axis), [None] * len(stage.op.axis)
         unbounded = [False] * len(stage.op.axis)
         for c in consumers:
@@ -245,7 +303,7 @@ class _BoundInference:
                 if self.graph.stage_of(load.producer) is not stage:
                     continue
                 for d, index in enumerate(load.indices):
-                    s = eval_set(substitute(index, vmap), relax, self.ana)
+                    s = eval_set(substitute(substitute(index, vmap), threads), relax, self.ana)
                     if not s.is_bounded():
                         unbounded[d] = True
                         continue
@@ -290,6 +348,10 @@ class _BoundInference:
             rng = info.leaf_range(iv)
             self.leaf_ranges[id(iv.var)] = (iv.var, rng)
             self.ana.bind(iv.var, rng, allow_override=True)
+            attr = stage.iter_var_attrs.get(iv)
+            if attr is not None and attr.bind_thread is not None and _thread_rank(attr.bind_thread.thread_tag):
+                self.leaf_threads[id(iv.var)] = attr.bind_thread
+                self.ana.bind(attr.bind_thread.var, rng, allow_override=True)
 
     # ---- 3. index values and checks
     def pass_up(self, stage, info):

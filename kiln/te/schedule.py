@@ -110,6 +110,7 @@ class Stage:
         self.attach_ivar = None
         self.attach_stage = None
         self.scope = "global"
+        self.scope_explicit = False  # set_scope("global") differs from no scope in bound inference (as in TVM)
         self.is_output = False
 
     # ---- helpers
@@ -297,6 +298,7 @@ class Stage:
     def set_scope(self, scope):
         """Store this stage's result in ``scope`` ("global", "local")."""
         self.scope = str(scope)
+        self.scope_explicit = True
 
     def __repr__(self):
         return f"stage({self.op.name}, {type(self.op).__name__})"

@@ -127,3 +127,48 @@ def test_attach_axis_split_or_fused_after_compute_at_follows_it():
         out = kiln.nd.empty((8, 6), "float32")
         f(kiln.nd.array(a), out)
         np.testing.assert_allclose(out.numpy(), (a + 1.0) * 2.0, rtol=1e-6)
+
+
+def _two_stage(scope):
+    A = te.placeholder((64, 64), name="A")
+    A1 = te.compute((64, 64), lambda i, j: A[i, j] * 2.0, name="A1")
+    A2 = te.compute((64, 64), lambda i, j: A1[i, j] + 3.0, name="A2")
+    s = te.create_schedule(A2.op)
+    if scope is not None:
+        s[A1].set_scope(scope)
+    bx, xi = s[A2].split(A2.op.axis[0], factor=16)
+    tx, xi = s[A2].split(xi, nparts=4)
+    s[A2].bind(bx, te.thread_axis("blockIdx.x"))
+    s[A2].bind(tx, te.thread_axis("threadIdx.x"))
+    s[A2].reorder(bx, tx, A2.op.axis[1], xi)
+    s[A1].compute_at(s[A2], A2.op.axis[1])
+    return s, A1
+
+
+@pytest.mark.parametrize("scope, rows", [("shared", 16), ("local", 4), (None, 4), ("global", 64), ("warp", 16)])
+def test_region_covers_the_threads_sharing_the_storage(scope, rows):
+    # shared memory is shared by a block's threads, so it holds their rows; local memory is one thread's (and is
+    # what a stage attached under thread loops defaults to); global memory is every block's
+    s, A1 = _two_stage(scope)
+    bounds = te.schedule.InferBound(s)
+    assert int(bounds[A1.op.axis[0]].extent) == rows and int(bounds[A1.op.axis[1]].extent) == 1
+
+
+def test_a_thread_bound_consumer_loop_keeps_local_storage_per_thread():
+    A = te.placeholder((64,), name="A")
+    A1 = te.compute((64,), lambda i: A[i] + 1.0, name="A1")
+    A2 = te.compute((64,), lambda i: A1[i] * 2.0, name="A2")
+    A3 = te.compute((64,), lambda i: A2[i] - 1.0, name="A3")
+    s = te.create_schedule(A3.op)
+    s[A2].set_scope("shared")
+    s[A1].set_scope("local")
+    tx_axis = te.thread_axis("threadIdx.x")
+    bx, tx = s[A3].split(A3.op.axis[0], factor=32)
+    s[A3].bind(bx, te.thread_axis("blockIdx.x"))
+    s[A3].bind(tx, tx_axis)
+    s[A2].compute_at(s[A3], tx)
+    _, xi = s[A2].split(A2.op.axis[0], nparts=1)
+    s[A2].bind(xi, tx_axis)
+    s[A1].compute_at(s[A3], tx)
+    bounds = te.schedule.InferBound(s)
+    assert int(bounds[A2.op.axis[0]].extent) == 32 and int(bounds[A1.op.axis[0]].extent) == 1
