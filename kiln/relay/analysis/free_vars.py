@@ -9,15 +9,22 @@ from ...ir.expr import RelayExpr
 from ...ir.type_poly import FuncType, TypeVar, free_type_vars_of, type_children
 from ..adt import Match, pattern_vars
 from ..expr import Call, Let, Var
-from ..expr_functor import post_order_visit
+from ..expr_functor import expr_children, post_order_visit
 from ..function import Function
 
 
 def _scan(expr):
+    """(variables used, variables bound) of ``expr``, each in the order a depth-first walk meets them: a binder's
+    variables (parameters, the let variable, a clause's pattern) before what it binds them in, as TVM orders them."""
     used: list = []
     bound: list = []
-
-    def visit(node):
+    seen = set()
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
         if isinstance(node, Var):
             used.append(node)
         elif isinstance(node, Function):
@@ -27,8 +34,7 @@ def _scan(expr):
         elif isinstance(node, Match):
             for clause in node.clauses:
                 bound.extend(pattern_vars(clause.lhs))
-
-    post_order_visit(expr, visit)
+        stack.extend(reversed(expr_children(node)))
     return used, bound
 
 

@@ -12,6 +12,16 @@ def test_free_and_bound_vars():
     assert free_vars(let) == [y, x]
 
 
+def test_binders_come_before_what_they_bind():
+    # a depth-first walk: a function's parameters, then the let variables of its body, in the order they bind
+    x, y, z, a, b = (relay.var(n) for n in "xyzab")
+    inner = relay.Let(b, a, relay.Tuple([b, z]))
+    f = relay.Function([x, y], relay.Let(a, x, relay.Tuple([inner, y])))
+    assert bound_vars(f) == [x, y, a, b]
+    assert free_vars(f) == [z]
+    assert all_vars(f) == [x, y, a, b, z]
+
+
 def test_well_formed():
     x, y = relay.var("x", shape=(2,)), relay.var("y", shape=(2,))
     assert well_formed(relay.Function([x], relay.add(x, y)))
