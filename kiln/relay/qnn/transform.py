@@ -1,5 +1,6 @@
 """Passes over quantized programs (TVM's ``relay.qnn.transform``)."""
 
+from ..transform.legalize import Legalize as _Legalize
 from ..transform.qnn_canonicalize import QnnCanonicalize
 
 __all__ = ["CanonicalizeOps", "Legalize"]
@@ -11,5 +12,7 @@ def CanonicalizeOps():  # noqa: N802  (TVM's name)
 
 
 def Legalize():  # noqa: N802  (TVM's name)
-    """TVM's QNN legalization then canonicalization; kiln's quantized operators need only the canonicalization."""
-    return QnnCanonicalize()
+    """The pass applying the quantized operators' target-specific legalizations (``FTVMQnnLegalize``, registered
+    with ``register_op_attr``), as TVM's: ``Legalize("FTVMQnnLegalize")``. Canonicalization is
+    :func:`CanonicalizeOps`."""
+    return _Legalize("FTVMQnnLegalize")

@@ -25,6 +25,7 @@ from kiln.ir.op import list_op_names
 from kiln.relay.op.type_relations import ALL, INTEGER, NUMERIC
 
 from ...target.conftest import TARGETS
+from .qnn_samples import qnn_samples
 
 
 @dataclass(frozen=True)
@@ -219,19 +220,7 @@ SAMPLES = {
     "relay.op.annotation.simulated_quantize": s(lambda v, o: relay.quantize.simulated_quantize(
         v(0, (2, 3)), c(0.25, "float32"), c(-8, "float32"), c(7, "float32"), kind=1)),
     "reinterpret": s(lambda v, o: _reinterpret(v(0, (2, 3)))),
-    "qnn.quantize": s(lambda v, o: relay.qnn.op.quantize(v(0, (2, 3)), c(0.5, "float32"), c(3, "int32"))),
-    "qnn.dequantize": s(lambda v, o: relay.qnn.op.dequantize(v(0, (2, 3)), c(0.25, "float32"), c(1, "int32"))),
-    "qnn.requantize": s(lambda v, o: relay.qnn.op.requantize(v(0, (2, 3)), c([0.5, 1.0, 2.0], "float32"),
-                                                             c(1, "int32"), c(1.5, "float32"), c(2, "int32"),
-                                                             axis=1, out_dtype="uint8")),
-    **{f"qnn.{n}": s(lambda v, o, n=n: getattr(relay.qnn.op, n)(
-        v(0, (2, 3)), v(1, (3,)), c(0.5, "float32"), c(1, "int32"), c(0.25, "float32"), c(0, "int32"),
-        c(0.75, "float32"), c(2, "int32"))) for n in ("add", "mul")},
-    "qnn.dense": s(lambda v, o: relay.qnn.op.dense(v(0, (2, 4)), v(1, (3, 4)), c(1, "int32"), c(-1, "int32"),
-                                                   c(0.5, "float32"), c(0.5, "float32"), units=3)),
-    "qnn.conv2d": s(lambda v, o: relay.qnn.op.conv2d(v(0, (1, 2, 4, 4)), v(1, (3, 2, 3, 3)), c(2, "int32"),
-                                                     c([0, 1, -1], "int32"), c(0.5, "float32"), c(0.5, "float32"),
-                                                     kernel_size=(3, 3), channels=3, padding=(1, 1))),
+    **qnn_samples(s, c),
     "sort": s(lambda v, o: relay.sort(v(0, (2, 5)), axis=0, is_ascend=False)),
     "nn.dilate": s(lambda v, o: relay.nn.dilate(v(0, (2, 3)), (2, 1), 1)),
     "nn.space_to_batch_nd": s(lambda v, o: relay.nn.space_to_batch_nd(v(0, (1, 3, 2)), (2,), ((1, 0),))),

@@ -139,3 +139,59 @@ def test_affine_types():
     assert not structural_equal(t, TensorAffineType(_c(0.25), _c(0, "int32"), "int8", 1))
     with pytest.raises(kiln.error.ArgumentTypeError):
         kiln.ir.TupleAffineType([1])
+
+
+def test_batch_matmul_subtract_and_concatenate():
+    x, y = relay.var("x", shape=(1, 4, 6), dtype="int8"), relay.var("y", shape=(1, 5, 6), dtype="int8")
+    mm = relay.nn.batch_matmul(dq(x, _c(0.5), _c(1, "int32")), dq(y, _c(0.25), _c(-2, "int32")))
+    mod = check(q(mm, _c(2.0), _c(0, "int32")), [_ints((1, 4, 6)), _ints((1, 5, 6))], {"nn.batch_matmul"}, 1)
+    assert "qnn.batch_matmul" in _ops(mod)
+    a, b = relay.var("a", shape=(2, 3), dtype="int8"), relay.var("b", shape=(2, 3), dtype="int8")
+    da, db = dq(a, _c(0.5), _c(0, "int32")), dq(b, _c(1.5), _c(3, "int32"))
+    check(q(relay.subtract(da, db), _c(0.5), _c(2, "int32")), [_ints((2, 3), low=-30, high=30)] * 2, {"subtract"}, 1)
+    mod = check(q(relay.concatenate([da, db], 1), _c(3.5), _c(0, "int32")), [_ints((2, 3))] * 2, {"concatenate"})
+    assert "qnn.concatenate" in _ops(mod)
+
+
+@pytest.mark.parametrize("op", [relay.sqrt, relay.exp, relay.erf, relay.sigmoid, relay.tanh, relay.log, relay.abs])
+def test_elementwise_functions_become_lookup_tables(op):
+    x = relay.var("x", shape=(4, 5), dtype="uint8")
+    out = q(op(dq(x, _c(0.03), _c(0, "int32"))), _c(0.02), _c(3, "int32"), out_dtype="uint8")
+    mod = check(out, [_ints((4, 5), "uint8", 0, 255)], {op.__name__}, tolerance=1)
+    assert _ops(mod) == [f"qnn.{op.__name__}"]
+    canonical = relay.transform.QnnCanonicalize()(mod)
+    assert set(_ops(canonical)) <= {"cast", "subtract", "take"}  # the table, indexed by the integers
+
+
+def test_pools_and_leaky_relu():
+    x = relay.var("x", shape=(1, 2, 6, 6), dtype="uint8")
+    pooled = relay.nn.avg_pool2d(dq(x, _c(2.0), _c(12, "int32")), (3, 3))
+    check(q(pooled, _c(0.5), _c(10, "int32"), out_dtype="uint8"), [_ints((1, 2, 6, 6), "uint8", 0, 255)],
+          {"nn.avg_pool2d"}, tolerance=1)
+    leaky = relay.nn.leaky_relu(dq(x, _c(2.0), _c(114, "int32")), 0.1)
+    check(q(leaky, _c(2.0), _c(114, "int32"), out_dtype="uint8"), [_ints((1, 2, 6, 6), "uint8", 0, 255)],
+          {"nn.leaky_relu"}, tolerance=1)
+
+
+def test_softmax_only_when_asked():
+    x = relay.var("x", shape=(3, 8), dtype="int8")
+    out = q(relay.nn.softmax(dq(x, _c(0.1), _c(0, "int32")), axis=1), _c(1 / 256), _c(-128, "int32"))
+    mod = InferType()(kiln.IRModule.from_expr(out))
+    assert structural_equal(FakeQuantizationToInteger()(mod), mod)
+    check(out, [_ints((3, 8))], {"nn.softmax"}, tolerance=1, optional_qnn_ops=["nn.softmax"])
+
+
+def test_qat_converts_operators_whose_inputs_are_dequantized():
+    a, b = relay.var("a", shape=(1, 4, 2), dtype="int8"), relay.var("b", shape=(1, 3, 2), dtype="int8")
+    mm = relay.nn.batch_matmul(dq(a, _c(2.0), _c(0, "int32")), dq(b, _c(6.0), _c(0, "int32")))
+    expr = relay.erf(relay.add(mm, _c(1.0)))  # no quantize closes the region
+    mod = InferType()(kiln.IRModule.from_expr(expr))
+    assert structural_equal(FakeQuantizationToInteger()(mod), mod)
+    rewritten = FakeQuantizationToInteger(False, True)(mod)
+    qmm = relay.qnn.op.batch_matmul(a, b, _c(0, "int32"), _c(0, "int32"), _c(2.0), _c(6.0))
+    want = relay.erf(relay.add(dq(qmm, _c(12.0), _c(0, "int32")), _c(1.0)))
+    assert structural_equal(rewritten, InferType()(kiln.IRModule.from_expr(want)))
+    args = [_ints((1, 4, 2)), _ints((1, 3, 2))]
+    ref = relay.create_executor("debug", mod=mod).evaluate()(*args).numpy()
+    got = relay.create_executor("graph", mod=rewritten, target="llvm").evaluate()(*args).numpy()
+    np.testing.assert_allclose(got, ref, rtol=1e-5)

@@ -3,7 +3,8 @@
 from ...transform import layout_rules_qnn  # noqa: F401  (their layout rules, beside the other operators')
 from . import (  # noqa: F401  (the operators, their canonical forms and values)
     canonicalize,
-    fake_quantization,  # noqa: F401  (their rules for FakeQuantizationToInteger)
+    fake_quantization,  # their rules for FakeQuantizationToInteger
+    fake_quantization_ops,
     qnn,
     reference,
 )
@@ -12,14 +13,32 @@ from .qnn import (
     DequantizeAttrs,
     QuantizeAttrs,
     RequantizeAttrs,
+    abs,
     add,
+    avg_pool2d,
+    batch_matmul,
+    concatenate,
     conv2d,
+    conv2d_transpose,
     dense,
     dequantize,
+    erf,
+    exp,
+    hardswish,
+    leaky_relu,
+    log,
     mul,
     quantize,
     requantize,
+    rsqrt,
+    sigmoid,
+    softmax,
+    sqrt,
+    subtract,
+    tanh,
 )
 
-__all__ = ["quantize", "dequantize", "requantize", "add", "mul", "dense", "conv2d", "QuantizeAttrs",
+__all__ = ["quantize", "dequantize", "requantize", "add", "mul", "dense", "conv2d", "subtract", "concatenate",
+           "batch_matmul", "conv2d_transpose", "avg_pool2d", "sqrt", "rsqrt", "exp", "erf", "sigmoid", "tanh", "log",
+           "abs", "hardswish", "leaky_relu", "softmax", "QuantizeAttrs",
            "DequantizeAttrs", "RequantizeAttrs", "BroadcastAttrs"]

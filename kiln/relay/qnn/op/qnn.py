@@ -179,3 +179,20 @@ def conv2d(data, kernel, input_zero_point, kernel_zero_point, input_scale, kerne
     return make_call("qnn.conv2d", [data, kernel, input_zero_point, kernel_zero_point, input_scale, kernel_scale],
                      A.Conv2DAttrs(strides, padding, dilation, groups, channels, kernel_size, data_layout,
                                    kernel_layout, out_layout, out_dtype))
+
+
+# the operators defined beside their plain counterparts, reachable here too (TVM's relay.qnn.op.qnn holds them all)
+from .qnn_elemwise import (  # noqa: E402, F401
+    abs,  # noqa: A004
+    erf,
+    exp,
+    hardswish,
+    leaky_relu,
+    log,
+    rsqrt,
+    sigmoid,
+    softmax,
+    sqrt,
+    tanh,
+)
+from .qnn_nn import avg_pool2d, batch_matmul, concatenate, conv2d_transpose, subtract  # noqa: E402, F401
