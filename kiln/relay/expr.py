@@ -7,6 +7,7 @@ structure). Python's ``+ - * /`` on an expression build ``add``/``subtract``/``m
 
 from dataclasses import dataclass, field
 from numbers import Number
+from typing import Any
 
 import numpy as np
 
@@ -133,6 +134,9 @@ class Var(ExprWithOp, RelayExpr):
     # the variable's identity (TVM's ``Var.vid``): kept by copies made with ``with_fields`` (a typed copy of a
     # variable is the same variable), so it can key maps across passes
     vid: Id = field(default=None, kw_only=True, metadata=IGNORE, repr=False)  # type: ignore[assignment]
+    # where the variable's value lives (TVM's ``virtual_device_``, set by PlanDevices on function parameters and
+    # printed ``%x {virtual_device=...}``); None when unconstrained
+    virtual_device_: Any = field(default=None, kw_only=True, repr=False)
 
     _is_var = True
 
@@ -141,6 +145,18 @@ class Var(ExprWithOp, RelayExpr):
             raise KilnError(f"relay.Var: name_hint must be a str, not {type(self.name_hint).__name__}")
         if self.vid is None:
             object.__setattr__(self, "vid", Id(self.name_hint))
+        vd = self.virtual_device_
+        if vd is not None and getattr(vd, "is_fully_unconstrained", False):
+            object.__setattr__(self, "virtual_device_", None)  # one spelling of "unconstrained" for equality
+
+    @property
+    def virtual_device(self):
+        """The VirtualDevice holding the variable's value (fully unconstrained when unknown)."""
+        if self.virtual_device_ is None:
+            from ..target.virtual_device import VirtualDevice
+
+            return VirtualDevice()
+        return self.virtual_device_
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

@@ -243,10 +243,20 @@ class Parser(TypeParsing):
         if tok[0] not in ("LOCAL", "QLOCAL"):
             raise self.error(f"expected {what}, found {_describe(tok)}", tok)
         self.pos += 1
+        virtual_device = None
+        if self.accept("{"):  # `%x {virtual_device=meta[VirtualDevice][0]}`: where the value lives
+            while not self.accept("}"):
+                key = self.peek()
+                if key[0] != "IDENT" or key[1] != "virtual_device" or self.peek(1)[0] != "=":
+                    raise self.error(f"expected `virtual_device=...` in the attributes of %{tok[1]}, found "
+                                     f"{_describe(key)}", key)
+                self.pos += 2
+                virtual_device = self.parse_attr_value()
+                self.accept(",")
         ttype = self.parse_type() if self.accept(":") else None
         if isinstance(ttype, IncompleteType):  # `%x: _` declares no type
             ttype = None
-        var = Var(tok[1], ttype, span=self.span(tok))
+        var = Var(tok[1], ttype, span=self.span(tok), virtual_device_=virtual_device)
         if bind:
             self.bind(self.locals, tok[1], var)
         return var

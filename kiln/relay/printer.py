@@ -161,6 +161,8 @@ class RelayTextPrinter:
 
     def _var_decl(self, var) -> str:
         text = self._alloc_var(var)
+        if getattr(var, "virtual_device_", None) is not None:  # where PlanDevices put it
+            text += " {virtual_device=" + attr_text(var.virtual_device_, self._meta_ref) + "}"
         if var.type_annotation is not None:
             text += ": " + type_text(var.type_annotation)
         return text
@@ -391,6 +393,8 @@ class RelayTextPrinter:
     def _params_text(self, func) -> str:
         parts = [self._var_decl(p) for p in func.params]
         parts.extend(f"{k}={attr_text(v, self._meta_ref)}" for k, v in func.attrs.items())
+        if getattr(func, "virtual_device_", None) is not None:
+            parts.append(f"virtual_device={attr_text(func.virtual_device_, self._meta_ref)}")
         return ", ".join(parts)
 
     def _call_attrs(self, call) -> list:

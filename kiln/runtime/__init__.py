@@ -2,7 +2,7 @@
 
 from . import container, graph_executor, graph_executor_factory, ndarray, vm  # noqa: F401  (factory and vm register loaders)
 from .convert import const, convert
-from .device import Device, cpu, device
+from .device import Device, cpu, device, enabled
 from .module import Module, load_module
 from .ndarray import NDArray
 from .object import Object

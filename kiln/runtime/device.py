@@ -22,8 +22,13 @@ def register_rpc_session(session) -> int:
     return len(_RPC_SESSIONS) - 1
 
 _CPU = 1  # kDLCPU in DLPack
-_TYPE_CODES = {"cpu": _CPU, "llvm": _CPU, "c": _CPU, "stackvm": _CPU, "ext_dev": 12}
-_TYPE_NAMES = {_CPU: "cpu", 12: "ext_dev"}
+# the accelerators' codes are known so programs can name devices they are planned for (PlanDevices, VirtualDevice);
+# kiln compiles and runs for the CPU only, so such a device never exists here (Device.exist, runtime.enabled)
+_TYPE_CODES = {"cpu": _CPU, "llvm": _CPU, "c": _CPU, "stackvm": _CPU, "ext_dev": 12, "cuda": 2, "gpu": 2,
+               "nvptx": 2, "cuda_host": 3, "opencl": 4, "cl": 4, "vulkan": 7, "metal": 8, "vpi": 9, "rocm": 10,
+               "hexagon": 16, "webgpu": 15}
+_TYPE_NAMES = {_CPU: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal", 9: "vpi", 10: "rocm",
+               12: "ext_dev", 15: "webgpu", 16: "hexagon"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +94,13 @@ def device(dev_type, dev_id=0) -> Device:
             raise KilnError(f"unknown device {dev_type!r}; known: {sorted(_TYPE_CODES)}")
         return Device(_TYPE_CODES[key], dev_id)
     return Device(int(dev_type), dev_id)
+
+
+def enabled(target) -> bool:
+    """Whether code for ``target`` (a target kind or device name: ``"llvm"``, ``"cuda"``) can be compiled and run
+    here (TVM's ``runtime.enabled``): the CPU targets only."""
+    key = str(target).split()[0]
+    return _TYPE_CODES.get(key) == _CPU
 
 
 def cpu(dev_id=0) -> Device:

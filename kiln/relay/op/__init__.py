@@ -8,6 +8,7 @@ from . import (
     array,
     array_more,
     attrs,
+    device,
     dyn,
     elemwise,
     image,
@@ -34,6 +35,7 @@ from .array_more import (
     sparse_reshape,
     strided_set,
 )
+from .device import device_copy, on_device
 from .elemwise import *  # noqa: F403
 from .like import *  # noqa: F403
 from .op import (
@@ -59,7 +61,7 @@ from .tensor import *  # noqa: F403
 from .transform import *  # noqa: F403
 
 # the operator builders each family module defines (kiln.relay.op.op.builders): nothing to list by hand
-_FAMILIES = (tensor, reduce, transform, algorithm, array, array_more, like, elemwise, signal, sparse)
+_FAMILIES = (tensor, reduce, transform, algorithm, array, array_more, like, elemwise, signal, sparse, device)
 __all__ = [name for module in _FAMILIES for name in builders(vars(module))]
 # logsumexp, std, segment_sum: made of other operators, as in TVM; reverse_reshape: TVM's other name of one
 __all__ += reduce.COMPOSITES + array.COMPOSITES + ["reverse_reshape"]

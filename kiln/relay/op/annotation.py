@@ -15,10 +15,12 @@ from dataclasses import dataclass
 
 from ...error import OpAttributeInvalid
 from ...ir.attrs import Attrs
+from .device import on_device  # noqa: F401  (relay.annotation.on_device, as in TVM)
 from .op import OpPattern, make_call, register_relay_op
 from .type_relations import identity_rel
 
-__all__ = ["CastHintAttrs", "CompilerAttrs", "checkpoint", "stop_fusion", "cast_hint", "compiler_begin", "compiler_end"]
+__all__ = ["on_device", "CastHintAttrs", "CompilerAttrs", "checkpoint", "stop_fusion", "cast_hint", "compiler_begin",
+           "compiler_end"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,8 @@ from .merge_compiler_regions import MergeCompilerRegions
 from .merge_composite import MergeComposite
 from .normal_form import ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm
 from .partition_graph import PartitionGraph
+from .plan_devices import PlanDevices
+from .plan_devices_capture import recover_virtual_device_map  # noqa: F401  (registers RecoverVirtualDeviceMap)
 from .qnn_canonicalize import QnnCanonicalize
 from .remove_unused_functions import RemoveUnusedFunctions
 from .simplify_expr import SimplifyExpr

@@ -217,6 +217,8 @@ SAMPLES = {
     "annotation.cast_hint": s(lambda v, o: relay.annotation.cast_hint(v(0, (3,)), "int8")),
     "annotation.compiler_begin": s(lambda v, o: relay.annotation.compiler_begin(v(0, (2, 3)), "default")),
     "annotation.compiler_end": s(lambda v, o: relay.annotation.compiler_end(v(0, (2, 3)), "default")),
+    "on_device": s(lambda v, o: relay.annotation.on_device(v(0, (2, 3)), "cpu")),
+    "device_copy": s(lambda v, o: relay.device_copy(v(0, (2, 3)), "cpu", "cpu")),
     "relay.op.annotation.simulated_quantize": s(lambda v, o: relay.quantize.simulated_quantize(
         v(0, (2, 3)), c(0.25, "float32"), c(-8, "float32"), c(7, "float32"), kind=1)),
     "reinterpret": s(lambda v, o: _reinterpret(v(0, (2, 3)))),

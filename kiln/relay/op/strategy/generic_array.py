@@ -55,6 +55,9 @@ ARRAY_COMPUTES = {
     # a region boundary PartitionGraph did not remove (a region of kiln's own "default" target) is the identity
     "annotation.compiler_begin": lambda attrs, inputs, out_type: [EW.identity(inputs[0])],
     "annotation.compiler_end": lambda attrs, inputs, out_type: [EW.identity(inputs[0])],
+    # kiln runs every kernel on the host: an annotation of a device, or a copy between devices, is the identity
+    "on_device": lambda attrs, inputs, out_type: [EW.identity(inputs[0])],
+    "device_copy": lambda attrs, inputs, out_type: [EW.identity(inputs[0])],
     "invert_permutation": lambda attrs, inputs, out_type: [AM.invert_permutation(inputs[0])],
     "contrib_reverse_reshape": lambda attrs, inputs, out_type: [T.reshape(inputs[0], out_type.shape)],
     "strided_set": lambda attrs, inputs, out_type: [AM.strided_set(*inputs[:5])],
