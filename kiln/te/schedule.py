@@ -308,9 +308,13 @@ class Schedule:
     """The stages of every operation reachable from ``outputs`` (TVM's ``te.Schedule``): ``s[C]`` is C's stage."""
 
     def __init__(self, outputs):
+        from .schedule_record import keep_record, record
+
         self.outputs = list(outputs)
         self.stages: list = []
         self.stage_map: dict = {}
+        self.keep_record, self.schedule_record, self.primitive_record = keep_record(), [], []
+        self._recording = 0
         for op in _post_dfs(self.outputs):
             stage = Stage(op, self)
             self.stages.append(stage)
@@ -326,6 +330,7 @@ class Schedule:
                     body_stage = self.stage_map[op]
                     if body_stage is not stage:
                         body_stage.attach_type, body_stage.attach_stage = "scan_update", stage
+        record(self, "vanilla")
 
     def __getitem__(self, key) -> Stage:
         op = key.op if isinstance(key, Tensor) else key
@@ -457,3 +462,8 @@ def __getattr__(name):
 
         return Buffer
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+from .schedule_record import install as _install_record  # noqa: E402  (wraps the primitives defined above)
+
+_install_record(Stage, Schedule)

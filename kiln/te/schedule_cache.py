@@ -15,7 +15,8 @@ Operations are immutable, so both replace operations in their stages (``stage.op
 
 from ..error import TIRError
 from ..tir import expr as E
-from ..tir.expr_reduce import IterVar, IterVarType
+from ..tir.analysis import undefined_vars
+from ..tir.expr_reduce import CommReducer, IterVar, IterVarType, Range
 from ..tir.functor import StmtExprMutator
 from ..tir.stmt_functor import substitute
 from .schedule import Stage
@@ -56,8 +57,7 @@ def cache_write(sch, tensor, scope):
     new_axis = tuple(IterVar(iv.dom, E.Var(f"{iv.var.name_hint}.c", iv.var.dtype), IterVarType.DataPar)
                      for iv in op.axis)
     vmap = {iv.var: new.var for iv, new in zip(op.axis, new_axis, strict=True)}
-    cache_op = ComputeOp(f"{op.name}.{scope}", op.tag, op.attrs, new_axis,
-                         rewrite_bodies(op.body, lambda e: substitute(e, vmap)))
+    cache_op = ComputeOp(f"{op.name}.{scope}", op.tag, op.attrs, new_axis, _cache_bodies(op.body, vmap))
     indices = tuple(iv.var for iv in op.axis)
     copy_op = ComputeOp(op.name, op.tag, op.attrs, op.axis,
                         tuple(E.ProducerLoad(cache_op.output(i), indices) for i in range(op.num_outputs)))
@@ -72,6 +72,38 @@ def cache_write(sch, tensor, scope):
     sch._insert(cache_stage, sch.stages.index(stage))
     outputs = [cache_op.output(i) for i in range(cache_op.num_outputs)]
     return outputs[0] if len(outputs) == 1 else outputs
+
+
+def _cache_bodies(bodies, vmap) -> tuple:
+    """``bodies`` over the cache's axes (``vmap``). A reduction keeps its axes (schedules name them) unless their
+    range, or the combiner, reads a data axis (a length per output element): those get copies over the new axes."""
+    bodies = rewrite_bodies(bodies, lambda e: substitute(e, vmap))
+    if not bodies or not isinstance(bodies[0], E.Reduce):
+        return bodies
+    first = bodies[0]
+    used = {id(v) for v in vmap}
+
+    def reads_axis(*exprs):
+        return any(id(v) in used for e in exprs for v in undefined_vars(e))
+
+    axis, amap = [], {}
+    for iv in first.axis:
+        if reads_axis(iv.dom.min, iv.dom.extent):
+            new = IterVar(Range.from_min_extent(substitute(iv.dom.min, vmap), substitute(iv.dom.extent, vmap)),
+                          E.Var(iv.var.name_hint, iv.var.dtype), iv.iter_type, iv.thread_tag)
+            amap[iv.var] = new.var
+            iv = new
+        axis.append(iv)
+    c = first.combiner
+    combiner = c
+    if reads_axis(*c.result, *c.identity_element):
+        combiner = CommReducer(c.lhs, c.rhs, [substitute(e, vmap) for e in c.result],
+                               [substitute(e, vmap) for e in c.identity_element])
+    if not amap and combiner is c:
+        return bodies
+    source = tuple(substitute(x, amap) for x in first.source)
+    cond = substitute(first.condition, amap)
+    return tuple(E.Reduce(combiner, source, tuple(axis), cond, r.value_index, r.init) for r in bodies)
 
 
 class _ReplaceLoads(StmtExprMutator):

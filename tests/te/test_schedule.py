@@ -222,3 +222,30 @@ def test_vectorizing_a_reduction_axis_is_refused():
     s = te.create_schedule(C.op)
     with pytest.raises(TIRError, match="reduction axis"):
         s[C].vectorize(k)
+
+
+def test_cache_write_of_a_reduction_whose_length_and_reducer_read_the_output_axis():
+    import numpy as np
+
+    X = te.placeholder((10,), name="x")
+
+    def row(i):
+        rv = te.reduce_axis((0, i), name="rv")
+        init = lambda dtype: kiln.tir.Select(i > 1, kiln.tir.const(0, dtype), i.astype(dtype))  # noqa: E731
+        acc = te.comm_reducer(lambda a, b: te.max(a + b, i.astype("float32")), init, name="acc")
+        return acc(X[rv], axis=rv)
+
+    Y = te.compute((10,), row, name="y")
+    s = te.create_schedule(Y.op)
+    s.cache_write(Y, "local")
+    f = kiln.build(s, [X, Y])
+    x = np.random.default_rng(0).normal(size=10).astype("float32")
+    y = kiln.nd.array(np.zeros(10, "float32"))
+    f(kiln.nd.array(x), y)
+    want = []
+    for i in range(10):
+        v = np.float32(0 if i > 1 else i)
+        for k in range(i):
+            v = max(v + x[k], np.float32(i))
+        want.append(v)
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-6)
