@@ -7,6 +7,7 @@ from .annotate_spans import AnnotateSpans, SpanCheck
 from .annotate_target import AnnotateTarget
 from .canonicalize_cast import CanonicalizeCast
 from .canonicalize_ops import CanonicalizeOps
+from .capture_post_dfs_index import CapturePostDfsIndexInSpans
 from .combine_parallel_batch_matmul import CombineParallelBatchMatmul
 from .combine_parallel_conv2d import CombineParallelConv2D
 from .combine_parallel_dense import CombineParallelDense
