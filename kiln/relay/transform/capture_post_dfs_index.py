@@ -88,13 +88,13 @@ def post_dfs_indices(func):
     parent = [-1] * len(order)
     depth = [1] * len(order)
     for i in range(len(order) - 2, -1, -1):  # the function itself (last) is the root
-        lca = None
-        for out in outputs[i]:
-            lca = out if lca is None else _lca(lca, out, parent, depth)
+        lca = outputs[i][0] if outputs[i] else -1
+        for out in outputs[i][1:]:
+            lca = _lca(lca, out, parent, depth)
             if lca == -1:
                 break
-        parent[i] = -1 if lca is None else lca
-        depth[i] = depth[lca] + 1 if lca not in (None, -1) else 1
+        parent[i] = lca
+        depth[i] = depth[lca] + 1 if lca != -1 else 1
     return order, parent
 
 
