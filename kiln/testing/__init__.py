@@ -23,8 +23,10 @@ from ..runtime.host import host_cpu_features
 from ..target.compiler import have_cc
 from ..target.llvm_compile import have_llvmlite
 from .compare import CompareBeforeAfter
+from .int_constraints import check_bool_expr_is_true, check_int_constraints_trans_consistency
 
-__all__ = ["CompareBeforeAfter", "assert_allclose", "assert_prim_expr_equal", "enabled_targets", "device_enabled",
+__all__ = ["CompareBeforeAfter", "check_bool_expr_is_true", "check_int_constraints_trans_consistency",
+           "assert_allclose", "assert_prim_expr_equal", "enabled_targets", "device_enabled",
            "parametrize_targets",
            "requires_llvm",
            "uses_gpu", "requires_gpu", "requires_cuda", "requires_rpc", "main", "assert_equal", "parameter",
