@@ -23,6 +23,7 @@ from ..tir import op as _op
 from .const_int_bound import ConstIntBound, ConstIntBoundAnalyzer
 from .linear import LinearForm, is_index_dtype, linear_form
 from .modular_set import ModularSet, ModularSetAnalyzer, intersect
+from .pattern_simplify import PatternSimplifier
 from .rewrite_simplify import RewriteSimplifier
 
 DERIVED_LIMIT = 100_000
@@ -72,6 +73,8 @@ class Analyzer:
         self._epoch = 0  # lasting changes (bind, update) so far
         self._derived: dict = {}  # (version, temporary step) -> (the version it leads to, objects kept alive)
         self._simplifier = RewriteSimplifier(self)
+        self._pattern_simplifier = PatternSimplifier(self)
+        self._scope_constraints: list = []  # the constraints of the open constraint scopes, outermost first
         self.enabled_extensions = Extension.NoExtensions
 
     # ---- queries
@@ -88,10 +91,13 @@ class Analyzer:
         return self._cib.get(var) is not None
 
     def rewrite_simplify(self, expr):
-        """Apply the rewrite rules once to a fixpoint."""
-        return self._simplifier.simplify(expr)
+        """Simplify ``expr`` with TVM's rewrite rules (:mod:`kiln.arith.pattern_simplify`): the results TVM's
+        ``Analyzer.rewrite_simplify`` gives."""
+        return self._pattern_simplifier(expr)
 
-    canonical_simplify = rewrite_simplify
+    def canonical_simplify(self, expr):
+        """Simplify ``expr`` into a canonical linear form (terms collected, constants last)."""
+        return self._simplifier.simplify(expr)
 
     def simplify(self, expr, steps=2):
         """Simplify ``expr`` (an expression or a TIR statement's expressions are left to the Simplify pass).
@@ -178,6 +184,7 @@ class Analyzer:
         saved_bounds, saved_residues = [], []
         added = []
         entered = self._enter()
+        self._scope_constraints.append(E.convert(constraint))
         try:
             for c in conjuncts:
                 if isinstance(c, E.IntImm):
@@ -201,6 +208,7 @@ class Analyzer:
                 _decrement(self._false_facts, nkey)
             for var, old in reversed(saved_bounds):
                 self._cib.restore(var, old)
+            self._scope_constraints.pop()
             self._leave(entered)
 
     # ---- versions of what is known (see the module docstring)
