@@ -152,7 +152,8 @@ def attach_index(stage):
     """The index, among its parent's loops, of the loop ``stage`` is computed in. When the axis it was attached at
     has been split or fused since, TVM's legalization applies: the attachment follows a split to its inner loop and
     a fuse to the fused loop. None when the axis is no loop of the parent at all."""
-    parent, iv = stage.attach_stage, stage.attach_ivar
+    spec = stage.attach_spec()
+    parent, iv = spec.attach_stage, spec.attach_ivar
     while not any(v is iv for v in parent.leaf_iter_vars):
         nxt = next((r.inner for r in parent.relations if isinstance(r, Split) and r.parent is iv), None)
         if nxt is None:
@@ -167,19 +168,20 @@ def attach_index(stage):
 def attach_path(stage):
     """The (parent stage, leaf index) pairs enclosing ``stage``'s loops, outermost first."""
     path, seen = [], set()
-    while stage.attach_type == "scope":
+    while stage.attach_spec().attach_type == "scope":
         if stage in seen:
             raise TIRError(f"lower: compute_at forms a cycle through stage {stage.op.name}")
         seen.add(stage)
-        parent = stage.attach_stage
+        parent = stage.attach_spec().attach_stage
         if parent is stage:
             raise TIRError(f"lower: stage {stage.op.name} is attached to itself (compute_at of its own loop)")
         if parent.attach_type == "inline":
             raise TIRError(f"lower: stage {stage.op.name} is attached to {parent.op.name}, which is inlined")
         index = attach_index(stage)
         if index is None:
-            raise TIRError(f"lower: stage {stage.op.name} is attached at {stage.attach_ivar.var.name_hint}, which is "
-                           f"no longer a loop of stage {parent.op.name} (it was split or fused after compute_at)")
+            where = stage.attach_spec().attach_ivar.var.name_hint
+            raise TIRError(f"lower: stage {stage.op.name} is attached at {where}, which is no longer a loop of stage "
+                           f"{parent.op.name} (it was split or fused after compute_at)")
         path.append((parent, index))
         stage = parent
     return list(reversed(path))

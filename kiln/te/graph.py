@@ -64,10 +64,11 @@ def CreateAttachPath(sch):  # noqa: N802
             if id(s) in seen:
                 raise ValueError(f"CreateAttachPath: compute_at forms a cycle through stage {s.op.name}")
             seen.add(id(s))
-            if s.attach_type == "scope":
-                ivar, s, started = s.attach_ivar, s.attach_stage, False
-            elif s.attach_type == "scan_update":
-                ivar, s, started = None, s.attach_stage, True
+            spec = s.attach_spec()
+            if spec.attach_type == "scope":
+                ivar, s, started = spec.attach_ivar, spec.attach_stage, False
+            elif spec.attach_type == "scan_update":
+                ivar, s, started = None, spec.attach_stage, True
             else:
                 break
             for iv in reversed(s.leaf_iter_vars):

@@ -111,11 +111,24 @@ class Stage:
         self.attach_stage = None
         self.scope = "global"
         self.scope_explicit = False  # set_scope("global") differs from no scope in bound inference (as in TVM)
+        self.group = None  # the group stage (Schedule.create_group) holding this one
+        self.num_child_stages = 0  # for a group: how many stages and groups it holds
         self.is_output = False
 
     # ---- helpers
     def _name(self):
-        return self.op.name
+        return self.op.name if self.op is not None else "group"
+
+    def attach_spec(self):
+        """The stage whose attachment places this one: itself, or for a stage left at the root inside a group,
+        the innermost enclosing group that is attached somewhere (TVM's GetAttachSpec)."""
+        if self.attach_type == "root":
+            g = self.group
+            while g is not None:
+                if g.attach_type != "root":
+                    return g
+                g = g.group
+        return self
 
     def _leaf_index(self, iv, what) -> int:
         if not isinstance(iv, IterVar):
@@ -274,9 +287,16 @@ class Stage:
     def compute_at(self, parent, scope):
         """Compute this stage inside ``parent``'s loop over ``scope``, only the region that iteration reads.
         Attachments that cannot be built (to the stage itself, in a cycle) are refused by ``lower``, as in TVM."""
-        self._check_compute("compute_at")
+        if self.op is not None:  # a group has no operation of its own
+            self._check_compute("compute_at")
         if not isinstance(parent, Stage):
             raise TIRError(f"compute_at of stage {self._name()}: parent must be a Stage (s[tensor])")
+        group = self.group  # only within its group: the parent must be in it too (TVM's group constraint)
+        pg = parent.group
+        while pg is not None and pg is not group:
+            pg = pg.group
+        if pg is not group:
+            raise TIRError(f"compute_at of stage {self._name()}: stage {parent._name()} is outside its group")
         if not any(v is scope for v in parent.all_iter_vars):
             raise TIRError(f"compute_at of stage {self._name()}: {getattr(scope, 'var', scope)} is not an axis of "
                            f"stage {parent._name()}")
@@ -301,7 +321,7 @@ class Stage:
         self.scope_explicit = True
 
     def __repr__(self):
-        return f"stage({self.op.name}, {type(self.op).__name__})"
+        return f"stage({self._name()}, {type(self.op).__name__})"
 
 
 class Schedule:
@@ -313,6 +333,7 @@ class Schedule:
         self.outputs = list(outputs)
         self.stages: list = []
         self.stage_map: dict = {}
+        self.groups: list = []
         self.keep_record, self.schedule_record, self.primitive_record = keep_record(), [], []
         self._recording = 0
         for op in _post_dfs(self.outputs):
@@ -321,15 +342,9 @@ class Schedule:
             self.stage_map[op] = stage
         for op in self.outputs:
             self.stage_map[op].is_output = True
-        for stage in self.stages:
-            if getattr(stage.op, "scan_axis", None) is not None:
-                # a scan's body is computed inside its time loop, as TVM attaches it (kScanUpdate)
-                from .graph import ScanGetBody
+        from .schedule_group import group_scan_bodies
 
-                for op in ScanGetBody(stage.op):
-                    body_stage = self.stage_map[op]
-                    if body_stage is not stage:
-                        body_stage.attach_type, body_stage.attach_stage = "scan_update", stage
+        group_scan_bodies(self)
         record(self, "vanilla")
 
     def __getitem__(self, key) -> Stage:
@@ -371,6 +386,18 @@ class Schedule:
         from .schedule_cache import cache_read
 
         return cache_read(self, tensor, scope, readers)
+
+    def create_group(self, outputs, inputs, include_inputs=False):
+        """A group of the stages between ``inputs`` and ``outputs`` (see :mod:`kiln.te.schedule_group`): scheduled
+        together, e.g. ``g.compute_at(s[C], axis)`` computes all of them there.
+
+        Returns
+        -------
+        group : Stage
+        """
+        from .schedule_group import create_group
+
+        return create_group(self, outputs, inputs, include_inputs)
 
     def rfactor(self, tensor, axis, factor_axis=0):
         """Factor the reduction computing ``tensor`` over its loop ``axis`` into a new stage (see

@@ -60,8 +60,8 @@ class _Builder:
         self.buffers: dict = {}  # (stage, value_index) -> (Buffer, region mins)
         self.attached: dict = {}  # (parent stage, leaf index) -> stages, producers first
         for stage in graph.order:
-            if stage.attach_type == "scope":
-                parent = stage.attach_stage
+            if stage.attach_spec().attach_type == "scope":
+                parent = stage.attach_spec().attach_stage
                 index = attach_index(stage)
                 self.attached.setdefault((parent, index), []).append(stage)
         self.to_loads = _ToBufferLoads(self)
@@ -238,7 +238,7 @@ def build_body(graph, infos, binds) -> S.Stmt:
         (stage, value_index) -> Buffer for tensors stored in caller memory.
     """
     builder = _Builder(graph, infos, binds)
-    roots = [s for s in graph.order if s.attach_type == "root"]
+    roots = [s for s in graph.order if s.attach_spec().attach_type == "root"]
     body = S.stmt_seq(*[builder.stage(s) for s in roots])
     for s in reversed(roots):
         body = builder.allocate(s, body)

@@ -40,7 +40,8 @@ def test_scan_body_and_schedule_attachment():
     X, state, init, update, res = _cumsum()
     assert te.schedule.ScanGetBody(res.op) == [update.op]
     s = te.create_schedule(res.op)
-    assert s[update].attach_type == "scan_update" and s[update].attach_stage is s[res]
+    group = s[update].group
+    assert group.attach_type == "scan_update" and group.attach_stage is s[res] and s[update].attach_type == "root"
     path = te.schedule.CreateAttachPath(s)
     assert list(path[update.op]) == list(s[res].leaf_iter_vars)[::-1]
     assert list(path[init.op]) == []
