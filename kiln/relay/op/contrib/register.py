@@ -3,6 +3,9 @@
 from ....error import KilnError
 
 _PATTERN_TABLES: dict = {}
+# tables built on first request: kiln's own, whose patterns need relay.dataflow_pattern, which cannot be imported
+# while the operators themselves are being registered
+_DEFERRED: dict = {}
 
 
 def register_pattern_table(compiler, table=None):
@@ -33,6 +36,13 @@ def register_pattern_table(compiler, table=None):
     return _register(table) if table is not None else _register
 
 
+def defer_pattern_table(compiler, table):
+    """Register the function ``table`` building ``compiler``'s pattern table; it runs on the first request."""
+    _DEFERRED[compiler] = table
+
+
 def get_pattern_table(compiler):
     """The pattern table registered for ``compiler``, or None when it has none."""
+    if compiler not in _PATTERN_TABLES and compiler in _DEFERRED:
+        _PATTERN_TABLES[compiler] = _DEFERRED.pop(compiler)()
     return _PATTERN_TABLES.get(compiler)
