@@ -10,13 +10,17 @@ class CcompilerAnnotator(ExprMutator):
     """Marks each ``multiply(subtract(add(a, b), c), d)`` chain as a region of the ``"ccompiler"`` code generator:
     begin annotations on the chain's variable inputs, an end annotation on the multiply.
 
-    It relies on visiting a call before its arguments (it is told it is inside a chain by the multiply), so it is
-    meant for small test programs.
+    It visits a call before its arguments, as TVM's recursive Python mutator does (the multiply tells the calls
+    below it that they are inside a chain), so it is meant for small test programs.
     """
 
     def __init__(self):
         super().__init__()
         self.in_compiler = 0  # 0: outside a chain, 1: below its multiply, 2: its add was seen
+
+    def prune(self, expr) -> bool:
+        """Every call is visited before its arguments (no post-order pre-walk): the chain state flows down."""
+        return True
 
     def _begin_vars(self, call):
         """The call's two arguments, visited, each variable wrapped in a begin annotation."""
