@@ -70,6 +70,7 @@ class AnnotatedRegionSet:
         self.func_name = func_name
         self.regions: list = []
         self._next_id = 0
+        self._region_of: dict = {}  # node -> its region (kept with the regions' node sets)
         _Creator(self).visit(expr)
 
     def __iter__(self):
@@ -80,10 +81,12 @@ class AnnotatedRegionSet:
 
     def get_region(self, expr):
         """The region ``expr`` belongs to, or None."""
-        for region in self.regions:
-            if expr in region.nodes:
-                return region
-        return None
+        return self._region_of.get(expr)
+
+    def add_node(self, region, expr):
+        """Put ``expr`` (in no region yet) into ``region``."""
+        region.nodes.add(expr)
+        self._region_of[expr] = region
 
     def make_region(self, target):
         """A new, empty region of ``target``."""
@@ -97,6 +100,8 @@ class AnnotatedRegionSet:
         if src is dest:
             return
         dest.nodes |= src.nodes
+        for node in src.nodes:
+            self._region_of[node] = dest
         dest.ins.extend(src.ins)
         dest.outs.extend(src.outs)
         internal = [begin for begin in dest.ins if begin.args[0] in src.nodes]
@@ -111,7 +116,7 @@ class AnnotatedRegionSet:
         if src is not None:
             self.merge_regions(src, dest)
         else:
-            dest.nodes.add(expr)
+            self.add_node(dest, expr)
 
 
 class _Creator(ExprVisitor):
@@ -141,7 +146,7 @@ class _Creator(ExprVisitor):
         super().visit_call(call)
         if call.op is self.set.begin_op:
             region = self.set.make_region(call.attrs.compiler)
-            region.nodes.add(call)
+            self.set.add_node(region, call)
             region.ins.append(call)
         elif call.op is self.set.end_op:
             region = self.set.get_region(call.args[0])
@@ -151,7 +156,7 @@ class _Creator(ExprVisitor):
             if region.target != call.attrs.compiler:
                 raise KilnError(f"AnnotatedRegionSet: an end annotation of {call.attrs.compiler!r} closes a region "
                                 f"of {region.target!r}")
-            region.nodes.add(call)
+            self.set.add_node(region, call)
             region.outs.append(call)
         else:
             self.add_to_arg_region(call, call.args)
