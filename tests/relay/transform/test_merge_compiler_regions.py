@@ -20,7 +20,14 @@ def _merge(func):
 
 
 def _run(mod, *args):
-    return relay.create_executor("debug", mod=mod).evaluate()(*args).numpy()
+    """The value through the reference interpreter, checked against the built module's."""
+    want = relay.create_executor("debug", mod=mod).evaluate()(*args).numpy()
+    with kiln.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, target="llvm")
+    m = kiln.contrib.graph_executor.GraphModule(lib["default"](kiln.cpu(0)))
+    m.run(**{p.name_hint: a for p, a in zip(mod["main"].params, args, strict=True)})
+    np.testing.assert_allclose(m.get_output(0).numpy(), want, rtol=1e-6)
+    return want
 
 
 def _regions(func):
