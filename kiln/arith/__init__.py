@@ -9,6 +9,7 @@ from .bound_deducer import deduce_bound
 from .common_subexpr import detect_common_subexpr
 from .const_int_bound import ConstIntBound
 from .detect_linear import detect_clip_bound, detect_linear_equation
+from .int_inequality import IntGroupBounds, solve_linear_inequalities
 from .int_set import IntervalSet, IntSet, estimate_region, eval_set
 from .int_solver import IntConstraints, IntConstraintsTransform, solve_linear_equations
 from .iter_affine_map import (

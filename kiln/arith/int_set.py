@@ -97,9 +97,11 @@ class IntervalSet(IntSet):
         return _POS_INF if self._max is None else self._max
 
     def has_lower_bound(self) -> bool:
+        """Whether the lower end is finite."""
         return self._min is not None
 
     def has_upper_bound(self) -> bool:
+        """Whether the upper end is finite."""
         return self._max is not None
 
     def is_nothing(self) -> bool:

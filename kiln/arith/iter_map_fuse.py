@@ -37,6 +37,7 @@ def ekey(e):
 
 
 def split_key(s, check_scale=True):
+    """The key of a split: its mark by identity, its factors by value (the scale optionally)."""
     return (id(s.source), ekey(s.lower_factor), ekey(s.extent), ekey(s.scale) if check_scale else None)
 
 
@@ -46,6 +47,7 @@ def sum_key(s):
 
 
 def split_equal(a, b, check_scale=True):
+    """Whether two splits take the same digit of the same mark (with the same scale if ``check_scale``)."""
     return split_key(a, check_scale) == split_key(b, check_scale)
 
 
@@ -73,6 +75,7 @@ def mul_and_normalize(lhs, rhs):
 
 
 def to_sum(expr):
+    """``expr`` as an IterSumExpr: a split alone, or a plain expression as the base of an empty sum."""
     if isinstance(expr, IterSumExpr):
         return expr
     if isinstance(expr, IterSplitExpr):
@@ -214,6 +217,7 @@ class FuseMixin:
 
     @staticmethod
     def first_unit_extent(expr):
+        """The position of the first split of extent 1 (the length when there is none)."""
         return next((i for i, a in enumerate(expr.args) if _op.is_const_int(a.extent, 1)), len(expr.args))
 
     def find_exact_scale(self, expr, skip, scale, match_source, rbegin=-1, first_unit=0):
@@ -362,6 +366,7 @@ class FuseMixin:
 
     # ---- normal forms of a rewritten sum
     def normalize_with_offset(self, expr):
+        """``expr`` fused into one split plus a base, or unchanged with an error logged."""
         if not expr.args:
             return expr
         fused = self.try_fuse(expr, self.level, True)

@@ -122,9 +122,11 @@ class IterMapRewriter(FuseMixin):
 
     # ---- entry points
     def rewrite(self, expr):
+        """``expr`` as a sum of at most one fused split plus a base (errors are logged, not raised)."""
         return self.normalize_with_offset(to_sum(self.mutate(expr)))
 
     def rewrite_and_update_padding(self, expr):
+        """:meth:`rewrite` in the first pass, collecting the padding each mark needs."""
         self.update_padding = True
         try:
             return self.rewrite(expr)
@@ -132,9 +134,11 @@ class IterMapRewriter(FuseMixin):
             self.update_padding = False
 
     def rewrite_constraint(self, expr, lo, hi):
+        """Fuse a constrained expression ``lo <= expr < hi`` into a mark of the constrained extent."""
         return self.normalize_on_bound(to_sum(self.mutate(expr)), lo, hi)
 
     def rewrite_to_normalized_sum(self, expr):
+        """``expr`` as a sum of splits ordered by scale (see ``normalize_to_sum``)."""
         return self.normalize_to_sum(to_sum(self.mutate(expr)))
 
     # ---- the rewrite
@@ -147,6 +151,7 @@ class IterMapRewriter(FuseMixin):
         return out
 
     def mutate(self, expr):
+        """Rewrite ``expr`` bottom-up into an iterator-map expression where it is one (see the module docstring)."""
         kind = type(expr)
         if isinstance(expr, E.Var):
             return self.var_map.get(id(expr), expr)
@@ -236,6 +241,7 @@ class IterMapRewriter(FuseMixin):
 
     # ---- digits of a split
     def can_prove_divisible(self, lhs, rhs):
+        """Whether ``rhs`` provably divides ``lhs`` (iterator-map operands are converted to expressions first)."""
         if isinstance(rhs, E.IntImm) and rhs.value == 0:
             return False
         if isinstance(lhs, E.IntImm) and isinstance(rhs, E.IntImm):

@@ -263,6 +263,8 @@ def _numbers_as_constants(lhs, rhs):
     ``T.int32(32)``), as TVM converts both sides first."""
     from ..runtime.convert import convert
 
+    # ``x == y`` on TIR expressions is an EqualOp until used as an expression (TVM converts it the same way)
+    lhs, rhs = (v.asobject() if hasattr(v, "asobject") else v for v in (lhs, rhs))
     if isinstance(rhs, Node) and isinstance(lhs, int | float) and not isinstance(lhs, bool):
         lhs = convert(lhs)
     if isinstance(lhs, Node) and isinstance(rhs, int | float) and not isinstance(rhs, bool):
