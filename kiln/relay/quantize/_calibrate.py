@@ -75,8 +75,10 @@ def _run_stats(profile, dataset, chunk_by):
     if not profile:
         return
     body = Tuple(profile)
+    inputs = free_vars(body)
+    dtypes = {v.name_hint: v.type_annotation.dtype for v in inputs}
     with PassContext(opt_level=3):
-        lib = build(IRModule.from_expr(Function(free_vars(body), body)), target="llvm")
+        lib = build(IRModule.from_expr(Function(inputs, body)), target="llvm")
     runtime = lib["default"](cpu(0))  # the graph executor module
     count = runtime.get_num_outputs()
     chunk_by = count if chunk_by == -1 else chunk_by
@@ -84,7 +86,10 @@ def _run_stats(profile, dataset, chunk_by):
         outputs: list = [[] for _ in range(min(chunk_by, count - start))]
         for batch in dataset:
             for name, value in batch.items():
-                runtime.set_input(name, value)
+                # as TVM's set_input(**batch): a name the profiled graph does not read is skipped, and values are
+                # converted to the input's dtype (calibration data is often numpy's float64)
+                if name in dtypes:
+                    runtime.set_input(name, np.asarray(value, dtype=dtypes[name]))
             runtime.run()
             for j in range(len(outputs)):
                 outputs[j].append(runtime.get_output(start + j).numpy())

@@ -9,6 +9,7 @@ count of convolutions seen (to skip the ones ``skip_conv_layers`` names) and whe
 
 import dataclasses
 import threading
+import warnings
 from enum import IntEnum
 
 from ...error import KilnError
@@ -104,7 +105,10 @@ def _configs() -> list:
 
 
 def qconfig(**kwargs) -> QConfig:
-    """A :class:`QConfig` with the given fields changed from TVM's defaults (KilnError naming an unknown one).
+    """A :class:`QConfig` with the given fields changed from TVM's defaults.
+
+    An unknown option is ignored, as TVM ignores it (its own tests pass ``skip_dense_layers`` for
+    ``skip_dense_layer``), but with a warning naming it and the known ones, so a typo does not go unnoticed.
 
     Examples
     --------
@@ -114,9 +118,9 @@ def qconfig(**kwargs) -> QConfig:
     known = {f.name for f in dataclasses.fields(QConfig)}
     unknown = sorted(set(kwargs) - known)
     if unknown:
-        raise KilnError(f"qconfig: unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; options: "
-                        f"{', '.join(sorted(known))}")
-    return QConfig(**kwargs)
+        warnings.warn(f"qconfig: unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} ignored; "
+                      f"options: {', '.join(sorted(known))}", stacklevel=2)
+    return QConfig(**{k: v for k, v in kwargs.items() if k in known})
 
 
 def current_qconfig() -> QConfig:

@@ -11,6 +11,7 @@ from ..optimize import bind_params_by_name
 from ._annotate import QuantizeAnnotate
 from ._calibrate import calibrate
 from ._partition import QuantizePartition
+from ._partition_conversions import partition_conversions
 from ._realize import QuantizeRealize
 from .config import current_qconfig, quantize_context
 
@@ -57,6 +58,8 @@ def quantize(mod, params=None, dataset=None):
     Returns
     -------
     IRModule
+        With ``partition_conversions`` other than ``"disabled"``, partitioned into input quantization, the integer
+        core and output dequantization (:mod:`._partition_conversions`).
     """
     mod = prerequisite_optimize(mod, params)
     calibrate_pass = module_pass(calibrate(dataset), opt_level=1, name="QuantizeCalibrate")
@@ -66,4 +69,9 @@ def quantize(mod, params=None, dataset=None):
     passes.append(_transform.FoldConstant())
     with PassContext(opt_level=3, required_pass=["QuantizeAnnotate", "QuantizeCalibrate", "QuantizeRealize"]):
         with quantize_context():
-            return Sequential(passes)(mod)
+            mod = Sequential(passes)(mod)
+    cfg = current_qconfig()
+    if cfg.partition_conversions != "disabled":
+        dtypes = {cfg.dtype_input, cfg.dtype_weight, cfg.dtype_activation}
+        return partition_conversions(mod, dtypes, cfg.partition_conversions == "fully_integral")
+    return mod
