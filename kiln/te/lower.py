@@ -25,6 +25,7 @@ import weakref
 
 from ..error import TIRError
 from ..ir.module import IRModule
+from ..ir.pass_context import PassContext, register_config
 from ..ir.transform import Sequential
 from ..tir import expr as E
 from ..tir import stmt as S
@@ -42,6 +43,8 @@ __all__ = ["lower", "schedule_to_prim_func", "lower_passes", "get_binds", "is_lo
 
 
 _LOWERED: "weakref.WeakSet" = weakref.WeakSet()
+
+register_config("tir.noalias", bool, True)
 
 
 def is_lowered(func) -> bool:
@@ -175,7 +178,10 @@ def lower(inp, args=None, name="main", binds=None, simple_mode=False) -> IRModul
     if isinstance(inp, Schedule):
         mod = IRModule({name: schedule_to_prim_func(inp, args, name, binds)})
     elif isinstance(inp, PrimFunc):
-        mod = IRModule({name: inp.with_attr("global_symbol", name)})
+        func = inp.with_attr("global_symbol", name)
+        if PassContext.current().config.get("tir.noalias", True):  # as TVM's LowerPrimFunc marks it
+            func = func.with_attr("tir.noalias", True)
+        mod = IRModule({name: func})
     elif isinstance(inp, IRModule):
         mod = inp
     else:

@@ -545,3 +545,17 @@ def test_scalar_parameter_after_the_buffer_whose_shape_uses_it():
     np.testing.assert_allclose(out.numpy(), a.T[:, :3])
     with pytest.raises(kiln.error.KilnError, match="shape"):
         f(kiln.nd.array(a), kiln.nd.empty((4, 2), "float32"), 2)
+
+
+def test_lowering_a_prim_func_marks_it_noalias_unless_configured_off():
+    from kiln.script import tir as T
+
+    @T.prim_func
+    def copy(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+        for i in range(4):
+            B[i] = A[i]
+
+    func = kiln.lower(copy)["main"]
+    assert func.attrs["tir.noalias"] and func.attrs["global_symbol"] == "main"
+    with kiln.transform.PassContext(config={"tir.noalias": False}):
+        assert "tir.noalias" not in kiln.lower(copy)["main"].attrs
