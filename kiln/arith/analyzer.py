@@ -20,6 +20,7 @@ from ..error import TIRError
 from ..runtime.packed_func import register_func
 from ..tir import expr as E
 from ..tir import op as _op
+from .canonical_simplify import CanonicalSimplifier
 from .const_int_bound import ConstIntBound, ConstIntBoundAnalyzer
 from .linear import LinearForm, is_index_dtype, linear_form
 from .modular_set import ModularSet, ModularSetAnalyzer, intersect
@@ -74,6 +75,7 @@ class Analyzer:
         self._derived: dict = {}  # (version, temporary step) -> (the version it leads to, objects kept alive)
         self._simplifier = RewriteSimplifier(self)
         self._pattern_simplifier = PatternSimplifier(self)
+        self._canonical_simplifier = CanonicalSimplifier(self)
         self._scope_constraints: list = []  # the constraints of the open constraint scopes, outermost first
         self.enabled_extensions = Extension.NoExtensions
 
@@ -96,8 +98,9 @@ class Analyzer:
         return self._pattern_simplifier(expr)
 
     def canonical_simplify(self, expr):
-        """Simplify ``expr`` into a canonical linear form (terms collected, constants last)."""
-        return self._simplifier.simplify(expr)
+        """Simplify ``expr`` with TVM's canonical simplifier (:mod:`kiln.arith.canonical_simplify`): index
+        arithmetic collected into sums of scaled division/remainder terms, as TVM's ``canonical_simplify`` gives."""
+        return self._canonical_simplifier(expr)
 
     def simplify(self, expr, steps=2):
         """Simplify ``expr`` (an expression or a TIR statement's expressions are left to the Simplify pass).

@@ -66,13 +66,13 @@ class PatternSimplifier(StmtExprMutator):
         """TVM's ``CanProveGreaterEqual``: ``e >= value`` by the bounds of the simplified ``e``."""
         if type(e) is E.IntImm:
             return e.value >= value
-        return self.bound(self(e)).min_value >= value
+        return self.bound(self.analyzer.rewrite_simplify(e)).min_value >= value
 
     def can_prove_less(self, e, value) -> bool:
         """TVM's ``CanProveLess``."""
         if type(e) is E.IntImm:
             return e.value < value
-        return self.bound(self(e)).max_value < value
+        return self.bound(self.analyzer.rewrite_simplify(e)).max_value < value
 
     def can_prove_equal(self, a, b) -> bool:
         """TVM's ``CanProveEqual``: ``a - b == 0`` proved by the analyzer."""
