@@ -10,6 +10,7 @@ from . import (
     rpc,  # noqa: E402  (tvm.rpc)
     runtime,
     script,  # noqa: E402  (tvm.script: TVMScript for TIR)
+    support,  # noqa: E402  (tvm.support.libinfo)
     target,  # noqa: E402  (tvm.target; registers the code generators)
     te,  # noqa: E402  (tvm.te)
     tir,

@@ -5,6 +5,7 @@ from ...ir.op import Op
 from ..expr import Call
 from ..expr_functor import post_order_visit
 from . import managed  # noqa: F401  (registers the Relay analyses with the AnalysisManager)
+from .annotated_regions import AnnotatedRegion, AnnotatedRegionSet
 from .feature import Feature, detect_feature
 from .flops import get_total_mac_number
 from .free_vars import all_type_vars, all_vars, bound_type_vars, bound_vars, free_type_vars, free_vars

@@ -43,6 +43,16 @@ class AnnotatedRegion:
         """The end calls leaving the region."""
         return list(self.outs)
 
+    @property
+    def args(self):
+        """The begin calls entering the region (TVM's field name)."""
+        return list(self.ins)
+
+    @property
+    def rets(self):
+        """The end calls leaving the region (TVM's field name)."""
+        return list(self.outs)
+
     def get_nodes(self):
         """Every expression in the region, its begin and end calls included."""
         return set(self.nodes)

@@ -24,6 +24,8 @@ def test_region_set_finds_inputs_outputs_and_targets():
     assert len(regions) == 2
     first = regions.get_region(r)
     assert first.get_target() == "t" and first.get_inputs() == [b] and first.get_outputs() == [e]
+    assert first.args == [b] and first.rets == [e] and r in first.nodes  # TVM's field names
+    assert relay.analysis.AnnotatedRegionSet is AnnotatedRegionSet
     assert regions.get_region(x) is None and regions.get_region(d).get_target() == "u"
 
 
