@@ -5,6 +5,7 @@ from . import (  # noqa: F401  (the operators, their canonical forms and values)
     canonicalize,
     fake_quantization,  # their rules for FakeQuantizationToInteger
     fake_quantization_ops,
+    legalizations,  # their target-specific forms for relay.qnn.transform.Legalize
     qnn,
     reference,
 )
