@@ -302,6 +302,13 @@ class CanonicalSimplifier(PatternSimplifier):
         psum.base = psum.base % cval
         return self.split_mod_const(self.to_split(psum), cval, mode)
 
+    def visit_reduce(self, op):
+        from ..tir.expr_reduce import Reduce
+        from .canonical_reduce import simplify_reduce
+
+        ret = PatternSimplifier.visit_reduce(self, op)
+        return simplify_reduce(self, ret) if type(ret) is Reduce else ret
+
     # ---- casts and comparisons
     def visit_cast(self, op):
         if not is_index_type(op.dtype):

@@ -57,7 +57,34 @@ class PatternSimplifier(StmtExprMutator):
             self.recur_depth -= 1
 
     def bound(self, e):
-        return self.analyzer.const_int_bound(e)
+        """The analyzer's bound of ``e``, narrowed by constraints in scope that bound ``e`` (less a constant) by a
+        constant, as TVM's const_int_bound records ``c <= expr`` constraints for any expression."""
+        b = self.analyzer.const_int_bound(e)
+        if not self.analyzer._scope_constraints:
+            return b
+        facts = self.analyzer._pattern_simplifier._literal_constraints()
+        if not facts:
+            return b
+        from .const_int_bound import ConstIntBound
+        from .rules.compare import constant_offset
+
+        base, offset = constant_offset(e)
+        key = expr_key(base)
+        lo, hi = b.min_value, b.max_value
+        for c in facts:
+            kind = type(c)
+            if kind not in (E.LT, E.LE, E.EQ):
+                continue
+            strict = 1 if kind is E.LT else 0
+            if type(c.a) is E.IntImm and expr_key(c.b) == key:
+                lo = max(lo, c.a.value + strict + offset)
+                if kind is E.EQ:
+                    hi = min(hi, c.a.value + offset)
+            elif type(c.b) is E.IntImm and expr_key(c.a) == key:
+                hi = min(hi, c.b.value - strict + offset)
+                if kind is E.EQ:
+                    lo = max(lo, c.b.value + offset)
+        return b if (lo, hi) == (b.min_value, b.max_value) else ConstIntBound(lo, hi)
 
     def modular(self, e):
         return self.analyzer.modular_set(e)
@@ -325,6 +352,11 @@ class PatternSimplifier(StmtExprMutator):
         if type(ret) is not E.Call:
             return ret
         return simplify_call(ret, self)
+
+    def visit_reduce(self, op):
+        for iv in op.axis:  # the reduction axes keep their domains (as TVM's IRMutatorWithAnalyzer)
+            self.analyzer.bind(iv.var, iv.dom, allow_override=True)
+        return super().visit_reduce(op)
 
     def visit_var(self, op):
         if op.dtype == "bool":

@@ -112,3 +112,34 @@ def test_random_expressions_keep_their_value(seed):
             except KilnError:  # division by zero on this assignment
                 continue
             assert before == int(evaluate_expr(simple, env)), f"{expr} -> {simple} at {env}"
+
+
+def test_constraint_on_a_sum_bounds_it():
+    ana = arith.Analyzer()
+    with ana.constraint_scope(x * 4 + y >= 1000):
+        out = ana.canonical_simplify(tir.truncmod(x * 4 + y - 1000, 24))
+    assert same(out, tir.truncmod(x * 4 + y - 16, 24))  # 1000 = 41 * 24 + 16: the same residue
+    env = {x: 300, y: 7}
+    assert int(evaluate_expr(out, env)) == (300 * 4 + 7 - 1000) % 24
+
+
+def test_reduction_without_axes_is_its_step_and_axes_have_domains():
+    from kiln import te
+
+    k = te.reduce_axis((0, 8), name="k")
+    A = te.placeholder((8,), name="A")
+    ana = arith.Analyzer()
+    assert same(ana.canonical_simplify(te.sum(A[2], [])), A[2])
+    out = ana.canonical_simplify(te.sum(tir.Select(k < 8, k * 2, 0), k))
+    assert same(out.source[0], k.var * 2)
+
+
+def test_reduction_drops_combiner_components_the_result_does_not_use():
+    from kiln import te
+
+    k = te.reduce_axis((0, 8), name="k")
+    A = te.placeholder((8,), name="A")
+    pair = te.comm_reducer(lambda a, b: (a[0] + b[0], a[1] * b[1]),
+                           lambda t0, t1: (tir.const(0, t0), tir.const(1, t1)))
+    out = arith.Analyzer().canonical_simplify(pair((A[k], A[7 - k]), k)[1])
+    assert len(out.source) == 1 and out.value_index == 0 and same(out.source[0], A[7 - k])

@@ -119,7 +119,7 @@ LT_RULES = (
 )
 
 
-def _constant_offset(e):
+def constant_offset(e):
     """TVM's ``ExtractConstantOffset``: ``(rest, c)`` with ``e == rest + c``."""
     if type(e) is E.Add and type(e.b) is E.IntImm:
         return e.a, e.b.value
@@ -131,8 +131,8 @@ def _constant_offset(e):
 
 
 def _merge_constants(node):
-    lhs, lo = _constant_offset(node.a)
-    rhs, ro = _constant_offset(node.b)
+    lhs, lo = constant_offset(node.a)
+    rhs, ro = constant_offset(node.b)
     if lo == 0 and ro == 0:
         return None
     diff = ro - lo
