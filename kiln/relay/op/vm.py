@@ -3,7 +3,8 @@
 * ``vm.invoke_tvm_op(func, inputs, outputs)``: call the kernel ``func`` (a lowered PrimFunc's GlobalVar, or a
   primitive Relay function before lowering) on the tuple ``inputs``, writing into the tuple ``outputs`` (tensors
   ``memory.alloc_tensor`` made); it returns nothing (the empty tuple). Compiles to ``InvokePacked``.
-* ``vm.shape_of(tensor)``: the shape as an int64 1-D tensor, read at run time. Compiles to ``ShapeOf``.
+* ``vm.shape_of(tensor)``: the shape as an int64 1-D tensor, read at run time (``dtype="int64"``, as TVM writes
+  it). Compiles to ``ShapeOf``.
 * ``vm.reshape_tensor(data, shape, newshape)``: ``data`` viewed with the shape held in the int64 tensor ``shape``,
   no copy; ``newshape`` is the result's static shape (its type). Compiles to ``ReshapeTensor``.
 """
@@ -16,6 +17,7 @@ from ...ir.op import Op, register_op_attr
 from ...ir.type import TensorType, TupleType, is_any, static_or_any
 from ...ir.type_poly import FuncType
 from ..expr import Call, Tuple
+from .attrs import ShapeOfAttrs
 from .memory import register_dialect_op
 from .op import make_call
 
@@ -47,6 +49,9 @@ def _shape_of_rel(arg_types, attrs):
     (data,) = arg_types
     if not isinstance(data, TensorType):
         raise TypeInferenceError(f"the argument must be a tensor, got {data}")
+    dtype = attrs.dtype if attrs is not None else "int64"
+    if dtype != "int64":  # TVM's builder writes dtype="int64"; the VM's ShapeOf makes nothing else
+        raise TypeInferenceError(f"vm.shape_of gives an int64 shape (the VM's ShapeOf), not {dtype}")
     return TensorType((data.ndim,), "int64")
 
 
@@ -64,7 +69,7 @@ def _reshape_tensor_rel(arg_types, attrs):
 
 register_dialect_op("vm.invoke_tvm_op", 3, _invoke_tvm_op_rel, None,
                     "Call a kernel on a tuple of inputs, writing a tuple of outputs.")
-register_dialect_op("vm.shape_of", 1, _shape_of_rel, None, "The shape of a tensor as an int64 1-D tensor.")
+register_dialect_op("vm.shape_of", 1, _shape_of_rel, ShapeOfAttrs, "The shape of a tensor as an int64 1-D tensor.")
 register_dialect_op("vm.reshape_tensor", 2, _reshape_tensor_rel, ReshapeTensorAttrs,
                     "A tensor viewed with another shape of as many elements, without copying.")
 
@@ -78,7 +83,7 @@ def invoke_tvm_op(func, inputs, outputs):
 
 def shape_of(tensor):
     """``vm.shape_of(tensor)``: its shape as an int64 1-D tensor."""
-    return make_call("vm.shape_of", [tensor])
+    return make_call("vm.shape_of", [tensor], ShapeOfAttrs("int64"))
 
 
 def reshape_tensor(data, shape, newshape):

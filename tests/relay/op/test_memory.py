@@ -89,3 +89,11 @@ def test_passes_never_fold_merge_or_drop_allocations():
     assert calls.count("memory.alloc_storage") == 2 and calls.count("vm.invoke_tvm_op") == 2
     x0 = np.arange(4, dtype="float32")
     np.testing.assert_allclose(_run(after, x0).numpy(), np.exp(np.exp(x0)), rtol=1e-6)
+
+
+def test_vm_shape_of_reads_tvms_text_and_gives_int64_only():
+    mod = relay.parse('#[version = "0.0.5"]\ndef @main(%x: Tensor[(2, 3), float32]) { vm.shape_of(%x, dtype="int64") }')
+    assert mod["main"].body.checked_type == relay.TensorType((2,), "int64")
+    kiln.ir.assert_structural_equal(mod["main"].body.attrs, vm.shape_of(relay.var("y")).attrs)
+    with pytest.raises(kiln.error.TypeInferenceError, match="int64"):
+        relay.parse('#[version = "0.0.5"]\ndef @main(%x: Tensor[(2, 3), float32]) { vm.shape_of(%x, dtype="int32") }')
