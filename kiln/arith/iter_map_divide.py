@@ -222,6 +222,10 @@ def inverse_affine_iter_map(iter_map, outputs):
 
     if len(iter_map) != len(outputs):
         raise TIRError(f"arith.inverse_affine_iter_map: {len(iter_map)} sums but {len(outputs)} outputs")
+    for k, expr in enumerate(iter_map):
+        if not isinstance(expr, IterSumExpr):
+            raise TIRError(f"arith.inverse_affine_iter_map: iter_map[{k}] is a {type(expr).__name__}, expected an "
+                           "IterSumExpr (as detect_iter_map returns)")
     ana = Analyzer()
     order, seen = [], set()
 

@@ -171,3 +171,5 @@ def test_bad_arguments_raise_kiln_errors():
         arith.IterSplitExpr(x, 1, 4, 1)
     with pytest.raises(TIRError, match="outputs"):
         arith.inverse_affine_iter_map([], [x])
+    with pytest.raises(TIRError, match="IterSumExpr"):
+        arith.inverse_affine_iter_map([x], [y])
