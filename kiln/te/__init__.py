@@ -26,3 +26,6 @@ from .operation import (
 from .schedule import Fuse, IterVarAttr, Schedule, Singleton, Split, Stage, create_schedule
 from .tag import TagScope, tag_scope
 from .tensor import ComputeOp, ExternOp, Operation, PlaceholderOp, Tensor, TensorSlice
+from ..tir.index_map import IndexMap as _IndexMap
+
+AXIS_SEPARATOR = _IndexMap.AXIS_SEPARATOR  # a layout map returns it between groups of physical axes

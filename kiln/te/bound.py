@@ -29,6 +29,7 @@ from ..tir.functor import StmtExprMutator
 from ..tir.stmt_functor import post_order_visit, substitute
 from .schedule import Fuse, Singleton, Split, split_extent
 from .schedule_cache import rewrite_bodies
+from .schedule_layout import Transform
 from .tensor import ComputeOp, PlaceholderOp
 
 __all__ = ["ScheduleGraph", "StageInfo", "infer_bound"]
@@ -346,6 +347,12 @@ class _BoundInference:
                 ext[rel.fused] = self.ana.simplify(_op.multiply(ext[rel.outer], ext[rel.inner]))
             elif isinstance(rel, Singleton):
                 ext[rel.iter] = E.IntImm(rel.iter.var.dtype, 1)
+            elif isinstance(rel, Transform):
+                if not all(_is_zero(info.root_ranges[o].min) for o in rel.original):
+                    raise TIRError(f"lower: stage {stage.op.name} has a layout transformation, so it must compute "
+                                   "its whole domain (it cannot be attached inside another stage's loop)")
+                for iv, e in zip(rel.transformed, rel.forward.map_shape([ext[o] for o in rel.original]), strict=True):
+                    ext[iv] = self.ana.simplify(e)
         for iv in stage.leaf_iter_vars:
             rng = info.leaf_range(iv)
             self.leaf_ranges[id(iv.var)] = (iv.var, rng)
@@ -367,6 +374,10 @@ class _BoundInference:
                 amount = rel.factor if rel.factor is not None else rel.nparts
                 if not self.ana.can_prove(_op.equal(_op.floormod(ext[rel.parent], amount), 0)):
                     self._check(info, rel.parent, val[rel.parent], 0, ext[rel.parent])
+            elif isinstance(rel, Transform):
+                values = rel.inverse.map_indices([val[t] for t in rel.transformed])
+                for o, v in zip(rel.original, values, strict=True):
+                    val[o] = self.ana.simplify(v)
             elif isinstance(rel, Fuse) and isinstance(ext[rel.inner], E.IntImm) and ext[rel.inner].value == 0:
                 # an empty tensor (split's zero-length part): the fused loop never runs, its values are moot
                 val[rel.outer] = val[rel.inner] = E.IntImm(rel.fused.var.dtype, 0)
@@ -393,6 +404,10 @@ class _BoundInference:
 
 def _is_one(e) -> bool:
     return isinstance(e, E.IntImm) and e.value == 1
+
+
+def _is_zero(e) -> bool:
+    return isinstance(e, E.IntImm) and e.value == 0
 
 
 def infer_bound(sch, graph=None, full=()) -> dict:

@@ -35,6 +35,7 @@ from ..tir.function import PrimFunc
 from ..tir.transform.pipeline import lower_passes
 from .bound import ScheduleGraph, infer_bound
 from .schedule import Schedule
+from .schedule_layout import physical_shape
 from .schedule_ops import build_body
 from .tensor import PlaceholderOp, Tensor
 
@@ -96,6 +97,12 @@ def schedule_to_prim_func(sch, args, name="default_function", binds=None) -> Pri
     """
     if args is None:
         raise TIRError("lower: the arguments of the function (a list of tensors) are required for a schedule")
+    binds = dict(binds or {})
+    for x in args:  # an argument with a layout transformation is passed in its physical layout
+        stage = sch.stage_map.get(x.op) if isinstance(x, Tensor) else None
+        if stage is not None and stage.layout_transforms and x not in binds:
+            binds[x] = decl_buffer(physical_shape(stage, x.shape), x.dtype, x.name,
+                                   axis_separators=stage.axis_separators)
     binds, arg_list = get_binds(args, binds)
     graph = ScheduleGraph(sch)
     stage_binds, seen = {}, set()

@@ -112,6 +112,7 @@ class Stage:
         self.scope = "global"
         self.scope_explicit = False  # set_scope("global") differs from no scope in bound inference (as in TVM)
         self.group = None  # the group stage (Schedule.create_group) holding this one
+        self.layout_transforms, self.axis_separators = [], []  # see transform_layout
         self.num_child_stages = 0  # for a group: how many stages and groups it holds
         self.is_output = False
 
@@ -283,6 +284,12 @@ class Stage:
             raise TIRError(f"bind in stage {self._name()}: cannot bind the reduction axis {ivar.var.name_hint}")
         attr.bind_thread = thread_ivar
 
+    def transform_layout(self, mapping_function):
+        """Store the output in the layout ``mapping_function`` gives (see :mod:`kiln.te.schedule_layout`)."""
+        from .schedule_layout import transform_layout
+
+        return transform_layout(self, mapping_function)
+
     # ---- placement
     def compute_at(self, parent, scope):
         """Compute this stage inside ``parent``'s loop over ``scope``, only the region that iteration reads.
@@ -388,13 +395,7 @@ class Schedule:
         return cache_read(self, tensor, scope, readers)
 
     def create_group(self, outputs, inputs, include_inputs=False):
-        """A group of the stages between ``inputs`` and ``outputs`` (see :mod:`kiln.te.schedule_group`): scheduled
-        together, e.g. ``g.compute_at(s[C], axis)`` computes all of them there.
-
-        Returns
-        -------
-        group : Stage
-        """
+        """A group (a Stage) of the stages between ``inputs`` and ``outputs`` (see :mod:`kiln.te.schedule_group`)."""
         from .schedule_group import create_group
 
         return create_group(self, outputs, inputs, include_inputs)

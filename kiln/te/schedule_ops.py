@@ -32,6 +32,7 @@ from ..tir.intrin import likely
 from ..tir.stmt_functor import substitute
 from .bound import attach_index
 from .schedule import PARALLEL, UNROLL, VECTORIZE
+from .schedule_layout import physical_indices, physical_shape
 
 __all__ = ["build_body"]
 
@@ -80,8 +81,9 @@ class _Builder:
                                "arguments nor in binds")
             else:
                 ranges = [self.infos[stage].root_ranges[iv] for iv in stage.op.axis]
-                buf = decl_buffer(tuple(r.extent for r in ranges), stage.op.output(value_index).dtype, tensor.name,
-                                  scope=stage.scope)
+                buf = decl_buffer(physical_shape(stage, [r.extent for r in ranges]),
+                                  stage.op.output(value_index).dtype, tensor.name, scope=stage.scope,
+                                  axis_separators=stage.axis_separators)
                 entry = (buf, tuple(r.min for r in ranges))
             self.buffers[key] = entry
         return entry
@@ -90,7 +92,7 @@ class _Builder:
         buf, mins = self.buffer(stage, value_index)
         if mins is not None:
             indices = tuple(self.ana.simplify(_op.subtract(i, m)) for i, m in zip(indices, mins, strict=True))
-        return buf, indices
+        return buf, physical_indices(stage, indices)
 
     def load(self, tensor, indices):
         buf, indices = self._indices(self.graph.stage_of(tensor), tensor.value_index, indices)

@@ -14,7 +14,7 @@ __all__ = ["STAGE_PRIMITIVES", "SCHEDULE_PRIMITIVES", "install", "copy_schedule"
 register_config("te.keep_schedule_record", bool, False)
 
 STAGE_PRIMITIVES = ("split", "fuse", "reorder", "parallel", "vectorize", "unroll", "pragma", "bind", "compute_at",
-                    "compute_inline", "compute_root", "set_scope")
+                    "compute_inline", "compute_root", "set_scope", "transform_layout")
 SCHEDULE_PRIMITIVES = ("cache_write", "cache_read", "rfactor")
 
 

@@ -121,6 +121,11 @@ class Buffer(Node):
 
         if len(self.shape) == 1 and not self.strides:
             return self
+        if self.axis_separators and not self.strides:
+            # one physical axis per group of logical axes between separators (TVM's 2-D physical memory)
+            shape = tuple(_product(group) for group in self.axis_groups())
+            return Buffer(self.data, self.dtype, shape, (), self.elem_offset, self.name, self.data_alignment,
+                          self.offset_factor, self.buffer_type, tuple(range(1, len(shape))))
         if self.strides:
             extent = convert(1)
             for dim, stride in zip(self.shape, self.strides, strict=True):
@@ -131,6 +136,11 @@ class Buffer(Node):
                 extent = multiply(extent, dim)
         return Buffer(self.data, self.dtype, (extent,), (), self.elem_offset, self.name, self.data_alignment,
                       self.offset_factor, self.buffer_type)
+
+    def axis_groups(self) -> list:
+        """The logical dimensions grouped by ``axis_separators`` (each group is one physical axis)."""
+        cuts = [0, *self.axis_separators, len(self.shape)]
+        return [self.shape[a:b] for a, b in zip(cuts, cuts[1:], strict=False)]
 
     def __str__(self):
         shape = ", ".join(str(s) for s in self.shape)
@@ -201,3 +211,12 @@ def decl_buffer(shape, dtype="float32", name="buffer", data=None, strides=None, 
 
 def _is_zero(expr) -> bool:
     return isinstance(expr, IntImm) and expr.value == 0
+
+
+def _product(dims):
+    from .op import multiply
+
+    extent = convert(1, dims[0].dtype) if dims else convert(1)
+    for d in dims:
+        extent = multiply(extent, d)
+    return extent

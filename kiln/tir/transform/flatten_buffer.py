@@ -35,6 +35,15 @@ class BufferFlattener(StmtExprMutator):
     def flat_index(self, buf, indices):
         if len(buf.shape) == 1 and not buf.strides:
             return indices
+        if buf.axis_separators and not buf.strides:  # row-major within each physical axis
+            out, start = [], 0
+            for group in buf.axis_groups():
+                index = None
+                for i, dim in zip(indices[start:start + len(group)], group, strict=True):
+                    index = i if index is None else _op.add(_op.multiply(index, dim), i)
+                out.append(self.analyzer.simplify(index if index is not None else E.IntImm("int32", 0)))
+                start += len(group)
+            return tuple(out)
         index = None
         for i, stride in zip(indices, buf.default_strides(), strict=True):
             term = _op.multiply(i, stride)

@@ -1,5 +1,6 @@
 """Tests of kiln/tir/transform/flatten_buffer.py."""
 
+import kiln
 from kiln import tir
 from kiln.ir import PrimType, assert_structural_equal
 from kiln.tir.transform import FlattenBuffer
@@ -45,3 +46,19 @@ def test_vector_index_strides_and_allocate(helpers):
     assert_structural_equal(first.value.indices[0], tir.Ramp(i * 8 + 4, 1, 4))
     assert_structural_equal(second.indices[0], tir.Ramp(i * 4, 1, 4))
     helpers.assert_same_results(before, after)
+
+
+def test_axis_separators_keep_one_physical_axis_per_group():
+    buf = tir.decl_buffer((2, 3, 4), "float32", "B", axis_separators=[2])
+    i, j, k = (tir.Var(n, "int32") for n in "ijk")
+    store = tir.BufferStore(buf, tir.const(1.0, "float32"), [i, j, k])
+    body = tir.For(i, 0, 2, tir.ForKind.SERIAL, tir.For(j, 0, 3, tir.ForKind.SERIAL,
+                                                         tir.For(k, 0, 4, tir.ForKind.SERIAL, store)))
+    handle = tir.Var("B_handle", "handle")
+    func = tir.PrimFunc([handle], body, buffer_map={handle: buf})
+    flat = FlattenBuffer()(kiln.IRModule({"main": func}))["main"]
+    found = []
+    tir.stmt_functor.post_order_visit(flat.body, lambda n: found.append(n) if isinstance(n, tir.BufferStore) else None)
+    (new,) = found
+    assert [int(d) for d in new.buffer.shape] == [6, 4] and len(new.indices) == 2
+    assert_structural_equal(new.indices[0], i * 3 + j) and new.indices[1] is k
