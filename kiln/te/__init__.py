@@ -19,6 +19,7 @@ from .lower import get_binds, lower, schedule_to_prim_func
 from .create_primfunc import create_prim_func
 from .extern import extern, extern_primfunc
 from .scan import ScanOp, scan
+from .tensor_intrin import TensorIntrin, decl_tensor_intrin
 from . import schedule, tag
 from .operation import (
     comm_reducer, compute, max, min, placeholder, reduce_axis, size_var, sum, thread_axis, var,

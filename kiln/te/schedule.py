@@ -11,8 +11,7 @@ scheduling primitives, each recording what it did:
 * ``parallel``, ``vectorize``, ``unroll`` choose how a leaf axis' loop runs;
 * ``compute_at(parent, axis)`` computes the stage inside ``parent``'s loop over ``axis`` (only the part that
   iteration needs), ``compute_inline()`` substitutes its expression into its consumers, ``compute_root()`` undoes both;
-* ``Schedule.cache_write`` / ``cache_read`` (in :mod:`kiln.te.schedule_cache`) add stages that stage data through a
-  scratch buffer.
+* ``Schedule.cache_write`` / ``cache_read`` (:mod:`kiln.te.schedule_cache`) stage data through scratch buffers.
 
 Stages are mutable, as in TVM; nothing is checked against the loop nest until :func:`kiln.lower` builds it
 (:mod:`kiln.te.bound` infers the loop extents, :mod:`kiln.te.schedule_ops` builds the statements).
@@ -37,13 +36,14 @@ PARALLEL, VECTORIZE, UNROLL = IterVarType.Parallelized, IterVarType.Vectorized, 
 class IterVarAttr:
     """What the schedule says about one axis of a stage (TVM's ``IterVarAttr``): how its loop runs
     (``iter_type``: ``IterVar.Parallelized``, ``Vectorized``, ``Unrolled``), the thread it is bound to
-    (``bind_thread``) and its pragmas (``pragma_keys``/``pragma_values``, emitted as ``pragma_<key>`` attributes
-    around the loop)."""
+    (``bind_thread``), its pragmas (``pragma_keys``/``pragma_values``, emitted as ``pragma_<key>`` attributes
+    around the loop) and the tensor intrinsic computing the loops from it inward (``tensor_intrin``)."""
 
     iter_type: IterVarType = IterVarType.DataPar
     bind_thread: IterVar | None = None
     pragma_keys: list = field(default_factory=list)
     pragma_values: list = field(default_factory=list)
+    tensor_intrin: object = None
 
 
 @dataclass(eq=False)
@@ -272,6 +272,11 @@ class Stage:
         attr.pragma_values.append(E.convert(1 if pragma_value is None else pragma_value))
         return None
 
+    def tensorize(self, var, tensor_intrin):
+        """Compute the loops from ``var`` inward with a tensor intrinsic (see :mod:`kiln.te.tensor_intrin`)."""
+        self._attr(var, "tensorize").iter_type = IterVarType.Tensorized
+        self.iter_var_attrs[var].tensor_intrin = tensor_intrin
+
     def bind(self, ivar, thread_ivar):
         """Run the loop over ``ivar`` as the thread index ``thread_ivar`` (``te.thread_axis("threadIdx.x")``):
         it becomes a ``thread_extent`` attribute, each thread computing one iteration."""
@@ -474,21 +479,19 @@ def _ceil_div(a, b):
     return _op.floordiv(_op.add(a, _op.subtract(b, 1)), b)
 
 
+_LAZY = {"InferBound": "schedule_passes", "ScheduleOps": "schedule_passes", "CreateReadGraph": "graph",
+         "PostDFSOrder": "graph", "CreateAttachPath": "graph", "ScanGetBody": "graph", "ScanFixPointAnalysis": "graph"}
+
+
 def __getattr__(name):
-    """``te.schedule.InferBound`` / ``ScheduleOps`` (TVM keeps them in this namespace); they live in
-    :mod:`kiln.te.schedule_passes`, which imports this module, so they are looked up on first use."""
-    if name in ("InferBound", "ScheduleOps"):
-        from . import schedule_passes
+    """TVM's ``te.schedule.InferBound``, ``CreateReadGraph``... (modules that import this one, looked up on first
+    use) and ``te.schedule.Buffer`` (``tir.Buffer``, the type of te.extern's buffers)."""
+    import importlib
 
-        return getattr(schedule_passes, name)
-    if name in ("CreateReadGraph", "PostDFSOrder", "CreateAttachPath", "ScanGetBody", "ScanFixPointAnalysis"):
-        from . import graph
-
-        return getattr(graph, name)
-    if name == "Buffer":  # TVM's te.schedule re-exports tir.Buffer (the type of te.extern's buffers)
-        from ..tir.buffer import Buffer
-
-        return Buffer
+    if name == "Buffer":
+        return importlib.import_module("..tir.buffer", __package__).Buffer
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __package__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -33,6 +33,7 @@ from ..tir.stmt_functor import substitute
 from .bound import attach_index
 from .schedule import PARALLEL, UNROLL, VECTORIZE
 from .schedule_layout import physical_indices, physical_shape
+from .schedule_tensorize import tensorize_stage, tensorized_leaf
 
 __all__ = ["build_body"]
 
@@ -170,6 +171,8 @@ class _Builder:
 
     def stage(self, stage) -> S.Stmt:
         """The statements computing ``stage`` (its loop nest, with what is attached inside)."""
+        if tensorized_leaf(stage) is not None:
+            return tensorize_stage(self, stage, tensorized_leaf(stage))
         info = self.infos[stage]
         op = stage.op
         leaves = stage.leaf_iter_vars

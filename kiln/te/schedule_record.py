@@ -14,7 +14,8 @@ __all__ = ["STAGE_PRIMITIVES", "SCHEDULE_PRIMITIVES", "install", "copy_schedule"
 register_config("te.keep_schedule_record", bool, False)
 
 STAGE_PRIMITIVES = ("split", "fuse", "reorder", "parallel", "vectorize", "unroll", "pragma", "bind", "compute_at",
-                    "compute_inline", "compute_root", "set_scope", "transform_layout")
+                    "compute_inline", "compute_root", "set_scope", "transform_layout",
+                    "tensorize")
 SCHEDULE_PRIMITIVES = ("cache_write", "cache_read", "rfactor")
 
 
