@@ -92,6 +92,42 @@ class Buffer(Node):
             begin = (*begin[:-1], Ramp(begin[-1], convert(1, begin[-1].dtype), n))
         return BufferStore(self, value, begin)
 
+    READ, WRITE = 1, 2  # access_ptr masks
+
+    def access_ptr(self, access_mask, ptr_type="handle", content_lanes=1, offset=0, extent=None):
+        """A pointer to the buffer's data from element ``offset`` (TVM's ``Buffer.access_ptr``): a
+        ``tvm_access_ptr`` call over ``extent`` elements (default: to the end), read and/or written as
+        ``access_mask`` (``"r"``, ``"w"``, ``"rw"`` or the bits READ | WRITE) says."""
+        from .builtin import tvm_access_ptr, type_annotation
+        from .op import floordiv, multiply, subtract
+
+        if isinstance(access_mask, str):
+            mask = 0
+            for c in access_mask:
+                if c not in "rw":
+                    raise TIRError(f"Buffer.access_ptr of {self.name}: unknown access mask {access_mask!r}")
+                mask |= self.READ if c == "r" else self.WRITE
+            access_mask = mask
+        offset = convert(offset)
+        if extent is None:
+            if not self.shape:
+                extent = convert(1)
+            elif len(self.strides) == len(self.shape):
+                extent = subtract(multiply(self.strides[0], self.shape[0]), offset)
+            else:
+                size = self.shape[0]
+                for d in self.shape[1:]:
+                    size = multiply(size, d)
+                extent = subtract(size, offset)
+        elem_offset = add_offset(self.elem_offset, offset)
+        dtype = self.dtype
+        if content_lanes > 1:
+            dtype = f"{self.dtype}x{content_lanes}"
+            extent, elem_offset = floordiv(extent, content_lanes), floordiv(self.elem_offset, content_lanes)
+        call = tvm_access_ptr(type_annotation(dtype), self.data, elem_offset, convert(extent),
+                              IntImm("int32", int(access_mask)))
+        return call if ptr_type == "handle" else call.with_fields(dtype=ptr_type)
+
     def default_strides(self) -> tuple:
         """The strides: the declared ones, or row-major strides computed from the shape."""
         if self.strides:
@@ -220,3 +256,12 @@ def _product(dims):
     for d in dims:
         extent = multiply(extent, d)
     return extent
+
+
+def add_offset(elem_offset, offset):
+    """``elem_offset + offset``, without a ``+ 0``."""
+    from .op import add
+
+    if isinstance(offset, IntImm) and offset.value == 0:
+        return elem_offset
+    return add(elem_offset, offset)
