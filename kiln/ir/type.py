@@ -20,7 +20,7 @@ class Type(Node):
     __slots__ = ()
 
 
-_DTYPE = re.compile(r"(bool|handle|void|(float|int|uint|bfloat)(8|16|32|64)?)(x\d+)?")
+_DTYPE = re.compile(r"(bool|handle|void|(float|int|uint|bfloat)(4|8|16|32|64)?)(x\d+)?")
 
 
 def _check_dtype(dtype, what) -> str:

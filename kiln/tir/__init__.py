@@ -4,7 +4,7 @@ expressions and intrinsics, visitors, a printer, a numpy evaluator, and (in ``ki
 # ruff: noqa: F401  (re-exports)
 
 from ..ir.type import Any  # noqa: E402  (TVM's tir.Any: a dimension known only at run time)
-from . import analysis, stmt_functor
+from . import analysis, ir_builder, stmt_functor
 from .buffer import Buffer, decl_buffer
 from .builtin import (
     TVMBackendAllocWorkspace,
@@ -25,6 +25,33 @@ from .builtin import (
     vectorcombine,
     vectorhigh,
     vectorlow,
+)
+from .builtin_gpu import (
+    create_barriers,
+    mma_fill,
+    mma_store,
+    ptx_arrive_barrier,
+    ptx_arrive_barrier_expect_tx,
+    ptx_commit_group,
+    ptx_cp_async,
+    ptx_cp_async_barrier,
+    ptx_cp_async_bulk,
+    ptx_init_barrier_thread_count,
+    ptx_ldmatrix,
+    ptx_mma,
+    ptx_mma_sp,
+    ptx_wait_barrier,
+    ptx_wait_group,
+    tvm_bmma_sync,
+    tvm_fill_fragment,
+    tvm_load_matrix_sync,
+    tvm_mma_sync,
+    tvm_storage_sync,
+    tvm_store_matrix_sync,
+    tvm_warp_activemask,
+    tvm_warp_shuffle,
+    tvm_warp_shuffle_down,
+    tvm_warp_shuffle_up,
 )
 from .dtype import DataType
 from .expr import (
@@ -179,4 +206,5 @@ from .stmt import (
     stmt_seq,
 )
 from .stmt_block import Block, BlockRealize, BufferRegion, MatchBufferRegion
+from .stmt_realize import BufferRealize, Prefetch
 from .stmt_functor import ir_transform, post_order_visit, pre_order_visit, renew_defs, substitute

@@ -98,6 +98,8 @@ class DataType:
             return np.dtype(np.float32)
         if self.code == "handle":
             return np.dtype(np.uint64)
+        if self.bits == 4:
+            return np.dtype(f"{self.code}8")  # numpy has no 4-bit integers; the values fit in a byte
         return np.dtype(f"{self.code}{self.bits}")
 
     def min_value(self):
@@ -125,6 +127,8 @@ class DataType:
 
 @functools.cache
 def _parse(text: str) -> DataType:
+    if not text:
+        return DataType("void", 0)  # TVM's DataType(""), the type of a call with no value
     match = _PATTERN.fullmatch(text)
     if match is None:
         raise TIRError(f"unknown TIR dtype {text!r} (expected e.g. int32, float32x4, bool, handle)")
@@ -132,7 +136,7 @@ def _parse(text: str) -> DataType:
     if code in ("bool", "handle", "void") and bits is not None:
         raise TIRError(f"unknown TIR dtype {text!r}")
     nbits = int(bits) if bits is not None else _DEFAULT_BITS[code]
-    if code in ("int", "uint") and nbits not in (1, 8, 16, 32, 64) or code == "float" and nbits not in (16, 32, 64):
+    if code in ("int", "uint") and nbits not in (1, 4, 8, 16, 32, 64) or code == "float" and nbits not in (16, 32, 64):
         raise TIRError(f"unsupported bit width in TIR dtype {text!r}")
     if code == "uint" and nbits == 1:
         code = "bool"  # TVM's bool is the 1-bit unsigned integer, and prints as bool
