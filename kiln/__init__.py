@@ -27,6 +27,7 @@ from .runtime import Device, NDArray, cpu, device, get_global_func, register_fun
 from .runtime import ndarray as nd
 from .target.build import build  # noqa: E402  (tvm.build)
 from .te import lower  # noqa: E402  (tvm.lower)
+from .tir import buffer_offset as _buffer_offset  # noqa: F401,E402  (registers tir.BufferOffsetOf, above arith)
 from .tir import transform as _tir_transform  # noqa: F401,E402  (makes kiln.tir.transform available)
 from .tir.dtype import DataType  # noqa: E402  (tvm.DataType)
 

@@ -18,7 +18,7 @@ RANKS = {
 # template's schedule, so autotvm.task (spaces, dispatch contexts, tasks; TVM's topi imports tvm.autotvm) and the
 # record format the dispatch contexts read logs with sit at topi's rank; extracting tasks from a Relay program,
 # measuring and tuning sit above relay.
-SUBRANKS = {("tir", "transform"): 5, ("target", "target"): 3, ("target", "cpu"): 3, ("target", "generic_func"): 3,
+SUBRANKS = {("tir", "transform"): 5, ("tir", "buffer_offset"): 5, ("target", "target"): 3, ("target", "cpu"): 3, ("target", "generic_func"): 3,
             ("autotvm", "task"): 7, ("autotvm", "task", "relay_integration"): 10, ("autotvm", "record"): 7,
             ("autotvm", "measure", "measure"): 7}
 

@@ -97,7 +97,7 @@ def flat_offset(buffer, indices):
             off = E.Broadcast(E.Cast(_dt.element(index.dtype), off) if off.dtype != _dt.element(index.dtype) else off,
                               _dt.lanes(index.dtype))
         return E.Add(index, off if off.dtype == index.dtype else E.Cast(index.dtype, off))
-    return buffer.offset_of(indices)
+    return buffer.linear_offset(indices)
 
 
 def unit_ramp_base(index):

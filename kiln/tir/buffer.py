@@ -72,25 +72,16 @@ class Buffer(Node):
 
     def vload(self, begin, dtype=None):
         """A (vector) load starting at ``begin``; ``dtype`` with lanes > 1 loads that many consecutive elements."""
-        from .expr import Ramp
-
         begin = tuple(convert(b) for b in (begin if isinstance(begin, tuple | list) else (begin,)))
-        n = _dt.lanes(dtype) // _dt.lanes(self.dtype) if dtype is not None else 1
-        if n > 1:
-            begin = (*begin[:-1], Ramp(begin[-1], convert(1, begin[-1].dtype), n))
-        return BufferLoad(self, begin)
+        return BufferLoad(self, _vector_indices(self, begin, dtype or self.dtype, "load"))
 
     def vstore(self, begin, value):
         """A (vector) store of ``value`` starting at ``begin``."""
-        from .expr import Ramp
         from .stmt import BufferStore
 
         value = convert(value)
         begin = tuple(convert(b) for b in (begin if isinstance(begin, tuple | list) else (begin,)))
-        n = _dt.lanes(value.dtype) // _dt.lanes(self.dtype)
-        if n > 1:
-            begin = (*begin[:-1], Ramp(begin[-1], convert(1, begin[-1].dtype), n))
-        return BufferStore(self, value, begin)
+        return BufferStore(self, value, _vector_indices(self, begin, value.dtype, "store"))
 
     READ, WRITE = 1, 2  # access_ptr masks
 
@@ -141,8 +132,16 @@ class Buffer(Node):
             acc = multiply(acc, dim)
         return tuple(reversed(strides))
 
-    def offset_of(self, indices) -> PrimExpr:
-        """The element offset of ``indices``: ``elem_offset + sum(index * stride)`` (vector when an index is)."""
+    def offset_of(self, indices) -> tuple:
+        """The element offsets of ``self[indices]``, one per output axis (one unless ``axis_separators`` are set),
+        simplified so that a split index gives the offset of the unsplit one (TVM's ``Buffer.offset_of``)."""
+        from ..runtime.packed_func import get_global_func
+
+        return get_global_func("tir.BufferOffsetOf")(self, indices)
+
+    def linear_offset(self, indices) -> PrimExpr:
+        """``elem_offset + sum(index * stride)`` as built, unsimplified (vector when an index is): what code
+        generators address a buffer the flattening passes left multi-dimensional with."""
         from .op import add, multiply
 
         indices = tuple(convert(i) for i in indices)
@@ -152,26 +151,29 @@ class Buffer(Node):
         return offset
 
     def get_flattened_buffer(self) -> "Buffer":
-        """A one-dimensional view of the same memory (shape = element count, offset kept)."""
+        """The buffer as the flattening passes see it: one axis per group of ``axis_separators`` (one axis for a
+        plain buffer), each as long as its group's elements (stride times extent of its first axis when the buffer
+        has strides); a buffer already in that form is returned as is. Same memory, same offset."""
         from .op import multiply
 
-        if len(self.shape) == 1 and not self.strides:
-            return self
-        if self.axis_separators and not self.strides:
-            # one physical axis per group of logical axes between separators (TVM's 2-D physical memory)
-            shape = tuple(_product(group) for group in self.axis_groups())
-            return Buffer(self.data, self.dtype, shape, (), self.elem_offset, self.name, self.data_alignment,
-                          self.offset_factor, self.buffer_type, tuple(range(1, len(shape))))
+        seps = self.axis_separators
+        if list(seps) != sorted(set(seps)) or seps and not 0 < seps[0] <= seps[-1] < len(self.shape):
+            raise TIRError(f"Buffer.get_flattened_buffer: axis separators {list(seps)} of buffer {self.name} must "
+                           f"increase strictly within 1..{len(self.shape) - 1}")
         if self.strides:
-            extent = convert(1)
-            for dim, stride in zip(self.shape, self.strides, strict=True):
-                extent = _add_extent(extent, multiply(_sub1(dim), stride))
+            shape = [multiply(self.strides[0], self.shape[0])]
+            shape += [multiply(self.strides[sep], self.shape[sep]) for sep in seps]
         else:
-            extent = convert(1, self.shape[0].dtype) if self.shape else convert(1)
-            for dim in self.shape:
-                extent = multiply(extent, dim)
-        return Buffer(self.data, self.dtype, (extent,), (), self.elem_offset, self.name, self.data_alignment,
-                      self.offset_factor, self.buffer_type)
+            shape = [convert(1, self.shape[0].dtype if self.shape else "int32") for _ in range(len(seps) + 1)]
+            axis = 0
+            for i, dim in enumerate(self.shape):
+                if axis < len(seps) and i == seps[axis]:
+                    axis += 1
+                shape[axis] = multiply(shape[axis], dim)
+        if len(shape) == len(self.shape) and not self.strides:
+            return self
+        return Buffer(self.data, self.dtype, tuple(shape), (), self.elem_offset, self.name, self.data_alignment,
+                      self.offset_factor, self.buffer_type, tuple(range(1, len(seps) + 1)), span=self.span)
 
     def axis_groups(self) -> list:
         """The logical dimensions grouped by ``axis_separators`` (each group is one physical axis)."""
@@ -185,16 +187,19 @@ class Buffer(Node):
     __repr__ = __str__
 
 
-def _sub1(dim):
-    from .op import subtract
+def _vector_indices(buffer, begin, dtype, what):
+    """``begin`` with its last index widened to a unit-stride Ramp when ``dtype`` has more lanes than the buffer's
+    element type (a vector access of consecutive elements)."""
+    from .expr import Ramp
 
-    return subtract(dim, 1)
-
-
-def _add_extent(a, b):
-    from .op import add
-
-    return add(a, b)
+    dtype = _dt.normalize(dtype)
+    lanes, own = _dt.lanes(dtype), _dt.lanes(buffer.dtype)
+    if _dt.element(dtype) != _dt.element(buffer.dtype) or lanes % own:
+        raise TIRError(f"Buffer.v{what}: cannot {what} {dtype} {'from' if what == 'load' else 'to'} buffer "
+                       f"{buffer.name} of {buffer.dtype}")
+    if lanes // own > 1:
+        begin = (*begin[:-1], Ramp(begin[-1], convert(1, begin[-1].dtype), lanes // own))
+    return begin
 
 
 def decl_buffer(shape, dtype="float32", name="buffer", data=None, strides=None, elem_offset=None, scope="",
@@ -240,6 +245,9 @@ def decl_buffer(shape, dtype="float32", name="buffer", data=None, strides=None, 
         elem_offset = Var(f"{name}_elem_offset", shape[0].dtype if shape else "int32")
     if data_alignment <= 0:
         data_alignment = DEFAULT_ALIGNMENT
+    if buffer_type == "auto_broadcast" and shape and not strides:
+        # bound per call to the array's strides, 0 along a dimension of extent 1 (TVM's Buffer constructor)
+        strides = tuple(Var("stride", dim.dtype) for dim in shape)
     return Buffer(data, dtype, shape, tuple(strides or ()), elem_offset, name, data_alignment,
                   max(offset_factor, 1), 2 if buffer_type == "auto_broadcast" else 1, tuple(axis_separators or ()),
                   span=span)
@@ -247,15 +255,6 @@ def decl_buffer(shape, dtype="float32", name="buffer", data=None, strides=None, 
 
 def _is_zero(expr) -> bool:
     return isinstance(expr, IntImm) and expr.value == 0
-
-
-def _product(dims):
-    from .op import multiply
-
-    extent = convert(1, dims[0].dtype) if dims else convert(1)
-    for d in dims:
-        extent = multiply(extent, d)
-    return extent
 
 
 def add_offset(elem_offset, offset):

@@ -41,7 +41,7 @@ from .. import stmt as S
 from ..buffer import decl_buffer
 from ..function import CallingConv
 from ..functor import StmtExprMutator
-from ..intrin import call_intrin, isnullptr
+from ..intrin import call_intrin, if_then_else, isnullptr
 from .function_pass import PrimFuncPass
 
 K_ARR_DATA, K_ARR_SHAPE, K_ARR_STRIDES, K_ARR_NDIM = 1, 2, 3, 4
@@ -121,24 +121,73 @@ def _tensor_checks(b, arg_name, index, handle, buf, args, codes):
             b.check(E.EQ(dim, actual), f"argument {arg_name}.shape[{k}] must equal {bound} ({dim.name_hint})")
         else:
             b.check(E.EQ(actual, dim), f"argument {arg_name}.shape[{k}] must be {dim}")
-    if ndim and not buf.strides:
+    if ndim:
         strides_var = E.Var(f"{arg_name}_strides", "handle")
         b.let(strides_var, struct_get("handle", handle, 0, K_ARR_STRIDES))
         strides = decl_buffer((ndim,), "int64", f"{arg_name}_strides", data=strides_var)
-        inner = S.Evaluate(_i(0))
-        expected = E.IntImm("int64", 1)
-        for k in reversed(range(ndim)):
-            inner = S.AssertStmt(E.EQ(E.BufferLoad(strides, [_i(k)]), expected),
-                                 E.StringImm(f"{b.name}: argument {arg_name} must be a compact (C-contiguous) array"),
-                                 inner)
-            expected = E.Mul(expected, E.BufferLoad(shape, [_i(k)]))
-        b.stmt(S.IfThenElse(E.Not(isnullptr(strides_var)), inner))
-    b.check(E.EQ(struct_get("uint64", handle, 0, K_ARR_BYTE_OFFSET), E.IntImm("uint64", 0)),
-            f"argument {arg_name} must have byte_offset 0")
+        if buf.strides:
+            _bind_strides(b, arg_name, buf, shape, strides, strides_var)
+        else:
+            _check_compact(b, arg_name, ndim, shape, strides, strides_var)
+    _bind_offset(b, arg_name, handle, buf)
     b.let(buf.data, struct_get("handle", handle, 0, K_ARR_DATA))
     if buf.data_alignment > 1:
         b.check(E.EQ(E.Mod(E.Cast("uint64", buf.data), E.IntImm("uint64", buf.data_alignment)), E.IntImm("uint64", 0)),
                 f"argument {arg_name} must be {buf.data_alignment}-byte aligned")
+
+
+def _check_compact(b, arg_name, ndim, shape, strides, strides_var):
+    """A buffer without strides is compact: a strides array, when given, must hold the row-major strides."""
+    inner = S.Evaluate(_i(0))
+    expected = E.IntImm("int64", 1)
+    for k in reversed(range(ndim)):
+        inner = S.AssertStmt(E.EQ(E.BufferLoad(strides, [_i(k)]), expected),
+                             E.StringImm(f"{b.name}: argument {arg_name} must be a compact (C-contiguous) array"),
+                             inner)
+        expected = E.Mul(expected, E.BufferLoad(shape, [_i(k)]))
+    b.stmt(S.IfThenElse(E.Not(isnullptr(strides_var)), inner))
+
+
+def _bind_strides(b, arg_name, buf, shape, strides, strides_var):
+    """A buffer with strides takes the array's (row-major ones when its strides pointer is NULL): a stride that is
+    a variable is bound to it, any other is checked. An ``auto_broadcast`` buffer's stride is 0 along a dimension
+    of extent 1, so one array broadcasts against a larger one (TVM's ArgBinder)."""
+    compact = E.IntImm(buf.shape[-1].dtype, 1)
+    is_null = isnullptr(strides_var)
+    for k in reversed(range(len(buf.shape))):
+        dim, stride = buf.shape[k], buf.strides[k]
+        given = E.BufferLoad(strides, [_i(k)])
+        given = given if stride.dtype == "int64" else E.Cast(stride.dtype, given)
+        value = if_then_else(is_null, compact if compact.dtype == stride.dtype else E.Cast(stride.dtype, compact),
+                             given)
+        if buf.buffer_type == 2:
+            value = if_then_else(E.EQ(dim, E.IntImm(dim.dtype, 1)), E.IntImm(stride.dtype, 0), value)
+        if isinstance(stride, E.Var) and id(stride) not in b.bound:
+            b.let(stride, value)
+            b.bound[id(stride)] = f"{arg_name}.strides[{k}]"
+        else:
+            b.check(E.EQ(stride, value), f"argument {arg_name}.strides[{k}] must be {stride}")
+        extent = E.BufferLoad(shape, [_i(k)])
+        compact = E.Mul(compact, extent if compact.dtype == "int64" else E.Cast(compact.dtype, extent))
+
+
+def _bind_offset(b, arg_name, handle, buf):
+    """A buffer whose ``elem_offset`` is a variable takes the array's ``byte_offset`` in elements (a multiple of
+    ``offset_factor``); any other requires the array's offset to equal it."""
+    byte_offset = struct_get("uint64", handle, 0, K_ARR_BYTE_OFFSET)
+    offset = buf.elem_offset
+    t = _dt.DataType.parse(buf.dtype)
+    size = max(1, (8 if t.is_bool() else t.bits) * max(t.lanes, 1) // 8)
+    if isinstance(offset, E.Var) and id(offset) not in b.bound:
+        b.let(offset, E.Cast(offset.dtype, E.FloorDiv(byte_offset, E.IntImm("uint64", size))))
+        b.bound[id(offset)] = f"{arg_name}.elem_offset"
+        if buf.offset_factor > 1:
+            b.check(E.EQ(E.FloorMod(offset, E.IntImm(offset.dtype, buf.offset_factor)), E.IntImm(offset.dtype, 0)),
+                    f"argument {arg_name} must have an element offset that is a multiple of {buf.offset_factor}")
+    else:
+        expected = E.Mul(E.Cast("uint64", offset), E.IntImm("uint64", size))
+        b.check(E.EQ(byte_offset, expected), f"argument {arg_name} must have byte_offset "
+                f"{'0' if isinstance(offset, E.IntImm) and offset.value == 0 else f'{offset} * {size}'}")
 
 
 def _scalar_binding(b, arg_name, index, param, args, codes):
