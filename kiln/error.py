@@ -55,6 +55,11 @@ class TIRError(KilnError):
     """Malformed loop-level IR."""
 
 
+class TIRValueError(TIRError, ValueError):
+    """A TIR builder got a value it cannot take (a ValueError, as TVM raises: ``IntImm == None``, an unknown loop
+    kind)."""
+
+
 class ExprTruthValueError(TIRError, ValueError):
     """``and`` / ``or`` / ``not`` / ``if`` on a TIR expression, whose value is known only at run time (a ValueError,
     as TVM raises)."""

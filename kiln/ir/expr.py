@@ -54,14 +54,17 @@ class BaseFunc(Node):
     __slots__ = ()
     attrs: DictAttrs  # a dataclass field of each subclass
 
-    def with_attr(self, key, value):
-        """Return a copy with the attribute ``key`` set to ``value``.
+    def with_attr(self, key, value=None):
+        """Return a copy with the attribute ``key`` set to ``value`` (or, given a dict, every ``key: value`` of it,
+        as TVM's ``with_attr`` takes either).
 
         Examples
         --------
         >>> fn.with_attr("Primitive", 1).attrs["Primitive"]   # doctest: +SKIP
         1
         """
+        if isinstance(key, dict):
+            return self.with_attrs(key)
         return self.with_fields(attrs=DictAttrs.make(self.attrs).with_attr(key, value))
 
     def with_attrs(self, mapping):

@@ -33,6 +33,8 @@ def convert(value):
         return tuple(convert(v) for v in value)
     if isinstance(value, dict):
         return {k: convert(v) for k, v in value.items()}
+    if callable(getattr(value, "asobject", None)):  # TVM's ObjectGeneric: ``x == y`` (EqualOp), a BufferVar
+        return value.asobject()
     if isinstance(value, Number | np.number | np.bool_):
         make = get_global_func("tir.const", allow_missing=True)
         if make is None:

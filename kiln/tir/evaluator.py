@@ -23,6 +23,7 @@ from ..runtime.ndarray import ALIGNMENT
 from . import dtype as _dt
 from . import expr as E
 from . import stmt as S
+from . import stmt_realize as SR
 from .intrin import BINARY_MATH, PREDICATES, TERNARY_MATH, UNARY_MATH
 
 
@@ -374,6 +375,7 @@ _STMT = {
     S.Evaluate: lambda ev, s: ev.eval(s.value),
     S.AttrStmt: lambda ev, s: ev._attr(s),
     S.DeclBuffer: lambda ev, s: ev.run(s.body),
+    SR.BufferRealize: lambda ev, s: ev.run(s.body) if ev.eval(s.condition) else None, SR.Prefetch: lambda ev, s: None,
 }
 
 

@@ -11,7 +11,7 @@ folding; the constructors build exactly the node asked for.
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from ..error import TIRError
+from ..error import TIRError, TIRValueError
 from ..ir.node import DEF, IGNORE, Node
 from ..ir.op import Op
 from ..ir.type import Type
@@ -58,11 +58,12 @@ class PointerType(Type):
         return f"T.handle({self.element_type}, {self.storage_scope!r})"
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False, init=False)
 class Var(PrimExpr):
     """A variable: ``Var("n", "int32")``; a pointer: ``Var("A_data", PointerType(PrimType("float32")))``.
 
     Two variables with one name are different variables; structural equality maps them by where they are bound.
+    The name is given first or as ``name`` (TVM's keyword) or ``name_hint`` (the field); it must be a string.
     """
 
     name_hint: str = field(metadata=IGNORE)
@@ -70,6 +71,16 @@ class Var(PrimExpr):
     type_annotation: object = None
 
     _is_var = True
+
+    def __init__(self, name_hint=None, dtype="int32", type_annotation=None, *, name=None, span=None):
+        name_hint = name if name_hint is None else name_hint
+        if not isinstance(name_hint, str):
+            raise TIRError(f"tir.Var: the name must be a string, got {type(name_hint).__name__} {name_hint!r}")
+        _set(self, "name_hint", name_hint)
+        _set(self, "dtype", dtype)
+        _set(self, "type_annotation", type_annotation)
+        _set(self, "span", span)
+        self.__post_init__()
 
     def __post_init__(self):
         dtype = self.dtype
@@ -81,7 +92,6 @@ class Var(PrimExpr):
                 _set(self, "type_annotation", dtype)
             dtype = dtype.dtype
         _set(self, "dtype", _dt.normalize(dtype))
-        _set(self, "name_hint", str(self.name_hint))
 
     @property
     def name(self) -> str:
@@ -89,7 +99,7 @@ class Var(PrimExpr):
         return self.name_hint
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False, init=False)
 class SizeVar(Var):
     """A variable known to be non-negative (a symbolic shape dimension)."""
 
@@ -135,9 +145,13 @@ class IntImm(PrimExpr):
     def __eq__(self, other):
         if isinstance(other, int) or isinstance(other, IntImm) and other.dtype == self.dtype:
             return IntImm("bool", self.value == int(other))
+        if other is None:  # TVM builds the comparison at once, and None is no expression
+            raise TIRValueError(f"cannot compare the constant {self} with None")
         return EqualOp(self, other)
 
     def __ne__(self, other):
+        if other is None:
+            raise TIRValueError(f"cannot compare the constant {self} with None")
         if isinstance(other, int) or isinstance(other, IntImm) and other.dtype == self.dtype:
             return IntImm("bool", self.value != int(other))
         return NotEqualOp(self, other)

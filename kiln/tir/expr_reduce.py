@@ -5,6 +5,7 @@
 from dataclasses import dataclass, field
 from enum import IntEnum
 
+from ..error import TIRError
 from ..ir.node import DEF, IGNORE, Node
 from . import dtype as _dt
 from .expr import EqualOp, PrimExpr, Var, _set
@@ -114,6 +115,11 @@ class IterVar(ExprOp, Node):
     span: object = field(default=None, kw_only=True, metadata=IGNORE)
 
     def __post_init__(self):
+        if isinstance(self.dom, tuple | list):  # (begin, end), as TVM's IterVar constructor takes it
+            if len(self.dom) != 2:
+                raise TIRError(f"tir.IterVar: a domain given as a sequence must be (begin, end), got {self.dom}")
+            begin, end = convert(self.dom[0]), convert(self.dom[1])
+            _set(self, "dom", Range.from_min_extent(begin, end - begin))
         if isinstance(self.var, str):
             _set(self, "var", Var(self.var, self.dom.extent.dtype if self.dom is not None else "int32"))
         _set(self, "iter_type", IterVarType(self.iter_type))

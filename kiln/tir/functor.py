@@ -21,6 +21,10 @@ from . import expr as E
 from . import op as _op
 from . import stmt as S
 from . import stmt_block as SB
+from . import stmt_realize as SR
+from .functor_chain import body_chain as _body_chain
+from .functor_chain import chain_fields as _chain_fields
+from .functor_chain import chain_operands as _chain_operands
 
 _EXPR_METHODS = {
     E.Var: "visit_var", E.SizeVar: "visit_size_var", E.IntImm: "visit_int_imm", E.FloatImm: "visit_float_imm",
@@ -37,6 +41,7 @@ _STMT_METHODS = {
     S.DeclBuffer: "visit_decl_buffer", S.SeqStmt: "visit_seq_stmt", S.IfThenElse: "visit_if_then_else",
     S.LetStmt: "visit_let_stmt", S.Evaluate: "visit_evaluate", S.AttrStmt: "visit_attr_stmt",
     S.AssertStmt: "visit_assert_stmt", SB.Block: "visit_block", SB.BlockRealize: "visit_block_realize",
+    SR.BufferRealize: "visit_buffer_realize", SR.Prefetch: "visit_prefetch",
 }
 _BINARY = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max, E.EQ, E.NE, E.LT, E.LE, E.GT,
            E.GE, E.And, E.Or)
@@ -244,6 +249,16 @@ class StmtExprVisitor(_Functor):
     def visit_decl_buffer(self, op):
         self.visit_stmt(op.body)
 
+    def visit_buffer_realize(self, op):
+        self.visit_prefetch(op)
+        self.visit_expr(op.condition)
+        self.visit_stmt(op.body)
+
+    def visit_prefetch(self, op):
+        for r in op.bounds:
+            self.visit_expr(r.min)
+            self.visit_expr(r.extent)
+
     def visit_seq_stmt(self, op):
         for s in op.seq:
             self.visit_stmt(s)
@@ -401,6 +416,17 @@ class StmtExprMutator(_Functor):
     def visit_decl_buffer(self, op):
         return op.with_fields(body=self.visit_stmt(op.body))
 
+    def visit_buffer_realize(self, op):
+        return op.with_fields(bounds=self._ranges(op.bounds), condition=self.visit_expr(op.condition),
+                              body=self.visit_stmt(op.body))
+
+    def visit_prefetch(self, op):
+        return op.with_fields(bounds=self._ranges(op.bounds))
+
+    def _ranges(self, ranges):
+        out = tuple(r.with_fields(min=self.visit_expr(r.min), extent=self.visit_expr(r.extent)) for r in ranges)
+        return ranges if not _changed(out, ranges) else out
+
     def visit_seq_stmt(self, op):
         seq = tuple(self.visit_stmt(s) for s in op.seq)
         if not _changed(seq, op.seq):
@@ -444,37 +470,6 @@ class StmtExprMutator(_Functor):
         for link, fields in zip(reversed(chain), reversed(new_fields), strict=True):
             body = link.with_fields(body=body, **fields)
         return body
-
-
-_CHAIN_METHODS = {S.LetStmt: "visit_let_stmt", S.AssertStmt: "visit_assert_stmt", S.AttrStmt: "visit_attr_stmt"}
-
-
-def _body_chain(functor, op, base) -> list:
-    """``op`` and the let/assert/attr statements nested in its body whose visit method ``functor`` does not
-    override, outermost first (the first is always ``op`` itself)."""
-    chain = [op]
-    body = op.body
-    while type(body) in _CHAIN_METHODS:
-        name = _CHAIN_METHODS[type(body)]
-        if getattr(type(functor), name) is not getattr(base, name):
-            break
-        chain.append(body)
-        body = body.body
-    return chain
-
-
-def _chain_fields(link):
-    """The expression fields of a chain statement, by name."""
-    if isinstance(link, S.LetStmt):
-        return [("value", link.value)]
-    if isinstance(link, S.AssertStmt):
-        return [("condition", link.condition), ("message", link.message)]
-    fields = [("value", link.value)]
-    return [("node", link.node)] + fields if isinstance(link.node, E.PrimExpr) else fields
-
-
-def _chain_operands(link):
-    return [value for _, value in _chain_fields(link)]
 
 
 class ExprVisitor(StmtExprVisitor):

@@ -122,6 +122,8 @@ def cast(value, dtype, span=None) -> PrimExpr:
         dtype = _dt.with_lanes(dtype, n)
     if value.dtype == dtype:
         return value
+    if value.dtype == "handle":
+        raise TIRError(f"tir.cast: Can't cast a handle to other types ({value} to {dtype})")
     if isinstance(value, Broadcast):
         return Broadcast(cast(value.value, _dt.element(dtype)), value.lanes)
     if isinstance(value, IntImm | FloatImm) and _dt.lanes(dtype) == 1:

@@ -24,6 +24,7 @@ from . import expr as E
 from . import stmt as S
 from . import stmt as tir_stmt
 from . import stmt_block as SB
+from . import stmt_realize as SR
 from .stmt_functor import post_order_visit
 
 _BINARY = {  # node -> (symbol, precedence)
@@ -243,6 +244,15 @@ class TIRPrinter:
             return None
         if kind is SB.BlockRealize:
             self._block(s, indent)
+            return None
+        if kind is SR.Prefetch:
+            ranges = ", ".join(f"T.Range({self.expr(r.min)}, {self.expr(r.min + r.extent)})" for r in s.bounds)
+            self.emit(indent, f"T.prefetch({self.buffer(s.buffer)}, [{ranges}])")
+            return None
+        if kind is SR.BufferRealize:
+            region = self.region(SB.BufferRegion(s.buffer, s.bounds))
+            self.emit(indent, f'with T.realize({region}, "{s.buffer.scope()}", {self.expr(s.condition)}):')
+            self.stmt(s.body, indent + 1)
             return None
         self.emit(indent, f"<{type(s).__name__}>")
         return None

@@ -8,6 +8,7 @@ field order); ``ir_transform`` and ``substitute`` are :class:`StmtExprMutator` s
 from . import expr as E
 from . import stmt as S
 from . import stmt_block as SB
+from . import stmt_realize as SR
 from .functor import StmtExprMutator
 
 
@@ -55,7 +56,13 @@ _CHILDREN = {
     S.AssertStmt: (lambda n: n.condition, lambda n: n.message, lambda n: n.body),
     SB.BlockRealize: (lambda n: n.iter_values, lambda n: n.predicate, lambda n: n.block),
     SB.Block: (lambda n: n.init, lambda n: n.body),
+    SR.BufferRealize: (lambda n: _range_bounds(n.bounds), lambda n: n.condition, lambda n: n.body),
+    SR.Prefetch: (lambda n: _range_bounds(n.bounds),),
 }
+
+
+def _range_bounds(ranges):
+    return tuple(x for r in ranges for x in (r.min, r.extent))
 
 
 def post_order_visit(stmt, fvisit):

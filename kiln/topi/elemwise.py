@@ -20,6 +20,7 @@ from ..tir import dtype as _dt
 from ..tir import intrin as _intrin
 from ..tir import op as _op
 from ..tir.dtype_semantics import saturate_int
+from ..tir.expr import PrimExpr
 from . import tag as _tag
 
 __all__ = [
@@ -204,17 +205,22 @@ def cast_expr(v, dtype):
 
 
 def cast(x, dtype):
-    """``x`` converted to ``dtype``.
+    """``x`` converted to ``dtype``: a tensor element-wise, a scalar expression or number directly (TVM's
+    ``topi.cast`` takes both).
 
     Parameters
     ----------
-    x : te.Tensor
+    x : te.Tensor, PrimExpr or number
     dtype : str
 
     Returns
     -------
-    y : te.Tensor
+    y : te.Tensor or PrimExpr
     """
+    if isinstance(x, int | float):
+        return _op.const(x, dtype)
+    if isinstance(x, PrimExpr):
+        return cast_expr(x, dtype)
     return elemwise(x, lambda v: cast_expr(v, dtype), name="T_cast")
 
 

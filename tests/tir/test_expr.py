@@ -181,3 +181,50 @@ def test_const_of_a_numpy_scalar_keeps_its_dtype():
     assert tir.const(np.int64(3)).dtype == "int64"
     assert tir.const(np.float16(0.5)).dtype == "float16"
     assert tir.const(3).dtype == "int32" and tir.const(2**40).dtype == "int64"
+
+
+def test_tvm_constructor_forms():
+    assert tir.Var(name="n", dtype="int64").name == "n"
+    with pytest.raises(TIRError, match="name must be a string"):
+        tir.Var(name=1, dtype="int32")
+    iv = tir.IterVar((2, 6), "x", tir.IterVarType.CommReduce)
+    assert (iv.dom.min.value, iv.dom.extent.value, iv.var.name) == (2, 4, "x")
+    red = tir.Reduce(None, [1], [iv], None, 0)
+    assert red.combiner is None and red.value_index == 0 and red.dtype == "int32"
+
+
+def test_constant_compared_with_none_is_refused():
+    with pytest.raises(ValueError):
+        tir.IntImm("int8", 1) != None  # noqa: E711, B015
+    with pytest.raises(ValueError):
+        tir.IntImm("int8", 1) == None  # noqa: E711, B015
+    assert tir.StringImm("abc") != None  # noqa: E711
+
+
+def test_cast_of_a_handle_is_refused():
+    with pytest.raises(TIRError, match="Can't cast a handle"):
+        tir.StringImm("s").astype("int32")
+    with pytest.raises(TIRError, match="Can't cast a handle"):
+        tir.cast(tir.Var("p", "handle"), "int64")
+
+
+def test_isnan_of_half_tests_in_float():
+    y = tir.Var("y", "float16")
+    call = tir.isnan(y)
+    assert call.dtype == "bool" and isinstance(call.args[0], tir.Cast) and call.args[0].dtype == "float32"
+    assert tir.isnan(tir.Var("v", "float16x4")).args[0].dtype == "float32x4"
+    assert tir.isnan(tir.Var("z", "float32")).args[0].dtype == "float32"
+    assert not tir.isnan(tir.const(1.0, "float16"))
+
+
+def test_deferred_equality_converts_to_its_comparison():
+    x = tir.Var("x", "int32")
+    eq = kiln.runtime.convert(x == 1)
+    assert isinstance(eq, tir.EQ) and eq.a is x
+    assert isinstance(tir.And(x > 1, x == 1).b, tir.EQ)
+
+
+def test_prim_func_with_attr_takes_a_dict():
+    f = tir.PrimFunc([], tir.Evaluate(0))
+    g = f.with_attr({"calling_conv": 1, "tir.noalias": True})
+    assert g.attrs["calling_conv"] == 1 and g.attrs["tir.noalias"] and not f.attrs

@@ -96,3 +96,13 @@ def test_float32_exp_is_within_two_ulp(target, fexp):
     with np.errstate(over="ignore"):
         np.testing.assert_array_equal(got[~finite], np.exp(data[~finite]))  # inf, 0 and NaN exactly
     assert got[data == 0].tolist() == [1.0, 1.0]
+
+
+def test_math_cast_takes_tensors_and_scalars():
+    from kiln import te, tir
+    from kiln.topi.math import cast as math_cast
+
+    n = te.size_var("n")
+    assert isinstance(math_cast(n, "float32"), tir.Cast)
+    assert math_cast(3, "float32").value == 3.0
+    assert math_cast(te.placeholder((3,), "int32"), "float32").dtype == "float32"
