@@ -206,5 +206,5 @@ from .stmt import (
     stmt_seq,
 )
 from .stmt_block import Block, BlockRealize, BufferRegion, MatchBufferRegion
-from .stmt_realize import BufferRealize, Prefetch
 from .stmt_functor import ir_transform, post_order_visit, pre_order_visit, renew_defs, substitute
+from .stmt_realize import BufferRealize, Prefetch

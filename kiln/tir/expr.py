@@ -9,11 +9,9 @@ folding; the constructors build exactly the node asked for.
 """
 
 from dataclasses import dataclass, field
-from enum import IntEnum
 
 from ..error import TIRError, TIRValueError
 from ..ir.node import DEF, IGNORE, Node
-from ..ir.op import Op
 from ..ir.type import Type
 from . import dtype as _dt
 from .expr_op import EqualOp, ExprOp, NotEqualOp, convert
@@ -445,41 +443,6 @@ class Let(PrimExpr):
         _set(self, "dtype", body.dtype)
 
 
-class CallEffectKind(IntEnum):
-    """What a call may do besides computing its value (TVM's ``TCallEffectKind``, an op attribute)."""
-
-    EXPR_ANNOTATION = 0
-    PURE = 1
-    READ_STATE = 2
-    UPDATE_STATE = 3
-    OPAQUE = 4
-    SPECIAL_CALL_ARG = 5
-    CONTROL_JUMP = 6
-
-
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class Call(PrimExpr):
-    """A call of an intrinsic or external function: ``Call("float32", "tir.exp", [x])``.
-
-    ``op`` is an :class:`kiln.ir.Op` (a name is looked up; TIR intrinsics are named ``tir.<name>``). External C
-    functions are called through the ``tir.call_extern`` op whose first argument is the function name (StringImm).
-    """
-
-    dtype: str
-    op: Op
-    args: tuple
-
-    def __post_init__(self):
-        _set(self, "dtype", _dt.normalize(self.dtype))
-        op = self.op
-        if isinstance(op, str):
-            op = Op.get(op if "." in op else f"tir.{op}")
-        if not isinstance(op, Op):
-            raise TIRError(f"tir.Call: op must be an Op or an op name, got {type(op).__name__}")
-        _set(self, "op", op)
-        _set(self, "args", tuple(convert(a) for a in self.args))
-
-
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class BufferLoad(PrimExpr):
     """``buffer[indices]``; a vector load when the last index is a vector (a Ramp)."""
@@ -506,6 +469,8 @@ def _check_indices(buffer, indices, what):
             raise TIRError(f"{what}: index of buffer {buffer.name} must be an integer, got {i.dtype}")
 
 
-# nodes of iteration domains and reductions (what TE builds) live in expr_reduce.py; re-exported here as in TVM
+# calls live in expr_call.py, nodes of iteration domains and reductions (what TE builds) in expr_reduce.py;
+# re-exported here as in TVM
+from .expr_call import Call, CallEffectKind  # noqa: E402,F401
 from .expr_lanes import lanes_of, vscale_factor  # noqa: E402,F401
 from .expr_reduce import CommReducer, IterVar, IterVarType, ProducerLoad, Range, Reduce  # noqa: F401

@@ -138,7 +138,8 @@ class IRBuilder:
         "unroll"; entering it gives the loop variable. Default names are i, j, k, then i_0, i_1...; the variable is
         int64 when a bound is."""
         if kind not in _KINDS:
-            raise TIRValueError(f"ir_builder.for_range: unknown loop kind {kind!r} (expected one of {', '.join(_KINDS)})")
+            raise TIRValueError(f"ir_builder.for_range: unknown loop kind {kind!r} (expected one of "
+                                f"{', '.join(_KINDS)})")
         if name == "i":
             name = "ijk"[self.nidx] if self.nidx < 3 else f"i_{self.nidx - 3}"
             self.nidx += 1
