@@ -180,7 +180,27 @@ def _popcount(gen, e):
 def _clz(gen, e):
     value = gen.visit_expr(e.args[0])
     fn = gen.declare(f"llvm.ctlz.{T.type_suffix(value.type)}", value.type, [value.type, T.I1])
-    return gen.builder.call(fn, [value, ir.Constant(T.I1, 0)])
+    return gen.cast(gen.builder.call(fn, [value, ir.Constant(T.I1, 0)]), e.args[0].dtype, e.dtype)
+
+
+def _ldexp(gen, e):
+    """libm's ``ldexp``/``ldexpf`` (float, int) per lane; float16 runs in float32."""
+    dtype, wide = e.dtype, compute_dtype(e.dtype)
+    t = _dt.DataType.parse(wide)
+    x = gen.cast(gen.visit_expr(e.args[0]), dtype, wide)
+    exponent = gen.cast(gen.visit_expr(e.args[1]), e.args[1].dtype, _dt.with_lanes("int32", t.lanes))
+    elem = T.scalar_type(str(t.element_of()))
+    fn = gen.declare("ldexp" + ("f" if t.bits == 32 else ""), elem, [elem, T.I32])
+    b = gen.builder
+    if t.lanes == 1:
+        out = b.call(fn, [x, exponent])
+    else:
+        out = ir.Constant(T.llvm_type(wide), ir.Undefined)
+        for k in range(t.lanes):
+            lane = T.constant("int32", k)
+            out = b.insert_element(out, b.call(fn, [b.extract_element(x, lane), b.extract_element(exponent, lane)]),
+                                   lane)
+    return gen.cast(out, wide, dtype)
 
 
 _BITWISE = {"tir.bitwise_and": "and_", "tir.bitwise_or": "or_", "tir.bitwise_xor": "xor", "tir.shift_left": "shl"}
@@ -198,5 +218,6 @@ _CALL_HANDLERS = {
     "tir.likely": lambda gen, e: gen.visit_expr(e.args[0]),
     "tir.popcount": _popcount,
     "tir.clz": _clz,
+    "tir.ldexp": _ldexp,
     "tir.assume": lambda gen, e: T.constant("int32", 0),
 }

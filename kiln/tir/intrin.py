@@ -210,6 +210,40 @@ for _name in BINARY_MATH:
 power = globals()["pow"]
 
 
+def ldexp(x, e, span=None) -> PrimExpr:
+    """``x * 2**e`` of a float ``x`` and an integer exponent ``e``, which keeps its integer dtype (TVM's
+    ``tir.ldexp``); constants fold."""
+    x = _float_operand(x, "ldexp")
+    e = convert(e)
+    if not _dt.is_integer(e.dtype):
+        raise TIRError(f"tir.ldexp: the exponent must be an integer, got {e.dtype}")
+    if _dt.lanes(x.dtype) != _dt.lanes(e.dtype):
+        if _dt.lanes(e.dtype) != 1:
+            raise TIRError(f"tir.ldexp: {e.dtype} exponent for a {x.dtype} value")
+        e = cast(e, _dt.with_lanes(e.dtype, _dt.lanes(x.dtype)))
+    if isinstance(x, FloatImm) and isinstance(e, IntImm):
+        return _fold(BINARY_MATH["ldexp"], x.dtype, x.value, e.value)
+    return Call(x.dtype, Op.get("tir.ldexp"), (x, e), span=span)
+
+
+def _rounding_builder(name):
+    """A rounding intrinsic: the identity on integers and bools, as TVM's."""
+    on_floats = globals()[name]
+
+    def build(x, span=None):
+        x = convert(x)
+        if not _dt.is_float(x.dtype):
+            return x
+        return on_floats(x, span=span)
+
+    build.__name__, build.__doc__ = name, on_floats.__doc__ + " An integer is returned as is."
+    return build
+
+
+for _name in ("floor", "ceil", "trunc", "round", "nearbyint"):
+    globals()[_name] = _rounding_builder(_name)
+
+
 def fma(a, b, c, span=None) -> PrimExpr:
     """Fused multiply-add ``a * b + c`` (one rounding)."""
     a, b = _operand_pair(a, b)
@@ -303,9 +337,11 @@ def popcount(x, span=None) -> PrimExpr:
 
 
 def clz(x, span=None) -> PrimExpr:
-    """Number of leading zero bits."""
+    """Number of leading zero bits of an integer (an ``int32``, as TVM's)."""
     x = convert(x)
-    return Call(x.dtype, Op.get("tir.clz"), (x,), span=span)
+    if not _dt.is_integer(x.dtype):
+        raise TIRError(f"tir.clz: expects an integer argument, got {x.dtype}")
+    return Call(_dt.with_lanes("int32", _dt.lanes(x.dtype)), Op.get("tir.clz"), (x,), span=span)
 
 
 def ret(value, span=None) -> PrimExpr:

@@ -10,6 +10,7 @@ plain function over a PrimFunc (``simplify_prim_func``, ``flatten_buffer`` ...).
 
 # ruff: noqa: F401  (re-exports)
 
+from .apply import Apply
 from .flatten_buffer import FlattenBuffer, flatten_buffer
 from .fp16_compute_legalize import FP16ComputeLegalize, fp16_compute_legalize
 from .function_pass import PrimFuncPass, prim_func_pass

@@ -34,7 +34,7 @@ from .. import expr as E
 from .. import op as _op
 from ..dtype_semantics import compute_dtype
 from ..functor import StmtExprMutator
-from ..intrin import call_intrin
+from ..intrin import MATH_INTRINSICS, call_intrin, call_llvm_pure_intrin
 from .function_pass import PrimFuncPass
 
 
@@ -221,10 +221,13 @@ def _expand(rule, x):
 
 
 class IntrinLowerer(StmtExprMutator):
-    """Applies :data:`RULES` and lowers floor division; tracks loop ranges to prove dividends non-negative."""
+    """Applies :data:`RULES` and lowers floor division; tracks loop ranges to prove dividends non-negative. For a
+    function whose ``target`` attribute is LLVM, a math intrinsic left with an LLVM intrinsic becomes the
+    ``call_llvm_pure_intrin`` of it at the operand's type, as TVM's LLVM lowering rules do."""
 
-    def __init__(self):
+    def __init__(self, llvm=False):
         self.analyzer = Analyzer()
+        self.llvm = llvm
 
     def visit_for(self, op):
         self.analyzer.bind(op.loop_var, E.Range.from_min_extent(op.min, op.extent), allow_override=True)
@@ -238,7 +241,19 @@ class IntrinLowerer(StmtExprMutator):
             return op  # libm is exact to float64 (and expf, rounded, to float16); the expansions only to float32
         if rule is not None and len(op.args) == 1:
             return self.visit_expr(_expand(rule, op.args[0]))
+        record = MATH_INTRINSICS.get(op.op.name)
+        if self.llvm and record is not None and record.llvm and _dt.is_float(op.dtype):
+            return call_llvm_pure_intrin(op.dtype, f"{record.llvm}.{_llvm_suffix(op.dtype)}", *op.args)
         return op
+
+    def visit_add(self, op):
+        """For LLVM, ``a * b + c`` of floats is one ``fma`` (as TVM's LowerIntrin contracts it for targets with an
+        fma rule)."""
+        if self.llvm and _dt.is_float(op.dtype):
+            for mul, addend in ((op.b, op.a), (op.a, op.b)):
+                if isinstance(mul, E.Mul):
+                    return self.visit_expr(E.Call(op.dtype, "tir.fma", (mul.a, mul.b, addend)))
+        return super().visit_add(op)
 
     def visit_floor_div(self, op):
         a, b = self.visit_expr(op.a), self.visit_expr(op.b)
@@ -279,9 +294,21 @@ def _one(e):
         else E.IntImm(e.dtype, 1)
 
 
+def _llvm_suffix(dtype):
+    """The type suffix of an overloaded LLVM intrinsic: ``f32``, ``v4f64``."""
+    t = _dt.DataType.parse(dtype)
+    return f"{'' if t.lanes == 1 else f'v{t.lanes}'}f{t.bits}"
+
+
+def _targets_llvm(func):
+    target = func.attrs.get("target") if func.attrs else None
+    kind = getattr(getattr(target, "kind", None), "name", None) or str(target or "").split(" ")[0]
+    return kind == "llvm"
+
+
 def lower_intrin(func):
     """Return ``func`` with intrinsics expanded and floor division lowered (see the module docstring)."""
-    return func.with_body(IntrinLowerer().visit_stmt(func.body))
+    return func.with_body(IntrinLowerer(llvm=_targets_llvm(func)).visit_stmt(func.body))
 
 
 @register_pass("tir.LowerIntrin")

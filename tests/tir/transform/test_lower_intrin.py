@@ -85,3 +85,24 @@ def test_float_floor_division(helpers):
     after = helpers.run_pass(LowerIntrin(), before)
     assert not stmt_contains(after.body, lambda n: isinstance(n, tir.FloorDiv | tir.FloorMod))
     helpers.assert_same_results(before, after)
+
+
+def test_llvm_target_contracts_fma_and_names_llvm_intrinsics(helpers):
+    import kiln
+    from kiln.ir import IRModule
+    from kiln.tir.transform import Apply
+
+    n = 8
+    A, B, C, D = (tir.decl_buffer((n,), "float32", name) for name in "ABCD")
+    i = tir.Var("i", "int32")
+    body = tir.For(i, 0, n, tir.ForKind.SERIAL,
+                   tir.BufferStore(D, A[i] * B[i] + tir.sqrt(C[i]), [i]))
+    params = [tir.Var(x, "handle") for x in "abcd"]
+    func = helpers.make_func(params, body, dict(zip(params, (A, B, C, D), strict=True)))
+    plain = LowerIntrin()(IRModule({"main": func}))["main"]
+    assert isinstance(plain.body.body.value, tir.Add)  # no target: left for the backend
+    llvm = kiln.transform.Sequential([Apply(lambda f: f.with_attr("target", "llvm")), LowerIntrin()])
+    lowered = llvm(IRModule({"main": func}))["main"]
+    fma = lowered.body.body.value
+    assert fma.op.name == "tir.call_llvm_pure_intrin" and fma.args[0].value == "llvm.fma.f32"
+    assert fma.args[3].op.name == "tir.call_llvm_pure_intrin" and fma.args[3].args[0].value == "llvm.sqrt.f32"
