@@ -155,6 +155,10 @@ class IntImm(PrimExpr):
         return NotEqualOp(self, other)
 
 
+# the largest finite value of the float dtypes whose literals TVM range-checks
+_FLOAT_LIMITS = {"float16": 65504.0, "float32": 3.4028234663852886e38, "bfloat16": 3.38953139e38}
+
+
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class FloatImm(PrimExpr):
     """A floating-point constant: ``FloatImm("float32", 1.5)``."""
@@ -166,7 +170,11 @@ class FloatImm(PrimExpr):
         _set(self, "dtype", _dt.normalize(self.dtype))
         if not _dt.is_float(self.dtype) or _dt.lanes(self.dtype) != 1:
             raise TIRError(f"FloatImm: dtype must be a scalar float, got {self.dtype!r}")
-        _set(self, "value", float(self.value))
+        value = float(self.value)
+        limit = _FLOAT_LIMITS.get(self.dtype)
+        if limit is not None and abs(value) > limit and value not in (float("inf"), float("-inf")):
+            raise TIRValueError(f"FloatImm: literal value {value} exceeds the range of {self.dtype} (+-{limit})")
+        _set(self, "value", value)
 
     def __float__(self):
         return self.value

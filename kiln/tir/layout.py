@@ -166,13 +166,14 @@ class BijectiveLayout:
 
 def bijective_layout(src_layout, dst_layout) -> BijectiveLayout | None:
     """The conversion from ``src_layout`` to ``dst_layout`` (names or :class:`Layout` s), as TVM's
-    ``tvm.tir.bijective_layout``; None when either is undefined (``""``), KilnError when their primal axes differ."""
+    ``tvm.tir.bijective_layout``; None when either is undefined (``""``) or their primal axes differ (they are not
+    convertible), as TVM's undefined BijectiveLayout."""
     if any(x is None or x in ("", "__undef__") for x in (src_layout, dst_layout)):
         return None  # an undefined layout converts to nothing, as TVM's
     src = layout(src_layout) if isinstance(src_layout, str) else src_layout
     dst = layout(dst_layout) if isinstance(dst_layout, str) else dst_layout
     if set(src.primal) != set(dst.primal):
-        raise KilnError(f"bijective_layout: {src.name} and {dst.name} have different primal axes")
+        return None
     return BijectiveLayout(src, dst)
 
 

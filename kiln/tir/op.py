@@ -70,8 +70,9 @@ def const(value, dtype=None, span=None) -> PrimExpr:
             dtype = value.dtype.name
         elif isinstance(value, Integral):
             dtype = "int32" if -(2**31) <= int(value) < 2**31 else "int64"
-        else:
-            dtype = "float32"
+        else:  # float32 unless the value is finite and beyond its range (TVM)
+            big = math.isfinite(float(value)) and builtins.abs(float(value)) > float(np.finfo(np.float32).max)
+            dtype = "float64" if big else "float32"
     t = _dt.DataType.parse(dtype)
     if t.lanes != 1:
         return Broadcast(const(value, str(t.element_of())), t.lanes)
@@ -178,6 +179,11 @@ def _both_const(a, b):
     ca, cb = const_value(a), const_value(b)
     if ca is None or cb is None or isinstance(a, Broadcast) != isinstance(b, Broadcast):
         return None
+    if _dt.is_float(a.dtype):
+        # the operands as the dtype holds them: float32 arithmetic on them, rounded once, is what folding must give
+        # (float64 arithmetic of two float32 values rounds correctly to float32)
+        element = _dt.DataType.parse(a.dtype).element_of().numpy()
+        ca, cb = float(np.array(ca, dtype=element)), float(np.array(cb, dtype=element))
     return ca, cb
 
 
@@ -235,7 +241,8 @@ def multiply(a, b, span=None) -> PrimExpr:
 
 
 def _check_divisor(b, what):
-    if const_value(b) == 0 and _dt.is_integer(b.dtype):
+    # a constant zero divisor is refused for floats too, as TVM's folding does (it would fold to inf or nan)
+    if const_value(b) == 0 and _dt.lanes(b.dtype) == 1 and not _dt.is_bool(b.dtype):
         raise TIRError(f"{what}: division by zero")
 
 

@@ -228,3 +228,28 @@ def test_prim_func_with_attr_takes_a_dict():
     f = tir.PrimFunc([], tir.Evaluate(0))
     g = f.with_attr({"calling_conv": 1, "tir.noalias": True})
     assert g.attrs["calling_conv"] == 1 and g.attrs["tir.noalias"] and not f.attrs
+
+
+def test_float_literals_are_range_checked_and_typed():
+    with pytest.raises(ValueError, match="exceeds the range of float16"):
+        tir.const(65505.0, "float16")
+    with pytest.raises(ValueError, match="float32"):
+        tir.FloatImm("float32", -3.5e38)
+    assert tir.const(float("inf"), "float16").value == float("inf")
+    assert tir.const(3.402e39).dtype == "float64" and tir.const(3.14).dtype == "float32"
+    assert tir.const(-3.38953139e38, "bfloat16").value < 0
+
+
+def test_float_folding_is_float32_arithmetic():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        x, y = (float(v) for v in rng.uniform(-3e38, 3e38, 2))
+        a, b = tir.const(x, "float32"), tir.const(y, "float32")
+        with np.errstate(over="ignore"):
+            fx, fy = np.float32(x), np.float32(y)
+            for folded, expected in ((a + b, fx + fy), (a - b, fx - fy), (a * b, fx * fy), (a / b, fx / fy)):
+                assert folded.value == float(expected)
+    with pytest.raises(TIRError, match="division by zero"):
+        tir.const(1.0, "float32") / tir.const(0.0, "float32")

@@ -90,5 +90,5 @@ def test_bijective_layout_converts_shapes_both_ways_keeping_dynamic_dims():
     blocked = bijective_layout("NCHW", "NCHW16c")
     assert blocked.forward_shape((1, 32, 7, 7)) == (1, 2, 7, 7, 16)
     assert blocked.backward_shape((1, 2, 7, 7, 16)) == (1, 32, 7, 7)
-    with pytest.raises(KilnError, match="different primal axes"):
-        bijective_layout("NCHW", "NCDHW")
+    assert bijective_layout("NCHW", "NCDHW") is None  # not convertible: TVM's undefined layout
+    assert bijective_layout("NCHW", "ABCD") is None
