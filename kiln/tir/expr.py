@@ -135,13 +135,13 @@ class IntImm(PrimExpr):
     def __bool__(self):
         return bool(self.value)
 
-    # As TVM's IntImm: hashed by value, and ``==`` with a number or a constant of its dtype folds to a bool constant
+    # As TVM's IntImm: hashed by value, and ``==`` with a number or an integer constant folds to a bool constant
     # (so ``IntImm("int32", 1) in {1}`` holds); with anything else it is an EqualOp, true only for the same node.
     def __hash__(self):
         return hash(self.value)
 
     def __eq__(self, other):
-        if isinstance(other, int) or isinstance(other, IntImm) and other.dtype == self.dtype:
+        if isinstance(other, int | IntImm):  # any dtypes: TVM matches them first, so const(1) == const(True)
             return IntImm("bool", self.value == int(other))
         if other is None:  # TVM builds the comparison at once, and None is no expression
             raise TIRValueError(f"cannot compare the constant {self} with None")
@@ -150,7 +150,7 @@ class IntImm(PrimExpr):
     def __ne__(self, other):
         if other is None:
             raise TIRValueError(f"cannot compare the constant {self} with None")
-        if isinstance(other, int) or isinstance(other, IntImm) and other.dtype == self.dtype:
+        if isinstance(other, int | IntImm):
             return IntImm("bool", self.value != int(other))
         return NotEqualOp(self, other)
 

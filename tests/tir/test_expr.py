@@ -253,3 +253,10 @@ def test_float_folding_is_float32_arithmetic():
                 assert folded.value == float(expected)
     with pytest.raises(TIRError, match="division by zero"):
         tir.const(1.0, "float32") / tir.const(0.0, "float32")
+
+
+def test_integer_constants_compare_by_value_across_dtypes():
+    assert tir.const(1) == tir.const(True)
+    assert tir.const(2) != tir.const(True)
+    assert tir.IntImm("int64", 7) == tir.IntImm("int32", 7)
+    assert not (tir.IntImm("int8", 7) == tir.IntImm("int32", 8))

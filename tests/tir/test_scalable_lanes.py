@@ -56,7 +56,9 @@ def test_intimm_compares_by_value_like_tvm():
     one = tir.const(1)
     assert one in {1} and one == 1 and not (one != 1)
     assert bool(one == tir.IntImm("int32", 1))
-    assert not bool(one == tir.IntImm("int64", 1))  # another dtype: an EqualOp, true only for the same node
+    # another dtype: TVM matches the dtypes first, then folds (test_tir_ops' const(1) == const(True))
+    assert bool(one == tir.IntImm("int64", 1)) and not bool(one == tir.IntImm("int64", 2))
+    assert not bool(one == tir.Var("v", "int32"))  # with a non-constant: an EqualOp, true only for the same node
     assert tir.Ramp(0, 1, 11 * tir.vscale()).lanes.b == 11  # the scalable count is kept as vscale() * k
 
 
