@@ -20,6 +20,7 @@ from .create_primfunc import create_prim_func
 from .extern import extern, extern_primfunc
 from .scan import ScanOp, scan
 from .tensor_intrin import TensorIntrin, decl_tensor_intrin
+from .tensor_compute import TensorComputeOp, TensorIntrinCall
 from . import schedule, tag
 from .operation import (
     comm_reducer, compute, max, min, placeholder, reduce_axis, size_var, sum, thread_axis, var,

@@ -31,6 +31,7 @@ from .schedule import Fuse, Singleton, Split, split_extent
 from .schedule_cache import rewrite_bodies
 from .schedule_layout import Transform
 from .tensor import ComputeOp, PlaceholderOp
+from .tensor_compute import TensorComputeOp
 
 __all__ = ["ScheduleGraph", "StageInfo", "infer_bound"]
 
@@ -81,6 +82,10 @@ class ScheduleGraph:
         return body
 
     def _loads(self, stage):
+        if isinstance(stage.op, TensorComputeOp):  # the corners of each slice the intrinsic reads
+            return [E.ProducerLoad(t, tuple(f(r) for r in region)) for t, region in zip(stage.op.inputs,
+                                                                                          stage.op.regions, strict=True)
+                    for f in (lambda r: r.min, lambda r: _op.subtract(_op.add(r.min, r.extent), 1))]
         out = []
         for b in self.effective_body(stage):
             post_order_visit(b, lambda n: out.append(n) if isinstance(n, E.ProducerLoad) else None)
@@ -102,7 +107,7 @@ class ScheduleGraph:
                 if isinstance(stage.op, PlaceholderOp):
                     self.placeholders.append(stage)
                     continue
-                if not isinstance(stage.op, ComputeOp):
+                if not isinstance(stage.op, ComputeOp | TensorComputeOp):
                     raise TIRError(f"lower: stage {stage.op.name} is a {type(stage.op).__name__}, which kiln cannot "
                                    "lower from a schedule yet (te.create_prim_func builds te.extern)")
                 if stage.attach_type == "inline" and stage.is_output:
@@ -384,8 +389,8 @@ class _BoundInference:
             elif isinstance(rel, Fuse):
                 val[rel.outer] = self.ana.simplify(_op.floordiv(val[rel.fused], ext[rel.inner]))
                 val[rel.inner] = self.ana.simplify(_op.floormod(val[rel.fused], ext[rel.inner]))
-        for iv, rng in info.root_ranges.items():
-            val[iv] = self.ana.simplify(_op.add(rng.min, val[iv]))
+        for iv, rng in info.root_ranges.items():  # (a tensor compute's block dimensions are no loops: 0)
+            val[iv] = self.ana.simplify(_op.add(rng.min, val.get(iv, E.IntImm(iv.var.dtype, 0))))
             dom = iv.dom
             end, dom_end = _op.add(rng.min, rng.extent), _op.add(dom.min, dom.extent)
             inside = (self.ana.can_prove(_op.greater_equal(rng.min, dom.min))
@@ -423,6 +428,6 @@ def infer_bound(sch, graph=None, full=()) -> dict:
     """
     graph = graph or ScheduleGraph(sch)
     for stage in graph.order:
-        if not isinstance(stage.op, ComputeOp):
+        if not isinstance(stage.op, ComputeOp | TensorComputeOp):
             raise TIRError(f"lower: stage {stage.op.name} has an unsupported operation {type(stage.op).__name__}")
     return _BoundInference(graph, set(full)).run()

@@ -17,6 +17,7 @@ from ..tir import op as _op
 from ..tir.expr_reduce import CommReducer, IterVar, IterVarType, Range, Reduce
 from .tag import TagScope
 from .tensor import ComputeOp, PlaceholderOp, Tensor
+from .tensor_compute import TensorIntrinCall, make_tensor_compute
 
 __all__ = ["placeholder", "compute", "reduce_axis", "var", "size_var", "comm_reducer", "sum", "max", "min"]
 
@@ -72,9 +73,9 @@ def _arg_names(fcompute, ndim):
     names = list(spec.args)
     if spec.varargs is not None:
         names += [f"i{k}" for k in range(len(names), ndim)]
-    if len(names) != ndim:
+    if len(names) > ndim:
         raise TIRError(f"te.compute: fcompute takes {len(names)} index arguments but the shape has {ndim} dimensions")
-    return names[:ndim]
+    return names  # fewer: a tensor intrinsic call computes the remaining dimensions (checked by the caller)
 
 
 def compute(shape, fcompute, name="compute", tag="", attrs=None) -> Tensor:
@@ -113,8 +114,13 @@ def compute(shape, fcompute, name="compute", tag="", attrs=None) -> Tensor:
     shape = _shape(shape)
     names = _arg_names(fcompute, len(shape))
     axis = tuple(IterVar(Range(E.IntImm(s.dtype, 0), s), E.Var(n, s.dtype), IterVarType.DataPar)
-                 for n, s in zip(names, shape, strict=True))
+                 for n, s in zip(names, shape[:len(names)], strict=True))
     body = fcompute(*[iv.var for iv in axis])
+    if isinstance(body, TensorIntrinCall):
+        return make_tensor_compute(name, tag, attrs, shape, axis, body)
+    if len(axis) != len(shape):
+        raise TIRError(f"te.compute: fcompute takes {len(axis)} index arguments but the shape has {len(shape)} "
+                       "dimensions")
     if isinstance(body, Tensor):
         raise TIRError(f"te.compute {name}: fcompute returned a tensor; index it (A[i, j]) to read an element")
     body = tuple(body) if isinstance(body, list | tuple) else (body,)

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from ..error import TIRError
 from ..tir import expr as E
 from ..tir import op as _op
-from ..tir.expr import Range
 from ..tir.expr_reduce import IterVar, IterVarType
 from .tensor import ComputeOp, Operation, Tensor
+from .tensor_compute import TensorComputeOp
 
 __all__ = ["Schedule", "Stage", "Split", "Fuse", "Singleton", "IterVar", "IterVarAttr", "create_schedule"]
 
@@ -142,7 +142,7 @@ class Stage:
                        f"(its loops are: {leaves})")
 
     def _check_compute(self, what):
-        if not isinstance(self.op, ComputeOp):
+        if not isinstance(self.op, ComputeOp | TensorComputeOp):
             raise TIRError(f"{what}: stage {self._name()} is a {type(self.op).__name__}, not a compute stage")
 
     # ---- loop structure
@@ -183,7 +183,7 @@ class Stage:
             args = tuple(args[0])
         if not args:
             # TVM's singleton: a new outermost loop of one iteration (a place to attach or bind at)
-            single = IterVar(Range(E.IntImm("int32", 0), E.IntImm("int32", 1)), E.Var("singleton", "int32"))
+            single = IterVar(E.Range(E.IntImm("int32", 0), E.IntImm("int32", 1)), E.Var("singleton", "int32"))
             self.relations.append(Singleton(single))
             self.all_iter_vars.append(single)
             self.leaf_iter_vars.insert(0, single)

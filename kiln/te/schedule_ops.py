@@ -33,7 +33,8 @@ from ..tir.stmt_functor import substitute
 from .bound import attach_index
 from .schedule import PARALLEL, UNROLL, VECTORIZE
 from .schedule_layout import physical_indices, physical_shape
-from .schedule_tensorize import tensorize_stage, tensorized_leaf
+from .schedule_tensorize import tensor_compute_stage, tensorize_stage, tensorized_leaf
+from .tensor_compute import TensorComputeOp
 
 __all__ = ["build_body"]
 
@@ -171,6 +172,8 @@ class _Builder:
 
     def stage(self, stage) -> S.Stmt:
         """The statements computing ``stage`` (its loop nest, with what is attached inside)."""
+        if isinstance(stage.op, TensorComputeOp):
+            return tensor_compute_stage(self, stage)
         if tensorized_leaf(stage) is not None:
             return tensorize_stage(self, stage, tensorized_leaf(stage))
         info = self.infos[stage]

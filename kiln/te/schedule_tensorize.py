@@ -16,7 +16,7 @@ from ..tir.expr_reduce import IterVarType
 from ..tir.stmt_functor import post_order_visit, substitute
 from .tensor_intrin import bind_intrinsic, tensor_region
 
-__all__ = ["tensorized_leaf", "tensorize_stage"]
+__all__ = ["tensorized_leaf", "tensorize_stage", "tensor_compute_stage"]
 
 
 def tensorized_leaf(stage):
@@ -75,19 +75,44 @@ def tensorize_stage(builder, stage, t) -> S.Stmt:
     if len(intrin.op.axis) > len(stage.op.axis):
         raise TIRError(f"{where}: the intrinsic computes a {len(intrin.op.axis)}-d tensor, the stage only has "
                        f"{len(stage.op.axis)} dimensions")
-    regions = _regions(builder, stage, t, intrin, where)
+    return _emit(builder, stage, t, intrin, _regions(builder, stage, t, intrin, where), where, {})
+
+
+def tensor_compute_stage(builder, stage) -> S.Stmt:
+    """The statements computing a TensorComputeOp's stage: its loops around the intrinsic bound to the slices."""
+    info = builder.infos[stage]
+    op = stage.op
+    vmap = {iv.var: info.values[iv] for iv in info.root_ranges}
+    where = f"tensor compute {op.name}"
+    regions = []
+    for tensor, region in zip(op.inputs, op.regions, strict=True):
+        buf, mins = builder.buffer(builder.graph.stage_of(tensor), tensor.value_index)
+        regions.append((buf, mins, [E.Range.from_min_extent(builder.ana.simplify(substitute(r.min, vmap)),
+                                                            substitute(r.extent, vmap)) for r in region]))
+    n = op.schedulable_ndim
+    out = [E.Range.from_min_extent(info.values[iv], E.IntImm(iv.var.dtype, 1)) for iv in op.axis[:n]]
+    out += [iv.dom for iv in op.axis[n:]]
+    for k in range(op.num_outputs):
+        buf, mins = builder.buffer(stage, k)
+        regions.append((buf, mins, out))
+    scalars = {p: substitute(v, vmap) for p, v in zip(op.intrin.scalar_params, op.scalar_inputs, strict=True)}
+    return _emit(builder, stage, len(stage.leaf_iter_vars), op.intrin, regions, where, scalars)
+
+
+def _emit(builder, stage, t, intrin, regions, where, scalars):
+    leaves = stage.leaf_iter_vars
     outer_reduce = [k for k, iv in enumerate(leaves[:t]) if iv.iter_type == IterVarType.CommReduce]
     if not outer_reduce:
         if intrin.body is None:
             raise TIRError(f"{where}: the intrinsic has no body statement")
-        return builder.loops(stage, 0, t, bind_intrinsic(intrin, intrin.body, regions, where))
+        return builder.loops(stage, 0, t, bind_intrinsic(intrin, intrin.body, regions, where, scalars))
     if intrin.reduce_update is None or intrin.reduce_init is None:
-        raise TIRError(f"{where}: reduction loops stay outside the tensorized axis, so the intrinsic needs its reset "
-                       "and update statements ((body, reset, update) from fcompute)")
+        raise TIRError(f"{where}: reduction loops stay outside the intrinsic, so it needs its reset and update "
+                       "statements ((body, reset, update) from fcompute)")
     begin = outer_reduce[0]
     init_map = {iv.var: E.Var(f"{iv.var.name_hint}.init", iv.var.dtype) for iv in leaves[begin:t]
                 if iv.iter_type != IterVarType.CommReduce}
-    reset = substitute(bind_intrinsic(intrin, intrin.reduce_init, regions, where), init_map)
+    reset = substitute(bind_intrinsic(intrin, intrin.reduce_init, regions, where, scalars), init_map)
     init = builder.loops(stage, begin, t, reset, (), init_map)
-    update = builder.loops(stage, begin, t, bind_intrinsic(intrin, intrin.reduce_update, regions, where))
+    update = builder.loops(stage, begin, t, bind_intrinsic(intrin, intrin.reduce_update, regions, where, scalars))
     return builder.loops(stage, 0, begin, S.stmt_seq(init, update))

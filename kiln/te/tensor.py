@@ -70,8 +70,8 @@ class Tensor(Node):
     def __getitem__(self, indices):
         if not isinstance(indices, tuple):
             indices = (indices,)
-        if len(indices) < len(self.shape):
-            return TensorSlice(self, indices)
+        if len(indices) < len(self.shape) or any(isinstance(i, slice) for i in indices):
+            return TensorSlice(self, indices)  # a region (A[i, 0:16]) for a tensor intrinsic, or a partial index
         return self(*indices)
 
     def __str__(self):

@@ -37,6 +37,12 @@ class TensorIntrin:
     reduce_init: S.Stmt | None
     reduce_update: S.Stmt | None
 
+    def __call__(self, *args, reduce_axis=()):
+        """The intrinsic applied to tensor slices and scalars, for ``te.compute`` (see :mod:`.tensor_compute`)."""
+        from .tensor_compute import intrin_call
+
+        return intrin_call(self, *args, reduce_axis=reduce_axis)
+
 
 def _stmt(value, name):
     if value is None or isinstance(value, S.Stmt):
@@ -165,10 +171,10 @@ def _compact(region):
     return list(reversed(out))
 
 
-def bind_intrinsic(intrin, stmt, regions, where):
+def bind_intrinsic(intrin, stmt, regions, where, scalars=None):
     """``stmt`` (one of the intrinsic's statements) over real buffers: ``regions`` gives, per intrinsic buffer, the
-    real ``(buffer, mins, [Range per dimension])``."""
-    var_map, buffer_map = {}, {}
+    real ``(buffer, mins, [Range per dimension])``; ``scalars`` the values of its scalar parameters."""
+    var_map, buffer_map = dict(scalars or {}), {}
     ana = Analyzer()
     for ibuf, (real, mins, region) in zip(intrin.buffers, regions, strict=True):
         _bind_one(ibuf, real, mins, region, var_map, buffer_map, ana, where)

@@ -91,3 +91,34 @@ def test_intrinsic_shape_must_match_the_region():
     s[C].tensorize(ci, _vadd_intrin(8))
     with pytest.raises(TIRError, match="extent 8 where the region of A has 4"):
         kiln.lower(s, [A, B, C])
+
+
+def test_tensor_compute_op_runs_the_intrinsic_per_row():
+    A = te.placeholder((4, 8), name="A")
+    B = te.placeholder((4, 8), name="B")
+    vadd = _vadd_intrin(8)
+    C = te.compute((4, 8), lambda i: vadd(A[i, 0:8], B[i, 0:8]), name="C")
+    assert isinstance(C.op, te.tensor_compute.TensorComputeOp) and C.op.schedulable_ndim == 1
+    assert [iv.var.name_hint for iv in te.create_schedule(C.op)[C].leaf_iter_vars] == ["i"]
+    s = te.create_schedule(C.op)
+    f = kiln.build(s, [A, B, C])
+    rng = np.random.default_rng(2)
+    a, b = rng.random((4, 8), dtype="float32"), rng.random((4, 8), dtype="float32")
+    c = kiln.nd.array(np.zeros((4, 8), "float32"))
+    f(kiln.nd.array(a), kiln.nd.array(b), c)
+    np.testing.assert_allclose(c.numpy(), a + b, rtol=1e-6)
+
+
+def test_tensor_compute_op_accumulates_over_its_reduce_axis():
+    W = te.placeholder((3, 4, 8), name="W")
+    X = te.placeholder((4, 8), name="X")
+    k = te.reduce_axis((0, 4), name="k")
+    dot = _dot_intrin(8)
+    Y = te.compute((3, 1), lambda i: dot(W[i, k, 0:8], X[k, 0:8], reduce_axis=k), name="Y")
+    s = te.create_schedule(Y.op)
+    f = kiln.build(s, [W, X, Y])
+    rng = np.random.default_rng(3)
+    w, x = rng.random((3, 4, 8), dtype="float32"), rng.random((4, 8), dtype="float32")
+    y = kiln.nd.array(np.zeros((3, 1), "float32"))
+    f(kiln.nd.array(w), kiln.nd.array(x), y)
+    np.testing.assert_allclose(y.numpy()[:, 0], np.einsum("ikn,kn->i", w, x), rtol=1e-5)
