@@ -83,9 +83,10 @@ class ScheduleGraph:
 
     def _loads(self, stage):
         if isinstance(stage.op, TensorComputeOp):  # the corners of each slice the intrinsic reads
-            return [E.ProducerLoad(t, tuple(f(r) for r in region)) for t, region in zip(stage.op.inputs,
-                                                                                          stage.op.regions, strict=True)
-                    for f in (lambda r: r.min, lambda r: _op.subtract(_op.add(r.min, r.extent), 1))]
+            ana = Analyzer()
+            corners = (lambda r: r.min, lambda r: ana.simplify(_op.subtract(_op.add(r.min, r.extent), 1)))
+            return [E.ProducerLoad(t, tuple(f(r) for r in region))
+                    for t, region in zip(stage.op.inputs, stage.op.regions, strict=True) for f in corners]
         out = []
         for b in self.effective_body(stage):
             post_order_visit(b, lambda n: out.append(n) if isinstance(n, E.ProducerLoad) else None)

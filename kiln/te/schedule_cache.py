@@ -13,6 +13,8 @@ Operations are immutable, so both replace operations in their stages (``stage.op
 ``stage.origin_op``: the stage keeps producing the tensors the user holds (lowering maps them to the stage's buffers).
 """
 
+import dataclasses
+
 from ..error import TIRError
 from ..tir import expr as E
 from ..tir.analysis import undefined_vars
@@ -21,6 +23,7 @@ from ..tir.functor import StmtExprMutator
 from ..tir.stmt_functor import substitute
 from .schedule import Stage
 from .tensor import ComputeOp, Tensor
+from .tensor_compute import TensorComputeOp
 
 __all__ = ["cache_write", "cache_read", "rewrite_bodies"]
 
@@ -135,9 +138,13 @@ def cache_read(sch, tensor, scope, readers):
     for reader in readers:
         rstage = reader if isinstance(reader, Stage) else sch[reader]
         rop = rstage.op
-        if not isinstance(rop, ComputeOp):
+        if isinstance(rop, TensorComputeOp):  # its intrinsic reads the cache's slices instead
+            inputs = tuple(cache if sch[t] is src and t.value_index == tensor.value_index else t for t in rop.inputs)
+            new_op = dataclasses.replace(rop, inputs=inputs)
+        elif not isinstance(rop, ComputeOp):
             raise TIRError(f"cache_read: reader {getattr(reader, 'name', reader)} is not a compute stage")
-        new_op = ComputeOp(rop.name, rop.tag, rop.attrs, rop.axis, rewrite_bodies(rop.body, mutator.visit_expr))
+        else:
+            new_op = ComputeOp(rop.name, rop.tag, rop.attrs, rop.axis, rewrite_bodies(rop.body, mutator.visit_expr))
         rstage.op = new_op
         sch.stage_map[new_op] = rstage
     cache_stage = Stage(cache_op, sch)

@@ -122,3 +122,23 @@ def test_tensor_compute_op_accumulates_over_its_reduce_axis():
     y = kiln.nd.array(np.zeros((3, 1), "float32"))
     f(kiln.nd.array(w), kiln.nd.array(x), y)
     np.testing.assert_allclose(y.numpy()[:, 0], np.einsum("ikn,kn->i", w, x), rtol=1e-5)
+
+
+def test_tensor_compute_reads_a_cache_and_bounds_its_slices():
+    A = te.placeholder((4, 8), name="A")
+    B = te.placeholder((4, 8), name="B")
+    P = te.compute((4, 8), lambda i, j: A[i, j] * 2.0, name="P")
+    vadd = _vadd_intrin(8)
+    C = te.compute((2, 8), lambda i: vadd(P[i + 1, 0:8], B[i, 0:8]), name="C")
+    s = te.create_schedule(C.op)
+    PP = s.cache_read(P, "local", [C])
+    s[PP].compute_at(s[C], C.op.axis[0])
+    bounds = te.schedule.InferBound(s)
+    assert int(bounds[PP.op.axis[0]].extent) == 1 and int(bounds[PP.op.axis[1]].extent) == 8
+    assert int(bounds[P.op.axis[0]].extent) == 2  # rows 1 and 2 only
+    f = kiln.build(s, [A, B, C])
+    rng = np.random.default_rng(4)
+    a, b = rng.random((4, 8), dtype="float32"), rng.random((4, 8), dtype="float32")
+    c = kiln.nd.array(np.zeros((2, 8), "float32"))
+    f(kiln.nd.array(a), kiln.nd.array(b), c)
+    np.testing.assert_allclose(c.numpy(), a[1:3] * 2 + b[:2], rtol=1e-6)
