@@ -27,6 +27,7 @@ from ..tir import op as _op
 from ..tir.expr_reduce import Range
 from ..tir.functor import StmtExprMutator
 from ..tir.stmt_functor import post_order_visit, substitute
+from .scan import ScanOp
 from .schedule import Fuse, Singleton, Split, split_extent
 from .schedule_cache import rewrite_bodies
 from .schedule_layout import Transform
@@ -82,6 +83,14 @@ class ScheduleGraph:
         return body
 
     def _loads(self, stage):
+        op = stage.op
+        if isinstance(op, ScanOp):  # step t of each update (its spatial axes swept), and the init
+            out, k = [], 0
+            for u, i in zip(op.update, op.init, strict=True):
+                spatial = [iv.var for iv in op.spatial_axis_[k:k + len(u.shape) - 1]]
+                k += len(u.shape) - 1
+                out += [E.ProducerLoad(u, (op.scan_axis.var, *spatial)), E.ProducerLoad(i, (0, *spatial))]
+            return out
         if isinstance(stage.op, TensorComputeOp):  # the corners of each slice the intrinsic reads
             ana = Analyzer()
             corners = (lambda r: r.min, lambda r: ana.simplify(_op.subtract(_op.add(r.min, r.extent), 1)))
@@ -108,7 +117,7 @@ class ScheduleGraph:
                 if isinstance(stage.op, PlaceholderOp):
                     self.placeholders.append(stage)
                     continue
-                if not isinstance(stage.op, ComputeOp | TensorComputeOp):
+                if not isinstance(stage.op, ComputeOp | TensorComputeOp | ScanOp):
                     raise TIRError(f"lower: stage {stage.op.name} is a {type(stage.op).__name__}, which kiln cannot "
                                    "lower from a schedule yet (te.create_prim_func builds te.extern)")
                 if stage.attach_type == "inline" and stage.is_output:
@@ -160,6 +169,8 @@ def attach_index(stage):
     has been split or fused since, TVM's legalization applies: the attachment follows a split to its inner loop and
     a fuse to the fused loop. None when the axis is no loop of the parent at all."""
     spec = stage.attach_spec()
+    if spec.attach_type == "scan_update":  # a scan's body runs in its time loop
+        return 0
     parent, iv = spec.attach_stage, spec.attach_ivar
     while not any(v is iv for v in parent.leaf_iter_vars):
         nxt = next((r.inner for r in parent.relations if isinstance(r, Split) and r.parent is iv), None)
@@ -175,7 +186,7 @@ def attach_index(stage):
 def attach_path(stage):
     """The (parent stage, leaf index) pairs enclosing ``stage``'s loops, outermost first."""
     path, seen = [], set()
-    while stage.attach_spec().attach_type == "scope":
+    while stage.attach_spec().attach_type in ("scope", "scan_update"):
         if stage in seen:
             raise TIRError(f"lower: compute_at forms a cycle through stage {stage.op.name}")
         seen.add(stage)
@@ -251,7 +262,8 @@ def _need_relax(tag, rank) -> bool:
 class _BoundInference:
     def __init__(self, graph, full):
         self.graph = graph
-        self.full = full
+        # a scan's init steps are stored whole in the scan's buffer
+        self.full = full | {graph.stage_of(t) for s in graph.order if isinstance(s.op, ScanOp) for t in s.op.init}
         self.ana = Analyzer()
         self.infos: dict = {}
         self.leaf_ranges: dict = {}  # id(var) -> (var, Range) of every leaf loop seen so far
@@ -265,6 +277,11 @@ class _BoundInference:
     def infer_stage(self, stage):
         info = StageInfo(stage)
         op = stage.op
+        if isinstance(op, ScanOp):  # the time loop over the updated steps; the spatial axes are no loops
+            info.root_ranges = {iv: iv.dom for iv in op.root_iter_vars}
+            self.pass_down(stage, info)
+            self.pass_up(stage, info)
+            return info
         path = attach_path(stage)
         info.rank = rank = storage_rank(stage, path)
         for parent, index in path:
@@ -429,6 +446,6 @@ def infer_bound(sch, graph=None, full=()) -> dict:
     """
     graph = graph or ScheduleGraph(sch)
     for stage in graph.order:
-        if not isinstance(stage.op, ComputeOp | TensorComputeOp):
+        if not isinstance(stage.op, ComputeOp | TensorComputeOp | ScanOp):
             raise TIRError(f"lower: stage {stage.op.name} has an unsupported operation {type(stage.op).__name__}")
     return _BoundInference(graph, set(full)).run()

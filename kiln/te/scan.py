@@ -6,8 +6,9 @@
 ``init``/``update``/placeholders of equal length). The *body* of a scan, the operations between its placeholders
 (and ``inputs``) and its updates, is computed inside the loop over the time axis (:func:`kiln.te.graph.scan_get_body`).
 
-kiln builds and analyses scans (their schedules' graphs, attach paths and fix points, :mod:`kiln.te.graph`); it does
-not lower them to loops yet: ``kiln.lower`` refuses a schedule holding one.
+Lowering (as TVM's): the scan's stage is the loop over the time axis, its body (a group, see
+:func:`kiln.te.schedule_group.group_scan_bodies`) is computed inside at one step per iteration, and the init, the
+update and the placeholder of each state all are the scan's output buffer (:mod:`kiln.te.schedule_ops`).
 """
 
 from dataclasses import dataclass, field

@@ -31,6 +31,7 @@ from ..tir.functor import StmtExprMutator
 from ..tir.intrin import likely
 from ..tir.stmt_functor import substitute
 from .bound import attach_index
+from .scan import ScanOp
 from .schedule import PARALLEL, UNROLL, VECTORIZE
 from .schedule_layout import physical_indices, physical_shape
 from .schedule_tensorize import tensor_compute_stage, tensorize_stage, tensorized_leaf
@@ -63,14 +64,20 @@ class _Builder:
         self.buffers: dict = {}  # (stage, value_index) -> (Buffer, region mins)
         self.attached: dict = {}  # (parent stage, leaf index) -> stages, producers first
         for stage in graph.order:
-            if stage.attach_spec().attach_type == "scope":
+            if stage.attach_spec().attach_type in ("scope", "scan_update"):
                 parent = stage.attach_spec().attach_stage
                 index = attach_index(stage)
                 self.attached.setdefault((parent, index), []).append(stage)
         self.to_loads = _ToBufferLoads(self)
+        # a scan's init, update and state placeholder are its output buffer (TVM's ReplaceDataFlow)
+        self.alias = {t.op: (stage, k) for stage in graph.order if isinstance(stage.op, ScanOp)
+                      for k in range(stage.op.num_outputs)
+                      for t in (stage.op.init[k], stage.op.update[k], stage.op.state_placeholder[k])}
 
     # ---- buffers
     def buffer(self, stage, value_index):
+        if stage.op in self.alias:
+            stage, value_index = self.alias[stage.op]
         key = (stage, value_index)
         entry = self.buffers.get(key)
         if entry is None:
@@ -78,6 +85,9 @@ class _Builder:
             tensor = stage.origin_op.output(value_index)
             if bound is not None:
                 entry = (bound, None)
+            elif isinstance(stage.op, ScanOp):  # the whole state, indexed from 0
+                t = stage.op.output(value_index)
+                entry = (decl_buffer(t.shape, t.dtype, tensor.name, scope=stage.scope), None)
             elif stage not in self.infos:
                 raise TIRError(f"lower: tensor {tensor.name} is an input (placeholder) but is neither in the "
                                "arguments nor in binds")
@@ -107,7 +117,7 @@ class _Builder:
     def allocate(self, stage, body):
         """Wrap ``body`` in allocations of ``stage``'s outputs that are not caller buffers."""
         for k in reversed(range(stage.op.num_outputs)):
-            if (stage, k) in self.binds:
+            if (stage, k) in self.binds or stage.op in self.alias:
                 continue
             buf, _ = self.buffer(stage, k)
             body = S.Allocate(buf.data, buf.dtype, buf.shape, E.convert(True), body)
@@ -174,6 +184,8 @@ class _Builder:
         """The statements computing ``stage`` (its loop nest, with what is attached inside)."""
         if isinstance(stage.op, TensorComputeOp):
             return tensor_compute_stage(self, stage)
+        if isinstance(stage.op, ScanOp):  # the time loop, around the scan's body attached in it
+            return self.loops(stage, 0, 1, S.Evaluate(E.IntImm("int32", 0)))
         if tensorized_leaf(stage) is not None:
             return tensorize_stage(self, stage, tensorized_leaf(stage))
         info = self.infos[stage]

@@ -75,9 +75,47 @@ def test_create_prim_func_refuses_a_scan_with_a_type_error():
         te.create_prim_func([X, res])
 
 
-def test_lowering_a_scan_is_refused_by_name():
+def test_cumulative_sum_scan_runs():
+    import numpy as np
+
     import kiln
 
-    X, _, _, _, res = _cumsum()
-    with pytest.raises(TIRError, match="stage cumsum is a ScanOp"):
-        kiln.lower(te.create_schedule(res.op), [X, res])
+    X, state, init, update, res = _cumsum()
+    s = te.create_schedule(res.op)
+    bounds = te.schedule.InferBound(s)
+    assert int(bounds[res.op.scan_axis].min) == 1
+    f = kiln.build(s, [X, res])
+    x = np.random.default_rng(0).random((6, 5), dtype="float32")
+    out = kiln.nd.array(np.zeros((6, 5), "float32"))
+    f(kiln.nd.array(x), out)
+    np.testing.assert_allclose(out.numpy(), np.cumsum(x, axis=0), rtol=1e-5)
+
+
+def test_two_state_scan_with_a_body_stage_and_inlining_runs():
+    import numpy as np
+
+    import kiln
+
+    m, n = 5, 4
+    X = te.placeholder((m, n), name="X")
+    s1 = te.placeholder((m, n), name="s1")
+    s2 = te.placeholder((m, n), name="s2")
+    i1 = te.compute((1, n), lambda _, i: X[0, i], name="i1")
+    i2 = te.compute((1, n), lambda _, i: X[0, i] * 0.0 + 1.0, name="i2")
+    mix = te.compute((m, n), lambda t, i: s1[t - 1, i] + s2[t - 1, (i + 1) % n], name="mix")
+    u1 = te.compute((m, n), lambda t, i: mix[t, i] + X[t, i], name="u1")
+    u2 = te.compute((m, n), lambda t, i: s2[t - 1, i] * 2.0, name="u2")
+    r1, r2 = te.scan([i1, i2], [u1, u2], [s1, s2], inputs=[X], name="rec")
+    s = te.create_schedule(r1.op)
+    s[mix].compute_inline()
+    f = kiln.build(s, [X, r1, r2])
+    x = np.random.default_rng(1).random((m, n), dtype="float32")
+    o1, o2 = kiln.nd.array(np.zeros((m, n), "float32")), kiln.nd.array(np.zeros((m, n), "float32"))
+    f(kiln.nd.array(x), o1, o2)
+    e1, e2 = np.zeros((m, n), "float32"), np.zeros((m, n), "float32")
+    e1[0], e2[0] = x[0], 1.0
+    for t in range(1, m):
+        e1[t] = e1[t - 1] + np.roll(e2[t - 1], -1) + x[t]
+        e2[t] = e2[t - 1] * 2
+    np.testing.assert_allclose(o1.numpy(), e1, rtol=1e-5)
+    np.testing.assert_allclose(o2.numpy(), e2, rtol=1e-5)
