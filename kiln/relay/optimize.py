@@ -22,6 +22,9 @@ STANDARD_PIPELINE = (
     "Legalize",
     "SimplifyInference",
     "EliminateCommonSubexpr",
+    "CombineParallelConv2D",  # these three at opt_level 4 only, as TVM's
+    "CombineParallelDense",
+    "CombineParallelBatchMatmul",
     "SimplifyExpr",
     "FoldConstant",
     "FoldScaleAxis",

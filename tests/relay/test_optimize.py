@@ -89,3 +89,22 @@ def test_bind_params_by_name_allows_repeated_names_it_does_not_bind():
     assert [p.name_hint for p in bound.params] == ["data", "data"]
     with pytest.raises(KilnError, match="several parameters are named 'data'"):
         relay.bind_params_by_name(func, {"data": np.ones(2, "float32")})
+
+
+def test_opt_level_4_combines_parallel_branches_and_keeps_the_results():
+    # an Inception-style block: three 1x1 convolutions of one input, then three dense heads of one feature vector
+    x = relay.var("x", shape=(1, 4, 6, 6))
+    ws = [relay.var(f"w{i}", shape=(c, 4, 1, 1)) for i, c in enumerate((3, 5, 2))]
+    branches = [relay.nn.relu(relay.nn.conv2d(x, w)) for w in ws]
+    feature = relay.nn.batch_flatten(relay.concatenate(branches, axis=1))
+    ds = [relay.var(f"d{i}", shape=(7, 360)) for i in range(3)]
+    heads = relay.Tuple([relay.nn.dense(feature, d) for d in ds])
+    mod = kiln.IRModule.from_expr(relay.Function([x, *ws, *ds], heads))
+    record = RecordPasses()
+    with kiln.transform.PassContext(opt_level=4, instruments=[record]):
+        optimized, _ = relay.optimize(mod)
+    assert {"CombineParallelConv2d", "CombineParallelDense", "CombineParallelBatchMatmul"} <= set(record.names)
+    primitive_ops = [c.op.name for fn in _calls_outside_functions(optimized["main"].body)
+                     for c in _calls_outside_functions(fn.op.body) if isinstance(c.op, kiln.ir.Op)]
+    assert primitive_ops.count("nn.conv2d") == 1 and primitive_ops.count("nn.batch_matmul") == 1
+    assert_same_results(mod, optimized, rtol=1e-4, atol=1e-4)

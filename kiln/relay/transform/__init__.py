@@ -22,6 +22,7 @@ from .fake_quantization_to_integer import FakeQuantizationToInteger
 from .fast_math import FastMath
 from .flatten_atrous_conv import FlattenAtrousConv
 from .fold_constant import FoldConstant
+from .fold_explicit_padding import FoldExplicitPadding
 from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
 from .function_pass import FunctionPass, function_pass
 from .fuse_ops import FuseOps
@@ -36,6 +37,7 @@ from .memory_plan import MemoryPlan
 from .merge_compiler_regions import MergeCompilerRegions
 from .merge_composite import MergeComposite
 from .normal_form import ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm
+from .partial_eval import PartialEvaluate
 from .partition_graph import PartitionGraph
 from .plan_devices import PlanDevices
 from .plan_devices_capture import recover_virtual_device_map  # noqa: F401  (registers RecoverVirtualDeviceMap)
