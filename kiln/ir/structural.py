@@ -23,7 +23,8 @@ from ..runtime.ndarray import NDArray
 from .attrs import DictAttrs
 from .node import Node, is_value_node, structural_fields
 from .op import Op
-from .type import FuncType, IncompleteType, TupleType
+from .type import Any as AnyDim
+from .type import FuncType, IncompleteType, TensorType, TupleType
 from .type_poly import RelayRefType, TypeCall, TypeRelation
 
 _SEQUENCE = (tuple, list)
@@ -84,6 +85,22 @@ class _Mismatch(Exception):
     pass
 
 
+
+
+def _walks_fields(node) -> bool:
+    """Whether a value node is compared field by field: a composite type, or a tensor type with a symbolic dimension
+    (``Tensor[(b, 16)]`` in two copies of a function with their own size variable ``b``: the parameters bind it, as
+    TVM's DefEqual does, so the copies are equal)."""
+    if isinstance(node, _COMPOSITE_TYPES):
+        return True
+    return type(node) is TensorType and any(_symbolic(d) for d in node.shape)
+
+
+def _symbolic(dim) -> bool:
+    """Whether a dimension is a size variable (an ``Any`` named by one), compared as a variable."""
+    return type(dim) is AnyDim and dim.var is not None
+
+
 # where a compared part sits: (parent link, label such as ".body" or "[0]"), from the root's None
 _PathLink: TypeAlias = "tuple"  # (parent link, label, step): rebuilt into a path only on failure
 
@@ -121,12 +138,14 @@ def _first_mismatch(lhs, rhs, map_free_vars):
                     if rid in rmap:
                         return link, l, r
                     if lkey is rkey:
+                        if is_def == _FREE:  # bound here: later uses must keep to it
+                            lmap[lid], rmap[rid] = rkey, lkey
                         continue
                     if not map_free_vars and is_def != _FREE:
                         return link, l, r
                 lmap[lid], rmap[rid] = rkey, lkey
             elif is_value_node(l):
-                if not isinstance(l, _COMPOSITE_TYPES):
+                if not _walks_fields(l):
                     if l != r:
                         return link, l, r
                     continue
@@ -175,6 +194,10 @@ def _first_mismatch(lhs, rhs, map_free_vars):
                 if str(getattr(lk, "name_hint", lk)) != str(getattr(rk, "name_hint", rk)):
                     return (link, label, ("map", lk)), lk, rk
                 stack.append((lv, rv, (link, label, ("map", lk)), False))
+        elif _symbolic(l):
+            if not _symbolic(r):
+                return link, l, r
+            stack.append((l.var, r.var, link, is_def))
         elif (la := _array_of(l)) is not None:
             ra = _array_of(r)
             if ra is None or la.shape != ra.shape or la.dtype != ra.dtype or not np.array_equal(la, ra, equal_nan=True):
@@ -334,7 +357,7 @@ def structural_hash(node, map_free_vars=False) -> int:
                 else:
                     values.append(hash(("free_var", vid)))
                 continue
-            if is_value_node(v) and not isinstance(v, _COMPOSITE_TYPES):
+            if is_value_node(v) and not _walks_fields(v):
                 values.append(hash(v))
                 continue
             if v._graph_node:
@@ -364,6 +387,8 @@ def structural_hash(node, map_free_vars=False) -> int:
             for key, item in reversed(items):
                 stack.append((item, False, -1))
                 stack.append((key, False, -1) if var_keyed else (str(getattr(key, "name_hint", key)), False, -1))
+        elif _symbolic(v):
+            stack.append((v.var, is_def, -1))
         elif (arr := _array_of(v)) is not None:
             values.append(hash((arr.shape, arr.dtype.str, arr.tobytes())))
         else:

@@ -22,7 +22,7 @@ STANDARD_PIPELINE = (
     "Legalize",
     "SimplifyInference",
     "EliminateCommonSubexpr",
-    "CombineParallelConv2D",  # these three at opt_level 4 only, as TVM's
+    "CombineParallelConv2d",  # these three at opt_level 4 only, as TVM's
     "CombineParallelDense",
     "CombineParallelBatchMatmul",
     "SimplifyExpr",

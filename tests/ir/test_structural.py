@@ -210,3 +210,20 @@ def test_first_mismatch_paths_name_each_side():
     assert lhs == root.attr("params").missing_array_element(2)
     assert rhs == root.attr("params").array_index(2)
     assert str(rhs) == "<root>.params[2]" and lhs != rhs
+
+
+def test_size_variables_in_parameter_types_are_bound_by_the_parameters():
+    """Two copies of a function, each with its own size variable ``b``, are equal (TVM's DefEqual); one that uses
+    two variables where the other uses one twice is not."""
+    from kiln import te
+
+    def fn(*dims):
+        params = [relay.var(f"p{i}", shape=(d, 4)) for i, d in enumerate(dims)]
+        return relay.Function(params, relay.Tuple(params))
+
+    b, c = te.size_var("b"), te.size_var("b")
+    assert structural_equal(fn(b, b), fn(c, c)) and structural_hash(fn(b, b)) == structural_hash(fn(c, c))
+    assert not structural_equal(fn(b, b), fn(b, c))
+    assert not structural_equal(fn(b, 4), fn(4, 4))
+    # outside a binding site a size variable is itself only
+    assert not structural_equal(relay.var("x", shape=(b,)), relay.var("x", shape=(c,)))

@@ -98,7 +98,7 @@ def combine_parallel_conv2d(expr, min_num_branches: int = 3):
     return ParallelConv2DCombiner(min_num_branches).combine(expr)
 
 
-@register_pass("CombineParallelConv2D")
+@register_pass("CombineParallelConv2d")  # TVM's pass name, which disabled_pass lists
 @dataclass(frozen=True)
 class CombineParallelConv2D(FunctionPass):
     """Combine parallel 2-D convolutions of one input into one convolution (TVM's pass of that name).

@@ -388,7 +388,7 @@ def partial_evaluate(mod):
     return mod
 
 
-@register_pass("PartialEvaluate")
+@register_pass("PartialEval")  # TVM's pass name, which disabled_pass lists
 @dataclass(frozen=True)
 class PartialEvaluate(ModulePass):
     """Evaluate at compile time what the program's known values allow (TVM's ``relay.transform.PartialEvaluate``);

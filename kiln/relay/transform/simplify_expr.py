@@ -5,13 +5,14 @@ Rules (each applies only when the result keeps the call's type):
 * reshape-like chains (``reshape``, ``contrib_reverse_reshape``, ``squeeze``, ``expand_dims``, ``batch_flatten``)
   of static shapes collapse into one ``reshape`` to the final shape, and disappear when the final shape is the input
   shape;
-* consecutive ``transpose``s compose, and an identity transpose disappears; ``layout_transform`` A->B->A disappears;
+* consecutive ``transpose``s and ``layout_transform``s compose, and identities disappear (``simplify_transpose.py``);
 * ``cast`` to the input's dtype disappears; ``cast(cast(x, wide), t)`` becomes ``cast(x, t)`` when ``wide`` loses
   nothing of ``x``;
 * ``x * 1``, ``1 * x``, ``x + 0``, ``0 + x``, ``x - 0``, ``x / 1`` become ``x`` (constants, ``ones``/``zeros`` or
   ``full`` of a constant); ``x + x`` becomes ``x * 2``;
 * ``1 / sqrt(x)`` becomes ``rsqrt(x)``, ``c / sqrt(x)`` ``c * rsqrt(x)``; ``-(-x)`` becomes ``x``;
-* ``clip`` of an integer tensor whose dtype cannot leave the bounds disappears;
+* constants in arithmetic, casts around a ``clip``, a ``clip`` its dtype cannot leave, and arg-reductions of
+  dequantized tensors (``simplify_arith.py``);
 * operators that read only the type of a ``like`` argument take it as attributes (``simplify_like.py``).
 """
 
@@ -49,34 +50,6 @@ def simplify_reshape(call):
     if source is call.args[0] or call.checked_type.is_dynamic:  # a dynamic target shape is not a newshape
         return None
     return _op.reshape(source, call.checked_type.shape)
-
-
-@RULES.register("transpose")
-def simplify_transpose(call):
-    """transpose(transpose(x)) -> one transpose; an identity permutation -> x."""
-    from ..op.tensor import transpose_axes
-
-    data = call.args[0]
-    perm = transpose_axes(data.checked_type.ndim, call.attrs.axes)
-    if _is_op(data, "transpose"):
-        inner = transpose_axes(data.args[0].checked_type.ndim, data.attrs.axes)
-        perm = tuple(inner[p] for p in perm)
-        data = data.args[0]
-    if perm == tuple(range(len(perm))):
-        return data
-    return _op.transpose(data, perm) if data is not call.args[0] else None
-
-
-@RULES.register("layout_transform")
-def simplify_layout_transform_pair(call):
-    """layout_transform(layout_transform(x, A, B), B, A) -> x; A -> A -> x."""
-    data, attrs = call.args[0], call.attrs
-    if attrs.src_layout == attrs.dst_layout:
-        return data
-    if _is_op(data, "layout_transform") and data.attrs.src_layout == attrs.dst_layout \
-            and data.attrs.dst_layout == attrs.src_layout:
-        return data.args[0]
-    return None
 
 
 def _widens(src: str, mid: str) -> bool:
@@ -136,18 +109,6 @@ def simplify_add(call):
     return _identity_operand(call, 0, True)
 
 
-@RULES.register("clip")
-def simplify_clip_of_full_range(call):
-    """clip(x, lo, hi) -> x when x is an integer tensor whose dtype holds no value outside [lo, hi] (a clip after a
-    cast to uint8 with bounds 0 and 255)."""
-    data = call.args[0]
-    dtype = np.dtype(data.checked_type.dtype) if data.checked_type.dtype != "bool" else None
-    if dtype is None or dtype.kind not in "iu":
-        return None
-    info = np.iinfo(dtype)
-    return data if call.attrs.a_min <= info.min and call.attrs.a_max >= info.max else None
-
-
 @RULES.register("subtract")
 def simplify_subtract_zero(call):
     """x - 0 -> x."""
@@ -173,7 +134,8 @@ def simplify_double_negative(call):
     return data.args[0] if _is_op(data, "negative") else None
 
 
-from . import simplify_like  # noqa: E402, F401  (registers the concretizing rules in RULES)
+# the rule families kept in their own modules register into RULES when imported
+from . import simplify_arith, simplify_like, simplify_transpose  # noqa: E402, F401
 
 
 def simplify_expr(expr, mod=None):

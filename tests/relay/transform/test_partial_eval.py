@@ -101,4 +101,4 @@ def test_shared_subexpressions_are_evaluated_once():
 
 
 def test_registered_under_its_name():
-    assert isinstance(kiln.transform.get_pass("PartialEvaluate"), PE) and PE().info.name == "PartialEval"
+    assert isinstance(kiln.transform.get_pass("PartialEval"), PE) and PE().info.name == "PartialEval"

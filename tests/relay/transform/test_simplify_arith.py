@@ -1,0 +1,65 @@
+import numpy as np
+import pytest
+
+from kiln import relay
+from kiln.ir import assert_structural_equal
+
+SE = relay.transform.SimplifyExpr
+
+
+def _names(func):
+    names = []
+    relay.analysis.post_order_visit(func, lambda e: names.append(e.op.name) if isinstance(e, relay.Call) else None)
+    return names
+
+
+@pytest.mark.parametrize("fill, op, gone", [
+    (lambda x: relay.zeros((3, 4), "float32"), relay.add, True),
+    (lambda x: relay.ones_like(x), relay.multiply, True),
+    (lambda x: relay.full(relay.const(2.5), (4,)), relay.subtract, False),
+    (lambda x: relay.zeros((2, 3, 4), "float32"), relay.add, False),  # it broadcasts x: stays a tensor
+])
+def test_a_filled_operand_becomes_its_scalar(check_pass, fill, op, gone):
+    x = relay.var("x", shape=(3, 4))
+    after = check_pass(relay.Function([x], op(x, fill(x))), SE())
+    if gone:
+        assert _names(after) == []
+    else:
+        assert len(_names(after)) == 2 or isinstance(after.body.args[1], relay.Constant)
+
+
+def test_scale_and_shift_chains_fold_to_one_multiply_and_one_add(check_pass):
+    rng = np.random.default_rng(0)
+    x = relay.var("x", shape=(8,))
+    c1, c2, c3 = (relay.const(rng.uniform(size=8).astype("float32")) for _ in range(3))
+    for expr in [(x + c1) * c2 + c3, c3 + c2 * (c1 + x), (x * c1 + c2) * c3, c1 * (x * c2) * c3]:
+        after = check_pass(relay.Function([x], expr), SE())
+        assert sorted(_names(after)) in (["add", "multiply"], ["multiply"])
+
+
+def test_casts_around_a_clip_that_lose_nothing_go(check_pass):
+    x = relay.var("x", shape=(4, 8))
+    y = relay.cast(relay.cast(relay.cast(relay.clip(x, 0.0, 255.0), "uint8"), "int16"), "int32")
+    after = check_pass(relay.Function([x], y), SE())
+    assert _names(after) == ["clip", "cast"] and after.body.attrs.dtype == "int32"
+    z = relay.cast(relay.cast(relay.clip(x, 0.0, 255.0), "int8"), "int32")  # int8 cannot hold 255: it stays
+    assert _names(check_pass(relay.Function([x], z), SE())) == ["clip", "cast", "cast"]
+
+
+def test_a_clip_its_dtype_cannot_leave_goes(check_pass):
+    x = relay.var("x", shape=(4,), dtype="int32")
+    kept = relay.clip(relay.cast(x, "int8"), -100.0, 100.0)
+    gone = relay.clip(relay.cast(x, "uint8"), 0.0, 255.0)
+    after = check_pass(relay.Function([x], relay.Tuple([kept, gone])), SE())
+    assert after.body.fields[0].op.name == "clip" and after.body.fields[1].op.name == "cast"
+
+
+def test_arg_reductions_of_a_dequantized_tensor_read_the_integers(check_pass):
+    x = relay.var("x", shape=(4, 16), dtype="int8")
+    dq = relay.qnn.op.dequantize(x, relay.const(0.5), relay.const(3))
+    after = check_pass(relay.Function([x], relay.argmax(dq, axis=1)), SE())
+    assert_structural_equal(after.body, relay.infer_type(relay.Function([x], relay.argmax(x, axis=1))).body,
+                            map_free_vars=True)
+    flipped = relay.qnn.op.dequantize(x, relay.const(-0.5), relay.const(3))  # a negative scale reverses the order
+    assert _names(check_pass(relay.Function([x], relay.argmin(flipped, axis=1)), SE())) == ["qnn.dequantize",
+                                                                                         "argmin"]
