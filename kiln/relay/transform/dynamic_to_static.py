@@ -2,7 +2,8 @@
 (TVM's ``relay.transform.DynamicToStatic``).
 
 Constants are folded first, so a shape computed from static shapes (``shape_of`` of a static tensor, arithmetic on
-it) counts as a constant. Each ``dyn`` operator says how it turns static with the op attribute
+it) counts as a constant; folding and rewriting repeat while they change something, since a call made static makes
+the shapes read from it static too. Each ``dyn`` operator says how it turns static with the op attribute
 ``FDynamicToStatic(call, values)``, registered next to it: ``values`` holds each argument's numpy value when it is a
 constant (else None), and the function returns the static call, or None when a value it needs is missing. The
 result is typed, and static wherever the shapes now are.
@@ -38,11 +39,20 @@ def _rules():
 def dynamic_to_static(func, mod=None):
     """``func`` with constants folded and every ``dyn`` call on constant shapes made static; typed (its result type
     inferred anew: it may have become static)."""
-    folded = fold_constant(func, mod)
-    body = rewrite(folded.body, _rules(), mod=mod)  # the body alone: the function's return type may become static
-    if folded is func and body is func.body:
-        return func
-    return infer_type(folded.with_fields(body=body, ret_type=None, checked_type_=None), mod)
+    rules = _rules()
+    current = func
+    # a call made static makes the shapes computed from its result static too (reshape(y, shape_of(reshape(x,
+    # shape_of(z))))): fold and rewrite again until nothing changes, as TVM re-infers after each call
+    for _ in range(_MAX_ROUNDS):
+        folded = fold_constant(current, mod)
+        body = rewrite(folded.body, rules, mod=mod)  # the body alone: the return type may become static
+        if folded is current and body is current.body:
+            break
+        current = infer_type(folded.with_fields(body=body, ret_type=None, checked_type_=None), mod)
+    return current
+
+
+_MAX_ROUNDS = 16
 
 
 @register_pass("DynamicToStatic")
