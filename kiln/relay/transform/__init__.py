@@ -46,3 +46,4 @@ from .remove_unused_functions import RemoveUnusedFunctions
 from .simplify_expr import SimplifyExpr
 from .simplify_inference import SimplifyInference
 from .split_args import SplitArgs
+from .to_cps import ToCPS, UnCPS, to_cps, un_cps
