@@ -33,6 +33,7 @@ from .lambda_lift import LambdaLift
 from .lazy_gradient_init import LazyGradientInit
 from .legalize import Legalize
 from .manifest_alloc import ManifestAlloc
+from .manifest_lifetimes import ManifestLifetimes
 from .memory_plan import MemoryPlan
 from .merge_compiler_regions import MergeCompilerRegions
 from .merge_composite import MergeComposite
