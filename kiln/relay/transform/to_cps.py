@@ -30,7 +30,7 @@ from .type_solver import map_type
 
 
 def _arrow(arg, ret):
-    return FuncType([arg], ret)
+    return FuncType((arg,), ret)
 
 
 def cps_type(ttype, answer):
@@ -40,7 +40,7 @@ def cps_type(ttype, answer):
         if isinstance(t, FuncType):
             args = [cps_type(a, answer) for a in t.arg_types]
             args.append(_arrow(cps_type(t.ret_type, answer), answer))
-            return FuncType(args, answer, t.type_params, t.type_constraints)
+            return FuncType(tuple(args), answer, t.type_params, t.type_constraints)
         return None
 
     return None if ttype is None else map_type(ttype, convert)
@@ -82,7 +82,7 @@ class _CPS:
 
     def reify(self, k):
         arg = Var("arg")
-        return Function([arg], k(arg))
+        return Function((arg,), k(arg))
 
     def reify_then(self, k, build):
         """Bind the reified ``k`` to a variable ``f`` and build the code with the meta-continuation ``e -> f(e)``."""
@@ -108,9 +108,9 @@ class _CPS:
         if isinstance(pat, PatternVar):
             return PatternVar(self.remap(pat.var))
         if isinstance(pat, PatternConstructor):
-            return PatternConstructor(pat.constructor, [self.pattern(p) for p in pat.patterns])
+            return PatternConstructor(pat.constructor, tuple(self.pattern(p) for p in pat.patterns))
         if isinstance(pat, PatternTuple):
-            return PatternTuple([self.pattern(p) for p in pat.patterns])
+            return PatternTuple(tuple(self.pattern(p) for p in pat.patterns))
         return pat
 
     def visit(self, expr, k):  # noqa: C901  (one case per kind of expression, as TVM's functor)
@@ -205,7 +205,7 @@ def un_cps(func):
     ret_type = cont_type.arg_types[0]
     type_params = tuple(func.type_params[:-1])
     x = Var("x", ret_type)
-    body = Call(func, [*params, Function([x], x, ret_type)], None, [*type_params, ret_type])
+    body = Call(func, [*params, Function((x,), x, ret_type)], None, [*type_params, ret_type])
     return func.with_fields(params=tuple(params), body=body, ret_type=ret_type, type_params=type_params)
 
 
