@@ -1,4 +1,5 @@
-"""FlattenAtrousConv: ``batch_to_space_nd(conv2d(space_to_batch_nd(x)))`` becomes one dilated ``conv2d`` (TVM's pass).
+"""FlattenAtrousConv: ``batch_to_space_nd(conv2d(space_to_batch_nd(x)))`` becomes one dilated ``conv2d`` (TVM's pass;
+``qnn.conv2d`` likewise).
 
 TensorFlow exports a dilated ("atrous") convolution as this sandwich: the input is split into ``block x block``
 phases, each phase convolved without dilation, and the phases merged back. With zero padding values, a unit-stride
@@ -9,10 +10,11 @@ the padding from the input size assuming TensorFlow's SAME scheme; kiln derives 
 every instance is rewritten exactly or left alone.
 """
 
+import dataclasses
 from dataclasses import dataclass
 
 from ...ir.transform import PassInfo, register_pass
-from .. import op as _op
+from ..expr import Call, Constant
 from .function_pass import FunctionPass
 from .rewrite import RuleTable, rewrite
 from .simplify_expr import _is_op
@@ -34,21 +36,27 @@ def _dilated_padding(s2b, conv, b2s):
     return padding if min(padding) >= 0 else None
 
 
+def _pads_with_zero_point(s2b, qconv) -> bool:
+    """Whether a quantized convolution's own padding (its input zero point) is what space_to_batch_nd padded with:
+    TVM does not check, and folds a zero padding into a convolution padding with a non-zero zero point."""
+    zero_point = qconv.args[2]
+    return isinstance(zero_point, Constant) and zero_point.data.numpy().size == 1 \
+        and float(zero_point.data.numpy().reshape(())) == float(s2b.attrs.pad_value)
+
+
 @RULES.register("nn.batch_to_space_nd")
 def flatten_atrous_conv(call):
-    """batch_to_space_nd(conv2d(space_to_batch_nd(x), w)) -> conv2d(x, w, dilation=block)."""
+    """batch_to_space_nd(conv2d(space_to_batch_nd(x), w)) -> conv2d(x, w, dilation=block); qnn.conv2d likewise."""
     conv = call.args[0]
-    if not _is_op(conv, "nn.conv2d") or not _is_op(conv.args[0], "nn.space_to_batch_nd"):
+    if not _is_op(conv, "nn.conv2d", "qnn.conv2d") or not _is_op(conv.args[0], "nn.space_to_batch_nd"):
         return None
     s2b = conv.args[0]
     padding = _dilated_padding(s2b, conv, call)
-    if padding is None:
+    if padding is None or (conv.op.name == "qnn.conv2d" and not _pads_with_zero_point(s2b, conv)):
         return None
-    a = conv.attrs
-    return _op.nn.conv2d(s2b.args[0], conv.args[1], strides=(1, 1), padding=padding,
-                         dilation=tuple(int(b) for b in call.attrs.block_shape), groups=a.groups, channels=a.channels,
-                         kernel_size=a.kernel_size, data_layout=a.data_layout, kernel_layout=a.kernel_layout,
-                         out_layout=a.out_layout, out_dtype=a.out_dtype)
+    attrs = dataclasses.replace(conv.attrs, strides=(1, 1), padding=padding,
+                                dilation=tuple(int(b) for b in call.attrs.block_shape))
+    return Call(conv.op, (s2b.args[0], *conv.args[1:]), attrs, span=call.span)
 
 
 @register_pass("FlattenAtrousConv")

@@ -28,3 +28,15 @@ def test_sandwich_becomes_the_dilated_convolution(check_pass, paddings, crops, b
 def test_patterns_it_cannot_express_stay(check_pass, kwargs):
     after = check_pass(_sandwich(((2, 3), (2, 5)), ((0, 1), (0, 1)), **kwargs), Flatten())
     assert after.body.op.name == "nn.batch_to_space_nd"
+
+
+@pytest.mark.parametrize("zero_point, flattens", [(0, True), (1, False)])
+def test_quantized_convolution_sandwich_flattens_when_it_pads_with_the_zero_point(check_pass, zero_point, flattens):
+    x = relay.var("x", shape=(1, 9, 11, 4), dtype="int8")
+    w = relay.var("w", shape=(3, 3, 4, 8), dtype="int8")
+    block, paddings, crops = (2, 2), ((2, 3), (2, 5)), ((0, 1), (0, 1))
+    conv = relay.qnn.op.conv2d(relay.nn.space_to_batch_nd(x, block, paddings), w, relay.const(zero_point), relay.const(0),
+                               relay.const(0.5), relay.const(0.25), (3, 3), 8, data_layout="NHWC",
+                               kernel_layout="HWIO")
+    after = check_pass(relay.Function([x, w], relay.nn.batch_to_space_nd(conv, block, crops)), Flatten())
+    assert (after.body.op.name == "qnn.conv2d") == flattens
