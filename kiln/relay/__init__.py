@@ -71,6 +71,7 @@ from .scope_builder import ScopeBuilder
 from .transform.annotate_spans import SpanCheck
 from .transform.infer_type import infer_type
 from .ty import scalar_type
+from .type_functor import TypeFunctor, TypeMutator, TypeVisitor
 
 RefType = RelayRefType  # TVM's relay.RefType
 

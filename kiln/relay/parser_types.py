@@ -211,6 +211,8 @@ class TypeParsing:
             if self.accept("{"):
                 rhs = self.parse_block()
                 self.expect("}", "`}` closing the clause")
+            elif self.peek()[0] == "GRAPH" and self.peek(1)[0] == "=":  # `%0 = ...; expr` without braces
+                rhs = self.parse_block()
             else:
                 rhs = self.parse_expr()
             self.leave(marker)

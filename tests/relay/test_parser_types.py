@@ -158,3 +158,16 @@ def test_prelude_text_round_trips():
     parsed = _round_trip(mod)
     assert parsed.get_type("List")[1].tag == mod.get_type("List")[1].tag
     assert isinstance(relay.parse(str(IRModule())), IRModule)
+
+
+def test_a_clause_without_braces_may_start_with_graph_bindings():
+    mod = relay.parse("""
+        #[version = "0.0.5"]
+        type Box[A] { B(A), }
+        def @main(%b: Box[int32]) -> int32 {
+          match (%b) {
+            B(%x) => %0 = add(%x, 1); multiply(%0, %0),
+          }
+        }""")
+    rhs = mod["main"].body.clauses[0].rhs
+    assert rhs.op.name == "multiply" and rhs.args[0] is rhs.args[1]

@@ -15,6 +15,7 @@ from .combine_parallel_op_batch import CombineParallelOpBatch
 from .common_subexpr import EliminateCommonSubexpr
 from .convert_layout import ConvertLayout, LayoutConfig
 from .dead_code import DeadCodeElimination
+from .defunctionalization import Defunctionalization
 from .div_to_mul import DivToMul
 from .dynamic_to_static import DynamicToStatic
 from .eta_expand import EtaExpand
