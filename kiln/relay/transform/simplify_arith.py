@@ -166,3 +166,68 @@ def simplify_clip(call):
     if bounds is None:
         return None
     return call.args[0] if call.attrs.a_min <= bounds[0] and call.attrs.a_max >= bounds[1] else None
+
+
+def _product_factors(term):
+    """``(u, v, coefficient)`` when ``term`` is ``u * v`` times at most one scalar constant (TVM's SimplifyBinomial
+    term patterns ``c * (u * v)``, ``u * (c * v)``, ``u * v``, either operand order), else None."""
+    if not _is_op(term, "multiply"):
+        return None
+    for p, q in _operand_orders(term):
+        if _is_scalar_constant(p) and _is_op(q, "multiply") and not any(isinstance(a, Constant) for a in q.args):
+            return q.args[0], q.args[1], p
+    for p, q in _operand_orders(term):
+        if _is_op(q, "multiply") and not isinstance(p, Constant):
+            for c, v in _operand_orders(q):
+                if _is_scalar_constant(c) and not isinstance(v, Constant):
+                    return p, v, c
+    p, q = term.args
+    if isinstance(p, Constant) or isinstance(q, Constant):
+        return None
+    return p, q, None
+
+
+def _is_scalar_constant(expr) -> bool:
+    return isinstance(expr, Constant) and expr.data.handle.size == 1
+
+
+def _coefficient(c) -> float:
+    return 1.0 if c is None else float(c.data.handle.reshape(()))
+
+
+@RULES.register("add")
+def simplify_binomial(call):
+    """a*x*x + b*x*y + c*y*y (any order of terms and factors) -> a * (x + p*y) * (x + q*y), p and q the roots of
+    a*t*t - b*t + c (one factor, used twice, for a double root); a negative discriminant leaves it alone."""
+    for inner, third in _operand_orders(call):
+        if not _is_op(inner, "add"):
+            continue
+        terms = [_product_factors(t) for t in (*inner.args, third)]
+        if any(t is None for t in terms):
+            continue
+        squares = [t for t in terms if t[0] is t[1]]
+        cross = [t for t in terms if t[0] is not t[1]]
+        if len(squares) != 2 or len(cross) != 1 or squares[0][0] is squares[1][0]:
+            continue
+        x, y = squares[0][0], squares[1][0]
+        if {id(cross[0][0]), id(cross[0][1])} != {id(x), id(y)}:
+            continue
+        a, b, c = _coefficient(squares[0][2]), _coefficient(cross[0][2]), _coefficient(squares[1][2])
+        return _binomial_product(x, y, a, b, c, call.checked_type.dtype)
+    return None
+
+
+def _binomial_product(x, y, a, b, c, dtype):
+    if c == 1 and a > 1:  # put the variable whose square has coefficient 1 first, as TVM does
+        x, y, a, c = y, x, c, a
+    disc = b * b - 4 * a * c
+    if disc < 0 or a == 0:
+        return None
+
+    def scalar(v):
+        return const(np.asarray(v).astype(dtype), dtype=dtype)
+
+    root = np.sqrt(disc)
+    first = _op.add(x, _op.multiply(y, scalar((b + root) / (2 * a))))
+    second = first if disc < 1e-4 else _op.add(x, _op.multiply(y, scalar((b - root) / (2 * a))))
+    return _op.multiply(scalar(a), _op.multiply(first, second))

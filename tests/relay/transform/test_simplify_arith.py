@@ -63,3 +63,13 @@ def test_arg_reductions_of_a_dequantized_tensor_read_the_integers(check_pass):
     flipped = relay.qnn.op.dequantize(x, relay.const(-0.5), relay.const(3))  # a negative scale reverses the order
     assert _names(check_pass(relay.Function([x], relay.argmin(flipped, axis=1)), SE())) == ["qnn.dequantize",
                                                                                          "argmin"]
+
+
+@pytest.mark.parametrize("a, b, c, factors", [(1.0, 2.0, 1.0, 1), (6.0, 5.0, 1.0, 2), (1.0, 1.0, 1.0, 0)])
+def test_a_quadratic_form_factors_into_a_product(check_pass, a, b, c, factors):
+    x, y = relay.var("x", shape=(5,)), relay.var("y", shape=(5,))
+    expr = relay.const(b) * y * x + x * relay.const(a) * x + y * (relay.const(c) * y)
+    after = check_pass(relay.Function([x, y], expr), SE(), rtol=1e-4, atol=1e-4)
+    adds = _names(after).count("add")
+    # a double root gives one factor used twice, two roots two factors, no real root leaves the sum
+    assert adds == {1: 1, 2: 2, 0: 2}[factors] and (factors == 0) == (after.body.op.name == "add")
