@@ -76,7 +76,18 @@ def _bind(expr, root, scope_of_body):
             return node.with_fields(data=self.visit(node.data), clauses=clauses)
 
         def visit_let(self, let):
-            return let.with_fields(value=self.visit(let.value), body=self.wrap(scope_of_body(let, 3, None), let.body))
+            value = self.visit(let.value)
+            if not isinstance(let.value, Var):
+                return let.with_fields(value=value, body=self.wrap(scope_of_body(let, 3, None), let.body))
+            # `let %y = %x; ...`: in the body %x is read as %y, as TVM's conversion does (it memoizes %x as %y)
+            saved = self.memo_map.get(let.value)
+            self.memo_map[let.value] = let.var
+            body = self.wrap(scope_of_body(let, 3, None), let.body)
+            if saved is None:
+                del self.memo_map[let.value]
+            else:
+                self.memo_map[let.value] = saved
+            return let.with_fields(value=value, body=body)
 
     binder = _Binder()
     if isinstance(expr, Function) and not expr.is_primitive():

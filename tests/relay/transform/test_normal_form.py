@@ -115,3 +115,12 @@ def test_basic_block_form_binds_only_what_branches_share(check_pass):
     assert _lets(after) == 1 and isinstance(after.body, relay.Let) and isinstance(after.body.body, relay.If)
     assert relay.analysis.check_basic_block_normal_form(after)
     assert relay.analysis.Feature.fGraph in relay.analysis.detect_feature(after.body.body.true_branch)
+
+
+def test_an_alias_binding_stands_for_its_value_in_the_body():
+    x, y = relay.var("x"), relay.var("y")
+    before = relay.Let(x, relay.const(4.0), relay.Let(y, x, relay.add(x, relay.const(1.0))))
+    after = run_opt_pass(before, relay.transform.ToBasicBlockNormalForm())
+    inner = after.body  # let %y = %x; add(%y, 1f): the body reads the alias, as TVM's conversion writes it
+    assert inner.value.vid == after.var.vid and inner.body.args[0].vid == inner.var.vid
+    assert float(relay.create_executor().evaluate(after).numpy()) == 5.0
