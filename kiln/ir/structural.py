@@ -186,7 +186,7 @@ def _first_mismatch(lhs, rhs, map_free_vars):
             if len(l) != len(r):
                 stack.append((litems, ritems, link, _MAP_LENGTH))
             for (lk, lv), (rk, rv) in reversed(list(zip(litems, ritems, strict=False))):
-                label = f"[{str(getattr(lk, 'name_hint', lk))!r}]"
+                label = _key_label(lk)
                 if _var_keyed(l):  # TIR variables: compared as variables (by binding), not by name
                     stack.append((lv, rv, (link, label, ("map", lk)), False))
                     stack.append((lk, rk, (link, label, ("map", lk)), False))
@@ -207,6 +207,13 @@ def _first_mismatch(lhs, rhs, map_free_vars):
     return None
 
 
+def _key_label(key) -> str:
+    """The path step of a map entry: ``['x']``, or ``[I.GlobalVar("main")]`` for a module's function (TVM's)."""
+    if type(key).__name__ == "GlobalVar":
+        return f'[I.GlobalVar("{key.name_hint}")]'
+    return f"[{str(getattr(key, 'name_hint', key))!r}]"
+
+
 class _PathPair(tuple):
     """Different paths on the two sides (one side lacks an element): ``(lhs link, rhs link)``."""
 
@@ -219,7 +226,7 @@ def _length_mismatch(l, r, link, is_map):
     if is_map:
         longer = l if len(l) > len(r) else r
         key = longer[n][0]
-        present = (link, f"[{str(getattr(key, 'name_hint', key))!r}]", ("map", key))
+        present = (link, _key_label(key), ("map", key))
         missing = (link, "[<missing entry>]", ("missing_map",))
     else:
         present = (link, f"[{n}]", ("index", n))
@@ -382,7 +389,7 @@ def structural_hash(node, map_free_vars=False) -> int:
                 stack.append((item, is_def, -1))
         elif isinstance(v, Mapping):
             items = _mapping_items(v)
-            stack.append((v, is_def, len(items)))
+            stack.append((v, is_def, 2 * len(items)))  # a key and a value per item
             var_keyed = _var_keyed(v)
             for key, item in reversed(items):
                 stack.append((item, False, -1))

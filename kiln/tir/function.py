@@ -93,9 +93,9 @@ class PrimFunc(BaseFunc):
         if not isinstance(self.body, Stmt):
             raise TIRError(f"tir.PrimFunc: body must be a Stmt, got {type(self.body).__name__}")
         buffer_map = dict(self.buffer_map or {})
-        for var, buf in buffer_map.items():
-            if var not in params or not isinstance(buf, Buffer):
-                raise TIRError("tir.PrimFunc: buffer_map must map parameters to Buffers")
+        for var, buf in buffer_map.items():  # a key that is not a parameter is kept, unused, as TVM keeps it
+            if not isinstance(var, Var) or not isinstance(buf, Buffer):
+                raise TIRError("tir.PrimFunc: buffer_map must map variables to Buffers")
         object.__setattr__(self, "buffer_map", buffer_map)
         object.__setattr__(self, "attrs", DictAttrs.make(self.attrs))
 

@@ -227,3 +227,32 @@ def test_size_variables_in_parameter_types_are_bound_by_the_parameters():
     assert not structural_equal(fn(b, 4), fn(4, 4))
     # outside a binding site a size variable is itself only
     assert not structural_equal(relay.var("x", shape=(b,)), relay.var("x", shape=(c,)))
+
+
+def test_hash_of_maps_covers_every_entry():
+    from kiln.ir import structural_hash
+    from kiln.runtime import convert
+
+    x = convert({"x": [1, 2, 3], "y": 2})
+    y = convert({"y": 2, "x": [1, 2, 3]})
+    z = convert({"y": 2, "x": [1, 2, 3, 4]})
+    assert structural_hash(x) == structural_hash(y)
+    assert structural_hash(x) != structural_hash(z)
+    assert structural_hash({"a": 1, "b": 2}) != structural_hash({"a": 1, "b": 3})
+
+
+def test_mismatch_path_names_the_module_function():
+    import pytest
+
+    from kiln import tir
+    from kiln.ir import IRModule, assert_structural_equal
+
+    def module(n):
+        buf = tir.decl_buffer((1,), "int32", "A")
+        i, a = tir.Var("i", "int32"), tir.Var("a", "handle")
+        body = tir.For(i, 0, n, tir.ForKind.SERIAL, tir.BufferStore(buf, buf[0] + 1, [0]))
+        return IRModule({"func": tir.PrimFunc([a], body, buffer_map={a: buf})})
+
+    assert_structural_equal(module(16), module(16))
+    with pytest.raises(ValueError, match=r'<root>\.functions\[I\.GlobalVar\("func"\)\]\.body\.extent\.value'):
+        assert_structural_equal(module(16), module(32))

@@ -69,8 +69,8 @@ def test_prim_func_in_module_and_attrs():
     mod = IRModule({"add_one": f})
     assert mod["add_one"] is f
     assert f.with_body(f.body) is f
-    with pytest.raises(TIRError):
-        tir.PrimFunc([tir.Var("a", "handle")], f.body, buffer_map={tir.Var("x", "handle"): f.buffer_map[f.params[0]]})
+    with pytest.raises(TIRError):  # a key that is no parameter is kept (as TVM), but a value must be a Buffer
+        tir.PrimFunc([tir.Var("a", "handle")], f.body, buffer_map={tir.Var("x", "handle"): f.params[0]})
 
 
 def test_prim_func_structural_equality_binds_vars():
@@ -96,3 +96,15 @@ def test_prim_func_takes_a_buffer_as_a_parameter():
     func = tir.PrimFunc([x, buf], tir.BufferStore(buf, tir.const(1, "float32"), [x]))
     handle = func.params[1]
     assert handle.dtype == "handle" and func.buffer_map[handle] is buf and func.params[0] is x
+
+
+def test_buffer_map_may_hold_a_variable_that_is_no_parameter():
+    from kiln.ir import structural_equal
+
+    x, y = tir.Var("x", "int32"), tir.Var("y", "int32")
+    b0, b1 = tir.decl_buffer((10, 10)), tir.decl_buffer((10, 20))
+    f0 = tir.PrimFunc([x], tir.Evaluate(x), buffer_map={x: b0})
+    f1 = tir.PrimFunc([x], tir.Evaluate(x), buffer_map={x: b0, y: b1})
+    assert len(f1.buffer_map) == 2 and not structural_equal(f0, f1)
+    with pytest.raises(TIRError, match="buffer_map"):
+        tir.PrimFunc([x], tir.Evaluate(x), buffer_map={x: 3})
