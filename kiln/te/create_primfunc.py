@@ -120,6 +120,8 @@ def _block_from_tensors(op, tensors, bindings, body, info):
         var_map[iv.var] = new
         dom = Range.from_min_extent(info.ana.simplify(iv.dom.min), info.ana.simplify(iv.dom.extent))
         iter_vars.append(IterVar(dom, new, iv.iter_type, iv.thread_tag))
+        if not (isinstance(dom.extent, E.IntImm) and dom.extent.value == 1):  # (an extent-1 one would become 0)
+            info.ana.bind(new, dom)  # the body simplifies within its iterators' domains (bounds checks go)
     buffers = []
     for t in tensors:
         buf = decl_buffer(t.shape, t.dtype, t.name)

@@ -142,3 +142,14 @@ def test_index_dtype_override_int64_rewrites_every_index_and_still_runs():
     rng = np.random.default_rng(3)
     a, b = rng.random((6, 4), dtype="float32"), rng.permutation(4).astype("int32")
     np.testing.assert_allclose(_run(func, a, b, np.zeros((6, 4), "float32"))[2], a[:, b] + 1, rtol=1e-6)
+
+
+def test_bounds_checks_within_the_block_domain_simplify_away():
+    A = te.placeholder((4, 10), name="A")
+    k = te.reduce_axis((0, 10), name="k")
+    B = te.compute((4,), lambda i: te.sum(tir.Select(k < 10, A[i, tir.min(k, 9)], 0.0), axis=k), name="B")
+    script = te.create_prim_func([A, B]).script()
+    assert "Select" not in script and "T.min" not in script
+    a = np.random.default_rng(5).random((4, 10), dtype="float32")
+    func = te.create_prim_func([A, B])
+    np.testing.assert_allclose(_run(func, a, np.zeros(4, "float32"))[1], a.sum(axis=1), rtol=1e-5)
