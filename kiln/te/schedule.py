@@ -200,10 +200,10 @@ class Stage:
         if ki != ko + 1:
             raise TIRError(f"fuse in stage {self._name()}: {outer.var.name_hint} and {inner.var.name_hint} are not "
                            "adjacent loops (reorder them first)")
-        if outer.iter_type != inner.iter_type:
-            raise TIRError(f"fuse in stage {self._name()}: cannot fuse the data-parallel and reduction axes "
-                           f"{outer.var.name_hint} and {inner.var.name_hint}")
-        fused = _derived(f"{outer.var.name_hint}.{inner.var.name_hint}.fused", outer)
+        if not {outer.iter_type, inner.iter_type} <= {IterVarType.DataPar, IterVarType.CommReduce}:
+            raise TIRError(f"fuse in stage {self._name()}: cannot fuse {outer.var.name_hint} and {inner.var.name_hint}")
+        like = inner if inner.iter_type == IterVarType.CommReduce else outer  # mixed: a reduction axis, as TVM's
+        fused = _derived(f"{outer.var.name_hint}.{inner.var.name_hint}.fused", like)
         self.relations.append(Fuse(outer, inner, fused))
         self.all_iter_vars.append(fused)
         self.leaf_iter_vars[ko:ki + 1] = [fused]

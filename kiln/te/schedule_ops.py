@@ -32,7 +32,7 @@ from ..tir.intrin import likely
 from ..tir.stmt_functor import substitute
 from .bound import attach_index
 from .scan import ScanOp
-from .schedule import PARALLEL, UNROLL, VECTORIZE
+from .schedule import PARALLEL, UNROLL, VECTORIZE, Fuse, Split
 from .schedule_layout import physical_indices, physical_shape
 from .schedule_tensorize import tensor_compute_stage, tensorize_stage, tensorized_leaf
 from .tensor_compute import TensorComputeOp
@@ -230,8 +230,9 @@ class _Builder:
         """Store the identity (or the ``init`` values) over fresh copies of the data-parallel loops after ``begin``."""
         info = self.infos[stage]
         op = stage.op
+        data = _data_leaves(stage)  # (a loop fusing data and reduction axes runs in the init too, as TVM's)
         var_map = {iv.var: E.Var(f"{iv.var.name_hint}.init", iv.var.dtype) for iv in stage.leaf_iter_vars[begin:]
-                   if iv.iter_type != IterVarType.CommReduce}
+                   if iv.iter_type != IterVarType.CommReduce or id(iv) in data}
         vmap = {iv.var: substitute(info.values[iv], var_map) for iv in op.axis}
         indices = [vmap[iv.var] for iv in op.axis]
         first = self.graph.effective_body(stage)[0]
@@ -239,6 +240,17 @@ class _Builder:
         stores = [self.store(stage, k, self.expr(v, vmap), indices) for k, v in enumerate(values)]
         checks = [substitute(c, var_map) for c in checks]
         return self.loops(stage, begin, len(stage.leaf_iter_vars), S.stmt_seq(*stores), checks, var_map)
+
+
+def _data_leaves(stage) -> set:
+    """ids of the axes a data-parallel axis of ``stage`` is split or fused into."""
+    reach = {id(iv) for iv in stage.op.axis}
+    for rel in stage.relations:
+        if isinstance(rel, Split) and id(rel.parent) in reach:
+            reach.update((id(rel.outer), id(rel.inner)))
+        elif isinstance(rel, Fuse) and (id(rel.outer) in reach or id(rel.inner) in reach):
+            reach.add(id(rel.fused))
+    return reach
 
 
 def _is_one(e) -> bool:

@@ -70,11 +70,12 @@ def test_fuse_errors():
     A, B, C, k = _matmul()
     s = te.create_schedule(C.op)
     i, j = C.op.axis
-    with pytest.raises(TIRError, match="data-parallel and reduction"):
-        s[C].fuse(j, k)
+    # a data-parallel and a reduction axis fuse into a reduction axis, as in TVM (not an error)
+    jk = s[C].fuse(j, k)
+    assert jk.iter_type == kiln.tir.IterVar.CommReduce
     io, ii = s[C].split(i, factor=4)
     with pytest.raises(TIRError, match="not adjacent"):
-        s[C].fuse(io, j)
+        s[C].fuse(io, jk)
 
 
 def test_split_errors():
@@ -249,3 +250,21 @@ def test_cache_write_of_a_reduction_whose_length_and_reducer_read_the_output_axi
             v = max(v + x[k], np.float32(i))
         want.append(v)
     np.testing.assert_allclose(y.numpy(), want, rtol=1e-6)
+
+
+def test_fusing_a_data_axis_with_a_reduction_axis_makes_a_reduction_loop_that_runs():
+    import numpy as np
+
+    X = te.placeholder((6,), name="X")
+    Y = te.placeholder((5, 6), name="Y")
+    k = te.reduce_axis((0, 6), name="k")
+    Z = te.compute((5,), lambda i: te.sum(X[k] * Y[i, k], axis=k), name="Z")
+    s = te.create_schedule(Z.op)
+    fused = s[Z].fuse(Z.op.axis[0], k)
+    assert fused.iter_type == kiln.tir.IterVar.CommReduce
+    f = kiln.build(s, [X, Y, Z])
+    rng = np.random.default_rng(6)
+    x, y = rng.random(6, dtype="float32"), rng.random((5, 6), dtype="float32")
+    z = kiln.nd.array(np.full(5, 7.0, "float32"))
+    f(kiln.nd.array(x), kiln.nd.array(y), z)
+    np.testing.assert_allclose(z.numpy(), y @ x, rtol=1e-5)
