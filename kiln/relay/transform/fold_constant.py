@@ -103,6 +103,12 @@ def fold_constant(expr, mod=None, fold_qnn=False):
     return _ConstantFolder(mod, fold_qnn).visit(infer_type(expr))
 
 
+def FoldConstantExpr(expr, mod=None, fold_qnn=False):  # noqa: N802  (TVM's name)
+    """``expr`` with its constant subexpressions folded, outside any pass (TVM's
+    ``relay.transform.FoldConstantExpr``, which rewrite rules such as FakeQuantizationToInteger's call)."""
+    return fold_constant(expr, mod, fold_qnn)
+
+
 @register_pass("FoldConstant")
 @dataclass(frozen=True)
 class FoldConstant(FunctionPass):

@@ -105,3 +105,11 @@ def test_a_call_that_fails_on_its_constants_is_left_for_run_time():
                          relay.transform.FoldConstant())
     ops = relay.analysis.list_op_freqs(kiln.IRModule.from_expr(after))
     assert ops.get("scatter_nd") == 1 and "multiply" not in ops
+
+
+def test_fold_constant_expr_outside_a_pass():
+    q = relay.qnn.op.quantize(relay.const(np.array([0.5, -1.25], "float32")), relay.const(0.25), relay.const(1))
+    kept = relay.transform.FoldConstantExpr(q)
+    assert isinstance(kept, relay.Call) and kept.op.name == "qnn.quantize"  # qnn folds only when asked, as TVM's
+    folded = relay.transform.FoldConstantExpr(q, kiln.IRModule(), fold_qnn=True)
+    np.testing.assert_array_equal(folded.data.numpy(), np.array([3, -4], "int8"))
