@@ -31,7 +31,7 @@ from .scan import ScanOp
 from .schedule import Fuse, Singleton, Split, split_extent
 from .schedule_cache import rewrite_bodies
 from .schedule_layout import Transform
-from .tensor import ComputeOp, PlaceholderOp
+from .tensor import ComputeOp, ExternOp, PlaceholderOp
 from .tensor_compute import TensorComputeOp
 
 __all__ = ["ScheduleGraph", "StageInfo", "infer_bound"]
@@ -84,6 +84,9 @@ class ScheduleGraph:
 
     def _loads(self, stage):
         op = stage.op
+        if isinstance(op, ExternOp):  # its statement may read any element of its inputs
+            return [E.ProducerLoad(t, tuple(c(d) for d in t.shape)) for t in op.inputs
+                    for c in (lambda d: E.IntImm(d.dtype, 0), lambda d: _op.subtract(d, 1))]
         if isinstance(op, ScanOp):  # step t of each update (its spatial axes swept), and the init
             out, k = [], 0
             for u, i in zip(op.update, op.init, strict=True):
@@ -117,9 +120,9 @@ class ScheduleGraph:
                 if isinstance(stage.op, PlaceholderOp):
                     self.placeholders.append(stage)
                     continue
-                if not isinstance(stage.op, ComputeOp | TensorComputeOp | ScanOp):
+                if not isinstance(stage.op, ComputeOp | TensorComputeOp | ScanOp | ExternOp):
                     raise TIRError(f"lower: stage {stage.op.name} is a {type(stage.op).__name__}, which kiln cannot "
-                                   "lower from a schedule yet (te.create_prim_func builds te.extern)")
+                                   "lower from a schedule")
                 if stage.attach_type == "inline" and stage.is_output:
                     raise TIRError(f"lower: output stage {stage.op.name} cannot be inlined")
                 loads = self._loads(stage)
@@ -277,8 +280,8 @@ class _BoundInference:
     def infer_stage(self, stage):
         info = StageInfo(stage)
         op = stage.op
-        if isinstance(op, ScanOp):  # the time loop over the updated steps; the spatial axes are no loops
-            info.root_ranges = {iv: iv.dom for iv in op.root_iter_vars}
+        if isinstance(op, ScanOp | ExternOp):  # a scan's loop is its time axis; an extern has none
+            info.root_ranges = {iv: iv.dom for iv in getattr(op, "root_iter_vars", ())}
             self.pass_down(stage, info)
             self.pass_up(stage, info)
             return info
@@ -446,6 +449,6 @@ def infer_bound(sch, graph=None, full=()) -> dict:
     """
     graph = graph or ScheduleGraph(sch)
     for stage in graph.order:
-        if not isinstance(stage.op, ComputeOp | TensorComputeOp | ScanOp):
+        if not isinstance(stage.op, ComputeOp | TensorComputeOp | ScanOp | ExternOp):
             raise TIRError(f"lower: stage {stage.op.name} has an unsupported operation {type(stage.op).__name__}")
     return _BoundInference(graph, set(full)).run()

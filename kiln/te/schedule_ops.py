@@ -33,8 +33,10 @@ from ..tir.stmt_functor import substitute
 from .bound import attach_index
 from .scan import ScanOp
 from .schedule import PARALLEL, UNROLL, VECTORIZE, Fuse, Split
+from .schedule_extern import extern_stage
 from .schedule_layout import physical_indices, physical_shape
 from .schedule_tensorize import tensor_compute_stage, tensorize_stage, tensorized_leaf
+from .tensor import ExternOp
 from .tensor_compute import TensorComputeOp
 
 __all__ = ["build_body"]
@@ -85,7 +87,7 @@ class _Builder:
             tensor = stage.origin_op.output(value_index)
             if bound is not None:
                 entry = (bound, None)
-            elif isinstance(stage.op, ScanOp):  # the whole state, indexed from 0
+            elif isinstance(stage.op, ScanOp | ExternOp):  # the whole tensor, indexed from 0
                 t = stage.op.output(value_index)
                 entry = (decl_buffer(t.shape, t.dtype, tensor.name, scope=stage.scope), None)
             elif stage not in self.infos:
@@ -184,6 +186,8 @@ class _Builder:
         """The statements computing ``stage`` (its loop nest, with what is attached inside)."""
         if isinstance(stage.op, TensorComputeOp):
             return tensor_compute_stage(self, stage)
+        if isinstance(stage.op, ExternOp):
+            return extern_stage(self, stage)
         if isinstance(stage.op, ScanOp):  # the time loop, around the scan's body attached in it
             return self.loops(stage, 0, 1, S.Evaluate(E.IntImm("int32", 0)))
         if tensorized_leaf(stage) is not None:

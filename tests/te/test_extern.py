@@ -69,3 +69,25 @@ def test_extern_primfunc_checks_the_input_tensors():
         te.extern_primfunc([te.placeholder((4,), name="X")], _scale_in_place)
     with pytest.raises(TIRError, match="input tensors"):
         te.extern_primfunc([], _scale_in_place)
+
+
+def test_extern_stage_in_a_schedule_lowers_and_runs():
+    A = te.placeholder((6,), name="A")
+    P = te.compute((6,), lambda i: A[i] + 1.0, name="P")
+
+    def body(ins, outs):
+        i = tir.Var("i", "int32")
+        return tir.For(i, 0, 6, tir.ForKind.SERIAL, tir.BufferStore(outs[0], ins[0][5 - i] * 3.0, [i]))
+
+    E = te.extern((6,), [P], body, name="E")
+    Q = te.compute((6,), lambda i: E[i] - 2.0, name="Q")
+    s = te.create_schedule(Q.op)
+    s[P].compute_at(s[Q], Q.op.axis[0])  # the extern reads P whole: refused below
+    with pytest.raises(TIRError, match="computed inside stage Q"):
+        kiln.lower(s, [A, Q])
+    s[P].compute_root()
+    f = kiln.build(s, [A, Q])
+    a = np.random.default_rng(7).random(6, dtype="float32")
+    q = kiln.nd.array(np.zeros(6, "float32"))
+    f(kiln.nd.array(a), q)
+    np.testing.assert_allclose(q.numpy(), (a[::-1] + 1) * 3 - 2, rtol=1e-6)
