@@ -13,9 +13,8 @@ scheduling primitives, each recording what it did:
   iteration needs), ``compute_inline()`` substitutes its expression into its consumers, ``compute_root()`` undoes both;
 * ``Schedule.cache_write`` / ``cache_read`` (:mod:`kiln.te.schedule_cache`) stage data through scratch buffers.
 
-Stages are mutable, as in TVM; nothing is checked against the loop nest until :func:`kiln.lower` builds it
-(:mod:`kiln.te.bound` infers the loop extents, :mod:`kiln.te.schedule_ops` builds the statements).
-"""
+Stages are mutable, as in TVM; :func:`kiln.lower` checks and builds the loop nest (:mod:`kiln.te.bound`,
+:mod:`kiln.te.schedule_ops`)."""
 
 from dataclasses import dataclass, field
 
@@ -368,10 +367,6 @@ class Schedule:
                            "outputs)")
         return stage
 
-    def stage_of(self, tensor) -> Stage:
-        """The stage producing ``tensor`` (after cache_write, the one now holding its operation)."""
-        return self[tensor]
-
     def normalize(self):
         """Return the schedule (kiln's loops always start at 0; TVM's normalization has nothing to do)."""
         return self
@@ -479,8 +474,10 @@ def _ceil_div(a, b):
     return _op.floordiv(_op.add(a, _op.subtract(b, 1)), b)
 
 
-_LAZY = {"InferBound": "schedule_passes", "ScheduleOps": "schedule_passes", "CreateReadGraph": "graph",
-         "PostDFSOrder": "graph", "CreateAttachPath": "graph", "ScanGetBody": "graph", "ScanFixPointAnalysis": "graph"}
+_LAZY = {**dict.fromkeys(("InferBound", "ScheduleOps", "AutoInlineElemWise", "AutoInlineBroadcast",
+                          "AutoInlineInjective"), "schedule_passes"),
+         **dict.fromkeys(("CreateReadGraph", "PostDFSOrder", "CreateAttachPath", "ScanGetBody",
+                          "ScanFixPointAnalysis"), "graph")}
 
 
 def __getattr__(name):

@@ -12,12 +12,14 @@ from ..ir.module import IRModule
 from ..runtime.container import Map
 from ..tir import expr as E
 from ..tir.buffer import decl_buffer
+from ..tir.stmt_functor import post_order_visit
 from .bound import ScheduleGraph, infer_bound
 from .lower import schedule_to_prim_func
 from .schedule_ops import build_body
-from .tensor import PlaceholderOp
+from .tensor import ComputeOp, PlaceholderOp
 
-__all__ = ["InferBound", "ScheduleOps", "schedule_to_module"]
+__all__ = ["InferBound", "ScheduleOps", "schedule_to_module", "AutoInlineElemWise", "AutoInlineBroadcast",
+           "AutoInlineInjective"]
 
 
 class Bounds(Map):
@@ -89,3 +91,45 @@ def schedule_to_module(sch, args=None, name="main", binds=None):
         Tensor -> Buffer.
     """
     return IRModule({name: schedule_to_prim_func(sch, args, name, binds)})
+
+
+def _unscheduled(stage) -> bool:
+    """Whether the stage is as the schedule created it (TVM's ``Stage::is_scheduled`` is false)."""
+    return (not stage.relations and not stage.iter_var_attrs and stage.attach_type == "root"
+            and not stage.is_output and isinstance(stage.op, ComputeOp) and not stage.op.reduce_axis)
+
+
+def _elementwise(op) -> bool:
+    """Whether every read of ``op`` is at exactly its own axes, in order."""
+    axis = [iv.var for iv in op.axis]
+    ok = []
+
+    def visit(node):
+        if isinstance(node, E.ProducerLoad):
+            ok.append(len(node.indices) == len(axis) and all(i is v for i, v in zip(node.indices, axis, strict=True)))
+
+    for b in op.body:
+        post_order_visit(b, visit)
+    return all(ok)
+
+
+def AutoInlineElemWise(sch):  # noqa: N802  (TVM's name)
+    """Inline every stage that is not scheduled, not an output, and reads only at its own indices."""
+    for stage in sch.stages:
+        if _unscheduled(stage) and _elementwise(stage.op):
+            stage.compute_inline()
+
+
+def AutoInlineBroadcast(sch):  # noqa: N802
+    """Inline every unscheduled non-output stage without a reduction (TVM treats every such compute as a
+    broadcast)."""
+    for stage in sch.stages:
+        if _unscheduled(stage):
+            stage.compute_inline()
+
+
+def AutoInlineInjective(sch):  # noqa: N802
+    """Inline every unscheduled non-output stage without a reduction (an injective compute)."""
+    for stage in sch.stages:
+        if _unscheduled(stage):
+            stage.compute_inline()

@@ -44,3 +44,28 @@ def test_schedule_ops_and_schedule_to_module():
     a, c = kiln.nd.array(np.random.uniform(size=16).astype("float32")), kiln.nd.empty((16,), "float32")
     f["main"](a, c)
     np.testing.assert_allclose(c.numpy(), a.numpy() * 2.0 + 1.0, rtol=1e-6)
+
+
+def test_auto_inline_passes_choose_by_access_pattern():
+
+    A = te.placeholder((4, 5), name="A")
+    B = te.placeholder((5,), name="B")
+    T1 = te.compute((4, 5), lambda i, j: A[i, j] * 2.0, name="T1")  # element-wise
+    T2 = te.compute((4, 5), lambda i, j: T1[i, j] + B[j], name="T2")  # broadcast
+    k = te.reduce_axis((0, 5), name="k")
+    R = te.compute((4,), lambda i: te.sum(T2[i, k], axis=k), name="R")
+    s = te.create_schedule(R.op)
+    te.schedule.AutoInlineElemWise(s)
+    assert s[T1].attach_type == "inline" and s[T2].attach_type == "root"
+    te.schedule.AutoInlineInjective(s)
+    assert s[T2].attach_type == "inline" and s[R].attach_type == "root"
+    f = kiln.build(s, [A, B, R])
+    rng = np.random.default_rng(8)
+    a, b = rng.random((4, 5), dtype="float32"), rng.random(5, dtype="float32")
+    r = kiln.nd.array(np.zeros(4, "float32"))
+    f(kiln.nd.array(a), kiln.nd.array(b), r)
+    np.testing.assert_allclose(r.numpy(), (a * 2 + b).sum(axis=1), rtol=1e-5)
+    s2 = te.create_schedule(R.op)
+    s2[T2].split(T2.op.axis[0], factor=2)  # a scheduled stage is left alone
+    te.schedule.AutoInlineBroadcast(s2)
+    assert s2[T1].attach_type == "inline" and s2[T2].attach_type == "root"
