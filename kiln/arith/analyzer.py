@@ -76,6 +76,7 @@ class Analyzer:
         self._simplifier = RewriteSimplifier(self)
         self._pattern_simplifier = PatternSimplifier(self)
         self._canonical_simplifier = CanonicalSimplifier(self)
+        self._ranges: dict = {}  # id(var) -> (var, Range) of bind(var, Range)
         self._scope_constraints: list = []  # the constraints of the open constraint scopes, outermost first
         self.enabled_extensions = Extension.NoExtensions
 
@@ -116,9 +117,39 @@ class Analyzer:
         return expr
 
     def can_prove(self, cond, strength=None) -> bool:
-        """Whether ``cond`` holds for every value of the variables (as far as the analyses can tell)."""
+        """Whether ``cond`` holds for every value of the variables (as far as the analyses can tell).
+
+        With ``strength=ProofStrength.SYMBOLIC_BOUND`` a comparison ``a < b`` (``<=``, ``>``, ``>=``) is also proved
+        when the symbolic lower bound of ``b - a``, over the ranges of the bound variables, is positive (TVM's
+        ``kSymbolicBound``: ``i0 * 32 + i1 < (n + 31) // 32 * 32`` for ``i0 < (n + 31) // 32``, ``i1 < 32``).
+        """
         result = self.simplify(cond)
-        return isinstance(result, E.IntImm) and bool(result.value)
+        if isinstance(result, E.IntImm):
+            return bool(result.value)
+        if strength is not None and ProofStrength(strength) >= ProofStrength.SYMBOLIC_BOUND:
+            return self._prove_by_symbolic_bound(E.convert(cond))
+        return False
+
+    def _prove_by_symbolic_bound(self, cond) -> bool:
+        from .int_set import eval_set
+
+        kind = type(cond)
+        if kind in (E.LT, E.LE):
+            diff, lower = _op.subtract(cond.b, cond.a), 1 if kind is E.LT else 0
+        elif kind in (E.GT, E.GE):
+            diff, lower = _op.subtract(cond.a, cond.b), 1 if kind is E.GT else 0
+        else:
+            return False
+        if not is_index_dtype(diff.dtype):
+            return False
+        iset = eval_set(self.simplify(diff), self.bound_ranges(), self)
+        if not iset.has_lower_bound():
+            return False
+        return self.const_int_bound(self.simplify(iset.min_value)).min_value >= lower
+
+    def bound_ranges(self) -> dict:
+        """``{var: Range}`` of the variables bound to a range with :meth:`bind`."""
+        return {var: rng for var, rng in self._ranges.values()}
 
     def can_prove_equal(self, lhs, rhs) -> bool:
         """Whether ``lhs == rhs`` always holds."""
@@ -138,11 +169,12 @@ class Analyzer:
         a, b = self.simplify(lhs), self.simplify(rhs)
         return self._simplifier.key(a) == self._simplifier.key(b)
 
-    def int_set(self, expr, dom_map):
-        """The :class:`IntervalSet` of ``expr`` while the variables of ``dom_map`` sweep their domains."""
+    def int_set(self, expr, dom_map=None):
+        """The :class:`IntervalSet` of ``expr`` while the variables of ``dom_map`` (by default those bound to a range
+        with :meth:`bind`) sweep their domains."""
         from .int_set import eval_set
 
-        return eval_set(expr, dom_map, self)
+        return eval_set(expr, self.bound_ranges() if dom_map is None else dom_map, self)
 
     # ---- facts
     def bind(self, var, expr_or_range, allow_override=False):
@@ -151,6 +183,7 @@ class Analyzer:
             raise TIRError(f"Analyzer.bind: expected a Var, got {type(var).__name__}")
         self._lasting_change()
         if isinstance(expr_or_range, E.Range):
+            self._ranges[id(var)] = (var, expr_or_range)
             lo = self._cib(expr_or_range.min)
             ext = self._cib(expr_or_range.extent)
             if isinstance(expr_or_range.extent, E.IntImm) and expr_or_range.extent.value == 1:

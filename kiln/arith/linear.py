@@ -144,6 +144,9 @@ def _merge_div_mod(form, memo):
             div_key = ("FloorDiv", atom.dtype, expr_key(atom.a, memo), expr_key(atom.b, memo))
             div = form.terms.get(div_key)
             if div is None or div[1] != coeff * c:
+                if _merge_nested(form, key, atom, coeff, c, memo):
+                    changed = True
+                    break
                 continue
             del form.terms[key]
             del form.terms[div_key]
@@ -151,6 +154,26 @@ def _merge_div_mod(form, memo):
             form.add(inner, coeff)
             changed = True
             break
+
+
+def _merge_nested(form, key, atom, coeff, c, memo) -> bool:
+    """Replace ``floordiv(floormod(e, c1), c) * (k * c) + floormod(e, c) * k`` by ``floormod(e, c1) * k`` when
+    ``c`` divides ``c1`` (the low digits of a reshaped index: ``e % 12 // 4 * 4 + e % 4 == e % 12``)."""
+    if c <= 0:
+        return False
+    e_key = expr_key(atom.a, memo)
+    for div_key, (div, div_coeff) in form.terms.items():
+        inner = div.a if type(div) is E.FloorDiv else None
+        if type(inner) is not E.FloorMod or type(div.b) is not E.IntImm or div.b.value != c \
+                or div_coeff != coeff * c or type(inner.b) is not E.IntImm:
+            continue
+        c1 = inner.b.value
+        if c1 > 0 and c1 % c == 0 and expr_key(inner.a, memo) == e_key:
+            del form.terms[key]
+            del form.terms[div_key]
+            form.add_term(expr_key(inner, memo), inner, coeff)
+            return True
+    return False
 
 
 def _term(atom, coeff, dtype):

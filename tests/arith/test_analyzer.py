@@ -59,3 +59,20 @@ def test_eval_set():
     i = tir.Var("i", "int32")
     regions = arith.estimate_region([i * 2, i + n], {i: tir.Range(0, n)})
     assert str(regions[0].extent) == "n * 2 - 1" and str(regions[1].min) == "n"
+
+
+def test_can_prove_by_symbolic_bound():
+    from kiln.arith import ProofStrength
+
+    ana = arith.Analyzer()
+    i0, i1 = tir.Var("i0", "int64"), tir.Var("i1", "int64")
+    n = tir.SizeVar("n", "int64")
+    outer = tir.floordiv(n + 31, 32)
+    ana.bind(i0, tir.Range(tir.const(0, "int64"), outer))
+    ana.bind(i1, tir.Range(tir.const(0, "int64"), tir.const(32, "int64")))
+    cond = i0 * 32 + i1 < outer * 32
+    assert not ana.can_prove(cond)
+    assert ana.can_prove(cond, ProofStrength.SYMBOLIC_BOUND)
+    assert ana.can_prove(outer * 32 >= i0 * 32 + i1 + 1, ProofStrength.SYMBOLIC_BOUND)
+    assert not ana.can_prove(i0 * 32 + i1 < outer * 32 - 1, ProofStrength.SYMBOLIC_BOUND)
+    assert set(ana.bound_ranges()) == {i0, i1}

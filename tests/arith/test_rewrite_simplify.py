@@ -232,3 +232,16 @@ def test_data_comparisons_are_not_rearranged_into_overflow():
     out = arith.Analyzer().simplify(tir.GT(a * b, -c))
     assert isinstance(out, tir.LT) and isinstance(out.b, tir.Mul)  # -A[2] < A[0] * A[1]
     check(x + 1 < y + 1, x < y)
+
+
+def test_reshape_digits_merge_back():
+    ana = _ana(x=(0, 24))
+    e = x * 3 + y
+    flat = tir.floordiv(e, 12) * 12 + tir.floordiv(tir.floormod(e, 12), 4) * 4 + tir.floormod(e, 4)
+    assert arith.expr_key(ana.simplify(flat)) == arith.expr_key(ana.simplify(e))
+    # the merge needs the inner divisor to divide the outer one: 5 does not divide 12
+    other = tir.floordiv(tir.floormod(x, 12), 5) * 5 + tir.floormod(x, 5)
+    assert type(arith.Analyzer().simplify(other)) is tir.Add
+    for v in range(-30, 30):
+        assert int(evaluate_expr(ana.simplify(tir.floordiv(tir.floormod(x, 12), 4) * 4 + tir.floormod(x, 4)),
+                                 {x: v})) == v % 12
