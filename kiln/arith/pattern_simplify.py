@@ -25,6 +25,8 @@ from .rules.compare import apply_eq, apply_lt, apply_not
 
 MAX_RECURSION = 5
 """How deep a recursive rule's result is simplified again (TVM's ``kMaxRecurDepth``)."""
+LITERAL_CACHE_LIMIT = 4096
+"""Simplified constraints kept before those of closed scopes are dropped."""
 
 
 class PatternSimplifier(StmtExprMutator):
@@ -185,6 +187,9 @@ class PatternSimplifier(StmtExprMutator):
         return None
 
     def _literal_constraints(self):
+        if len(self._literals) > LITERAL_CACHE_LIMIT:  # constraints of scopes long closed
+            live = {id(raw) for raw in self.analyzer._scope_constraints}
+            self._literals = {k: v for k, v in self._literals.items() if k in live}
         out = []
         for raw in self.analyzer._scope_constraints:
             entry = self._literals.get(id(raw))

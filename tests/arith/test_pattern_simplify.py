@@ -181,3 +181,16 @@ def test_random_vector_expressions():
         simple = ana.rewrite_simplify(expr)
         env = _env(rng)
         assert np.array_equal(evaluate_expr(expr, env), evaluate_expr(simple, env)), f"{expr} -> {simple}"
+
+
+def test_cache_of_simplified_constraints_keeps_only_open_scopes(monkeypatch):
+    from kiln.arith import pattern_simplify
+
+    monkeypatch.setattr(pattern_simplify, "LITERAL_CACHE_LIMIT", 3)
+    ana = arith.Analyzer()
+    for k in range(10):
+        with ana.constraint_scope(x < y + k):
+            assert same(ana.rewrite_simplify(x < y + k), True)
+    with ana.constraint_scope(x < y):
+        ana.rewrite_simplify(x < y)
+        assert len(ana._pattern_simplifier._literals) <= 5
