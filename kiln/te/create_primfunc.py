@@ -33,7 +33,7 @@ from ..tir.expr_reduce import IterVar, IterVarType, Range
 from ..tir.function import PrimFunc
 from ..tir.functor import StmtExprMutator
 from ..tir.stmt_block import Block, BlockRealize
-from ..tir.stmt_functor import substitute
+from ..tir.stmt_functor import rebind_buffers, substitute
 from .tensor import ComputeOp, ExternOp, PlaceholderOp, Tensor
 
 __all__ = ["create_prim_func"]
@@ -184,26 +184,6 @@ def _stmt_from_compute(op, info):
     return body
 
 
-class _BufferSubstituter(StmtExprMutator):
-    """An extern's placeholder buffers (and their data variables) replaced by its inputs' buffers."""
-
-    def __init__(self, var_map, buffer_map):
-        self.var_map, self.buffer_map = var_map, buffer_map
-
-    def visit_var(self, op):
-        return self.var_map.get(op, op)
-
-    def visit_buffer_load(self, op):
-        new = StmtExprMutator.visit_buffer_load(self, op)
-        buf = self.buffer_map.get(new.buffer)
-        return new if buf is None else E.BufferLoad(buf, new.indices)
-
-    def visit_buffer_store(self, op):
-        new = StmtExprMutator.visit_buffer_store(self, op)
-        buf = self.buffer_map.get(new.buffer)
-        return new if buf is None else S.BufferStore(buf, new.value, new.indices)
-
-
 def _stmt_from_extern(op, info):
     var_map, buffer_map = {}, {}
     for t, placeholder in zip(op.inputs, op.input_placeholders, strict=True):
@@ -218,7 +198,7 @@ def _stmt_from_extern(op, info):
         info.buffers[t] = placeholder
         if not info.is_arg(t):
             info.root_alloc.append(placeholder)
-    body = _BufferSubstituter(var_map, buffer_map).visit_stmt(op.body) if var_map or buffer_map else op.body
+    body = rebind_buffers(op.body, var_map, buffer_map)
     block = Block((), (), (), info.fresh_name(op.name), body, None, (), (), op.attrs)
     return BlockRealize((), True, block)
 

@@ -7,27 +7,9 @@ to schedule; its inputs are computed whole before it and its outputs stored whol
 from ..error import TIRError
 from ..tir import expr as E
 from ..tir import stmt as S
-from ..tir.functor import StmtExprMutator
+from ..tir.stmt_functor import rebind_buffers
 
 __all__ = ["extern_stage"]
-
-
-class _Rebind(StmtExprMutator):
-    def __init__(self, var_map, buffer_map):
-        self.var_map, self.buffer_map = var_map, buffer_map
-
-    def visit_var(self, op):
-        return self.var_map.get(op, op)
-
-    def visit_buffer_load(self, op):
-        new = StmtExprMutator.visit_buffer_load(self, op)
-        buf = self.buffer_map.get(new.buffer)
-        return new if buf is None else E.BufferLoad(buf, new.indices)
-
-    def visit_buffer_store(self, op):
-        new = StmtExprMutator.visit_buffer_store(self, op)
-        buf = self.buffer_map.get(new.buffer)
-        return new if buf is None else S.BufferStore(buf, new.value, new.indices)
 
 
 def _bind(placeholder, real, mins, var_map, buffer_map, where):
@@ -57,4 +39,4 @@ def extern_stage(builder, stage) -> S.Stmt:
     for k, placeholder in enumerate(op.output_placeholders):
         real, mins = builder.buffer(stage, k)
         _bind(placeholder, real, mins, var_map, buffer_map, where)
-    return _Rebind(var_map, buffer_map).visit_stmt(op.body)
+    return rebind_buffers(op.body, var_map, buffer_map)

@@ -17,7 +17,7 @@ from ..tir import expr as E
 from ..tir import op as _op
 from ..tir import stmt as S
 from ..tir.buffer import decl_buffer
-from ..tir.functor import StmtExprMutator
+from ..tir.stmt_functor import rebind_buffers
 from .tensor import ComputeOp
 
 __all__ = ["TensorIntrin", "decl_tensor_intrin", "bind_intrinsic", "tensor_region"]
@@ -105,27 +105,6 @@ def decl_tensor_intrin(op, fcompute, name="tensor_intrin", binds=None, scalar_pa
     return TensorIntrin(name, op, inputs, tuple(buffers), scalars, body, init, update)
 
 
-class _Rebind(StmtExprMutator):
-    """The intrinsic's statement over real buffers: its variables (data handles, offsets, strides, sizes) replaced
-    by their bound values, and accesses of its buffers by accesses of the views."""
-
-    def __init__(self, var_map, buffer_map):
-        self.var_map, self.buffer_map = var_map, buffer_map
-
-    def visit_var(self, op):
-        return self.var_map.get(op, op)
-
-    def visit_buffer_load(self, op):
-        new = StmtExprMutator.visit_buffer_load(self, op)
-        view = self.buffer_map.get(new.buffer)
-        return new if view is None else E.BufferLoad(view, new.indices)
-
-    def visit_buffer_store(self, op):
-        new = StmtExprMutator.visit_buffer_store(self, op)
-        view = self.buffer_map.get(new.buffer)
-        return new if view is None else S.BufferStore(view, new.value, new.indices)
-
-
 def _bind_one(ibuf, real, mins, region, var_map, buffer_map, ana, where):
     """Bind the intrinsic buffer ``ibuf`` to ``region`` (Ranges, one per dimension of the real tensor) of the buffer
     ``real``, whose first element is the tensor's index ``mins`` (None: 0)."""
@@ -178,7 +157,7 @@ def bind_intrinsic(intrin, stmt, regions, where, scalars=None):
     ana = Analyzer()
     for ibuf, (real, mins, region) in zip(intrin.buffers, regions, strict=True):
         _bind_one(ibuf, real, mins, region, var_map, buffer_map, ana, where)
-    return _Rebind(var_map, buffer_map).visit_stmt(stmt)
+    return rebind_buffers(stmt, var_map, buffer_map)
 
 
 def tensor_region(index_exprs, relax, ana):

@@ -194,6 +194,33 @@ def substitute(node, vmap):
     return _Substitute(vmap)(node)
 
 
+class _RebindBuffers(StmtExprMutator):
+    def __init__(self, var_map, buffer_map):
+        self.var_map, self.buffer_map = var_map, buffer_map
+
+    def visit_var(self, op):
+        return self.var_map.get(op, op)
+
+    def visit_buffer_load(self, op):
+        new = super().visit_buffer_load(op)
+        buf = self.buffer_map.get(new.buffer)
+        return new if buf is None else E.BufferLoad(buf, new.indices)
+
+    def visit_buffer_store(self, op):
+        new = super().visit_buffer_store(op)
+        buf = self.buffer_map.get(new.buffer)
+        return new if buf is None else S.BufferStore(buf, new.value, new.indices)
+
+
+def rebind_buffers(stmt, var_map, buffer_map):
+    """``stmt`` with the variables of ``var_map`` replaced and every access of a buffer of ``buffer_map`` made to the
+    buffer it maps to: a statement written over placeholder buffers (an extern's, a tensor intrinsic's) placed over
+    real ones. Unlike :func:`substitute`, buffers are swapped whole, not rebuilt from their variables."""
+    if not var_map and not buffer_map:
+        return stmt
+    return _RebindBuffers(var_map, buffer_map).visit_stmt(stmt)
+
+
 def renew_defs(stmt, keep_allocations=False):
     """A copy of ``stmt`` (a statement or PrimFunc) whose definitions are new variables and buffers (TVM's
     ``renew_defs``; see :mod:`kiln.tir.renew_defs`)."""

@@ -152,3 +152,17 @@ def test_substitute_rewrites_buffer_shapes():
     store = new.body
     assert int(new.extent) == 16 and int(store.buffer.shape[0]) == 16
     assert store.value.a.buffer is store.buffer  # one new buffer for every access of the old one
+
+
+def test_rebind_buffers_swaps_whole_buffers_and_variables():
+    n = tir.Var("n", "int32")
+    placeholder = tir.decl_buffer((n,), "float32", name="P")
+    out = tir.decl_buffer((n,), "float32", name="O")
+    i = tir.Var("i", "int32")
+    body = tir.For(i, 0, n, tir.ForKind.SERIAL,
+                   tir.BufferStore(out, tir.BufferLoad(placeholder, [i]) * 2.0, [i]))
+    real = tir.decl_buffer((8,), "float32", name="A")
+    result = tir.stmt_functor.rebind_buffers(body, {n: tir.IntImm("int32", 8)}, {placeholder: real})
+    expected = tir.For(i, 0, 8, tir.ForKind.SERIAL, tir.BufferStore(out, tir.BufferLoad(real, [i]) * 2.0, [i]))
+    assert_structural_equal(result, expected, map_free_vars=True)
+    assert tir.stmt_functor.rebind_buffers(body, {}, {}) is body
