@@ -55,3 +55,26 @@ def test_depthwise_qnn_conv_gets_hwoi():
         data, weight).numpy()
     got = relay.create_executor("debug", mod=after).evaluate()(data, weight).numpy()
     np.testing.assert_array_equal(got, want)
+
+
+def test_qnn_conv2d_transpose_and_concatenate_convert_to_nchw():
+    import kiln
+
+    x = relay.var("x", shape=(1, 5, 5, 3), dtype="int8")
+    w = relay.var("w", shape=(2, 2, 3, 4), dtype="int8")
+    one_i, one_f = relay.const(1, "int32"), relay.const(1.0, "float32")
+    y = qnn.op.conv2d_transpose(x, w, one_i, one_i, one_f, one_f, kernel_size=(2, 2), channels=4,
+                                data_layout="NHWC", kernel_layout="HWIO")
+    y = relay.cast(relay.clip(y, -128, 127), "int8")
+    out = qnn.op.concatenate([y, y], [one_f, relay.const(2.0, "float32")], [one_i, one_i], one_f, one_i, axis=3)
+    mod = relay.transform.InferType()(kiln.IRModule.from_expr(relay.Function([x, w], out)))
+    converted = relay.transform.ConvertLayout({"qnn.conv2d_transpose": ["NCHW", "default"]})(mod)
+    calls = {}
+    relay.analysis.post_order_visit(converted["main"], lambda e: calls.setdefault(e.op.name, e)
+                                    if isinstance(e, relay.Call) else None)
+    assert calls["qnn.conv2d_transpose"].attrs.kernel_layout == "IOHW"
+    assert calls["qnn.concatenate"].attrs.axis == 1  # joined in NCHW, converted back once at the end
+    rng = np.random.default_rng(4)
+    args = [rng.integers(-20, 20, (1, 5, 5, 3)).astype("int8"), rng.integers(-20, 20, (2, 2, 3, 4)).astype("int8")]
+    want, got = (relay.create_executor("debug", mod=m).evaluate()(*args).numpy() for m in (mod, converted))
+    np.testing.assert_array_equal(got, want)
