@@ -2,10 +2,10 @@
 ``python/tvm/relay/qnn/op/layout_conversions.py``).
 
 A quantized operator lays out its tensors as its float counterpart does; its scales and zero points are scalars or
-per-channel vectors, laid out as ``C``. ``qnn.requantize`` moves its channel ``axis`` into its input's new layout; ``qnn.concatenate`` joins
-along its axis in the new layout as ``concatenate`` does.
-ConvertLayout converts ``qnn.conv2d`` as ``nn.conv2d``: ``"default"`` picks OIHW for NCHW data, HWIO for NHWC
-(HWOI when depthwise).
+per-channel vectors, laid out as ``C``. ``qnn.requantize`` moves its channel ``axis`` into its input's new layout;
+``qnn.concatenate`` joins along its axis in the new layout as ``concatenate`` does. ConvertLayout converts
+``qnn.conv2d`` as ``nn.conv2d``: ``"default"`` picks OIHW for NCHW data, HWIO for NHWC (HWOI when depthwise);
+``qnn.conv2d_transpose`` as ``nn.conv2d_transpose`` (IOHW, HWIO).
 """
 
 from ...error import KilnError
@@ -83,7 +83,8 @@ def convert_qnn_conv2d_transpose(attrs, inputs, tinfos, desired_layouts):
                         f"layout, got {desired_layouts}")
     data_layout, kernel_layout = (str(lay) for lay in desired_layouts)
     if kernel_layout == "default":
-        kernel_layout = {"NCHW": "IOHW", "NHWC": "HWIO"}.get(data_layout)
-        if kernel_layout is None:
+        defaults = {"NCHW": "IOHW", "NHWC": "HWIO"}
+        if data_layout not in defaults:
             raise KilnError(f"ConvertLayout: qnn.conv2d_transpose has no default kernel layout for {data_layout}")
+        kernel_layout = defaults[data_layout]
     return _qnn.conv2d_transpose(*inputs, **dict(attrs, data_layout=data_layout, kernel_layout=kernel_layout))
