@@ -114,3 +114,13 @@ def test_bad_operands_are_type_errors():
     q = relay.var("q", shape=(2, 3), dtype="int8")
     with pytest.raises(TypeInferenceError, match="qnn.sqrt"):
         run_infer_type(QOP.sqrt(q, _c(1.0), _c(0.5), _c(1.0), _c(0, "int32")))  # a float zero point
+
+
+def test_concatenate_of_a_tuple_valued_expression():
+    data = RNG.integers(-100, 100, (2, 6)).astype("int8")
+    x = relay.var("x", shape=(2, 6), dtype="int8")
+    parts = relay.split(x, 2, axis=1)  # a TupleWrapper; its tuple_value is a call, not a literal tuple
+    out = QOP.concatenate(parts, [_c(0.5), _c(0.5)], [_c(0, "int32"), _c(0, "int32")], _c(0.25), _c(0, "int32"), 0)
+    want = np.concatenate(np.split(_quantize(0.5 * data.astype(np.float64), 0.25, 0, "int8"), 2, axis=1), 0)
+    for got in _both(out, data):
+        np.testing.assert_array_equal(got, want)

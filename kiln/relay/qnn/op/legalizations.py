@@ -15,6 +15,8 @@ values (and back) without changing what it stands for.
 
 import dataclasses
 
+import numpy as np
+
 from ....ir.op import register_op_attr
 from ....target import Target
 from ...expr import Constant, const
@@ -22,9 +24,15 @@ from ...op import tensor as _t
 from ...op.attrs import BiasAddAttrs
 from ...op.op import make_call
 
-__all__ = ["legalize_qnn_conv2d", "legalize_qnn_dense"]
+__all__ = ["legalize_qnn_conv2d", "legalize_qnn_dense", "hardswish_func"]
 
 _FAST_INT8_X86 = ("sse4.2", "avx2", "avx512bw", "avx512vnni", "avxvnni")
+
+
+def hardswish_func(x):
+    """``x * relu6(x + 3) / 6`` in numpy (TVM's name: the real function ``qnn.hardswish`` quantizes)."""
+    x = np.asarray(x)
+    return x * np.minimum(np.maximum(x + 3, 0), 6) / 6
 
 
 def _shift(data, zero_point, dtype):

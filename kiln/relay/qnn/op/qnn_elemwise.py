@@ -19,6 +19,7 @@ from ...op import attrs as A
 from ...op import tensor as _t
 from ...op.op import OpPattern, make_call, register_relay_op
 from ...op.type_relations import tensor_arg
+from .legalizations import hardswish_func
 from .qnn import _PARAMS, QUANTIZED, DequantizeAttrs, QuantizeAttrs, _check_params, _quantized
 from .reference import INT_RANGE
 
@@ -38,14 +39,10 @@ def _rel(name):
     return rel
 
 
-def _hardswish(v):
-    return (v * np.clip(v + np.float32(3), 0, 6) / np.float32(6)).astype(np.float32)
-
-
 def _real_function(name, attrs, real):
     """``f(real)`` in float32 by the float operator's own value (as the interpreter computes it)."""
     if name == "hardswish":
-        return _hardswish(real)
+        return hardswish_func(real).astype(real.dtype)
     return Op.get(_FLOAT_OPS[name]).get_attr("FEvaluate")(attrs, real)
 
 

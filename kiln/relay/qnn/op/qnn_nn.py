@@ -107,7 +107,10 @@ register_relay_op("qnn.concatenate", 5, _concatenate_rel, OpPattern.INJECTIVE, A
 def concatenate(data, input_scales, input_zero_points, output_scale, output_zero_point, axis):
     """The quantized tensors of ``data`` (each with its scale and zero point) joined along ``axis`` in the output's
     quantization."""
-    data = data if isinstance(data, Tuple) else Tuple(list(getattr(data, "tuple_value", data)))
+    if isinstance(data, list | tuple):
+        data = Tuple(list(data))
+    elif hasattr(data, "tuple_value") and not isinstance(data, TupleGetItem):  # a TupleWrapper
+        data = data.tuple_value
     return make_call("qnn.concatenate", [data, Tuple(list(input_scales)), Tuple(list(input_zero_points)),
                                          output_scale, output_zero_point], A.ConcatenateAttrs(int(axis)))
 
