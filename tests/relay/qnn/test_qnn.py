@@ -126,3 +126,22 @@ def test_fold_constant_folds_qnn_only_when_asked():
     folded = run_opt_pass(func, relay.transform.FoldConstant(fold_qnn=True))
     assert isinstance(folded.body.args[1], relay.Constant)
     np.testing.assert_array_equal(folded.body.args[1].data.numpy(), np.array([3, 4, 7], "int8"))  # 2.5 rounds away from 0
+
+
+def test_requantize_config_sets_the_rounding_of_unspecified_calls():
+    q = np.arange(0, -32, -1).astype("int32")
+    v = relay.var("q", shape=(32,), dtype="int32")
+    unspecified = relay.qnn.op.requantize(v, _c(1.0, "float32"), _c(0, "int32"), _c(16.0, "float32"),
+                                          _c(0, "int32"), out_dtype="int8")
+    explicit = relay.qnn.op.requantize(v, _c(1.0, "float32"), _c(0, "int32"), _c(16.0, "float32"), _c(0, "int32"),
+                                       rounding="UPWARD", out_dtype="int8")
+    up, near = np.floor(q / 16 + 0.5), np.sign(q) * np.floor(np.abs(q) / 16 + 0.5)
+    np.testing.assert_array_equal(_run(unspecified, q), up)  # TVM's default: halves up
+    with relay.qnn.requantize_config(rounding="TONEAREST"):
+        np.testing.assert_array_equal(_run(unspecified, q), near)
+        built = relay.create_executor("graph", mod=kiln.IRModule.from_expr(relay.Function([v], unspecified)),
+                                      target="llvm").evaluate()(q).numpy()
+        np.testing.assert_array_equal(built, near)
+        np.testing.assert_array_equal(_run(explicit, q), up)  # a call's own rounding wins
+    with pytest.raises(kiln.error.KilnError, match="rounding must be one of"):
+        relay.qnn.requantize_config(rounding="DOWN")

@@ -38,8 +38,10 @@ from .qnn import (
     subtract,
     tanh,
 )
+from .requantize_config import RequantizeConfig, current_requantize_config, requantize_config
 
-__all__ = ["quantize", "dequantize", "requantize", "add", "mul", "dense", "conv2d", "subtract", "concatenate",
+__all__ = ["quantize", "dequantize", "requantize", "requantize_config", "current_requantize_config",
+           "RequantizeConfig", "add", "mul", "dense", "conv2d", "subtract", "concatenate",
            "batch_matmul", "conv2d_transpose", "avg_pool2d", "sqrt", "rsqrt", "exp", "erf", "sigmoid", "tanh", "log",
            "abs", "hardswish", "leaky_relu", "softmax", "QuantizeAttrs",
            "DequantizeAttrs", "RequantizeAttrs", "BroadcastAttrs"]

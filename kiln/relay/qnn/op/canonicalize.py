@@ -9,6 +9,7 @@ from ...expr import const
 from ...op import nn as _nn
 from ...op import tensor as _t
 from .reference import INT_RANGE
+from .requantize_config import resolve_rounding
 
 __all__ = ["along", "round_half_up", "requantize_value"]
 
@@ -68,7 +69,7 @@ def _requantize(attrs, inputs, types):
     data, s_in, z_in, s_out, z_out = inputs
     nd = len(types[0].shape)
     p = [along(x, t, attrs.axis, nd) for x, t in zip(inputs[1:], types[1:5], strict=True)]
-    value = requantize_value(_centred(data, p[1]), p[0], p[2], p[3], attrs.rounding)
+    value = requantize_value(_centred(data, p[1]), p[0], p[2], p[3], resolve_rounding(attrs.rounding))
     return _clip_cast(value, attrs.out_dtype)
 
 

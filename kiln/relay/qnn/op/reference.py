@@ -14,6 +14,7 @@ from ...reference.common import register, round_half_away
 from ...reference.conv import conv2d as _conv2d
 from ...reference.nn import dense as _dense
 from . import qnn  # noqa: F401  (the operators are registered before their values)
+from .requantize_config import resolve_rounding
 
 __all__ = ["quantize", "dequantize", "requantize", "qnn_add", "qnn_mul", "qnn_dense", "qnn_conv2d", "INT_RANGE"]
 
@@ -71,7 +72,7 @@ def requantize(attrs, data, in_scale, in_zp, out_scale, out_zp):
     nd, ax = data.ndim, attrs.axis
     centred = data.astype(np.int64) - _along(in_zp, ax, nd)
     value = _requantized(centred, _along(in_scale, ax, nd), _along(out_scale, ax, nd), _along(out_zp, ax, nd),
-                         attrs.rounding)
+                         resolve_rounding(attrs.rounding))
     return _clip(value, attrs.out_dtype)
 
 
