@@ -43,6 +43,7 @@ from . import printer as _printer  # noqa: F401  (registers "relay.ir.astext": w
 from .adt import Clause, Match, Pattern, PatternConstructor, PatternTuple, PatternVar, PatternWildcard
 from .backend import vm  # noqa: E402  (TVM's relay.vm; registers relay.executor.vm)
 from .build import build, load_param_dict, save_param_dict  # noqa: E402
+from .build_module import build_config
 from .expr import (
     Call,
     Constant,

@@ -319,3 +319,11 @@ def test_empty_split_parts_build_and_run(target, opt_level):
     m = graph_executor.GraphModule(lib["default"](kiln.cpu(0)))
     m.run(x=np.ones((2, 1, 3), "int32"))
     assert [m.get_output(i).numpy().shape for i in range(3)] == [(2, 0, 3), (2, 1, 3), (2, 0, 3)]
+
+
+def test_build_config_is_a_pass_context():
+    with relay.build_config(opt_level=3, disabled_pass=["AlterOpLayout"]):
+        ctx = kiln.transform.PassContext.current()
+        assert ctx.opt_level == 3 and "AlterOpLayout" in ctx.disabled_pass
+    with pytest.raises(kiln.error.KilnError, match="trace"):
+        relay.build_config(trace=print)
