@@ -145,3 +145,16 @@ def test_requantize_config_sets_the_rounding_of_unspecified_calls():
         np.testing.assert_array_equal(_run(explicit, q), up)  # a call's own rounding wins
     with pytest.raises(kiln.error.KilnError, match="rounding must be one of"):
         relay.qnn.requantize_config(rounding="DOWN")
+
+
+def test_quantize_to_uint16():
+    x = RNG.uniform(-1, 40, (3, 4)).astype("float32")
+    out = relay.qnn.op.quantize(relay.var("x", shape=(3, 4)), _c(0.001, "float32"), _c(100, "int32"),
+                                out_dtype="uint16")
+    assert run_infer_type(out).checked_type == relay.TensorType((3, 4), "uint16")
+    scaled = x / np.float32(0.001)
+    want = np.clip(np.sign(scaled) * np.floor(np.abs(scaled) + 0.5) + 100, 0, 65535)
+    got = relay.create_executor("graph", mod=kiln.IRModule.from_expr(relay.Function(relay.analysis.free_vars(out),
+                                                                                     out)), target="llvm")
+    np.testing.assert_array_equal(got.evaluate()(x).numpy(), want.astype("uint16"))
+    np.testing.assert_array_equal(_run(out, x), want.astype("uint16"))

@@ -77,7 +77,7 @@ def _quantized(op, t, what, dtypes=QUANTIZED):
 def _quantize_rel(types, attrs):
     data = tensor_arg(types, 0, "data")
     _check_params("qnn.quantize", types, [(1, 2)], data)
-    _quantized("qnn.quantize", TensorType((), attrs.out_dtype), "out_dtype")
+    _quantized("qnn.quantize", TensorType((), attrs.out_dtype), "out_dtype", (*QUANTIZED, "uint16"))  # as TVM
     return TensorType(data.shape, attrs.out_dtype)
 
 

@@ -18,7 +18,7 @@ from .requantize_config import resolve_rounding
 
 __all__ = ["quantize", "dequantize", "requantize", "qnn_add", "qnn_mul", "qnn_dense", "qnn_conv2d", "INT_RANGE"]
 
-INT_RANGE = {d: (int(np.iinfo(d).min), int(np.iinfo(d).max)) for d in ("int8", "uint8", "int16", "int32")}
+INT_RANGE = {d: (int(np.iinfo(d).min), int(np.iinfo(d).max)) for d in ("int8", "uint8", "int16", "uint16", "int32")}
 """The values of each quantized dtype, which results are clipped to."""
 
 
