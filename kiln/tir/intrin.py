@@ -279,6 +279,8 @@ def if_then_else(cond, t, f, span=None) -> PrimExpr:
     """``cond ? t : f`` evaluating only the taken branch (guards out-of-bounds loads); a constant condition folds."""
     t, f = _operand_pair(t, f)
     cond = convert(cond)
+    if not _dt.is_bool(cond.dtype):
+        raise TIRError(f"tir.if_then_else: the condition must be a bool, got {cond.dtype} ({cond})")
     v = const_value(cond)
     if v is not None and _dt.lanes(cond.dtype) == 1:
         return t if v else f

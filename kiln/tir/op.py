@@ -405,23 +405,34 @@ def logical_not(a, span=None) -> PrimExpr:
     return Not(a, span=span)
 
 
-def all(*args, span=None) -> PrimExpr:
-    """The conjunction of the conditions (``tir.all(i < n, j < m)``); true when there are none."""
+def _conditions(args, what):
+    """The conditions of ``all``/``any``, each a bool expression (TVM refuses integers here). None at all is
+    allowed, unlike TVM (which raises): kiln's builders join lists of guards that may be empty."""
     if len(args) == 1 and isinstance(args[0], list | tuple):
         args = args[0]
-    result = const(True)
-    for a in args:
-        result = logical_and(result, a)
+    conds = [convert(a) for a in args]
+    for c in conds:
+        if not _dt.is_bool(c.dtype):
+            raise TIRError(f"tir.{what}: every argument must be a bool condition, got {c.dtype} ({c})")
+    return conds
+
+
+def all(*args, span=None) -> PrimExpr:
+    """The conjunction of the conditions (``tir.all(i < n, j < m)``), folded where one is constant; true when
+    there are none."""
+    conds = _conditions(args, "all")
+    result = conds[0] if conds else const(True)
+    for c in conds[1:]:
+        result = logical_and(result, c, span=span)
     return result
 
 
 def any(*args, span=None) -> PrimExpr:
-    """The disjunction of the conditions; false when there are none."""
-    if len(args) == 1 and isinstance(args[0], list | tuple):
-        args = args[0]
-    result = const(False)
-    for a in args:
-        result = logical_or(result, a)
+    """The disjunction of the conditions, folded where one is constant; false when there are none."""
+    conds = _conditions(args, "any")
+    result = conds[0] if conds else const(False)
+    for c in conds[1:]:
+        result = logical_or(result, c, span=span)
     return result
 
 

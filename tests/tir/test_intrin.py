@@ -57,3 +57,12 @@ def test_rounding_is_the_identity_on_integers():
         assert op(tir.const(10, "int32")).value == 10
         assert op(tir.const(True, "bool")).value
     assert isinstance(tir.floor(tir.Var("f", "float32")), tir.Call)
+
+
+def test_if_then_else_needs_a_bool_condition():
+    a, b = tir.Var("a", "uint32"), tir.Var("b", "int32")
+    picked = tir.if_then_else(tir.Var("c", "bool"), a, b)
+    assert picked.dtype == "uint32" and picked.args[2].dtype == "uint32"
+    assert tir.if_then_else(True, b, tir.Var("f", "float32")).dtype == "float32"
+    with pytest.raises(TIRError, match="condition must be a bool"):
+        tir.if_then_else(tir.Var("i", "int32"), a, b)
