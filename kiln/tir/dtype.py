@@ -18,7 +18,7 @@ _PATTERN = re.compile(r"(bool|handle|void|int|uint|float|bfloat)(\d+)?(?:x(\d+)|
 _DEFAULT_BITS = {"bool": 1, "handle": 64, "void": 0, "int": 32, "uint": 32, "float": 32, "bfloat": 16}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class DataType:
     """A parsed dtype: ``code`` ("int", "uint", "float", "bfloat", "bool", "handle", "void"), ``bits``, ``lanes``.
 
@@ -36,6 +36,14 @@ class DataType:
     code: str
     bits: int
     lanes: int = 1
+
+    def __init__(self, code, bits=None, lanes=1):
+        """``DataType(code, bits, lanes)``, or ``DataType("float32x4")`` parsing a dtype string as TVM's."""
+        if bits is None:
+            code, bits, lanes = (lambda t: (t.code, t.bits, t.lanes))(DataType.parse(code))
+        object.__setattr__(self, "code", code)
+        object.__setattr__(self, "bits", int(bits))
+        object.__setattr__(self, "lanes", int(lanes))
 
     @staticmethod
     def parse(dtype) -> "DataType":

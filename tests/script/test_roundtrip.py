@@ -86,3 +86,15 @@ def test_printed_text_reads_like_tvm():
     assert '"global_symbol"' not in text  # implied by the function name
     assert "annotations=" in text
     assert isinstance(from_source(text).body, tir.For)
+
+
+def test_llvm_intrinsic_calls_round_trip():
+    @T.prim_func
+    def f(a: T.handle):
+        A = T.match_buffer(a, (4,), "int32x4")
+        A[0] = T.call_llvm_pure_intrin("int32x4", "llvm.abs.v4i32", A[1], T.bool(False))
+        T.evaluate(T.call_llvm_intrin("int32", "llvm.donothing"))
+
+    text = f.script()
+    assert 'T.call_llvm_pure_intrin("int32x4", "llvm.abs.v4i32"' in text and 'T.call_llvm_intrin("int32"' in text
+    assert_structural_equal(from_source(text), f)

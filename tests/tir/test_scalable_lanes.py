@@ -76,3 +76,13 @@ def test_truth_value_of_expression_is_a_value_error():
 def test_var_name_and_uint1_prim_type():
     assert tir.Var("xx", "float32").name == "xx"
     assert str(kiln.ir.PrimType("uint1")) == str(kiln.ir.PrimType("bool"))
+
+
+def test_data_type_from_a_string():
+    from kiln.tir import DataType
+
+    scalable = DataType("float32xvscalex4")
+    assert str(scalable) == "float32xvscalex4" and scalable.lanes == -4 and scalable.is_scalable_vector()
+    assert DataType("int8x16") == DataType("int", 8, 16) == DataType.parse("int8x16")
+    with pytest.raises(TIRError, match="unknown TIR dtype"):
+        DataType("float32x4xvscale")

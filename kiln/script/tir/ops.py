@@ -339,6 +339,20 @@ def call_intrin(*args, dtype=None):
     return _ci(*_dtype_first(args, dtype))
 
 
+def call_llvm_intrin(*args, dtype=None):
+    """Call an LLVM intrinsic: ``T.call_llvm_intrin(dtype, "llvm.name", *args)`` (or ``dtype=`` last)."""
+    from ...tir.intrin import call_llvm_intrin as _cli
+
+    return _cli(*_dtype_first(args, dtype))
+
+
+def call_llvm_pure_intrin(*args, dtype=None):
+    """Call a pure LLVM intrinsic (argument forms as :func:`call_llvm_intrin`)."""
+    from ...tir.intrin import call_llvm_pure_intrin as _clpi
+
+    return _clpi(*_dtype_first(args, dtype))
+
+
 def ret(value, dtype=None):
     """Return ``value`` from the function (``T.evaluate(T.ret(x))``)."""
     from ...tir.intrin import ret as _ret
