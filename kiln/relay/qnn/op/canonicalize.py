@@ -5,13 +5,14 @@ docstring compute, operation by operation as the numpy values of :mod:`.referenc
 """
 
 from ....ir.op import register_op_attr
+from ... import op as _op
 from ...expr import const
 from ...op import nn as _nn
 from ...op import tensor as _t
 from .reference import INT_RANGE
 from .requantize_config import resolve_rounding
 
-__all__ = ["along", "round_half_up", "requantize_value"]
+__all__ = ["along", "round_half_up", "requantize_value", "fixed_point_ratio"]
 
 
 def along(param, param_type, axis, ndim):
@@ -35,9 +36,26 @@ def _f64(x):
     return _t.cast(x, "float64")
 
 
+def fixed_point_ratio(ratio):
+    """``ratio`` (float64, positive) as TVM's fixed-point multiplier represents it: its significand in [0.5, 1)
+    rounded to 31 bits (:func:`.reference.fixed_point_ratio`)."""
+    two = const(2.0, "float64")
+    exponent = _t.add(_t.floor(_op.log2(ratio)), const(1.0, "float64"))
+    # log2 may round across an integer near a power of two: bring the significand back into [0.5, 1)
+    low = _op.less(_t.divide(ratio, _t.power(two, exponent)), const(0.5, "float64"))
+    exponent = _t.subtract(exponent, _t.cast(low, "float64"))
+    high = _op.greater_equal(_t.divide(ratio, _t.power(two, exponent)), const(1.0, "float64"))
+    exponent = _t.add(exponent, _t.cast(high, "float64"))
+    significand = _t.divide(ratio, _t.power(two, exponent))
+    q31 = _t.floor(_t.add(_t.multiply(significand, const(2.0 ** 31, "float64")), const(0.5, "float64")))
+    value = _t.multiply(q31, _t.power(two, _t.subtract(exponent, const(31.0, "float64"))))
+    return _t.where(_op.greater(ratio, const(0.0, "float64")), value, ratio)
+
+
 def requantize_value(centred, scale_in, scale_out, zp_out, rounding):
-    """``round(centred * scale_in / scale_out) + zp_out`` in float64 (operands already shaped to broadcast)."""
-    ratio = _t.divide(_f64(scale_in), _f64(scale_out))
+    """``round(centred * scale_in / scale_out) + zp_out`` in float64 (operands already shaped to broadcast), the
+    ratio of scales as TVM's fixed-point multiplier holds it."""
+    ratio = fixed_point_ratio(_t.divide(_f64(scale_in), _f64(scale_out)))
     return _t.add(round_half_up(_t.multiply(_f64(centred), ratio), rounding), _f64(zp_out))
 
 

@@ -2,8 +2,8 @@
 
 Each follows its canonical form (:mod:`.canonicalize`) operation by operation, so the interpreter and compiled
 code agree exactly: ``quantize`` divides and rounds (halves away from zero, as Relay's ``round``) in float32, the
-requantizations scale and round in float64. TVM requantizes with a fixed-point multiplier instead: the same result
-wherever the ratio of scales is exact in both (powers of two and their products), else within one unit.
+requantizations scale and round in float64 by the ratio of scales as TVM's fixed-point multiplier holds it (31-bit
+significand), so they give TVM's results, ties included (products beyond 2**53 aside).
 """
 
 import dataclasses
@@ -44,9 +44,18 @@ def _round(values, rounding):
     return np.floor(values + 0.5)
 
 
+def fixed_point_ratio(ratio):
+    """A ratio of scales as TVM's requantization holds it: its significand in [0.5, 1) rounded (halves away) to a
+    31-bit integer, times its power of two. Multiplying by this rather than the exact ratio gives TVM's results
+    even at ties (``-5 * 17 / 10`` is ``-8.5`` exactly, but TVM's 1.7 is slightly more, so it rounds to -9)."""
+    ratio = np.asarray(ratio, np.float64)
+    significand, exponent = np.frexp(ratio)
+    return np.floor(significand * 2.0 ** 31 + 0.5) * np.exp2(exponent.astype(np.float64) - 31)
+
+
 def _requantized(centred, in_scale, out_scale, out_zp, rounding):
-    """``round(centred * in_scale / out_scale) + out_zp`` in float64, unclipped."""
-    ratio = np.asarray(in_scale, np.float64) / np.asarray(out_scale, np.float64)
+    """``round(centred * in_scale / out_scale) + out_zp`` in float64, unclipped, with TVM's fixed-point ratio."""
+    ratio = fixed_point_ratio(np.asarray(in_scale, np.float64) / np.asarray(out_scale, np.float64))
     return _round(centred.astype(np.float64) * ratio, rounding) + np.asarray(out_zp, np.float64)
 
 
