@@ -89,3 +89,9 @@ class RPCError(KilnError):
 
 class NestedScopeError(KilnError, ValueError):
     """A scope that cannot be nested (``te.tag_scope``) was entered inside another; a ``ValueError``, as TVM's."""
+
+
+class InvalidIRError(KilnError, ValueError):
+    """A pass met IR that contradicts itself (one value constrained to two devices, a schedule whose attachments form
+    a cycle, a fake-quantized region whose scales are not scalars); a ``ValueError``, as TVM's checks raise. The
+    message names the pass and the node."""

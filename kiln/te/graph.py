@@ -9,6 +9,7 @@ marks its axis as failed), then checks by a reach search that the update's dimen
 dimension.
 """
 
+from ..error import InvalidIRError
 from ..runtime.container import Map
 from ..tir import expr as E
 from ..tir.stmt_functor import post_order_visit
@@ -62,7 +63,7 @@ def CreateAttachPath(sch):  # noqa: N802
         path, seen, s = [], set(), stage
         while True:
             if id(s) in seen:
-                raise ValueError(f"CreateAttachPath: compute_at forms a cycle through stage {s.op.name}")
+                raise InvalidIRError(f"CreateAttachPath: compute_at forms a cycle through stage {s.op.name}")
             seen.add(id(s))
             spec = s.attach_spec()
             if spec.attach_type == "scope":
@@ -76,7 +77,7 @@ def CreateAttachPath(sch):  # noqa: N802
                 if started:
                     path.append(iv)
             if not started:
-                raise ValueError(f"CreateAttachPath: stage {stage.op.name} is attached at a loop stage {s.op.name} "
+                raise InvalidIRError(f"CreateAttachPath: stage {stage.op.name} is attached at a loop stage {s.op.name} "
                                  "no longer has")
         if stage.op not in out:
             out[stage.op] = path

@@ -7,6 +7,7 @@ let-bound value, whose let scope carries no device, or an argument a call wants 
 ``on_device`` of the expected device.
 """
 
+from ...error import InvalidIRError
 from ...ir.expr import GlobalVar
 from ...ir.op import Op
 from ...runtime.packed_func import register_func
@@ -30,7 +31,7 @@ class _Capturer(ExprMutator):
         true_expr = expr.args[0] if props is not None else expr
         vd = self.d.result_virtual_device(self.d.domain_for(true_expr))
         if vd.is_fully_unconstrained:
-            raise ValueError(f"PlanDevices: no virtual device was found for {true_expr}")
+            raise InvalidIRError(f"PlanDevices: no virtual device was found for {true_expr}")
         return vd
 
     def child(self, lexical, expected, child_vd, child):

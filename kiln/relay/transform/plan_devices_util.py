@@ -1,5 +1,6 @@
 """Helpers of ``PlanDevices``: reading and placing ``on_device`` annotations, and a pre-order walk."""
 
+from ...error import InvalidIRError
 from ...ir.expr import GlobalVar
 from ...ir.op import Op
 from ..expr import Call, Var
@@ -28,7 +29,7 @@ def maybe_on_device(body, vd, constrain_result, constrain_body, force=False):
     if inner is not None:
         constrain_outer, constrain_inner = constrain_result, inner.constrain_body
         if constrain_outer and constrain_inner and inner.virtual_device != vd:
-            raise ValueError("PlanDevices: nested on_device annotations constrain one value to two devices")
+            raise InvalidIRError("PlanDevices: nested on_device annotations constrain one value to two devices")
         return on_device(body.args[0], vd if (constrain_inner or constrain_outer) else inner.virtual_device,
                          constrain_outer, constrain_inner)
     return on_device(body, vd, constrain_result, constrain_body)

@@ -6,7 +6,7 @@ import pytest
 
 import kiln
 from kiln import relay
-from kiln.error import KilnError
+from kiln.error import InvalidIRError, KilnError
 from kiln.ir import assert_structural_equal
 from kiln.target import Target, VirtualDevice, make_compilation_config
 
@@ -109,3 +109,17 @@ def test_one_value_fixed_to_two_devices_is_an_error():
 def test_config_must_be_a_compilation_config():
     with pytest.raises(KilnError, match="CompilationConfig"):
         relay.transform.PlanDevices("llvm")
+
+
+def test_an_annotation_of_an_annotation_on_another_device_is_refused():
+    # both annotations constrain the value: one value cannot live on two devices
+    from kiln.relay.transform.plan_devices_util import maybe_on_device
+
+    x = relay.var("x", shape=(2,))
+    cpu, gpu = VirtualDevice(kiln.cpu(0)), VirtualDevice(kiln.device("cuda"))
+    inner = relay.annotation.on_device(relay.add(x, x), cpu, constrain_body=True)
+    with pytest.raises(InvalidIRError, match="PlanDevices: nested on_device annotations") as info:
+        maybe_on_device(inner, gpu, True, True)
+    assert isinstance(info.value, ValueError)  # what TVM's check raises
+    merged = maybe_on_device(inner, cpu, True, True)  # the same device twice: one annotation
+    assert merged.args[0].op.name == "add"

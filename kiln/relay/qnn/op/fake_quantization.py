@@ -19,6 +19,7 @@ import dataclasses
 
 import numpy as np
 
+from ....error import ArgumentTypeError, InvalidIRError
 from ....ir.affine_type import TensorAffineType, TupleAffineType
 from ....ir.structural import structural_equal
 from ... import op as _t
@@ -123,7 +124,7 @@ def take(expr, type_map):
 def topk(expr, type_map):
     """The ``k`` largest integers are the ``k`` largest reals (scales are positive); only the values are kept."""
     if expr.attrs.ret_type != "values":
-        raise ValueError(f"topk in a fake-quantized region must return its values, not {expr.attrs.ret_type!r}")
+        raise InvalidIRError(f"topk in a fake-quantized region must return its values, not {expr.attrs.ret_type!r}")
     return [expr, type_map[expr.args[0]]]
 
 
@@ -186,7 +187,7 @@ def pad(expr, type_map):
 
 def _require_float_constant(expr, what):
     if not isinstance(expr, Constant) or expr.data.dtype not in ("float16", "float32", "float64", "bfloat16"):
-        raise TypeError(f"{what} in a fake-quantized region must be dequantized or a float constant")
+        raise ArgumentTypeError(f"{what} in a fake-quantized region must be dequantized or a float constant")
 
 
 @register_fake_quantization_to_integer("nn.bias_add")
@@ -268,7 +269,7 @@ def binary_types(expr, type_map):
     left_t, right_t = type_map.get(left), type_map.get(right)
     out_t = type_map[expr]
     if left_t is None and right_t is None:
-        raise TypeError(f"{expr.op.name}: neither operand is quantized")
+        raise ArgumentTypeError(f"{expr.op.name}: neither operand is quantized")
     if left_t is None:
         _require_float_constant(left, f"{expr.op.name}'s lhs")
         left, left_t = qnn.quantize(left, right_t.scale, right_t.zero_point, out_dtype=right_t.dtype), right_t
@@ -296,7 +297,7 @@ def register_binary_qnn(op_name, qnn_op):
             return [_t.add(left, right), left_t]
         scale, zero_point = fold(out_t.scale), fold(out_t.zero_point)
         if not (_is_scalar_constant(scale) and _is_scalar_constant(zero_point)):
-            raise ValueError(f"{op_name}: the output scale and zero point must be scalars")
+            raise InvalidIRError(f"{op_name}: the output scale and zero point must be scalars")
         out = qnn_op(left, right, left_t.scale, left_t.zero_point, right_t.scale, right_t.zero_point, out_t.scale,
                      out_t.zero_point, left_t.axis, right_t.axis)
         return [out, out_t]
