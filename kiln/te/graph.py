@@ -14,6 +14,7 @@ from ..runtime.container import Map
 from ..tir import expr as E
 from ..tir.stmt_functor import post_order_visit
 from .scan import ScanOp
+from .schedule import _post_dfs
 from .tensor import ComputeOp
 
 __all__ = ["CreateReadGraph", "PostDFSOrder", "CreateAttachPath", "ScanGetBody", "ScanFixPointAnalysis",
@@ -38,22 +39,7 @@ def CreateReadGraph(roots):  # noqa: N802  (TVM's name)
 
 def PostDFSOrder(roots, graph):  # noqa: N802
     """The operations of a read graph, every operation after the ones it reads."""
-    order, seen = [], set()
-    for root in roots:
-        stack = [(root, False)]
-        while stack:
-            op, ready = stack.pop()
-            if ready:
-                order.append(op)
-                continue
-            if id(op) in seen:
-                continue
-            seen.add(id(op))
-            stack.append((op, True))
-            for t in reversed(list(graph.get(op, ()) or ())):
-                if id(t.op) not in seen:
-                    stack.append((t.op, False))
-    return order
+    return _post_dfs(roots, lambda op: graph.get(op, ()) or ())
 
 
 def CreateAttachPath(sch):  # noqa: N802

@@ -421,8 +421,9 @@ class Schedule:
         return f"Schedule(outputs=[{', '.join(op.name for op in self.outputs)}])"
 
 
-def _post_dfs(outputs):
-    """Operations reachable from ``outputs``, producers before consumers."""
+def _post_dfs(outputs, reads=None):
+    """Operations reachable from ``outputs``, producers before consumers; ``reads(op)`` gives the tensors ``op``
+    reads (its input tensors unless given)."""
     order, seen = [], set()
     for root in outputs:
         stack = [(root, False)]
@@ -435,7 +436,7 @@ def _post_dfs(outputs):
                 continue
             seen.add(id(op))
             stack.append((op, True))
-            for t in reversed(op.input_tensors):
+            for t in reversed(list(op.input_tensors if reads is None else reads(op))):
                 if id(t.op) not in seen:
                     stack.append((t.op, False))
     return order

@@ -91,18 +91,23 @@ def _requantize(attrs, inputs, types):
     return _clip_cast(value, attrs.out_dtype)
 
 
-def _add(attrs, inputs, types):
+def binary_operands_at_output_scale(attrs, inputs, types):
+    """``(a, b, zero)`` of a quantized binary operator (``qnn.add``, ``qnn.subtract``): both operands requantized to
+    the output's scale and zero point (float64, unclipped), and the output zero point broadcast like the left one."""
     lhs, rhs, ls, lz, rs, rz, os_, oz = inputs
 
     def to_output(x, x_type, scale, zp, axis):
-        """``x`` requantized to the output's scale and zero point (float64, unclipped)."""
         nd = len(x_type.shape)
         return requantize_value(_centred(x, along(zp[0], zp[1], axis, nd)), along(scale[0], scale[1], axis, nd),
                                 along(os_, types[6], axis, nd), along(oz, types[7], axis, nd), "UPWARD")
 
     a = to_output(lhs, types[0], (ls, types[2]), (lz, types[3]), attrs.lhs_axis)
     b = to_output(rhs, types[1], (rs, types[4]), (rz, types[5]), attrs.rhs_axis)
-    zero = _f64(along(oz, types[7], attrs.lhs_axis, len(types[0].shape)))
+    return a, b, _f64(along(oz, types[7], attrs.lhs_axis, len(types[0].shape)))
+
+
+def _add(attrs, inputs, types):
+    a, b, zero = binary_operands_at_output_scale(attrs, inputs, types)
     return _clip_cast(_t.subtract(_t.add(a, b), zero), types[0].dtype)
 
 

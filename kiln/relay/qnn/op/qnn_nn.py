@@ -24,7 +24,7 @@ from ...op import tensor as _t
 from ...op.attrs_nn import Conv2DTransposeAttrs
 from ...op.op import OpPattern, make_call, register_relay_op
 from ...op.type_relations import tensor_arg
-from .canonicalize import _centred, _clip_cast, _f64, along, requantize_value
+from .canonicalize import _centred, _clip_cast, along, binary_operands_at_output_scale, requantize_value
 from .qnn import _F32, _I32, _PARAMS, QUANTIZED, BroadcastAttrs, _binary_rel, _check_params, _quantized
 from .reference import _along, _clip, _requantized
 
@@ -62,16 +62,7 @@ def subtract(lhs, rhs, lhs_scale, lhs_zero_point, rhs_scale, rhs_zero_point, out
 
 
 def _subtract_canonical(attrs, inputs, types):
-    lhs, rhs, ls, lz, rs, rz, os_, oz = inputs
-
-    def to_output(x, x_type, scale, zp, axis):
-        nd = len(x_type.shape)
-        return requantize_value(_centred(x, along(zp[0], zp[1], axis, nd)), along(scale[0], scale[1], axis, nd),
-                                along(os_, types[6], axis, nd), along(oz, types[7], axis, nd), "UPWARD")
-
-    a = to_output(lhs, types[0], (ls, types[2]), (lz, types[3]), attrs.lhs_axis)
-    b = to_output(rhs, types[1], (rs, types[4]), (rz, types[5]), attrs.rhs_axis)
-    zero = _f64(along(oz, types[7], attrs.lhs_axis, len(types[0].shape)))
+    a, b, zero = binary_operands_at_output_scale(attrs, inputs, types)
     return _clip_cast(_t.add(_t.subtract(a, b), zero), types[0].dtype)
 
 
