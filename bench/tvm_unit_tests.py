@@ -110,7 +110,21 @@ def extract(tvm_repo, files, workdir):
         path = workdir / rel.replace("/", "__")
         path.write_text(text)
         out.append(path)
+        extract_siblings(tvm_repo, rel, text, workdir)
     return out
+
+
+def extract_siblings(tvm_repo, rel, text, workdir):
+    """The test modules of the same folder that ``text`` imports by name (``from test_dynamic_op_level3 import
+    verify_func``: pytest puts a test file's folder on ``sys.path``), written under their own names."""
+    folder = rel.rpartition("/")[0]
+    for name in sorted(set(re.findall(r"^\s*(?:from|import) (test_\w+)", text, re.M))):
+        try:
+            sibling = subprocess.run(["git", "-C", str(tvm_repo), "show", f"v0.16.0:tests/python/{folder}/{name}.py"],
+                                     check=True, capture_output=True, text=True).stdout
+        except subprocess.CalledProcessError:
+            continue
+        (workdir / f"{name}.py").write_text(sibling)
 
 
 def extract_helpers(tvm_repo, workdir):

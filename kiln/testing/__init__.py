@@ -21,6 +21,8 @@ from ..error import KilnError
 from ..runtime.device import cpu
 from ..runtime.host import host_cpu_features
 from ..target.compiler import have_cc
+from ..target.enabled import available_target_kinds as _available
+from ..target.enabled import enabled_targets
 from ..target.llvm_compile import have_llvmlite
 from .compare import CompareBeforeAfter
 from .int_constraints import check_bool_expr_is_true, check_int_constraints_trans_consistency
@@ -40,20 +42,6 @@ def assert_allclose(actual, desired, rtol=1e-7, atol=1e-7, verbose=True):
     actual, desired = (np.asanyarray(a.numpy() if hasattr(a, "numpy") else a) for a in (actual, desired))
     np.testing.assert_equal(actual.shape, desired.shape)
     np.testing.assert_allclose(actual, desired, rtol=rtol, atol=atol, verbose=verbose)
-
-
-def _available():
-    targets = []
-    if have_llvmlite() and have_cc():
-        targets.append("llvm")
-    if have_cc():
-        targets.append("c")
-    return targets
-
-
-def enabled_targets():
-    """``[(target, device)]`` for every target this machine can compile and run (``llvm``, ``c``)."""
-    return [(target, cpu(0)) for target in _available()]
 
 
 def device_enabled(target) -> bool:

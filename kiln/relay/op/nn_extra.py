@@ -68,15 +68,39 @@ def _scale(value):
     return float(data.numpy().item()) if data is not None and hasattr(data, "numpy") else float(value)
 
 
+def _dynamic_scales(scales):
+    """The scales as Relay expressions when one is known only at run time (numbers become float64 constants, as
+    TVM's builders make them), else None."""
+    from ...ir.expr import RelayExpr
+    from ..expr import const
+    from .dispatch import is_dynamic
+
+    if not any(is_dynamic(s) for s in scales):
+        return None
+    return [s if isinstance(s, RelayExpr) else const(float(s), "float64") for s in scales]
+
+
 def upsampling(data, scale_h=1, scale_w=1, layout="NCHW", method="nearest_neighbor", align_corners=False):
-    """Upsample the H x W plane by ``scale_h`` x ``scale_w`` (nearest_neighbor, bilinear or bicubic)."""
+    """Upsample the H x W plane by ``scale_h`` x ``scale_w`` (nearest_neighbor, bilinear or bicubic); a scale that
+    is a non-constant Relay expression (a float scalar) makes ``dyn.nn.upsampling``."""
+    dynamic = _dynamic_scales([scale_h, scale_w])
+    if dynamic is not None:
+        from .dispatch import dyn_ops
+
+        return dyn_ops().nn.upsampling(data, *dynamic, layout, method, align_corners)
     return make_call("nn.upsampling", [data], AI.UpSamplingAttrs(_scale(scale_h), _scale(scale_w), layout, method,
                                                                  bool(align_corners)))
 
 
-def upsampling3d(data, scale_d, scale_h, scale_w, layout="NCDHW", method="nearest_neighbor",
+def upsampling3d(data, scale_d=1, scale_h=1, scale_w=1, layout="NCDHW", method="nearest_neighbor",
                  coordinate_transformation_mode="half_pixel"):
-    """Upsample the D x H x W volume by the three scales (nearest_neighbor or trilinear)."""
+    """Upsample the D x H x W volume by the three scales (nearest_neighbor or trilinear); a scale that is a
+    non-constant Relay expression (a float scalar) makes ``dyn.nn.upsampling3d``."""
+    dynamic = _dynamic_scales([scale_d, scale_h, scale_w])
+    if dynamic is not None:
+        from .dispatch import dyn_ops
+
+        return dyn_ops().nn.upsampling3d(data, *dynamic, layout, method, coordinate_transformation_mode)
     return make_call("nn.upsampling3d", [data], AI.UpSampling3DAttrs(
         _scale(scale_d), _scale(scale_h), _scale(scale_w), layout, method, coordinate_transformation_mode))
 

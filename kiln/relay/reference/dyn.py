@@ -2,6 +2,8 @@
 the tensor argument. A value the operator cannot take raises a :class:`~kiln.error.KilnError` naming the operator,
 as the compiled shape function does."""
 
+import dataclasses
+
 import numpy as np
 
 from ...error import KilnError
@@ -12,6 +14,7 @@ from . import algorithm as AL
 from . import elemwise as EL
 from . import image as IM
 from . import nn as NN
+from . import nn_extra as NE
 from . import transform as TR
 from .common import register
 
@@ -133,6 +136,27 @@ def dyn_resize2d(attrs, data, size, roi):
     """``image.resize2d`` to the height and width held by ``size``."""
     size = _nonnegative("dyn.image.resize2d", "size", _ints(size))
     return IM.resize_nd(A.Resize2DAttrs(**static_attrs(attrs, size, np.asarray(roi).reshape(-1))), data)
+
+
+def _positive_scales(op_name, scales):
+    values = [float(np.asarray(v).reshape(-1)[0]) for v in scales]
+    if not all(v > 0 for v in values):
+        raise KilnError(f"{op_name}: the scales {values} must be positive")
+    return values
+
+
+@register("dyn.nn.upsampling")
+def dyn_upsampling(attrs, data, scale_h, scale_w):
+    """``nn.upsampling`` by the scales held by ``scale_h`` and ``scale_w``."""
+    scale_h, scale_w = _positive_scales("dyn.nn.upsampling", (scale_h, scale_w))
+    return NE.upsampling(dataclasses.replace(attrs, scale_h=scale_h, scale_w=scale_w), data)
+
+
+@register("dyn.nn.upsampling3d")
+def dyn_upsampling3d(attrs, data, scale_d, scale_h, scale_w):
+    """``nn.upsampling3d`` by the scales held by the three tensors."""
+    scale_d, scale_h, scale_w = _positive_scales("dyn.nn.upsampling3d", (scale_d, scale_h, scale_w))
+    return NE.upsampling3d(dataclasses.replace(attrs, scale_d=scale_d, scale_h=scale_h, scale_w=scale_w), data)
 
 
 @register("dyn.sparse_to_dense")

@@ -6,6 +6,7 @@ Examples
 >>> mod, params = resnet.get_workload(num_layers=18)   # doctest: +SKIP
 """
 
+from ...target.enabled import enabled_targets  # noqa: F401  (TVM's relay.testing re-exports tvm.testing's)
 from ..prelude import Prelude  # noqa: F401  (TVM's tests import it from here)
 from . import (  # noqa: F401  (kiln.relay.testing.resnet.get_workload, ...)
     dcgan,

@@ -98,6 +98,10 @@ SAMPLES = {
     "dyn.topk": s(lambda v, o: relay.topk(v(0, (2, 5)), v(1, (), "values:3"), axis=1, ret_type="indices", dtype=o),
                   INTEGER),
     "dyn.nn.pad": s(lambda v, o: relay.nn.pad(v(0, (2, 2)), v(1, (2, 2), "values:1,0,0,2"), v(2, ()))),
+    "dyn.nn.upsampling": s(lambda v, o: relay.nn.upsampling(v(0, (1, 1, 2, 3)), v(1, (), "values:2"),
+                                                            v(1, (), "values:3"), method="bilinear")),
+    "dyn.nn.upsampling3d": s(lambda v, o: relay.nn.upsampling3d(v(0, (1, 2, 2, 1, 2)), v(1, (), "values:2"), 1.0,
+                                                                v(1, (), "values:3"), "NDHWC", "trilinear")),
     "dyn.image.resize2d": s(lambda v, o: relay.image.resize2d(v(0, (1, 1, 2, 3)), v(1, (2,), "values:4,5"),
                                                               v(2, (4,), "values:0,0,0,0"), method="nearest_neighbor")),
     "dyn.image.resize_nd": s(lambda v, o: relay.op.dyn.image.resize_nd(

@@ -16,7 +16,7 @@ from ....topi import indexing as G
 from ....topi import sort as SO
 from ....topi import sparse as SP
 from ....topi import transform as T
-from ....topi.image import dyn_resize
+from ....topi.image import dyn_resize, resize_nd
 
 __all__ = ["DYN_COMPUTES", "te_shape"]
 
@@ -60,6 +60,16 @@ def _resize_nd(attrs, inputs, out_type):
                                  attrs.cubic_exclude, attrs.antialias, attrs.extrapolation_value)]
 
 
+def _upsampling(attrs, inputs, out_type):
+    return [resize_nd.upsampling(inputs[0], None, None, attrs.layout, attrs.method, attrs.align_corners,
+                                 te_shape(out_type))]
+
+
+def _upsampling3d(attrs, inputs, out_type):
+    return [resize_nd.upsampling3d(inputs[0], None, None, None, attrs.layout, attrs.method,
+                                   attrs.coordinate_transformation_mode, te_shape(out_type))]
+
+
 def _prebuilt(attrs, inputs, out_type):
     raise OpNotImplemented("this operator has a loop-nest kernel of its own (FTVMPrimFunc), which the TE compiler "
                            "lowers directly; it has no TE compute")
@@ -86,6 +96,8 @@ DYN_COMPUTES = {
     "dyn.nn.pad": lambda attrs, inputs, out_type: [D.pad(inputs[0], inputs[1], inputs[2](), te_shape(out_type),
                                                          attrs.pad_mode)],
     "dyn.image.resize2d": _resize2d,
+    "dyn.nn.upsampling": _upsampling,
+    "dyn.nn.upsampling3d": _upsampling3d,
     "dyn.image.resize_nd": _resize_nd,
     "vision.all_class_non_max_suppression": _prebuilt,
     "vision.non_max_suppression": _prebuilt,
