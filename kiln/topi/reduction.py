@@ -25,9 +25,10 @@ __all__ = ["reduce_axes", "sum", "mean", "max", "min", "prod_reduce", "all", "an
 
 
 def reduce_axes(ndim, axis=None, exclude=False) -> list:
-    """The sorted axes a reduction over ``axis`` (an int, a sequence or None) with ``exclude`` reduces."""
-    if axis is None:
-        return [] if exclude else list(range(ndim))
+    """The sorted axes a reduction over ``axis`` (an int, a sequence or None) with ``exclude`` reduces: all of them
+    when ``axis`` is None or empty, whatever ``exclude`` says (as Relay's relation)."""
+    if axis is None or (not isinstance(axis, int) and len(axis) == 0):
+        return list(range(ndim))
     if isinstance(axis, int):
         axis = (axis,)
     axes = sorted({normalize_axis(a, ndim, "reduction axis") for a in axis})

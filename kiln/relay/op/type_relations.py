@@ -132,10 +132,10 @@ def broadcast_bool_rel(types, attrs):
 
 
 def reduce_axes(ndim, axis, exclude) -> list[int]:
-    """The axes a reduction with ``axis``/``exclude`` reduces over, sorted."""
-    if axis is None:
-        axes = list(range(ndim))
-        return [] if exclude else axes
+    """The axes a reduction with ``axis``/``exclude`` reduces over, sorted: all of them when ``axis`` is None or
+    empty, whatever ``exclude`` says (TVM's ``GetReduceAxes``)."""
+    if not axis:
+        return list(range(ndim))
     axes = sorted({normalize_axis(a, ndim) for a in axis})
     return [i for i in range(ndim) if i not in axes] if exclude else axes
 

@@ -13,6 +13,7 @@ import dataclasses
 from ...ir.op import has_op, register_op_attr
 from ...ir.type import TupleType
 from ...tir.layout import Layout, from_axes
+from ..op.type_relations import reduce_axes
 from .infer_layout_utils import (
     InferCorrectLayoutOutput,
     binary_broadcast_layout,
@@ -78,14 +79,6 @@ def dropout_layout(attrs, new_in_layouts, old_in_layouts, old_in_types):
 
 
 # ---- reductions --------------------------------------------------------------------------------------------------
-def _reduce_axes(ndim, axis, exclude):
-    """The reduced axes, sorted (TVM's ``GetReduceAxes``)."""
-    if not axis:
-        return list(range(ndim))
-    axes = sorted(_axis(int(a), ndim) for a in axis)
-    return [i for i in range(ndim) if i not in axes] if exclude else axes
-
-
 def _reduce_infer(lay, old, r_axes, exclude, keepdims):
     """``(input layout, output layout, new axis)`` of a reduction over ``r_axes`` of ``old`` computed in ``lay``: a
     reduced split axis reduces both its parts, kept with size 1 when ``keepdims`` (``NCHW16c`` summed over C is
@@ -124,7 +117,7 @@ def reduce_layout(attrs, new_in_layouts, old_in_layouts, old_in_types):
     """Reductions reduce the same (moved) axes; a split axis is reduced in both parts (TVM's
     ``ReduceInferCorrectLayout``)."""
     ndim = len(old_in_types[0].shape)
-    r_axes = _reduce_axes(ndim, attrs.axis, attrs.exclude)
+    r_axes = reduce_axes(ndim, attrs.axis, attrs.exclude)
     exclude, keepdims = bool(attrs.exclude), bool(attrs.keepdims)
     inferred_in = inferred_out = None
     if new_in_layouts is not None and r_axes and old_in_layouts[0] is not None:

@@ -129,10 +129,22 @@ def _dtype_range(dtype: str):
     return None
 
 
+def _exact_integers(dtype: np.dtype) -> float:
+    """The largest magnitude below which ``dtype`` holds every integer exactly."""
+    return float(2 ** (np.finfo(dtype).nmant + 1)) if dtype.kind == "f" else float(np.iinfo(dtype).max)
+
+
 @RULES.register("cast")
 def simplify_clip_and_consecutive_cast(call):
-    """cast(...cast(clip(x, lo, hi))...) -> the casts whose dtype cannot hold [lo, hi], then one cast to the result's
-    dtype if the last of them does not give it."""
+    """cast(...cast(clip(x, lo, hi))...) -> only the casts that change a value in [lo, hi], then one cast to the
+    result's dtype if the last of them does not give it.
+
+    TVM drops every cast whose dtype's range holds [lo, hi]; that is wrong for a float clip (a cast to an integer
+    truncates 1.5 whatever its range) and for float narrowing (precision), so each cast is judged on the values that
+    reach it: integer -> wider integer, or -> a float holding those integers exactly, and float -> wider float change
+    nothing; a truncation to an integer dtype holding [lo, hi] gives the same values as a later truncation to another
+    such dtype, so only the last of a run of those is kept (TVM's ``clip -> uint8 -> int16 -> int32`` becoming
+    ``clip -> int32`` on float input)."""
     casts = []
     node = call
     while _is_op(node, "cast"):
@@ -140,20 +152,43 @@ def simplify_clip_and_consecutive_cast(call):
         node = node.args[0]
     if not _is_op(node, "clip"):
         return None
-    lo, hi = float(node.attrs.a_min), float(node.attrs.a_max)
-
-    def lossy(cast):
-        bounds = _dtype_range(cast.checked_type.dtype)
-        return bounds is None or not (bounds[0] <= lo and hi <= bounds[1])
-
-    remaining = [c.checked_type.dtype for c in casts if lossy(c)]
-    if (remaining[0] if remaining else node.checked_type.dtype) != call.checked_type.dtype:
-        remaining.insert(0, call.checked_type.dtype)
-    if remaining == [c.checked_type.dtype for c in casts]:
+    try:
+        current = np.dtype(node.checked_type.dtype)
+        chain = [np.dtype(c.checked_type.dtype) for c in reversed(casts)]
+    except TypeError:
+        return None  # bfloat16 and other dtypes numpy does not know
+    lo, hi = np.floor(float(node.attrs.a_min)), np.ceil(float(node.attrs.a_max))
+    kept: list = []
+    last_is_truncation = False
+    for dtype in chain:
+        if dtype.kind not in "iuf" or current.kind not in "iuf":
+            kept.append(dtype)  # bool: a cast to it or from it is kept as written
+            last_is_truncation = False
+            lo, hi = (0.0, 1.0) if dtype.kind == "b" else _dtype_range(dtype.name) or (lo, hi)
+            current = dtype
+            continue
+        bounds = _dtype_range(dtype.name)
+        holds = bounds[0] <= lo and hi <= bounds[1]
+        if dtype.kind in "iu" and holds and last_is_truncation:
+            kept[-1] = current = dtype  # truncating to this dtype gives what truncating to the previous one gave
+            continue
+        if current.kind in "iu" and holds and max(-lo, hi) <= _exact_integers(dtype):
+            continue  # integers in range stay the same integers
+        if current.kind == "f" and dtype.kind == "f" and holds and dtype.itemsize >= current.itemsize:
+            continue  # a wider float holds every value
+        if not holds:
+            lo, hi = bounds  # values wrap or saturate anywhere in the new dtype
+        last_is_truncation = current.kind == "f" and dtype.kind in "iu" and holds
+        kept.append(dtype)
+        current = dtype
+    result_dtype = np.dtype(call.checked_type.dtype)
+    if (kept[-1] if kept else np.dtype(node.checked_type.dtype)) != result_dtype:
+        kept.append(result_dtype)
+    if kept == chain:
         return None  # nothing to drop
     result = node
-    for dtype in reversed(remaining):
-        result = _op.cast(result, dtype)
+    for dtype in kept:
+        result = _op.cast(result, dtype.name)
     return result
 
 

@@ -46,6 +46,30 @@ def test_casts_around_a_clip_that_lose_nothing_go(check_pass):
     assert _names(check_pass(relay.Function([x], z), SE())) == ["clip", "cast", "cast"]
 
 
+@pytest.mark.parametrize("dtype, chain, lo, hi, left", [
+    ("float32", ["uint16", "float64"], 0.0, 4.0, ["uint16", "float64"]),  # truncation: fuzz seed 40639
+    ("float64", ["float32", "float64"], 0.0, 4.0, ["float32", "float64"]),  # precision
+    ("float32", ["float64", "float32"], 0.0, 4.0, []),
+    ("int32", ["float16", "int32"], 0.0, 4000.0, ["float16", "int32"]),  # float16 skips odd integers past 2048
+    ("int32", ["float16", "int32"], 0.0, 2000.0, []),
+    ("int32", ["uint8", "int16", "int32"], 0.0, 255.0, []),
+    ("float32", ["bool", "int32"], 0.0, 4.0, ["bool", "int32"]),
+    ("float32", ["uint8", "bool", "uint8"], 0.0, 5.0, ["uint8", "bool", "uint8"]),  # fuzz seed 40473
+])
+def test_casts_around_a_clip_that_change_values_stay(check_pass, dtype, chain, lo, hi, left):
+    x = relay.var("x", shape=(4, 8), dtype=dtype)
+    y = relay.clip(x * relay.const(3.7, dtype) if dtype.startswith("float") else x * relay.const(37, dtype), lo, hi)
+    for cast_dtype in chain:
+        y = relay.cast(y, cast_dtype)
+    after = check_pass(relay.Function([x], y), SE())
+    assert [n for n in _names(after) if n == "cast"] == ["cast"] * len(left)
+    node, found = after.body, []
+    while isinstance(node, relay.Call) and node.op.name == "cast":
+        found.insert(0, node.attrs.dtype)
+        node = node.args[0]
+    assert found == left
+
+
 def test_a_clip_its_dtype_cannot_leave_goes(check_pass):
     x = relay.var("x", shape=(4,), dtype="int32")
     kept = relay.clip(relay.cast(x, "int8"), -100.0, 100.0)
