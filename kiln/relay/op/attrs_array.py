@@ -202,6 +202,24 @@ class SparseDenseAttrs(Attrs):
 
 
 @dataclass(frozen=True, slots=True)
+class SparseConv2DAttrs(Attrs):
+    """``layout`` of the data (NHWC or NCHW) and the square ``kernel_size`` (1x1 or 3x3)."""
+
+    layout: str = "NHWC"
+    kernel_size: tuple = (1, 1)
+
+    def __post_init__(self):
+        _int_tuple(self, "kernel_size", 2)
+        self._require(self.layout in ("NHWC", "NCHW"), "layout", "must be NHWC or NCHW")
+        self._require(self.kernel_size in ((1, 1), (3, 3)), "kernel_size", "must be 1x1 or 3x3")
+
+
+@dataclass(frozen=True, slots=True)
+class SparseTransposeAttrs(Attrs):
+    """``nn.sparse_transpose`` has no attributes (TVM registers an empty record)."""
+
+
+@dataclass(frozen=True, slots=True)
 class DebugAttrs(Attrs):
     debug_func: object = None
 

@@ -449,8 +449,7 @@ def lrn(data, size=5, axis=1, bias=2, alpha=0.00001, beta=0.75):
     return make_call("nn.lrn", [data], A.LRNAttrs(int(size), int(axis), bias, alpha, beta))
 
 
-# the other convolutions and poolings are defined in their own module and belong to relay.nn
-from .array_more import fifo_buffer, sparse_add, sparse_dense  # noqa: E402, F401
+from .array_more import fifo_buffer, sparse_add, sparse_dense  # noqa: E402, F401  (other families of relay.nn)
 from .nn_bitserial import bitpack, bitserial_conv2d, bitserial_dense  # noqa: E402, F401
 from .nn_conv import (  # noqa: E402, F401
     adaptive_avg_pool1d,
@@ -497,4 +496,5 @@ from .nn_extra import (  # noqa: E402, F401
     upsampling,
     upsampling3d,
 )
+from .sparse import sparse_conv2d, sparse_transpose  # noqa: E402, F401
 from .vision import correlation  # noqa: E402, F401

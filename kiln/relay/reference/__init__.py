@@ -28,10 +28,12 @@ from . import (
     nn_extra,
     reduce,
     resize_onnx,
+    sparse,
     transform,
     vision,
 )
 from .transform import convert_layout
 
 __all__ = ["algorithm", "annotation", "array", "array_more", "bitserial", "conv", "convnd", "convert_layout",
-           "elemwise", "grid", "image", "memory", "nn", "nn_extra", "reduce", "resize_onnx", "transform", "vision"]
+           "elemwise", "grid", "image", "memory", "nn", "nn_extra", "reduce", "resize_onnx", "sparse", "transform",
+           "vision"]

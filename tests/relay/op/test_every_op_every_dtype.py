@@ -269,6 +269,10 @@ SAMPLES = {
                                                                   padding=(1, 0))),
     "nn.sparse_dense": s(lambda v, o: relay.nn.sparse_dense(v(0, (2, 3)), (v(0, (3,)), relay.cast_like(
         c([0, 2, 1], "int32"), v(2, (1,))), relay.cast_like(c([0, 2, 2, 3], "int32"), v(2, (1,)))))),
+    "nn.sparse_conv2d": s(lambda v, o: relay.nn.sparse_conv2d(v(0, (1, 2, 2, 1)), v(0, (2, 1, 3)), v(2, (2,), "values:2,0"),
+                                                              v(2, (3,), "values:0,1,2"), "NHWC", 3)),
+    "nn.sparse_transpose": s(lambda v, o: relay.nn.sparse_transpose((v(0, (3,)), v(1, (3,), "values:2,0,2"), v(
+        1, (4,), "values:0,1,1,3")))[1]),
     "debug": s(lambda v, o: relay.debug(v(0, (2, 3)))),
     "fixed_point_multiply_per_axis": s(lambda v, o: relay.fixed_point_multiply_per_axis(
         v(0, (2, 3)), c([1395864371, 1073741824, 7], "int32"), v(0, (3,)), True, True, [1])),

@@ -57,3 +57,82 @@ def test_bad_arguments_name_the_operator():
     d, dv = relay.var("d", shape=(2,), dtype="int64"), relay.var("dv", shape=(1,))
     with pytest.raises(TypeInferenceError, match="sparse_fill_empty_rows"):
         relay.infer_type(relay.sparse_fill_empty_rows(i, v, d, dv))
+
+
+# ---- nn.sparse_conv2d and nn.sparse_transpose ------------------------------------------------------------------
+
+def _random_bsr(rng, rows, cols, block):
+    import scipy.sparse as sp
+
+    dense = rng.standard_normal((rows, cols)).astype("float32")
+    dense *= np.kron(rng.random((rows // block[0], cols // block[1])) < 0.5, np.ones(block)).astype("float32")
+    return sp.bsr_matrix(dense, blocksize=block), dense
+
+
+@pytest.mark.parametrize("target", ["llvm", "c"])
+@pytest.mark.parametrize("layout,kernel", [("NHWC", 1), ("NCHW", 1), ("NHWC", 3), ("NCHW", 3)])
+def test_sparse_conv2d_equals_conv2d_of_the_dense_weight(target, layout, kernel):
+    """A fused relu after the sparse convolution gives what nn.conv2d of the dense weight gives."""
+    rng = np.random.default_rng(kernel)
+    k, n = 4, 8
+    mat, dense = _random_bsr(rng, n, k * kernel * kernel, (4, 1))
+    if layout == "NHWC":
+        shape, kernel_layout, weight = (1, 5, 6, k), "HWIO", dense.reshape(n, kernel, kernel, k).transpose(1, 2, 3, 0)
+    else:
+        shape, kernel_layout, weight = (1, k, 5, 6), "OIHW", dense.reshape(n, k, kernel, kernel)
+    x = relay.var("x", shape=shape)
+    sparse = relay.nn.sparse_conv2d(x, relay.const(mat.data[:, :, 0]), relay.const(mat.indices),
+                                    relay.const(mat.indptr), layout, kernel)
+    conv = relay.nn.conv2d(x, relay.const(weight), kernel_size=kernel, padding=kernel // 2, data_layout=layout,
+                           kernel_layout=kernel_layout)
+    data = rng.standard_normal(shape).astype("float32")
+    want = relay.create_executor("debug", mod=kiln.IRModule.from_expr(relay.Function([x], relay.nn.relu(conv))))
+    mod = kiln.IRModule.from_expr(relay.Function([x], relay.nn.relu(sparse)))
+    with kiln.transform.PassContext(opt_level=3):
+        got = relay.create_executor("graph", mod=mod, target=target).evaluate()(data).numpy()
+    np.testing.assert_allclose(got, want.evaluate()(data).numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_sparse_conv2d_types():
+    x = relay.var("x", shape=(2, 7, 5, 6))
+    w, i, p = relay.var("w", shape=(3, 4, 2)), relay.var("i", shape=(3,), dtype="int32"), relay.var(
+        "p", shape=(3,), dtype="int32")
+    typed = relay.testing.run_infer_type(relay.nn.sparse_conv2d(x, w, i, p))
+    assert typed.checked_type == relay.TensorType((2, 7, 5, 8), "float32")
+    typed = relay.testing.run_infer_type(relay.nn.sparse_conv2d(relay.var("y", shape=(2, 6, 5, 4)), w, i, p, "NCHW",
+                                                                3))
+    assert typed.checked_type == relay.TensorType((2, 8, 5, 4), "float32")
+    with pytest.raises(TypeInferenceError, match="nn.sparse_conv2d: the weight's 5 columns"):
+        relay.testing.run_infer_type(relay.nn.sparse_conv2d(relay.var("y", shape=(1, 1, 1, 5)), w, i, p))
+    with pytest.raises(TypeInferenceError, match="nn.sparse_conv2d: data .* must be 4-D"):
+        relay.testing.run_infer_type(relay.nn.sparse_conv2d(relay.var("y", shape=(1, 6)), w, i, p))
+    with pytest.raises(TypeInferenceError, match="nn.sparse_conv2d: weight_indptr"):
+        relay.testing.run_infer_type(relay.nn.sparse_conv2d(x, w, i, relay.var("q", shape=(3, 1), dtype="int32")))
+    with pytest.raises(kiln.error.OpAttributeInvalid, match="kernel_size"):
+        relay.nn.sparse_conv2d(x, w, i, p, "NHWC", 5)
+
+
+@pytest.mark.parametrize("target", ["llvm", "c"])
+def test_sparse_transpose_of_a_named_tuple(target):
+    import collections
+
+    import scipy.sparse as sp
+
+    csr = sp.random(11, 11, density=0.3, format="csr", dtype="float32", random_state=3)
+    fields = collections.namedtuple("CSR", "data indices indptr")(
+        relay.var("d", shape=csr.data.shape), relay.var("i", shape=csr.indices.shape, dtype="int32"),
+        relay.var("p", shape=csr.indptr.shape, dtype="int32"))
+    out = relay.nn.sparse_transpose(fields)
+    func = relay.Function(list(fields), out.astuple())
+    assert relay.testing.run_infer_type(func).ret_type == relay.TupleType(
+        [relay.TensorType(csr.data.shape), relay.TensorType(csr.indices.shape, "int32"),
+         relay.TensorType(csr.indptr.shape, "int32")])
+    got = relay.create_executor("graph", mod=kiln.IRModule.from_expr(func), target=target).evaluate()(
+        csr.data, csr.indices, csr.indptr)
+    want = csr.transpose().tocsr()
+    want.sort_indices()
+    for g, w in zip(got, (want.data, want.indices, want.indptr), strict=True):
+        np.testing.assert_array_equal(g.numpy(), w)
+    with pytest.raises(TypeInferenceError, match="nn.sparse_transpose: sparse_data .* one entry each"):
+        relay.testing.run_infer_type(relay.nn.sparse_transpose((relay.var("a", shape=(3,)), fields.indices,
+                                                                fields.indptr)).astuple())

@@ -85,10 +85,10 @@ def _upsampling_rel(op_name):
     def relation(types, attrs):
         data = tensor_arg(types, 0, "data")
         for k, axis in enumerate(axes):
-            scalar_arg(tensor_arg(types, k + 1, f"scale_{axis.lower()}"), op_name, f"{op_name}: scale_{axis.lower()}")
+            scalar_arg(tensor_arg(types, k + 1, f"scale_{axis.lower()}"), op_name, f"scale_{axis.lower()}")
         lay = parse_layout(attrs.layout)
         if lay.ndim != data.ndim or any(lay.index_of(a) < 0 for a in axes):
-            raise TypeInferenceError(f"{op_name}: data {data} does not fit layout {attrs.layout}")
+            raise TypeInferenceError(f"data {data} does not fit layout {attrs.layout}")
         shape = list(data.shape)
         for axis in axes:
             shape[lay.index_of(axis)] = Any()

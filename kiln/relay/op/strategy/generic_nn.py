@@ -4,7 +4,7 @@ adaptive) and the other ``relay.nn`` operators beyond the seed set: adapters fro
 :data:`.generic.COMPUTES`."""
 
 from ....topi.image import crop, grid, resize_nd
-from ....topi.nn import bitserial, convnd, extra, grad, loss, poolnd
+from ....topi.nn import bitserial, convnd, extra, grad, loss, poolnd, sparse
 from ....topi.nn.deformable_conv2d import deformable_conv2d
 from ....topi.nn.softmax import softmax
 from ....topi.sort import topk
@@ -75,6 +75,9 @@ def _mirror_pad(attrs, inputs, out_type):
 
 
 NN_COMPUTES = {
+    "nn.sparse_conv2d": lambda attrs, inputs, out_type: [sparse.sparse_conv2d(
+        inputs[0], inputs[1], inputs[2], inputs[3], attrs.layout, attrs.kernel_size)],
+    "nn.sparse_transpose": lambda attrs, inputs, out_type: sparse.sparse_transpose(inputs[0], inputs[1], inputs[2]),
     "image.resize1d": _resize(resize_nd.resize1d),
     "image.resize3d": _resize(resize_nd.resize3d),
     "nn.upsampling": lambda attrs, inputs, out_type: [resize_nd.upsampling(
