@@ -256,6 +256,26 @@ class MultiBoxTransformLocAttrs(Attrs):
 
 
 @dataclass(frozen=True, slots=True)
+class RegularNonMaximumSuppressionAttrs(Attrs):
+    """TFLite's detection post-processing NMS (``vision.regular_non_max_suppression``): at most
+    ``max_detections_per_class`` boxes per class, ``max_detections`` in all; ``num_classes`` excludes the background
+    classes at the start of the scores' last axis."""
+
+    max_detections_per_class: int = 0
+    max_detections: int = 0
+    num_classes: int = 0
+    iou_threshold: float = 0.5
+    score_threshold: float = 0.0
+
+    def __post_init__(self):
+        for name in ("max_detections_per_class", "max_detections", "num_classes"):
+            self._require(isinstance(getattr(self, name), int) and getattr(self, name) >= 0, name,
+                          "must be an int, not negative")
+        for name in ("iou_threshold", "score_threshold"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+
+
+@dataclass(frozen=True, slots=True)
 class NonMaximumSuppressionAttrs(Attrs):
     force_suppress: bool = False
     top_k: int = -1

@@ -76,7 +76,7 @@ def yolo_reorg(data, stride):
 
 
 from .array_more import multibox_prior  # noqa: E402, F401
-from .vision_detect import non_max_suppression, proposal  # noqa: E402, F401
+from .vision_detect import non_max_suppression, proposal, regular_non_max_suppression  # noqa: E402, F401
 
 
 def _correlation_rel(types, attrs):

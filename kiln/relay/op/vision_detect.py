@@ -1,6 +1,7 @@
-"""Detection operators of ``relay.vision`` with kernels of their own (sequential loop nests, ``FTVMPrimFunc``):
-``vision.non_max_suppression`` (the classic, per-row greedy suppression TVM's SSD models use) and
-``vision.proposal`` (Faster R-CNN's region proposals).
+"""Detection operators of ``relay.vision`` with kernels of their own (sequential loop nests, ``FTVMPrimFunc`` or
+an extern): ``vision.non_max_suppression`` (the classic, per-row greedy suppression TVM's SSD models use),
+``vision.regular_non_max_suppression`` (TFLite's detection post-processing, per class) and ``vision.proposal``
+(Faster R-CNN's region proposals).
 """
 
 from ...error import TypeInferenceError
@@ -13,7 +14,7 @@ from . import attrs_image as A
 from .op import OpPattern, make_call, register_relay_op
 from .type_relations import FLOAT, INTEGER, NUMERIC, dims_match, same_dtype, shapes_match, tensor_arg
 
-__all__ = ["non_max_suppression", "proposal"]
+__all__ = ["non_max_suppression", "proposal", "regular_non_max_suppression"]
 
 
 def _scalar_arg(types, index, what):
@@ -145,3 +146,53 @@ def proposal(cls_prob, bbox_pred, im_info, scales, ratios, feature_stride, thres
     return make_call("vision.proposal", [cls_prob, bbox_pred, im_info], A.ProposalAttrs(
         tuple(scales), tuple(ratios), int(feature_stride), float(threshold), int(rpn_pre_nms_top_n),
         int(rpn_post_nms_top_n), int(rpn_min_size), bool(iou_loss)))
+
+
+def _regular_nms_rel(types, attrs):
+    boxes, scores = tensor_arg(types, 0, "boxes"), tensor_arg(types, 1, "scores")
+    if boxes.ndim != 3 or scores.ndim != 3 or not dims_match(boxes.shape[2], 4):
+        raise TypeInferenceError(f"boxes {boxes} must be (batch, boxes, 4) and scores {scores} (batch, boxes, "
+                                 f"classes with background)")
+    if not shapes_match(boxes.shape[:2], scores.shape[:2]):
+        raise TypeInferenceError(f"boxes {boxes} and scores {scores} must agree in batch and number of boxes")
+    columns = scores.shape[2]
+    if isinstance(columns, int) and attrs.num_classes > columns:
+        raise TypeInferenceError(f"num_classes={attrs.num_classes} exceeds the {columns} score columns of {scores}")
+    batch, count = boxes.shape[0], attrs.max_detections
+    return TupleType([TensorType((batch, count, 4), "float32"), TensorType((batch, count), "float32"),
+                      TensorType((batch, count), "float32"), TensorType((batch,), "int32")])
+
+
+register_relay_op("vision.regular_non_max_suppression", 2, _regular_nms_rel, OpPattern.OPAQUE,
+                  A.RegularNonMaximumSuppressionAttrs, dtypes=FLOAT)
+
+
+def regular_non_max_suppression(boxes, scores, max_detections_per_class, max_detections, num_classes, iou_threshold,
+                                score_threshold):
+    """TFLite's regular (per-class) non-maximum suppression (TVM's ``relay.vision.regular_non_max_suppression``).
+
+    Per batch and class (the ``num_classes`` last columns of ``scores``; the ones before are background), the boxes
+    scoring at least ``score_threshold`` are taken highest score first, and up to ``max_detections_per_class`` of
+    them kept unless an IoU above ``iou_threshold`` with a box kept before drops them; all classes' kept boxes are
+    ordered by score and the best ``max_detections`` returned (:mod:`kiln.topi.regular_nms`).
+
+    Parameters
+    ----------
+    boxes : relay.Expr
+        ``(batch, boxes, 4)`` corners ``[ymin, xmin, ymax, xmax]``.
+    scores : relay.Expr
+        ``(batch, boxes, classes_with_background)``.
+    max_detections_per_class, max_detections, num_classes : int
+    iou_threshold, score_threshold : float
+
+    Returns
+    -------
+    TupleWrapper
+        ``detection_boxes (batch, max_detections, 4)``, ``detection_classes`` and ``detection_scores``
+        ``(batch, max_detections)`` (float32, zero past the count), ``num_detections (batch,)`` int32.
+    """
+    from ..expr import TupleWrapper
+
+    attrs = A.RegularNonMaximumSuppressionAttrs(int(max_detections_per_class), int(max_detections),
+                                                int(num_classes), float(iou_threshold), float(score_threshold))
+    return TupleWrapper(make_call("vision.regular_non_max_suppression", [boxes, scores], attrs), 4)

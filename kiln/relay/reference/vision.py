@@ -6,6 +6,7 @@
 import numpy as np
 
 from ...topi.proposal import generate_anchor
+from ...topi.testing.regular_nms import regular_non_max_suppression_python
 from ...topi.testing.vision import (
     deformable_conv2d_nchw_python,
     deformable_conv2d_nhwc_python,
@@ -280,3 +281,10 @@ def proposal(attrs, cls_prob, bbox_pred, im_info):
             out[b * post_n:(b + 1) * post_n, 0] = b
             out[b * post_n:(b + 1) * post_n, 1:] = kept[np.arange(post_n) % len(kept)]
     return out
+
+
+@register("vision.regular_non_max_suppression")
+def regular_non_max_suppression(attrs, boxes, scores):
+    """TFLite's per-class NMS (:func:`kiln.topi.testing.regular_nms.regular_non_max_suppression_python`)."""
+    return regular_non_max_suppression_python(boxes, scores, attrs.max_detections_per_class, attrs.max_detections,
+                                              attrs.num_classes, attrs.iou_threshold, attrs.score_threshold)

@@ -13,6 +13,7 @@ from .array import matrix_set_diag, sequence_mask
 from .common import get_pad_tuple
 from .grad import conv2d_backward_weight_python, pool_grad_nchw
 from .grid import affine_grid_python, grid_sample_python
+from .regular_nms import regular_non_max_suppression_python
 from .resize import crop_and_resize_python, resize1d_python, resize2d_python, resize3d_python
 from .sparse import sparse_conv2d_python, sparse_transpose_python
 from .transform import batch_to_space_nd_python, space_to_batch_nd_python, strided_set_python
@@ -33,7 +34,8 @@ __all__ = ["softmax_python", "log_softmax_python", "conv2d_nchw_python", "conv2d
            "reorg_python", "roi_align_nchw_python", "roi_align_nhwc_python", "roi_pool_nchw_python",
            "space_to_batch_nd_python", "batch_to_space_nd_python", "strided_set_python",
            "pool_grad_nchw", "conv2d_backward_weight_python",
-           "sequence_mask", "matrix_set_diag", "sparse_conv2d_python", "sparse_transpose_python"]
+           "sequence_mask", "matrix_set_diag", "sparse_conv2d_python", "sparse_transpose_python",
+           "regular_non_max_suppression_python"]
 
 
 def softmax_python(a_np, axis=1):

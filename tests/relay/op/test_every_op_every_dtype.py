@@ -287,10 +287,18 @@ SAMPLES = {
     "vision.non_max_suppression": s(lambda v, o: relay.vision.non_max_suppression(
         v(0, (1, 4, 6)), v(1, (1,), "values:3"), v(2, (1, 4), "index4"), v(3, (), "values:2"), v(4, (), "positive"),
         return_indices=False, invalid_to_bottom=True)),
+    "vision.regular_non_max_suppression": s(lambda v, o: _all_fields(relay.vision.regular_non_max_suppression(
+        v(0, (1, 5, 4), "positive"), v(0, (1, 5, 3), "positive"), 2, 3, 2, 0.1, 0.5))),
     "vision.proposal": s(lambda v, o: relay.vision.proposal(
         v(0, (1, 2, 2, 2), "positive"), v(0, (1, 4, 2, 2)), v(0, (1, 3), "values:32,24,1"), (1.0,), (1.0,), 16, 0.7,
         4, 3, 4, False)),
 }
+
+
+def _all_fields(nms):
+    """The four results of a regular NMS as one float32 row per batch (each sample gives one tensor)."""
+    return relay.concatenate([relay.reshape(nms[0], (1, -1)), nms[1], nms[2],
+                              relay.cast(relay.reshape(nms[3], (1, 1)), "float32")], axis=1)
 
 
 def _reinterpret(x):

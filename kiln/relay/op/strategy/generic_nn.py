@@ -3,6 +3,7 @@ adaptive) and the other ``relay.nn`` operators beyond the seed set: adapters fro
 :mod:`kiln.topi.nn.convnd`, :mod:`kiln.topi.nn.poolnd` and :mod:`kiln.topi.nn.extra`, merged into
 :data:`.generic.COMPUTES`."""
 
+from ....topi import regular_nms
 from ....topi.image import crop, grid, resize_nd
 from ....topi.nn import bitserial, convnd, extra, grad, loss, poolnd, sparse
 from ....topi.nn.deformable_conv2d import deformable_conv2d
@@ -75,6 +76,9 @@ def _mirror_pad(attrs, inputs, out_type):
 
 
 NN_COMPUTES = {
+    "vision.regular_non_max_suppression": lambda attrs, inputs, out_type: regular_nms.regular_non_max_suppression(
+        inputs[0], inputs[1], attrs.max_detections_per_class, attrs.max_detections, attrs.num_classes,
+        attrs.iou_threshold, attrs.score_threshold),
     "nn.sparse_conv2d": lambda attrs, inputs, out_type: [sparse.sparse_conv2d(
         inputs[0], inputs[1], inputs[2], inputs[3], attrs.layout, attrs.kernel_size)],
     "nn.sparse_transpose": lambda attrs, inputs, out_type: sparse.sparse_transpose(inputs[0], inputs[1], inputs[2]),
