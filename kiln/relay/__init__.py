@@ -28,6 +28,7 @@ from . import (
     analysis,
     backend,
     build_module,  # noqa: E402  (TVM's relay.build_module; its build registers relay.executor.graph)
+    data_dep_optimization,
     dataflow_pattern,
     frontend,
     loops,

@@ -4,7 +4,10 @@ from ...ir.module import IRModule
 from ...ir.op import Op
 from ..expr import Call
 from ..expr_functor import post_order_visit
-from . import managed  # noqa: F401  (registers the Relay analyses with the AnalysisManager)
+from . import (
+    managed,  # noqa: F401  (registers the Relay analyses with the AnalysisManager)
+    sparse_conv2d,  # noqa: F401  (TVM's relay.analysis.sparse_conv2d, for data_dep_optimization)
+)
 from .annotated_regions import AnnotatedRegion, AnnotatedRegionSet
 from .feature import Feature, detect_feature
 from .flops import get_total_mac_number

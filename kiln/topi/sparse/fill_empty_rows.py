@@ -6,10 +6,10 @@ position ``p`` gathers the single entry or filler that lands there (a sum over b
 quadratic work, but plain reductions any schedule handles, over sizes that may be known only at run time.
 """
 
-from ..te.operation import compute, reduce_axis
-from ..te.operation import sum as _te_sum
-from ..tir import op as _op
-from . import tag as _tag
+from ...te.operation import compute, reduce_axis
+from ...te.operation import sum as _te_sum
+from ...tir import op as _op
+from .. import tag as _tag
 
 __all__ = ["distinct_rows", "sparse_fill_empty_rows"]
 
