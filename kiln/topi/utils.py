@@ -20,7 +20,7 @@ __all__ = [
     "get_const_int", "get_const_tuple", "normalize_axis", "ravel_index", "unravel_index", "traverse_inline",
     "auto_inline_injective", "create_schedule_for", "fused_output", "reads_through_inline", "output_ops",
     "resolve_target", "vector_lanes", "prod", "largest_divisor", "ceil_div", "num_elements", "known_nonpositive",
-    "size_checks",
+    "size_checks", "const_matrix",
 ]
 
 
@@ -222,3 +222,35 @@ def ceil_div(a: int, b: int) -> int:
 def num_elements(shape) -> int:
     """The number of elements of a constant shape."""
     return math.prod(get_const_int(d) for d in shape)
+
+
+def const_matrix(matrix, name="const_matrix"):
+    """A 2-D compute holding the values of the numpy array ``matrix`` (TVM's ``topi.utils.const_matrix``): element
+    ``(i, j)`` selects its constant by comparing the indices, so a schedule may inline it (``tag`` ``injective``)
+    and code generators fold it where the indices are known.
+
+    Parameters
+    ----------
+    matrix : numpy.ndarray
+        2-D, of the tensor's dtype.
+    name : str
+
+    Returns
+    -------
+    tensor : te.Tensor
+    """
+    from ..te.operation import compute
+
+    rows, cols = matrix.shape
+    dtype = str(matrix.dtype)
+
+    def element(i, j):
+        value = _op.const(matrix[rows - 1, cols - 1].item(), dtype)
+        for r in range(rows - 1, -1, -1):
+            for c in range(cols - 1, -1, -1):
+                if (r, c) != (rows - 1, cols - 1):
+                    value = _op.select(_op.all(E.EQ(i, _op.const(r)), E.EQ(j, _op.const(c))),
+                                       _op.const(matrix[r, c].item(), dtype), value)
+        return value
+
+    return compute((rows, cols), element, name=name, tag=_tag.INJECTIVE, attrs={"const_matrix": True})

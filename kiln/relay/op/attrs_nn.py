@@ -355,3 +355,87 @@ class NLLLossAttrs(Attrs):
 
     def __post_init__(self):
         self._require(self.reduction in ("mean", "sum", "none"), "reduction", "must be mean, sum or none")
+
+
+# ------------------------------------------------------------------------------- Winograd and GEMM convolutions
+def _tile_size(attrs):
+    attrs._require(isinstance(attrs.tile_size, int) and attrs.tile_size > 0, "tile_size", "must be a positive int")
+
+
+@dataclass(frozen=True, slots=True)
+class Conv2DWinogradAttrs(Attrs):
+    """``nn.contrib_conv2d_winograd_without_weight_transform``: ``Conv2DAttrs`` with the Winograd ``tile_size``
+    (2 for F(2x2, 3x3), 4 for F(4x4, 3x3)); ``padding`` is ``(top, left, bottom, right)``."""
+
+    tile_size: int = 4
+    strides: tuple = (1, 1)
+    padding: tuple = (0, 0, 0, 0)
+    dilation: tuple = (1, 1)
+    groups: int = 1
+    channels: int | None = None
+    kernel_size: tuple | None = None
+    data_layout: str = "NCHW"
+    kernel_layout: str = "OIHW"
+    out_layout: str = ""
+    out_dtype: str = ""
+
+    def __post_init__(self):
+        _tile_size(self)
+        _conv_post_init(self, 2)
+        if self.channels is not None:
+            object.__setattr__(self, "channels", int(self.channels))
+
+
+@dataclass(frozen=True, slots=True)
+class Conv3DWinogradAttrs(Attrs):
+    """``nn.contrib_conv3d_winograd_without_weight_transform``: ``Conv3DAttrs`` with the Winograd ``tile_size``."""
+
+    tile_size: int = 4
+    strides: tuple = (1, 1, 1)
+    padding: tuple = (0, 0, 0, 0, 0, 0)
+    dilation: tuple = (1, 1, 1)
+    groups: int = 1
+    channels: int | None = None
+    kernel_size: tuple | None = None
+    data_layout: str = "NCDHW"
+    kernel_layout: str = "OIDHW"
+    out_layout: str = ""
+    out_dtype: str = ""
+
+    def __post_init__(self):
+        _tile_size(self)
+        _conv_post_init(self, 3)
+        if self.channels is not None:
+            object.__setattr__(self, "channels", int(self.channels))
+
+
+@dataclass(frozen=True, slots=True)
+class ConvWinogradWeightTransformAttrs(Attrs):
+    """The Winograd weight transforms' ``tile_size``."""
+
+    tile_size: int
+
+    def __post_init__(self):
+        _tile_size(self)
+
+
+@dataclass(frozen=True, slots=True)
+class ConvGemmWeightTransformAttrs(Attrs):
+    """``nn.contrib_conv2d_gemm_weight_transform``'s tile sizes along ``N`` (output channels) and ``K`` (kernel
+    height x width x input channels). TVM before 0.10 called them ``tile_rows``/``tile_cols``: those read too."""
+
+    tile_N: int  # noqa: N815 (TVM's field names)
+    tile_K: int  # noqa: N815
+
+    def __post_init__(self):
+        for name in ("tile_N", "tile_K"):
+            value = getattr(self, name)
+            self._require(isinstance(value, int) and value > 0, name, "must be a positive int")
+
+    @property
+    def tile_rows(self):
+        return self.tile_N
+
+    @property
+    def tile_cols(self):
+        return self.tile_K

@@ -441,14 +441,6 @@ def pad(data, pad_width, pad_value=0, pad_mode="constant"):
     return make_call("nn.pad", [data, pad_value], A.PadAttrs(tuple(tuple(p) for p in pad_width), pad_mode))
 
 
-register_relay_op("nn.lrn", 1, identity_rel, OpPattern.OPAQUE, A.LRNAttrs, dtypes=FLOAT)
-
-
-def lrn(data, size=5, axis=1, bias=2, alpha=0.00001, beta=0.75):
-    """Local response normalization across ``size`` neighbouring channels."""
-    return make_call("nn.lrn", [data], A.LRNAttrs(int(size), int(axis), bias, alpha, beta))
-
-
 from .array_more import fifo_buffer, sparse_add, sparse_dense  # noqa: E402, F401  (other families of relay.nn)
 from .nn_bitserial import bitpack, bitserial_conv2d, bitserial_dense  # noqa: E402, F401
 from .nn_conv import (  # noqa: E402, F401
@@ -487,6 +479,7 @@ from .nn_extra import (  # noqa: E402, F401
     group_norm,
     instance_norm,
     l2_normalize,
+    lrn,
     max_pool2d_grad,
     mirror_pad,
     nll_loss,
@@ -496,5 +489,6 @@ from .nn_extra import (  # noqa: E402, F401
     upsampling,
     upsampling3d,
 )
+from .nn_winograd import *  # noqa: E402, F401, F403
 from .sparse import sparse_conv2d, sparse_transpose  # noqa: E402, F401
 from .vision import correlation  # noqa: E402, F401

@@ -22,6 +22,7 @@ from .type_relations import (
     INTEGER,
     NUMERIC,
     channel_vector_types,
+    identity_rel,
     nonpositive,
     normalize_axis,
     same_dtype,
@@ -400,3 +401,11 @@ def avg_pool2d_grad(out_grad, data, pool_size=(1, 1), strides=(1, 1), padding=(0
     """The gradient of ``nn.avg_pool2d`` with respect to its input."""
     return make_call("nn.avg_pool2d_grad", [out_grad, data], AS.AvgPool2DAttrs(
         pool_size, strides, (1, 1), padding, layout, out_layout, ceil_mode, count_include_pad))
+
+
+register_relay_op("nn.lrn", 1, identity_rel, OpPattern.OPAQUE, AS.LRNAttrs, dtypes=FLOAT)
+
+
+def lrn(data, size=5, axis=1, bias=2, alpha=0.00001, beta=0.75):
+    """Local response normalization across ``size`` neighbouring channels."""
+    return make_call("nn.lrn", [data], AS.LRNAttrs(int(size), int(axis), bias, alpha, beta))

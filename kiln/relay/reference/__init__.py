@@ -31,9 +31,10 @@ from . import (
     sparse,
     transform,
     vision,
+    winograd,
 )
 from .transform import convert_layout
 
 __all__ = ["algorithm", "annotation", "array", "array_more", "bitserial", "conv", "convnd", "convert_layout",
            "elemwise", "grid", "image", "memory", "nn", "nn_extra", "reduce", "resize_onnx", "sparse", "transform",
-           "vision"]
+           "vision", "winograd"]

@@ -18,6 +18,15 @@ from .conv2d import (
     is_packed_depthwise,
     pad_tuple,
 )
+from .conv_gemm import conv2d_gemm_weight_transform
+from .conv_winograd import (
+    conv2d_winograd_nchw,
+    conv2d_winograd_nchw_without_weight_transform,
+    conv2d_winograd_nhwc,
+    conv2d_winograd_nhwc_without_weight_transform,
+    conv2d_winograd_weight_transform,
+    conv3d_winograd_weight_transform,
+)
 from .dense import batch_matmul, dense, dense_pack, matmul
 from .elemwise import batch_flatten, bias_add, dropout, leaky_relu, relu
 from .extra import prelu

@@ -26,3 +26,39 @@ def test_tvm_cuda_paths_expose_only_the_helpers():
     names = [name for name in dir(kiln.topi.cuda) if not name.startswith("_")]
     assert all(getattr(kiln.topi.cuda, n) is getattr(schedules, n) for n in names if n.startswith("schedule_"))
     assert not [n for n in names if not n.startswith("schedule") and n not in ("conv2d_winograd", "conv3d_winograd")]
+
+
+def test_matrices_compute_a_correlation():
+    """A^T [(G g) * (B^T d)] is the valid correlation of d with g, for every supported tile and kernel size."""
+    from kiln.topi.nn.winograd import winograd_matrices
+
+    rng = np.random.default_rng(5)
+    for m in range(2, 9):
+        for r in range(3, 8):
+            a_mat, b_mat, g_mat = winograd_matrices(m, r)
+            assert a_mat.shape == (m + r - 1, m) and b_mat.shape == (m + r - 1,) * 2 and g_mat.shape == (m + r - 1, r)
+            d, g = rng.standard_normal(m + r - 1), rng.standard_normal(r)
+            want = np.correlate(d, g, mode="valid")
+            np.testing.assert_allclose(a_mat.T @ ((g_mat @ g) * (b_mat.T @ d)), want, rtol=1e-9, atol=1e-8)
+
+
+def test_f2x3_is_the_textbook_transform():
+    """F(2, 3) on the points 0, -1, 1 and infinity: Lavin & Gray's matrices up to the signs of a point's row."""
+    from kiln.topi.nn.winograd import winograd_matrices
+
+    a_mat, b_mat, g_mat = winograd_matrices(2, 3)
+    np.testing.assert_array_equal(a_mat, [[1, 0], [1, -1], [1, 1], [0, 1]])
+    np.testing.assert_array_equal(g_mat, [[1, 0, 0], [0.5, -0.5, 0.5], [0.5, 0.5, 0.5], [0, 0, 1]])
+    np.testing.assert_array_equal(b_mat.T, [[1, 0, -1, 0], [0, -1, 1, 0], [0, 1, 1, 0], [0, -1, 0, 1]])
+
+
+def test_unsupported_sizes_are_refused():
+    import pytest
+
+    from kiln.error import OpAttributeInvalid
+    from kiln.topi.nn.winograd import winograd_matrices, winograd_transform_matrices
+
+    with pytest.raises(OpAttributeInvalid, match="unsupported tile size 9"):
+        winograd_matrices(9, 3)
+    with pytest.raises(OpAttributeInvalid, match="unsupported kernel size 2"):
+        winograd_transform_matrices(2, 2, "float32")

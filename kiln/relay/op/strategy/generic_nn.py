@@ -5,7 +5,7 @@ adaptive) and the other ``relay.nn`` operators beyond the seed set: adapters fro
 
 from ....topi import regular_nms
 from ....topi.image import crop, grid, resize_nd
-from ....topi.nn import bitserial, convnd, extra, grad, loss, poolnd, sparse
+from ....topi.nn import bitserial, conv_gemm, conv_winograd, convnd, extra, grad, loss, poolnd, sparse
 from ....topi.nn.deformable_conv2d import deformable_conv2d
 from ....topi.nn.softmax import softmax
 from ....topi.sort import topk
@@ -73,6 +73,34 @@ def _resize(fn):
 def _mirror_pad(attrs, inputs, out_type):
     return [extra.mirror_pad(inputs[0], [p[0] for p in attrs.pad_width], [p[1] for p in attrs.pad_width],
                              attrs.mode)]
+
+
+def _winograd(attrs, inputs, out_type):
+    """The Winograd convolutions in their primal layout (NCHW/NCDHW), the data and result transformed around it."""
+    from ....topi.transform import layout_transform
+
+    nd = len(attrs.strides)
+    primal = "NCHW" if nd == 2 else "NCDHW"
+    data = inputs[0] if attrs.data_layout == primal else layout_transform(inputs[0], attrs.data_layout, primal)
+    # a 2-D kernel_size the relation read off the weight: alpha - tile_size + 1
+    ksize = attrs.kernel_size or (int(inputs[1].shape[0]) - attrs.tile_size + 1,) * 2
+    transformed = (True, True) if nd == 2 else (conv_winograd.depth_transformed(ksize[0]), True, True)
+    out = conv_winograd.winograd_conv(data, inputs[1], attrs.tile_size, ksize, transformed,
+                                      attrs.padding, out_type.dtype, "winograd_without_weight_transform")
+    out_layout = attrs.out_layout or attrs.data_layout
+    return [out if out_layout == primal else layout_transform(out, primal, out_layout)]
+
+
+def _gemm(attrs, inputs, out_type):
+    """The GEMM convolution in NHWC, the data and result transformed around it."""
+    from ....topi.transform import layout_transform
+
+    data = inputs[0] if attrs.data_layout == "NHWC" else layout_transform(inputs[0], attrs.data_layout, "NHWC")
+    out = conv_gemm.conv2d_gemm_without_weight_transform(data, inputs[1], attrs.strides, attrs.padding,
+                                                         attrs.dilation, out_type.dtype, attrs.kernel_size,
+                                                         attrs.channels)
+    out_layout = attrs.out_layout or attrs.data_layout
+    return [out if out_layout == "NHWC" else layout_transform(out, "NHWC", out_layout)]
 
 
 NN_COMPUTES = {
@@ -152,6 +180,15 @@ NN_COMPUTES = {
         attrs.out_dtype, attrs.unipolar, attrs.data_layout, attrs.kernel_layout)],
     "nn.bitserial_dense": lambda attrs, inputs, out_type: [bitserial.bitserial_dense(
         inputs[0], inputs[1], attrs.data_bits, attrs.weight_bits, attrs.out_dtype, attrs.unipolar)],
+    "nn.contrib_conv2d_winograd_weight_transform": lambda attrs, inputs, out_type: [
+        conv_winograd.conv2d_winograd_weight_transform(inputs[0], attrs.tile_size)],
+    "nn.contrib_conv3d_winograd_weight_transform": lambda attrs, inputs, out_type: [
+        conv_winograd.conv3d_winograd_weight_transform(inputs[0], attrs.tile_size)],
+    "nn.contrib_conv2d_gemm_weight_transform": lambda attrs, inputs, out_type: [
+        conv_gemm.conv2d_gemm_weight_transform(inputs[0], attrs.tile_N, attrs.tile_K)],
+    "nn.contrib_conv2d_winograd_without_weight_transform": _winograd,
+    "nn.contrib_conv3d_winograd_without_weight_transform": _winograd,
+    "nn.contrib_conv2d_gemm_without_weight_transform": _gemm,
     **{name: _conv for name in ("nn.conv1d", "nn.conv3d")},
     **{name: _conv_transpose for name in ("nn.conv1d_transpose", "nn.conv2d_transpose", "nn.conv3d_transpose")},
     **{f"nn.{kind}_pool{n}d": _pool(kind) for kind in ("max", "avg") for n in (1, 3)},

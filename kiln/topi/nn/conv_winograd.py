@@ -1,0 +1,282 @@
+"""Winograd convolutions (TVM's ``conv2d_winograd_*``, ``conv3d_winograd_weight_transform``): the weight transform
+and the convolution of a transformed weight, in 2-D (NCHW or NHWC) and 3-D (NCDHW).
+
+One N-D formulation serves all: each spatial axis is either *transformed* (Winograd F(m, r) along it, see
+:mod:`.winograd`) or *direct* (a 3-D kernel whose depth is outside 3..7 keeps depth as a plain convolution axis, as
+TVM's ``conv3d_winograd_weight_transform`` does). The transformed weight is::
+
+    U[alpha_t..., k_d..., co, ci] = sum_{r_t} g[co, ci, r...] * prod_t G[alpha_t, r_t]
+
+(transformed axes first, in spatial order, then the direct axes' kernel taps). The convolution tiles the padded
+input into ``alpha``-wide windows ``m`` apart along each transformed axis and runs four stages::
+
+    V[eps..., n, ci, tile..., x_d...] = sum_{r_t} d[n, ci, tile * m + r, x_d] * prod_t B[r_t, eps_t]
+    M[eps..., n, co, tile..., o_d...] = sum_{ci, k_d} V[eps..., n, ci, tile..., o_d + k_d] * U[eps..., k_d..., co, ci]
+    Y[n, co, tile..., v..., o_d...]   = sum_{r_t} M[r..., n, co, tile..., o_d] * prod_t A[r_t, v_t]
+    out[n, co, o...]                  = Y[n, co, o_t // m, o_t % m, o_d]
+
+Strides and dilations are 1 and groups 1 (TVM's Winograd computes assert the same). Integer data is refused: the
+matrices hold fractions.
+"""
+
+import math
+
+from ...error import OpAttributeInvalid
+from ...te.operation import compute, reduce_axis
+from ...te.operation import sum as _te_sum
+from ...tir import op as _op
+from ...tir.layout import layout as parse_layout
+from ..transform import layout_transform
+from ..utils import get_const_tuple
+from .conv2d import _acc_dtype, _finish
+from .pad import pad
+from .utils import get_pad_tuple, get_pad_tuple3d
+from .winograd import winograd_transform_matrices
+
+__all__ = ["conv2d_winograd_weight_transform", "conv3d_winograd_weight_transform", "winograd_weight_transform",
+           "winograd_conv", "conv2d_winograd_nchw", "conv2d_winograd_nhwc",
+           "conv2d_winograd_nchw_without_weight_transform", "conv2d_winograd_nhwc_without_weight_transform",
+           "conv3d_winograd_without_weight_transform", "depth_transformed"]
+
+
+def depth_transformed(kernel_depth) -> bool:
+    """Whether a 3-D Winograd transform covers the depth axis too (TVM's rule: a depth of 3..7 taps)."""
+    return 2 < kernel_depth < 8
+
+
+def _check_float(tensor, what):
+    if not str(tensor.dtype).startswith("float"):
+        raise OpAttributeInvalid(f"{what}: Winograd needs a float dtype, got {tensor.dtype}")
+
+
+def winograd_weight_transform(kernel, tile_size, transformed, what="winograd_weight_transform"):
+    """The transformed weight ``U`` of an ``(CO, CI, K...)`` kernel (see the module docstring).
+
+    Parameters
+    ----------
+    kernel : te.Tensor
+        ``(CO, CI, *K)``.
+    tile_size : int
+    transformed : sequence of bool
+        Per spatial axis, whether the axis is transformed; the transformed axes share one kernel size.
+    what : str
+        The operator named in errors.
+
+    Returns
+    -------
+    out : te.Tensor
+        ``(alpha,) * t + (k_direct...) + (CO, CI)``.
+    """
+    _check_float(kernel, what)
+    co, ci, *ksize = get_const_tuple(kernel.shape)
+    sizes = {k for k, t in zip(ksize, transformed, strict=True) if t}
+    if len(sizes) != 1:
+        raise OpAttributeInvalid(f"{what}: the transformed kernel axes {ksize} must be equal (an NxN kernel)")
+    r = sizes.pop()
+    alpha = tile_size + r - 1
+    acc = _acc_dtype(kernel.dtype)
+    _, _, g_mat = winograd_transform_matrices(tile_size, r, acc)
+    t_axes = [j for j, t in enumerate(transformed) if t]
+    d_axes = [j for j, t in enumerate(transformed) if not t]
+    reds = [reduce_axis((0, r), name=f"r_k{j}") for j in t_axes]
+    shape = (alpha,) * len(t_axes) + tuple(ksize[j] for j in d_axes) + (co, ci)
+
+    def fcompute(*idx):
+        eps, kd, (o, i) = idx[:len(t_axes)], idx[len(t_axes):-2], idx[-2:]
+        taps = [None] * len(ksize)
+        for j, red in zip(t_axes, reds, strict=True):
+            taps[j] = red
+        for j, k in zip(d_axes, kd, strict=True):
+            taps[j] = k
+        value = _op.cast(kernel[(o, i, *taps)], acc)
+        for e, red in zip(eps, reds, strict=True):
+            value = value * g_mat[e, red]
+        return _te_sum(value, axis=reds)
+
+    return _finish(compute(shape, fcompute, name="transform_weight", tag="winograd_weight_transform"),
+                   kernel.dtype, "transform_weight")
+
+
+def conv2d_winograd_weight_transform(kernel, tile_size):
+    """Winograd weight transform of an OIHW ``kernel``: ``(alpha, alpha, CO, CI)`` (TVM's signature)."""
+    return winograd_weight_transform(kernel, tile_size, (True, True), "conv2d_winograd_weight_transform")
+
+
+def conv3d_winograd_weight_transform(kernel, tile_size):
+    """Winograd weight transform of an OIDHW ``kernel``: ``(alpha, alpha, alpha, CO, CI)``, or
+    ``(alpha, alpha, KD, CO, CI)`` when the depth is not transformed (:func:`depth_transformed`)."""
+    kd = get_const_tuple(kernel.shape)[2]
+    return winograd_weight_transform(kernel, tile_size, (depth_transformed(kd), True, True),
+                                     "conv3d_winograd_weight_transform")
+
+
+def winograd_conv(data, packed, tile_size, ksize, transformed, padding, out_dtype=None, what="winograd_conv"):
+    """Convolution of ``(N, CI, *S)`` data with a transformed weight (see the module docstring).
+
+    Parameters
+    ----------
+    data : te.Tensor
+        ``(N, CI, *S)``.
+    packed : te.Tensor
+        ``(alpha,) * t + (k_direct...) + (CO, CI)``.
+    tile_size : int
+    ksize : sequence of int
+        The original kernel's spatial sizes.
+    transformed : sequence of bool
+        Per spatial axis, whether it is transformed.
+    padding : sequence of int
+        Before on each spatial axis, then after.
+    out_dtype : str, optional
+    what : str
+        The operator named in errors.
+
+    Returns
+    -------
+    out : te.Tensor
+        ``(N, CO, *O)``.
+    """
+    _check_float(data, what)
+    out_dtype = out_dtype or data.dtype
+    acc = _acc_dtype(out_dtype)
+    n, ci, *space = get_const_tuple(data.shape)
+    nd, m = len(space), tile_size
+    t_axes = [j for j, t in enumerate(transformed) if t]
+    d_axes = [j for j, t in enumerate(transformed) if not t]
+    r = ksize[t_axes[0]]
+    alpha = m + r - 1
+    want = (alpha,) * len(t_axes) + tuple(ksize[j] for j in d_axes)
+    pshape = get_const_tuple(packed.shape)
+    if tuple(pshape[:-2]) != want or pshape[-1] != ci:
+        raise OpAttributeInvalid(f"{what}: transformed weight {pshape} does not fit tile_size={tile_size}, kernel "
+                                 f"{list(ksize)} and {ci} input channels (expected {want + ('CO', ci)})")
+    co = pshape[-2]
+    before, after = padding[:nd], padding[nd:]
+    out = [space[j] + before[j] + after[j] - ksize[j] + 1 for j in range(nd)]
+    if any(o <= 0 for o in out):
+        raise OpAttributeInvalid(f"{what}: a {list(ksize)} kernel does not fit the padded {space} input")
+    tiles = {j: math.ceil(out[j] / m) for j in t_axes}
+    extra = [max(0, (tiles[j] - 1) * m + alpha - (space[j] + before[j] + after[j])) if j in tiles else 0
+             for j in range(nd)]
+    padded = pad(data, (0, 0, *before), (0, 0, *(a + e for a, e in zip(after, extra, strict=True))),
+                 name="data_pad")
+    a_mat, b_mat, _ = winograd_transform_matrices(m, r, acc)
+    nt = len(t_axes)
+    in_direct = [space[j] + before[j] + after[j] for j in d_axes]
+
+    def split(idx):
+        """(eps..., n, c, tile..., direct...) -> its parts."""
+        return idx[:nt], idx[nt], idx[nt + 1], idx[nt + 2:2 * nt + 2], idx[2 * nt + 2:]
+
+    def spatial_index(tile_part, offsets, direct_part):
+        pos = [None] * nd
+        for j, t, off in zip(t_axes, tile_part, offsets, strict=True):
+            pos[j] = t * m + off
+        for j, x in zip(d_axes, direct_part, strict=True):
+            pos[j] = x
+        return pos
+
+    ra = [reduce_axis((0, alpha), name=f"r_a{j}") for j in t_axes]
+
+    def data_pack(*idx):
+        eps, nn, cc, tile_part, direct_part = split(idx)
+        value = _op.cast(padded[(nn, cc, *spatial_index(tile_part, ra, direct_part))], acc)
+        for e, red in zip(eps, ra, strict=True):
+            value = value * b_mat[red, e]
+        return _te_sum(value, axis=ra)
+
+    tile_shape = tuple(tiles[j] for j in t_axes)
+    v_pack = compute((alpha,) * nt + (n, ci) + tile_shape + tuple(in_direct), data_pack, name="data_pack",
+                     tag="winograd_data_pack")
+    rc = reduce_axis((0, ci), name="rc")
+    rk = [reduce_axis((0, ksize[j]), name=f"r_k{j}") for j in d_axes]
+
+    def bgemm(*idx):
+        eps, nn, oc, tile_part, direct_part = split(idx)
+        shifted = [o + k for o, k in zip(direct_part, rk, strict=True)]
+        return _te_sum(v_pack[(*eps, nn, rc, *tile_part, *shifted)] * _op.cast(packed[(*eps, *rk, oc, rc)], acc),
+                       axis=[rc, *rk])
+
+    out_direct = tuple(out[j] for j in d_axes)
+    gemm = compute((alpha,) * nt + (n, co) + tile_shape + out_direct, bgemm, name="bgemm", tag="winograd_bgemm")
+    rb = [reduce_axis((0, alpha), name=f"r_b{j}") for j in t_axes]
+
+    def inverse(*idx):
+        nn, oc, tile_part, vv, direct_part = idx[0], idx[1], idx[2:2 + nt], idx[2 + nt:2 + 2 * nt], idx[2 + 2 * nt:]
+        value = gemm[(*rb, nn, oc, *tile_part, *direct_part)]
+        for v, red in zip(vv, rb, strict=True):
+            value = value * a_mat[red, v]
+        return _te_sum(value, axis=rb)
+
+    inv = compute((n, co) + tile_shape + (m,) * nt + out_direct, inverse, name="inverse", tag="winograd_inverse")
+
+    def output(nn, oc, *pos):
+        return inv[(nn, oc, *(pos[j] // m for j in t_axes), *(pos[j] % m for j in t_axes),
+                    *(pos[j] for j in d_axes))]
+
+    res = compute((n, co, *out), output, name="conv_winograd", tag="injective")
+    return _finish(res, out_dtype, "conv_winograd")
+
+
+def _unit(values, what, name):
+    values = (values,) * 2 if isinstance(values, int) else tuple(values)
+    if any(int(v) != 1 for v in values):
+        raise OpAttributeInvalid(f"{what}: Winograd supports only {name} 1, got {list(values)}")
+
+
+def _conv2d(data, weight, strides, padding, dilation, out_dtype, tile_size, pre_computed, layout):
+    what = f"conv2d_winograd_{layout.lower()}"
+    _unit(strides, what, "strides")
+    _unit(dilation, what, "dilation")
+    if layout == "NHWC":
+        data = layout_transform(data, "NHWC", "NCHW")
+    if pre_computed:
+        ksize = (get_const_tuple(weight.shape)[0] - tile_size + 1,) * 2
+        packed = weight
+    else:
+        kernel = weight if layout == "NCHW" else layout_transform(weight, "HWIO", "OIHW")
+        ksize = tuple(get_const_tuple(kernel.shape)[2:])
+        packed = conv2d_winograd_weight_transform(kernel, tile_size)
+    top, left, bottom, right = get_pad_tuple(padding, ksize)
+    out = winograd_conv(data, packed, tile_size, ksize, (True, True), (top, left, bottom, right), out_dtype, what)
+    return out if layout == "NCHW" else layout_transform(out, "NCHW", "NHWC")
+
+
+def conv2d_winograd_nchw(data, weight, strides, padding, dilation, out_dtype, pre_computed=False, tile_size=4):
+    """Winograd convolution of NCHW data (TVM's ``topi.nn.conv2d_winograd_nchw``): ``weight`` is OIHW, or already
+    transformed, ``(alpha, alpha, CO, CI)``, with ``pre_computed``. Output NCHW."""
+    return _conv2d(data, weight, strides, padding, dilation, out_dtype, tile_size, pre_computed, "NCHW")
+
+
+def conv2d_winograd_nhwc(data, weight, strides, padding, dilation, out_dtype, pre_computed=False, tile_size=4,
+                         **_auto_scheduler_options):
+    """Winograd convolution of NHWC data (TVM's ``topi.nn.conv2d_winograd_nhwc``): ``weight`` is HWIO, or already
+    transformed, ``(alpha, alpha, CO, CI)``, with ``pre_computed``. Output NHWC."""
+    return _conv2d(data, weight, strides, padding, dilation, out_dtype, tile_size, pre_computed, "NHWC")
+
+
+def conv2d_winograd_nchw_without_weight_transform(data, weight, strides, padding, dilation, out_dtype, tile_size=4):
+    """:func:`conv2d_winograd_nchw` of a transformed weight."""
+    return conv2d_winograd_nchw(data, weight, strides, padding, dilation, out_dtype, True, tile_size)
+
+
+def conv2d_winograd_nhwc_without_weight_transform(data, weight, strides, padding, dilation, out_dtype, tile_size=4,
+                                                  **_auto_scheduler_options):
+    """:func:`conv2d_winograd_nhwc` of a transformed weight."""
+    return conv2d_winograd_nhwc(data, weight, strides, padding, dilation, out_dtype, True, tile_size)
+
+
+def conv3d_winograd_without_weight_transform(data, weight, strides, padding, dilation, out_dtype, tile_size,
+                                             kernel_size, data_layout="NCDHW"):
+    """3-D Winograd convolution of data in a layout with the NCDHW axes and a weight transformed by
+    :func:`conv3d_winograd_weight_transform` from a kernel of ``kernel_size`` ``(KD, KH, KW)``."""
+    what = "conv3d_winograd"
+    _unit(strides, what, "strides")
+    _unit(dilation, what, "dilation")
+    primal = "NCDHW"
+    x = data if data_layout == primal else layout_transform(data, data_layout, primal)
+    ksize = tuple(int(k) for k in kernel_size)
+    pads = get_pad_tuple3d(padding, ksize)
+    out = winograd_conv(x, weight, tile_size, ksize, (depth_transformed(ksize[0]), True, True), pads, out_dtype,
+                        what)
+    return out if data_layout == primal or not parse_layout(data_layout) else layout_transform(out, primal,
+                                                                                                 data_layout)
