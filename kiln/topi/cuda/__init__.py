@@ -6,7 +6,7 @@ in the target-independent topi modules where they belong. The element-wise, redu
 schedules (:mod:`.schedules`) bind each kernel's loops to GPU threads, for TVM's tests that look them up.
 """
 
-from . import conv2d_winograd, conv3d_winograd, schedules
+from . import conv2d_winograd, conv3d_winograd, schedules, sparse
 from .schedules import (
     schedule_adaptive_pool,
     schedule_injective,
@@ -15,6 +15,8 @@ from .schedules import (
     schedule_reduce,
     schedule_softmax,
 )
+from .sparse import schedule_sparse_dense, sparse_dense
 
 __all__ = ["conv2d_winograd", "conv3d_winograd", "schedules", "schedule_adaptive_pool", "schedule_injective",
-           "schedule_pool", "schedule_pool_grad", "schedule_reduce", "schedule_softmax"]
+           "schedule_pool", "schedule_pool_grad", "schedule_reduce", "schedule_softmax", "schedule_sparse_dense",
+           "sparse", "sparse_dense"]

@@ -11,7 +11,8 @@ from ..utils import auto_inline_injective, create_schedule_for
 __all__ = ["default_schedule", "schedule_injective", "schedule_reduce", "schedule_extern", "schedule_softmax",
            "schedule_pool", "schedule_adaptive_pool", "schedule_pool_grad", "schedule_conv2d_nchw",
            "schedule_conv2d_nhwc", "schedule_conv2d_NCHWc", "schedule_depthwise_conv2d_nchw",
-           "schedule_depthwise_conv2d_nhwc", "schedule_dense", "schedule_batch_matmul"]
+           "schedule_depthwise_conv2d_nhwc", "schedule_dense", "schedule_batch_matmul", "schedule_sparse_dense",
+           "schedule_sparse_conv2d", "schedule_sparse_transpose"]
 
 
 def default_schedule(outs, auto_inline=True):
@@ -61,3 +62,6 @@ schedule_depthwise_conv2d_nchw = _no_inline("an NCHW depthwise convolution")
 schedule_depthwise_conv2d_nhwc = _no_inline("an NHWC depthwise convolution")
 schedule_dense = _no_inline("a dense layer")
 schedule_batch_matmul = _no_inline("a batched matrix product")
+schedule_sparse_dense = _no_inline("a sparse dense product")
+schedule_sparse_conv2d = _no_inline("a sparse convolution")
+schedule_sparse_transpose = schedule_extern

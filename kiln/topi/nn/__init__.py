@@ -35,4 +35,5 @@ from .pad import pad
 from .pool_api import adaptive_pool, adaptive_pool3d, pool1d, pool3d, pool_grad
 from .pooling import global_pool, pool2d, pool_out_size
 from .softmax import log_softmax, softmax
+from .sparse import sparse_add, sparse_conv2d, sparse_dense, sparse_transpose
 from .utils import get_pad_tuple, get_pad_tuple1d, get_pad_tuple3d

@@ -1,4 +1,8 @@
-"""Sparse convolution and transposition (TVM's ``topi.nn.sparse_conv2d`` and ``topi.nn.sparse_transpose``).
+"""Sparse products and transposition (TVM's ``topi.nn.sparse_dense``, ``sparse_conv2d``, ``sparse_transpose``).
+
+``sparse_dense`` multiplies dense data with a CSR matrix (1-D ``data``; :func:`kiln.topi.array_more.sparse_dense`)
+or a BSR matrix (3-D ``data (blocks, bs_r, bs_c)``): output column ``n`` sums, over the blocks ``e`` of block row
+``n // bs_r``, ``data[e, n % bs_r, c] * x[indices[e] * bs_c + c]``.
 
 ``sparse_conv2d`` convolves dense data with a weight held as a BSR matrix (``data (blocks, bs_r[, bs_c])``,
 ``indices (blocks,)``, ``indptr (rows / bs_r + 1,)``) whose ``N`` rows are the output channels. With a 1x1 kernel
@@ -18,9 +22,11 @@ from ... import te
 from ...error import OpAttributeInvalid
 from ...tir import ir_builder
 from ...tir import op as _op
+from ..array_more import sparse_add
+from ..array_more import sparse_dense as _csr_dense
 from ..utils import get_const_tuple
 
-__all__ = ["sparse_conv2d", "sparse_transpose"]
+__all__ = ["sparse_add", "sparse_conv2d", "sparse_dense", "sparse_transpose"]
 
 
 def _bsr(weight_data, weight_indptr):
@@ -108,6 +114,40 @@ def sparse_conv2d(dense_data, sparse_data, sparse_indices, sparse_indptr, layout
                         name="sparse_conv2d_block", tag="sparse_conv2d_sp_bsrmm_block")
     return te.compute((m, block_rows * bs_r, h, w), lambda i, n, y, x: blocks[
         i, _op.floordiv(n, bs_r), _op.floormod(n, bs_r), y, x], name="sparse_conv2d", tag="sparse_conv2d_sp_bsrmm")
+
+
+def sparse_dense(dense_data, sparse_data, sparse_indices, sparse_indptr, sparse_lhs=False):
+    """``dense_data @ W.T`` (``W @ dense_data.T`` when ``sparse_lhs``) of the sparse matrix ``W``: CSR when
+    ``sparse_data`` is 1-D, BSR when it is ``(blocks, bs_r, bs_c)`` (see the module docstring).
+
+    Returns
+    -------
+    te.Tensor
+        ``(M, N)``, or ``(N, M)`` when ``sparse_lhs``, for ``dense_data (M, K)`` and ``W (N, K)``.
+    """
+    if len(sparse_data.shape) == 1:
+        return _csr_dense(dense_data, sparse_data, sparse_indices, sparse_indptr, sparse_lhs)
+    if len(sparse_data.shape) != 3:
+        raise OpAttributeInvalid(f"topi.nn.sparse_dense: sparse_data {get_const_tuple(sparse_data.shape)} must be "
+                                 f"1-D (CSR) or (blocks, bs_r, bs_c) (BSR)")
+    _, bs_r, bs_c = get_const_tuple(sparse_data.shape)
+    block_rows = get_const_tuple(sparse_indptr.shape)[0] - 1
+    m = dense_data.shape[0]
+
+    def block(i, row, j):
+        start, end = _index(sparse_indptr[row]), _index(sparse_indptr[row + 1])
+        e = te.reduce_axis((0, end - start), name="elem_idx")
+        c = te.reduce_axis((0, bs_c), name="c")
+        entry = start + e.var
+        return te.sum(sparse_data[entry, j, c.var] * dense_data[i, _index(sparse_indices[entry]) * bs_c + c.var],
+                      axis=[e, c])
+
+    blocks = te.compute((m, block_rows, bs_r), block, name="sparse_dense_block", tag="sparse_dense_bsrmm_block")
+    if sparse_lhs:
+        return te.compute((block_rows * bs_r, m), lambda n, i: blocks[i, _op.floordiv(n, bs_r), _op.floormod(
+            n, bs_r)], name="sparse_dense", tag="sparse_dense_bsrmm")
+    return te.compute((m, block_rows * bs_r), lambda i, n: blocks[i, _op.floordiv(n, bs_r), _op.floormod(
+        n, bs_r)], name="sparse_dense", tag="sparse_dense_bsrmm")
 
 
 def _csr_transpose_ir(data, indices, indptr, out_data, out_indices, out_indptr):

@@ -37,6 +37,7 @@ from .injective import schedule_concatenate, schedule_injective, schedule_inject
 from .pooling import schedule_pool
 from .reduction import schedule_generic, schedule_reduce
 from .softmax import schedule_softmax
+from .sparse import schedule_sparse_dense
 
 schedule_adaptive_pool = schedule_generic
 schedule_dense_pack = schedule_gemm

@@ -71,3 +71,26 @@ def test_sparse_conv2d_refuses_other_kernels_and_layouts():
         sparse_conv2d(x, w, i, p, "HWCN", 1)
     with pytest.raises(OpAttributeInvalid, match="BSR weight data"):
         sparse_conv2d(x, te.placeholder((4,)), i, p)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("sparse_lhs", [False, True])
+@pytest.mark.parametrize("block", [(4, 2), (1, 3), (2, 1)])
+def test_sparse_dense_of_a_bsr_matrix(target, sparse_lhs, block):
+    from kiln import topi
+
+    rng = np.random.default_rng(block[0])
+    n, k = 8, 12
+    mask = np.kron(rng.random((n // block[0], k // block[1])) < 0.5, np.ones(block))
+    w = sp.bsr_matrix((rng.standard_normal((n, k)) * mask).astype("float32"), blocksize=block)
+    x_np = rng.standard_normal((3, k)).astype("float32")
+    x = te.placeholder(x_np.shape, "float32", "x")
+    args = [te.placeholder(a.shape, str(a.dtype), name) for a, name in ((w.data, "d"), (w.indices, "i"),
+                                                                          (w.indptr, "p"))]
+    out = topi.nn.relu(topi.nn.sparse_dense(x, *args, sparse_lhs=sparse_lhs))
+    schedule = topi.x86.schedule_sparse_dense([out])
+    func = kiln.build(schedule, [x, *args, out], target)
+    got = kiln.nd.array(np.zeros([int(d) for d in out.shape], "float32"))
+    func(kiln.nd.array(x_np), kiln.nd.array(w.data), kiln.nd.array(w.indices), kiln.nd.array(w.indptr), got)
+    want = w.toarray() @ x_np.T if sparse_lhs else x_np @ w.toarray().T
+    np.testing.assert_allclose(got.numpy(), np.maximum(want, 0), rtol=1e-5, atol=1e-5)
