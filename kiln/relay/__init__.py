@@ -65,7 +65,7 @@ from .expr_functor import ExprFunctor, ExprMutator, ExprVisitor, post_order_visi
 from .function import Function
 from .interpreter import create_executor
 from .op import *  # noqa: F403  (relay.add, relay.reshape, ... as in TVM)
-from .op import annotation, image, nn, vision
+from .op import annotation, image, nn, random, vision
 from .op.op import OpPattern
 from .optimize import bind_params_by_name, optimize
 from .parser import fromtext, parse, parse_expr

@@ -255,3 +255,4 @@ def build_llvm(mod, target) -> LibraryModule:
 register_func("target.build.c", build_c)
 register_func("target.build.llvm", build_llvm)
 register_func("target.link_library", link_library)
+register_func("driver.build", build)  # tvm.build, for the layers below the target (topi's self-checking kernels)

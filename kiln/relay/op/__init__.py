@@ -15,6 +15,7 @@ from . import (
     like,
     memory,
     nn,
+    random,
     reduce,
     signal,
     sparse,

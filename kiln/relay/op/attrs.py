@@ -443,6 +443,7 @@ from .attrs_array import (  # noqa: E402, F401
     VarianceAttrs,
 )
 from .attrs_image import Resize1DAttrs, Resize3DAttrs, UpSampling3DAttrs, UpSamplingAttrs  # noqa: E402, F401
+from .attrs_random import MultinomialAttrs, NormalAttrs, ThreefryGenerateAttrs, UniformAttrs  # noqa: E402, F401
 from .attrs_transform import (  # noqa: E402, F401
     ArgsortAttrs,
     GatherAttrs,

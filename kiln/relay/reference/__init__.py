@@ -26,6 +26,7 @@ from . import (
     memory,
     nn,
     nn_extra,
+    random,
     reduce,
     resize_onnx,
     sparse,
@@ -36,5 +37,5 @@ from . import (
 from .transform import convert_layout
 
 __all__ = ["algorithm", "annotation", "array", "array_more", "bitserial", "conv", "convnd", "convert_layout",
-           "elemwise", "grid", "image", "memory", "nn", "nn_extra", "reduce", "resize_onnx", "sparse", "transform",
-           "vision", "winograd"]
+           "elemwise", "grid", "image", "memory", "nn", "nn_extra", "random", "reduce", "resize_onnx", "sparse",
+           "transform", "vision", "winograd"]

@@ -305,6 +305,14 @@ SAMPLES = {
         return_indices=False, invalid_to_bottom=True)),
     "vision.regular_non_max_suppression": s(lambda v, o: _all_fields(relay.vision.regular_non_max_suppression(
         v(0, (1, 5, 4), "positive"), v(0, (1, 5, 3), "positive"), 2, 3, 2, 0.1, 0.5))),
+    "random.threefry_generate": s(lambda v, o: relay.TupleGetItem(relay.random.threefry_generate(v(0, (10,)), (2, 3)),
+                                                                  1)),
+    "random.threefry_split": s(lambda v, o: relay.TupleGetItem(relay.random.threefry_split(v(0, (10,))), 1)),
+    "random.uniform": s(lambda v, o: _random_distribution(relay.random.uniform, v(0, (10,)), v(1, ()), v(1, ()))),
+    "random.normal": s(lambda v, o: _random_distribution(relay.random.normal, v(0, (10,)), v(1, ()),
+                                                         v(1, (), "positive"))),
+    "random.multinomial": s(lambda v, o: relay.TupleGetItem(relay.random.multinomial(
+        v(0, (10,)), v(1, (2, 4), "positive"), 3), 1)),
     "vision.proposal": s(lambda v, o: relay.vision.proposal(
         v(0, (1, 2, 2, 2), "positive"), v(0, (1, 4, 2, 2)), v(0, (1, 3), "values:32,24,1"), (1.0,), (1.0,), 16, 0.7,
         4, 3, 4, False)),
@@ -315,6 +323,11 @@ def _all_fields(nms):
     """The four results of a regular NMS as one float32 row per batch (each sample gives one tensor)."""
     return relay.concatenate([relay.reshape(nms[0], (1, -1)), nms[1], nms[2],
                               relay.cast(relay.reshape(nms[3], (1, 1)), "float32")], axis=1)
+
+
+def _random_distribution(op, key, a, b):
+    """``op(key, (2, 3), dtype, a, b)``'s numbers, in the dtype of the bounds ``a`` and ``b``."""
+    return relay.TupleGetItem(op(key, (2, 3), a.type_annotation.dtype, a, b), 1)
 
 
 def _reinterpret(x):

@@ -29,6 +29,7 @@ from .base import OpStrategy
 from .generic_array import ARRAY_COMPUTES
 from .generic_dyn import DYN_COMPUTES
 from .generic_nn import NN_COMPUTES
+from .generic_random import RANDOM_COMPUTES
 
 __all__ = ["COMPUTES", "tensors_of", "default_strategy", "fschedule_by_tag"]
 
@@ -278,6 +279,7 @@ COMPUTES = {
 COMPUTES.update(ARRAY_COMPUTES)
 COMPUTES.update(NN_COMPUTES)
 COMPUTES.update(DYN_COMPUTES)
+COMPUTES.update(RANDOM_COMPUTES)
 
 
 def fschedule_by_tag(attrs, outs, target):
