@@ -1,6 +1,6 @@
-"""Optimizations that depend on the values of the weights (TVM's ``relay.data_dep_optimization``): ``bsr_conv2d``
-makes convolutions with sparse weights block-sparse."""
+"""Optimizations that depend on the values of the weights (TVM's ``relay.data_dep_optimization``): ``bsr_dense``
+and ``bsr_conv2d`` make dense layers and convolutions with sparse weights block-sparse."""
 
-from . import bsr_conv2d
+from . import bsr_conv2d, bsr_dense
 
-__all__ = ["bsr_conv2d"]
+__all__ = ["bsr_conv2d", "bsr_dense"]

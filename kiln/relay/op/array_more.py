@@ -8,7 +8,7 @@ shape is resolved from the values at run time).
 import numpy as np
 
 from ...error import TypeInferenceError
-from ...ir.type import TensorType, TupleType
+from ...ir.type import Any, TensorType, TupleType, is_any
 from ..expr import TupleWrapper, const
 from . import attrs as AS
 from . import attrs_array as A
@@ -148,14 +148,17 @@ def _sparse_dense_rel(types, attrs):
     dense, data, indices, indptr = (tensor_arg(types, i, n) for i, n in enumerate(["dense", "sparse_data",
                                                                                   "sparse_indices",
                                                                                   "sparse_indptr"]))
-    if data.ndim != 1 or indices.shape != data.shape or indptr.ndim != 1 or dense.ndim != 2:
-        raise TypeInferenceError(f"nn.sparse_dense: a CSR matrix (data {data}, indices {indices}, indptr {indptr}) "
-                                 f"and a 2-D dense {dense} (block-sparse BSR data is not supported)")
+    if data.ndim not in (1, 3) or indices.ndim != 1 or indptr.ndim != 1 or dense.ndim != 2:
+        raise TypeInferenceError(f"a CSR (1-D data) or BSR ((blocks, bs_r, bs_c) data) matrix (data {data}, indices "
+                                 f"{indices}, indptr {indptr}) and a 2-D dense {dense}")
+    if not shapes_match(indices.shape, data.shape[:1]):
+        raise TypeInferenceError(f"sparse_indices {indices} must hold one entry per stored value or block of {data}")
     for t in (indices, indptr):
         if t.dtype not in INTEGER:
-            raise TypeInferenceError(f"nn.sparse_dense: the CSR index arrays must be integers, got {t}")
+            raise TypeInferenceError(f"the sparse index arrays must be integers, got {t}")
     same_dtype([dense, data], "nn.sparse_dense dense and sparse data")
-    rows = indptr.shape[0] - 1
+    block_rows = indptr.shape[0] - 1 if not is_any(indptr.shape[0]) else Any()
+    rows = block_rows * data.shape[1] if data.ndim == 3 and not is_any(block_rows) else block_rows
     shape = (rows, dense.shape[0]) if attrs.sparse_lhs else (dense.shape[0], rows)
     return TensorType(shape, dense.dtype)
 
@@ -165,9 +168,10 @@ register_relay_op("nn.sparse_dense", 4, _sparse_dense_rel, OpPattern.OUT_ELEMWIS
 
 
 def sparse_dense(dense_mat, sparse_mat, sparse_lhs=False):
-    """``dense_mat @ sparse_mat.T`` (or ``sparse_mat @ dense_mat.T`` when ``sparse_lhs``) of a CSR matrix given as
-    ``(data, indices, indptr)``."""
-    data, indices, indptr = sparse_mat
+    """``dense_mat @ sparse_mat.T`` (or ``sparse_mat @ dense_mat.T`` when ``sparse_lhs``) of a CSR (1-D data) or BSR
+    (``(blocks, bs_r, bs_c)`` data) matrix given as ``(data, indices, indptr)`` or an object with those fields."""
+    data, indices, indptr = (sparse_mat.data, sparse_mat.indices, sparse_mat.indptr) if hasattr(
+        sparse_mat, "indices") else sparse_mat
     return make_call("nn.sparse_dense", [dense_mat, data, indices, indptr], A.SparseDenseAttrs(sparse_lhs))
 
 

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 
+from ...topi.testing.sparse import bsr_to_dense
 from ...topi.testing.transform import strided_set_python
 from ..op.array_more import reverse_reshape_shape
 from .common import register
@@ -85,7 +86,11 @@ def multibox_prior(attrs, data):
 
 @register("nn.sparse_dense")
 def sparse_dense(attrs, dense, data, indices, indptr):
-    """``dense @ W.T`` (or ``W @ dense.T``) of the CSR matrix ``W``."""
+    """``dense @ W.T`` (or ``W @ dense.T``) of the CSR or BSR matrix ``W``."""
+    if data.ndim == 3:
+        w = bsr_to_dense(data, indices, indptr, dense.shape[1])
+        out = w @ dense.T if attrs.sparse_lhs else dense @ w.T
+        return out.astype(dense.dtype)
     rows = indptr.shape[0] - 1
     w = np.zeros((rows, dense.shape[1]), dense.dtype)
     for r in range(rows):

@@ -15,6 +15,7 @@ from .combine_parallel_op_batch import CombineParallelOpBatch
 from .common_subexpr import EliminateCommonSubexpr
 from .convert_layout import ConvertLayout, LayoutConfig
 from .convert_sparse_conv2d import Conv2dToSparse, Conv2dToSparse2
+from .convert_sparse_dense import DenseToSparse
 from .dead_code import DeadCodeElimination
 from .defunctionalization import Defunctionalization
 from .div_to_mul import DivToMul

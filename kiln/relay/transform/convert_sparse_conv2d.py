@@ -28,7 +28,7 @@ from ..expr_functor import ExprMutator
 from ..op.sparse import sparse_conv2d
 from .function_pass import FunctionPass
 
-__all__ = ["Conv2dToSparse", "Conv2dToSparse2"]
+__all__ = ["Conv2dToSparse", "Conv2dToSparse2", "WeightRewriter", "bsr_params", "with_sparse_params"]
 
 _KERNEL_LAYOUT = {"NHWC": "HWIO", "NCHW": "OIHW"}
 
@@ -42,21 +42,40 @@ def computes_as_sparse(call, layout, kernel_size) -> bool:
             and tuple(a.dilation) == (1, 1) and tuple(a.padding) == (pad,) * 4 and a.out_layout in ("", layout))
 
 
-class _SparseRewriter(ExprMutator):
-    """Replaces each qualifying ``nn.conv2d`` by ``replace(call) -> Expr | None`` (None: keep it)."""
+class WeightRewriter(ExprMutator):
+    """Replaces each call of ``op_name`` by ``replace(call) -> Expr | None`` (None: keep it)."""
 
-    def __init__(self, replace):
+    def __init__(self, replace, op_name):
         super().__init__()
-        self.conv2d = Op.get("nn.conv2d")
+        self.op = Op.get(op_name)
         self.replace = replace
 
     def visit_call(self, call):
         new = super().visit_call(call)
-        if call.op == self.conv2d:
+        if call.op == self.op:
             replaced = self.replace(new)
             if replaced is not None:
                 return replaced
         return new
+
+
+def with_sparse_params(func, body, made):
+    """``func`` with ``body``, its parameters those of the old ones still used followed by the new BSR parameters
+    ``made`` (weight name -> its three variables), as TVM's Conv2dToSparse and DenseToSparse order them."""
+    if not made:
+        return func
+    used = set(free_vars(body))
+    new_params = tuple(v for params in made.values() for v in params)
+    return func.with_fields(params=tuple(p for p in func.params if p in used) + new_params, body=body, ret_type=None)
+
+
+def bsr_params(weight, shape):
+    """The ``<name>.data``, ``.indices``, ``.indptr`` variables replacing the weight variable ``weight``, of the
+    shapes ``shape`` (the data's, then one entry each for indices and indptr), the data in the weight's dtype."""
+    name, dtype = weight.name_hint, getattr(weight.type_annotation, "dtype", None) or "float32"
+    return [Var(f"{name}.data", TensorType(tuple(shape[:-2]), dtype)),
+            Var(f"{name}.indices", TensorType(tuple(shape[-2:-1]), "int32")),
+            Var(f"{name}.indptr", TensorType(tuple(shape[-1:]), "int32"))]
 
 
 @register_pass("Conv2dToSparse")
@@ -85,27 +104,13 @@ class Conv2dToSparse(FunctionPass):
                 return None
             if not computes_as_sparse(call, self.layout, self.kernel_size):
                 return None
-            name, shape = weight.name_hint, shapes[weight.name_hint]
+            name = weight.name_hint
             if name not in made:
-                dtype = getattr(weight.type_annotation, "dtype", None) or "float32"
-                data_shape = shape[:-2]
-                made[name] = [Var(f"{name}.data", _tensor(data_shape, dtype)),
-                              Var(f"{name}.indices", _tensor(shape[-2:-1], "int32")),
-                              Var(f"{name}.indptr", _tensor(shape[-1:], "int32"))]
+                made[name] = bsr_params(weight, shapes[name])
             data, indices, indptr = made[name]
             return sparse_conv2d(call.args[0], data, indices, indptr, self.layout, self.kernel_size)
 
-        body = _SparseRewriter(replace).visit(func.body)
-        if not made:
-            return func
-        new_params = [v for params in made.values() for v in params]
-        used = set(free_vars(body))
-        return func.with_fields(params=tuple(p for p in func.params if p in used) + tuple(new_params), body=body,
-                                ret_type=None)
-
-
-def _tensor(shape, dtype):
-    return TensorType(tuple(shape), dtype)
+        return with_sparse_params(func, WeightRewriter(replace, "nn.conv2d").visit(func.body), made)
 
 
 @register_pass("Conv2dToSparse2")
@@ -139,5 +144,5 @@ class Conv2dToSparse2(FunctionPass):
             return sparse_conv2d(call.args[0], const(np.ascontiguousarray(data)), const(indices), const(indptr),
                                  self.layout, self.kernel_size)
 
-        body = _SparseRewriter(replace).visit(func.body)
+        body = WeightRewriter(replace, "nn.conv2d").visit(func.body)
         return func if body is func.body else func.with_fields(body=body)

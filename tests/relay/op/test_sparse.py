@@ -136,3 +136,26 @@ def test_sparse_transpose_of_a_named_tuple(target):
     with pytest.raises(TypeInferenceError, match="nn.sparse_transpose: sparse_data .* one entry each"):
         relay.testing.run_infer_type(relay.nn.sparse_transpose((relay.var("a", shape=(3,)), fields.indices,
                                                                 fields.indptr)).astuple())
+
+
+@pytest.mark.parametrize("target", ["llvm", "c"])
+@pytest.mark.parametrize("sparse_lhs", [False, True])
+def test_sparse_dense_of_a_bsr_matrix(target, sparse_lhs):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(6)
+    w = sp.bsr_matrix((rng.standard_normal((6, 8)) * np.kron(rng.random((3, 2)) < 0.6, np.ones((2, 4)))).astype(
+        "float32"), blocksize=(2, 4))
+    x = relay.var("x", shape=(5, 8))
+    out = relay.nn.sparse_dense(x, (relay.const(w.data), relay.const(w.indices), relay.const(w.indptr)), sparse_lhs)
+    mod = kiln.IRModule.from_expr(relay.Function([x], out))
+    assert relay.transform.InferType()(mod)["main"].ret_type == relay.TensorType((6, 5) if sparse_lhs else (5, 6))
+    data = rng.standard_normal((5, 8)).astype("float32")
+    want = w.toarray() @ data.T if sparse_lhs else data @ w.toarray().T
+    np.testing.assert_allclose(relay.create_executor("debug", mod=mod).evaluate()(data).numpy(), want, rtol=1e-5,
+                               atol=1e-5)
+    got = relay.create_executor("graph", mod=mod, target=target).evaluate()(data).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    with pytest.raises(TypeInferenceError, match="nn.sparse_dense: sparse_indices"):
+        relay.testing.run_infer_type(relay.nn.sparse_dense(x, (relay.const(w.data), relay.const(w.indices[:1]),
+                                                               relay.const(w.indptr))))

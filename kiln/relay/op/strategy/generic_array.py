@@ -10,6 +10,7 @@ from ....topi import elemwise as EW
 from ....topi import signal as SG
 from ....topi import transform as T
 from ....topi.einsum import einsum
+from ....topi.nn import sparse as SPN
 from ....topi.reduction import reduce_axes
 from ....topi.utils import get_const_tuple
 from ..like import collapse_axes, reshape_like_shape
@@ -47,7 +48,7 @@ ARRAY_COMPUTES = {
     "nn.sparse_add": lambda attrs, inputs, out_type: [AM.sparse_add(inputs[0], inputs[1], inputs[2], inputs[3])],
     "fixed_point_multiply_per_axis": lambda attrs, inputs, out_type: [AM.fixed_point_multiply_per_axis(
         inputs[0], inputs[1], inputs[2], attrs.axes)],
-    "nn.sparse_dense": lambda attrs, inputs, out_type: [AM.sparse_dense(inputs[0], inputs[1], inputs[2], inputs[3],
+    "nn.sparse_dense": lambda attrs, inputs, out_type: [SPN.sparse_dense(inputs[0], inputs[1], inputs[2], inputs[3],
                                                                         attrs.sparse_lhs)],
     "debug": lambda attrs, inputs, out_type: [EW.identity(inputs[0])],
     "annotation.stop_fusion": lambda attrs, inputs, out_type: [EW.identity(inputs[0])],
