@@ -166,3 +166,45 @@ def test_weight_transform_folds_at_compile_time():
     assert isinstance(mod["main"].body.args[1], relay.Constant)
     xv = rand((1, 3, 6, 6))
     check(mod["main"].body, {"x": xv}, naive_conv(xv, w, (1, 1), (1, 1, 1, 1), (1, 1), 1), rtol=1e-4)
+
+
+def test_a_run_time_batch_runs_on_the_vm():
+    """The shape functions derived from the computes: one kernel for every batch size."""
+    from kiln.runtime.vm import VirtualMachine
+
+    x, w = relay.var("x", shape=(relay.Any(), 3, 8, 7)), relay.var("w", shape=(4, 3, 3, 3))
+    y = relay.nn.contrib_conv2d_winograd_without_weight_transform(
+        x, relay.nn.contrib_conv2d_winograd_weight_transform(w, 2), 2, padding=(1, 1), channels=4, kernel_size=(3, 3))
+    xi, wi = relay.var("xi", shape=(relay.Any(), 7, 6, 5), dtype="int8"), relay.var("wi", shape=(3, 3, 5, 4),
+                                                                                     dtype="int8")
+    yi = relay.nn.contrib_conv2d_gemm_without_weight_transform(
+        xi, relay.nn.contrib_conv2d_gemm_weight_transform(wi, 4, 4), padding=(1, 1), channels=4, kernel_size=(3, 3),
+        data_layout="NHWC", kernel_layout="HWIO", out_dtype="int32")
+    mod = kiln.IRModule.from_expr(relay.Function([x, w, xi, wi], relay.Tuple([y, yi])))
+    vm = VirtualMachine(relay.vm.compile(mod, target="llvm"), kiln.cpu(0))
+    wv, wiv = rand((4, 3, 3, 3)), rand((3, 3, 5, 4), "int8")
+    for n in (1, 3):
+        xv, xiv = rand((n, 3, 8, 7)), rand((n, 7, 6, 5), "int8")
+        out, outi = vm.invoke("main", xv, wv, xiv, wiv)
+        np.testing.assert_allclose(out.numpy(), naive_conv(xv, wv, (1, 1), (1, 1, 1, 1), (1, 1), 1), rtol=1e-4,
+                                   atol=1e-4)
+        want = naive_conv(xiv.transpose(0, 3, 1, 2).astype("float64"), wiv.transpose(3, 2, 0, 1).astype("float64"),
+                          (1, 1), (1, 1, 1, 1), (1, 1), 1)
+        np.testing.assert_array_equal(outi.numpy(), want.transpose(0, 2, 3, 1).astype("int32"))
+
+
+def test_text_and_json_round_trip():
+    import kiln.parser
+
+    x, w = relay.var("x", shape=(1, 8, 8, 3), dtype="int8"), relay.var("w", shape=(3, 3, 3, 4), dtype="int8")
+    y = relay.nn.contrib_conv2d_gemm_without_weight_transform(
+        x, relay.nn.contrib_conv2d_gemm_weight_transform(w, 4, 16), channels=4, kernel_size=(3, 3),
+        data_layout="NHWC", kernel_layout="HWIO", out_dtype="int32")
+    x2, w2 = relay.var("x2", shape=(1, 3, 8, 8, 8)), relay.var("w2", shape=(4, 3, 3, 3, 3))
+    y2 = relay.nn.contrib_conv3d_winograd_without_weight_transform(
+        x2, relay.nn.contrib_conv3d_winograd_weight_transform(w2, 2), 2, padding=(1, 1, 1), kernel_size=(3, 3, 3))
+    mod = relay.transform.InferType()(kiln.IRModule.from_expr(relay.Function([x, w, x2, w2], relay.Tuple([y, y2]))))
+    text = mod.astext()
+    assert "tile_N=4, tile_K=16" in text and "tile_size=2" in text
+    kiln.ir.assert_structural_equal(relay.transform.InferType()(kiln.parser.parse(text)), mod)
+    assert kiln.ir.structural_equal(kiln.ir.load_json(kiln.ir.save_json(mod)), mod)
