@@ -20,10 +20,12 @@ words 4..7 of the state, each plus ``i``, under the key words 0..3.
 * ``threefry_split(gen)`` appends a 0 (left) or a 1 (right) to the path; when the path is full, the key becomes the
   hash of the key and words 4..7, and the two results take the paths ``0`` and ``1``.
 
-Two behaviours differ from TVM's kernel on purpose. TVM's "path is full" test is written ``gen[8] == 0 and gen[9]
-== 0`` in Python, which evaluates to ``gen[8] == 0`` alone, so its path holds 64 steps instead of 128; kiln tests
-both words, as the encoding intends (the results differ only after 64 nested splits). TVM hashes the fresh key from
-a two-word counter buffer read as four words (two past its end); kiln uses four all-ones words.
+Three slips of TVM's kernel are not copied, so kiln's numbers are those of the algorithm TVM describes, not of its
+build. TVM stores a mix's two results one after the other into the buffer its second result reads, so its second
+word is ``(a + 2b) ^ rotl(b)`` instead of Threefish's ``(a + b) ^ rotl(b)``: every number differs from TVM's. Its
+"path is full" test is written ``gen[8] == 0 and gen[9] == 0`` in Python, which evaluates to ``gen[8] == 0`` alone,
+so its path holds 64 steps instead of 128; kiln tests both words. And it hashes the fresh key from a two-word
+counter buffer read as four words (two past its end); kiln uses four all-ones words.
 
 The kernels are sequential statements (``te.extern``): one loop over the blocks, each hash 100 let-bound scalar
 steps, so the compiled code keeps the four words in registers.

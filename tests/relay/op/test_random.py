@@ -24,6 +24,12 @@ def test_threefry_key_layout():
     assert key.tolist() == [5, 7, 0, 1 << 63, 0, 0, 0, 0, 1 << 63, 0]
 
 
+@pytest.mark.parametrize("seed", [-1, 2**256, 1.5])
+def test_bad_seed(seed):
+    with pytest.raises(OpAttributeInvalid, match="threefry_key: the seed must be an integer in \\[0, 2\\*\\*256\\)"):
+        relay.random.threefry_key(seed)
+
+
 def test_types():
     key = relay.random.threefry_key(1)
     assert typed(relay.random.threefry_generate(key, (3, 4))) == relay.TupleType(

@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from ....error import TypeInferenceError
+from ....error import OpAttributeInvalid, TypeInferenceError
 from ....ir.expr import RelayExpr
 from ....ir.op import register_op_attr
 from ....ir.type import TensorType, TupleType
@@ -102,6 +102,8 @@ def threefry_key(seed):
     >>> key.data.numpy()[8] == 1 << 63
     True
     """
+    if not isinstance(seed, int | np.integer) or not 0 <= int(seed) < 2**256:
+        raise OpAttributeInvalid(f"threefry_key: the seed must be an integer in [0, 2**256), got {seed!r}")
     words = np.frombuffer(int(seed).to_bytes(32, sys.byteorder), dtype="uint64")
     return Constant(array(np.concatenate((words, np.array([0, 0, 0, 0, 1 << 63, 0], dtype="uint64")))))
 
