@@ -60,7 +60,7 @@ register_relay_op("nn.upsampling", 1, _upsampling_rel("nn.upsampling", {"H": "sc
                   OpPattern.INJECTIVE, AI.UpSamplingAttrs, dtypes=NUMERIC)
 register_relay_op("nn.upsampling3d", 1, _upsampling_rel("nn.upsampling3d", {"D": "scale_d", "H": "scale_h",
                                                                             "W": "scale_w"}),
-                  OpPattern.INJECTIVE, AI.UpSampling3DAttrs, dtypes=FLOAT)
+                  OpPattern.INJECTIVE, AI.UpSampling3DAttrs, dtypes=NUMERIC)
 
 
 def _scale(value):
@@ -83,7 +83,7 @@ def _dynamic_scales(scales):
 
 def upsampling(data, scale_h=1, scale_w=1, layout="NCHW", method="nearest_neighbor", align_corners=False):
     """Upsample the H x W plane by ``scale_h`` x ``scale_w`` (nearest_neighbor, bilinear or bicubic); a scale that
-    is a non-constant Relay expression (a float scalar) makes ``dyn.nn.upsampling``."""
+    is a non-constant Relay expression (a numeric scalar) makes ``dyn.nn.upsampling``."""
     dynamic = _dynamic_scales([scale_h, scale_w])
     if dynamic is not None:
         from .dispatch import dyn_ops
@@ -96,7 +96,7 @@ def upsampling(data, scale_h=1, scale_w=1, layout="NCHW", method="nearest_neighb
 def upsampling3d(data, scale_d=1, scale_h=1, scale_w=1, layout="NCDHW", method="nearest_neighbor",
                  coordinate_transformation_mode="half_pixel"):
     """Upsample the D x H x W volume by the three scales (nearest_neighbor or trilinear); a scale that is a
-    non-constant Relay expression (a float scalar) makes ``dyn.nn.upsampling3d``."""
+    non-constant Relay expression (a numeric scalar) makes ``dyn.nn.upsampling3d``."""
     dynamic = _dynamic_scales([scale_d, scale_h, scale_w])
     if dynamic is not None:
         from .dispatch import dyn_ops

@@ -95,9 +95,19 @@ def test_type_relation_refuses_bad_scales_and_layouts():
     (sw,) = _scalar_vars("sw")
     with pytest.raises(TypeInferenceError, match="dyn.nn.upsampling3d: data .* does not fit layout"):
         relay.testing.run_infer_type(relay.nn.upsampling3d(x, sw, sw, sw))
-    integer = relay.var("i", shape=(), dtype="int32")
+    boolean = relay.var("b", shape=(), dtype="bool")
     with pytest.raises(TypeInferenceError, match="dyn.nn.upsampling"):
-        relay.testing.run_infer_type(relay.nn.upsampling(x, integer, 2.0))
+        relay.testing.run_infer_type(relay.nn.upsampling(x, boolean, 2.0))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_integer_scales(target):
+    """TVM's relation takes scales of any dtype (its tests bind Python ints): integer scalars scale too."""
+    x = relay.var("x", shape=(1, 2, 2, 3), dtype="int8")
+    sh, sw = _scalar_vars("sh", "sw", dtype="int64")
+    data = np.arange(12, dtype="int8").reshape(1, 2, 2, 3)
+    got = _vm(relay.Function([x, sh, sw], relay.nn.upsampling(x, sh, sw)), target)(data, np.int64(3), np.int64(2))
+    np.testing.assert_array_equal(got.numpy(), np.repeat(np.repeat(data, 3, 2), 2, 3))
 
 
 def test_a_scale_that_is_not_positive_is_refused_at_run_time():

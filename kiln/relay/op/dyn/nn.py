@@ -1,6 +1,6 @@
 """The ``relay.op.dyn.nn`` operators (TVM's ``relay/op/dyn/nn``), whose result shape comes from tensors known at
 run time: ``dyn.nn.pad`` (``pad_width`` an ``(ndim, 2)`` integer tensor; the shape function adds the widths to the
-data's shape and refuses a negative one) and ``dyn.nn.upsampling``/``dyn.nn.upsampling3d`` (the scales float scalar
+data's shape and refuses a negative one) and ``dyn.nn.upsampling``/``dyn.nn.upsampling3d`` (the scales numeric scalar
 tensors; the shape function rounds ``size * scale`` per scaled axis and refuses a scale that is not positive). The
 upsamplings share the static operators' attributes (their scale fields unused), as TVM's do."""
 
@@ -18,7 +18,7 @@ from ..nn import pad as static_pad
 from ..nn_extra import upsampling as static_upsampling
 from ..nn_extra import upsampling3d as static_upsampling3d
 from ..op import OpPattern, make_call, register_op_attr, register_relay_op, register_shape_func
-from ..type_relations import ALL, FLOAT, NUMERIC, SIGNED, tensor_arg
+from ..type_relations import ALL, NUMERIC, SIGNED, tensor_arg
 from .common import dim64, int64, scalar_arg, shape_tensor
 
 __all__ = ["DynPadAttrs", "pad", "upsampling", "upsampling3d"]
@@ -97,10 +97,11 @@ def _upsampling_rel(op_name):
     return relation
 
 
+# the scales may be of any numeric dtype (TVM's relation does not check them; its tests bind integer scales)
 register_relay_op("dyn.nn.upsampling", 3, _upsampling_rel("dyn.nn.upsampling"), OpPattern.OPAQUE,
-                  UpSamplingAttrs, dtypes=(NUMERIC, FLOAT))
+                  UpSamplingAttrs, dtypes=NUMERIC)
 register_relay_op("dyn.nn.upsampling3d", 4, _upsampling_rel("dyn.nn.upsampling3d"), OpPattern.OPAQUE,
-                  UpSampling3DAttrs, dtypes=(NUMERIC, FLOAT))
+                  UpSampling3DAttrs, dtypes=NUMERIC)
 
 
 def upsampled_dim(size, scale):
@@ -134,7 +135,7 @@ register_shape_func("dyn.nn.upsampling3d", True, _upsampling_shape_func("dyn.nn.
 
 
 def upsampling(data, scale_h, scale_w, layout="NCHW", method="nearest_neighbor", align_corners=False):
-    """:func:`kiln.relay.nn.upsampling` with ``scale_h`` and ``scale_w`` float scalar tensors known at run time
+    """:func:`kiln.relay.nn.upsampling` with ``scale_h`` and ``scale_w`` numeric scalar tensors known at run time
     (TVM's ``relay.op.dyn.nn._make.upsampling``)."""
     return make_call("dyn.nn.upsampling", [data, scale_h, scale_w],
                      UpSamplingAttrs(layout=layout, method=method, align_corners=bool(align_corners)))
@@ -142,7 +143,7 @@ def upsampling(data, scale_h, scale_w, layout="NCHW", method="nearest_neighbor",
 
 def upsampling3d(data, scale_d, scale_h, scale_w, layout="NCDHW", method="nearest_neighbor",
                  coordinate_transformation_mode="half_pixel"):
-    """:func:`kiln.relay.nn.upsampling3d` with the three scales float scalar tensors known at run time."""
+    """:func:`kiln.relay.nn.upsampling3d` with the three scales numeric scalar tensors known at run time."""
     return make_call("dyn.nn.upsampling3d", [data, scale_d, scale_h, scale_w], UpSampling3DAttrs(
         layout=layout, method=method, coordinate_transformation_mode=coordinate_transformation_mode))
 
