@@ -9,8 +9,11 @@ Generators using Cryptographic Hashing" that TVM uses::
 
 The hash is TVM's Threefry: the Threefish-256 block function (four 64-bit words, no tweak) with 20 rounds, a key
 injection before each group of four rounds (five injections, none after the last round), the Skein rotation
-constants and the word permutation ``(0, 3, 2, 1)`` after every round. Block ``i`` of a generation hashes the
-words 4..7 of the state, each plus ``i``, under the key words 0..3.
+constants and the word permutation ``(0, 3, 2, 1)`` after every round; block ``i`` of a generation hashes the words
+4..7 of the state, each plus ``i``, under the key words 0..3. Its mixing step is the one TVM's kernel computes, not
+Threefish's: TVM stores the step's first result ``a + b`` before computing its second from the stored words, so the
+second is ``(a + 2b) ^ rotl(b)`` where Threefish has ``(a + b) ^ rotl(b)``. kiln computes the same, so a key gives
+the numbers it gives in TVM (TVM's tests pin some of them).
 
 * ``threefry_generate(gen, shape)`` hashes blocks ``0 .. n // 4 - 1``, then, for the ``n % 4`` last numbers, one
   block whose counter word 7 is advanced by ``n // 4 * 4``; the new generator's counter advances by ``n`` rounded up
@@ -20,12 +23,10 @@ words 4..7 of the state, each plus ``i``, under the key words 0..3.
 * ``threefry_split(gen)`` appends a 0 (left) or a 1 (right) to the path; when the path is full, the key becomes the
   hash of the key and words 4..7, and the two results take the paths ``0`` and ``1``.
 
-Three slips of TVM's kernel are not copied, so kiln's numbers are those of the algorithm TVM describes, not of its
-build. TVM stores a mix's two results one after the other into the buffer its second result reads, so its second
-word is ``(a + 2b) ^ rotl(b)`` instead of Threefish's ``(a + b) ^ rotl(b)``: every number differs from TVM's. Its
-"path is full" test is written ``gen[8] == 0 and gen[9] == 0`` in Python, which evaluates to ``gen[8] == 0`` alone,
-so its path holds 64 steps instead of 128; kiln tests both words. And it hashes the fresh key from a two-word
-counter buffer read as four words (two past its end); kiln uses four all-ones words.
+Two slips of TVM's kernel are not copied. Its "path is full" test is written ``gen[8] == 0 and gen[9] == 0`` in
+Python, which evaluates to ``gen[8] == 0`` alone, so its path holds 64 steps instead of 128; kiln tests both words
+(the numbers differ from TVM's only after 64 nested splits). And it hashes the fresh key from a two-word counter
+buffer read as four words (two past its end); kiln uses four all-ones words.
 
 The kernels are sequential statements (``te.extern``): one loop over the blocks, each hash 100 let-bound scalar
 steps, so the compiled code keeps the four words in registers.
@@ -83,7 +84,7 @@ def _threefry(ib, keys, counter):
                 a, b = x[2 * j], x[2 * j + 1]
                 a = ib.let(f"x{2 * j}", a + b)
                 rotated = (b << _u64(rotation[j])) | (b >> _u64(64 - rotation[j]))
-                x[2 * j], x[2 * j + 1] = a, ib.let(f"x{2 * j + 1}", a ^ rotated)
+                x[2 * j], x[2 * j + 1] = a, ib.let(f"x{2 * j + 1}", (a + b) ^ rotated)  # TVM's step (see above)
             x = [x[p] for p in PERMUTATION]
     return x
 

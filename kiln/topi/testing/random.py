@@ -39,7 +39,7 @@ def _rounds(schedule, x):
                 a, b = x[2 * pair], x[2 * pair + 1]
                 a += b  # in place: rows of x
                 rot = np.uint64(rotation[pair])
-                b[:] = a ^ ((b << rot) | (b >> (np.uint64(64) - rot)))
+                b[:] = (a + b) ^ ((b << rot) | (b >> (np.uint64(64) - rot)))  # TVM's mixing step, a = a + b
             x = x[[0, 3, 2, 1]]
     return x
 

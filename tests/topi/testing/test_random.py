@@ -1,6 +1,7 @@
 """kiln.topi.testing.random (the numpy random-number kernels the interpreter runs) against a model written here
-apart from it: Threefish-256 spelled round by round from the Skein paper on numpy uint64 scalars, and the generator
-state rules on Python integers; then the distributions' ranges and statistics."""
+apart from it: TVM's Threefry spelled round by round after the Skein paper's Threefish-256 on numpy uint64 scalars,
+and the generator state rules on Python integers; numbers TVM v0.16 gives; then the distributions' ranges and
+statistics."""
 
 import numpy as np
 import pytest
@@ -17,8 +18,9 @@ C240 = 0x1BD11BDAA9FC1A22
 
 
 def threefish(key, block):
-    """Threefish-256 with a zero tweak and 20 rounds, keyed before every fourth round only (no final subkey), on
-    numpy uint64 scalars: the four output words as Python ints."""
+    """TVM's Threefry hash on numpy uint64 scalars: Threefish-256 with a zero tweak and 20 rounds, keyed before every
+    fourth round only (no final subkey), whose MIX gives ``(e0, rotl(b) ^ (e0 + b))`` with ``e0 = a + b`` (TVM's
+    kernel stores ``e0`` over ``a`` before reading it back); the four output words as Python ints."""
     u = np.uint64
     with np.errstate(over="ignore"):
         k = [u(w) for w in key]
@@ -30,9 +32,9 @@ def threefish(key, block):
                 v = [v[i] + k[(s + i) % 5] + (u(s) if i == 3 else u(0)) for i in range(4)]
             r0, r1 = SKEIN_256_ROTATIONS[d % 8]
             e0 = v[0] + v[1]
-            e1 = ((v[1] << u(r0)) | (v[1] >> u(64 - r0))) ^ e0
+            e1 = ((v[1] << u(r0)) | (v[1] >> u(64 - r0))) ^ (e0 + v[1])
             e2 = v[2] + v[3]
-            e3 = ((v[3] << u(r1)) | (v[3] >> u(64 - r1))) ^ e2
+            e3 = ((v[3] << u(r1)) | (v[3] >> u(64 - r1))) ^ (e2 + v[3])
             v = [e0, e3, e2, e1]  # the 4-word permutation pi = (0, 3, 2, 1)
     return [int(w) for w in v]
 
@@ -92,7 +94,14 @@ STATES = {
 }
 
 
-def test_hash_is_threefish_256_without_final_subkey():
+def test_numbers_are_tvms():
+    """TVM v0.16's uniform float32 numbers for ``threefry_key(5)`` (its ONNX RandomUniform with seed 5)."""
+    tvm_gives = [0.043976, 0.96656, 0.292199, 0.904297, 0.25167, 0.521778, 0.778985, 0.085463, 0.939846, 0.194201]
+    _, values = R.uniform_python(key(5), np.float32(0), np.float32(1), (10,), "float32")
+    np.testing.assert_allclose(values, tvm_gives, rtol=1e-5)
+
+
+def test_hash_is_tvms_threefry():
     key_words = random_words(4)
     counters = random_words(4 * 6).reshape(6, 4)
     got = R.threefry_hash(key_words, counters)
