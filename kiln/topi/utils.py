@@ -20,7 +20,7 @@ __all__ = [
     "get_const_int", "get_const_tuple", "normalize_axis", "ravel_index", "unravel_index", "traverse_inline",
     "auto_inline_injective", "create_schedule_for", "fused_output", "reads_through_inline", "output_ops",
     "resolve_target", "vector_lanes", "prod", "largest_divisor", "ceil_div", "num_elements", "known_nonpositive",
-    "size_checks", "const_matrix",
+    "size_checks", "const_matrix", "nchw_pack_layout", "nchw_xc_layout",
 ]
 
 
@@ -254,3 +254,13 @@ def const_matrix(matrix, name="const_matrix"):
         return value
 
     return compute((rows, cols), element, name=name, tag=_tag.INJECTIVE, attrs={"const_matrix": True})
+
+
+def nchw_pack_layout(layout: str) -> bool:
+    """Whether ``layout`` is NCHW with packed batch and channel blocks (``NCHW1n16c``: ``NCHWinic``)."""
+    return layout[:4] == "NCHW" and "c" in layout and "n" in layout
+
+
+def nchw_xc_layout(layout: str) -> bool:
+    """Whether ``layout`` is NCHW with a packed channel block only (``NCHW8c``: ``NCHWxc``)."""
+    return layout[:4] == "NCHW" and "c" in layout and layout[4:-1].isnumeric()

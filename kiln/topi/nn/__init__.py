@@ -2,6 +2,7 @@
 
 # ruff: noqa: F401  (re-exports)
 
+from ..image.resize_nd import upsampling, upsampling3d
 from ..transform import flatten
 from .alter_layout import conv2d_alter_layout, conv2d_legalize, dense_alter_layout, dense_legalize
 from .conv2d import (
