@@ -268,18 +268,23 @@ MAX_UNROLLED_BODY = 512
 def _register_tile_knobs(cfg, shape, regs, reg_n, kernel_width, reduce_block, target):
     """Declare the knobs of the blocked schedule of an output of ``shape`` on ``cfg`` (the fallback: today's
     choices) and return their values ``(columns, channel blocks, rows, innermost reduction loop, unroll the next
-    reduction loop too)``.
+    reduction loop too, input channels per inner reduction chunk, kernel rows outside the channel chunks)``.
 
     The register tile is ``tile_ow`` output columns x ``tile_oc`` channel blocks (of ``regs`` vectors each) x
     ``tile_oh`` output rows; ``multi_filter`` keeps the tiles whose accumulators fit the register budget of
-    :func:`~kiln.topi.x86.micro_kernel.accumulator_budget` (and today's tile, whatever its size)."""
+    :func:`~kiln.topi.x86.micro_kernel.accumulator_budget` (and today's tile, whatever its size). The reduction over
+    a block's ``reduce_block`` input channels runs in chunks of ``tile_ic_block`` (the weights one chunk touches stay in
+    L1 across the kernel's rows), with the kernel's rows inside the chunks or, ``kh_outside``, outside the
+    channel blocks (one row of input reused across all of them)."""
     _, oc_chunk, oh, ow, _ = shape
     budget = max(1, accumulator_budget(target))
     cfg.define_split("tile_ow", ow, num_outputs=2, max_factor=32)  # past 32 unrolled columns: spills, slow builds
     cfg.define_split("tile_oc", oc_chunk, num_outputs=2, max_factor=max(1, budget // regs))
     cfg.define_split("tile_oh", oh, num_outputs=2, max_factor=4)
+    cfg.define_split("tile_ic_block", reduce_block, num_outputs=2)
     cfg.define_knob("reduce_inner", ["kw", "ic"])
     cfg.define_knob("unroll_outer", [False, True])
+    cfg.define_knob("kh_outside", [False, True])
 
     def tile(e):
         return e["tile_ow"].size[-1], e["tile_oc"].size[-1], e["tile_oh"].size[-1]
@@ -289,25 +294,29 @@ def _register_tile_knobs(cfg, shape, regs, reg_n, kernel_width, reduce_block, ta
         # the next reduction loop unrolled too: only while the straight-line body stays small enough to compile
         # in seconds (a 14 x 2 x 2 tile over 16 channels and 3 taps would be 2688 unrolled multiply-adds; past
         # ~500, an LLVM build of a candidate takes tens of seconds)
-        body = accumulators * kernel_width * reduce_block if e["unroll_outer"].val else 0
+        body = accumulators * kernel_width * e["tile_ic_block"].size[-1] if e["unroll_outer"].val else 0
         return (accumulators <= budget or tile(e) == (reg_n, 1, 1)) and body <= MAX_UNROLLED_BODY
 
     cfg.multi_filter(fits)
     if cfg.is_fallback:
-        set_fallback_knobs(cfg, (oc_chunk, oh, ow), reg_n, kernel_width)
-    return (*tile(cfg), cfg["reduce_inner"].val, cfg["unroll_outer"].val)
+        set_fallback_knobs(cfg, (oc_chunk, oh, ow), reg_n, kernel_width, reduce_block)
+    return (*tile(cfg), cfg["reduce_inner"].val, cfg["unroll_outer"].val, cfg["tile_ic_block"].size[-1],
+            cfg["kh_outside"].val)
 
 
-def set_fallback_knobs(cfg, blocks, reg_n, kernel_width):
+def set_fallback_knobs(cfg, blocks, reg_n, kernel_width, reduce_block=1):
     """Give ``cfg`` the hand-chosen values of the blocked schedule's knobs for an output of ``blocks`` =
-    ``(channel blocks, rows, columns)``: tiles of ``reg_n`` columns of one channel block and one row, the kernel's
-    taps innermost unless it is one tap wide."""
+    ``(channel blocks, rows, columns)`` and ``reduce_block`` input channels per block: tiles of ``reg_n`` columns of
+    one channel block and one row, the kernel's taps innermost unless it is one tap wide, the block's channels in
+    one chunk inside the kernel's rows."""
     oc_chunk, oh, ow = blocks
     cfg["tile_ow"] = SplitEntity([ow // reg_n, reg_n])
     cfg["tile_oc"] = SplitEntity([oc_chunk, 1])
     cfg["tile_oh"] = SplitEntity([oh, 1])
+    cfg["tile_ic_block"] = SplitEntity([1, reduce_block])
     cfg["reduce_inner"] = OtherOptionEntity("kw" if kernel_width > 1 else "ic")
     cfg["unroll_outer"] = OtherOptionEntity(False)
+    cfg["kh_outside"] = OtherOptionEntity(False)
 
 
 def _schedule_nchwc(s, conv_op, outs, lanes, target, cfg):
@@ -331,7 +340,7 @@ def _schedule_nchwc(s, conv_op, outs, lanes, target, cfg):
     shape = get_const_tuple(conv.shape)
     n, oc_chunk, oh, ow, oc_bn = shape
     regs = max(1, oc_bn // lanes)  # vector registers per column of the tile
-    reg_n, oc_tile, oh_tile, reduce_inner, unroll_outer = _register_tile_knobs(
+    reg_n, oc_tile, oh_tile, reduce_inner, unroll_outer, ic_tile, kh_outside = _register_tile_knobs(
         cfg, shape, regs, register_tile(ow, oc_bn, target), get_const_tuple(kernel_vec.shape)[3],
         get_const_tuple(kernel_vec.shape)[4], target)
     unpacked = (n, oc_chunk * oc_bn, oh, ow)
@@ -345,6 +354,11 @@ def _schedule_nchwc(s, conv_op, outs, lanes, target, cfg):
     s[acc].compute_at(s[conv], x_chunk)
     an, ac, ay, ax, ab = s[acc].op.axis
     ico, rkh, rkw, ici = s[acc].op.reduce_axis
+    chunks = []
+    if ic_tile < get_const_tuple(kernel_vec.shape)[4]:
+        icm, ici = s[acc].split(ici, factor=ic_tile)
+        chunks.append(icm)
+    channel_loops = [rkh, ico, *chunks] if kh_outside else [ico, *chunks, rkh]
     # several channel blocks or rows per tile: their loops go inside the reduction, so each weight vector and each
     # broadcast input feeds several multiply-adds
     blocks = [a for a, size in ((ac, oc_tile), (ay, oh_tile)) if size > 1]
@@ -353,11 +367,11 @@ def _schedule_nchwc(s, conv_op, outs, lanes, target, cfg):
     if reduce_inner == "kw":
         # the kernel's taps along a row innermost and unrolled: neighbouring columns read overlapping inputs, so
         # each broadcast input feeds several multiply-adds (3x3 layers ~25% faster than with the channels inside)
-        s[acc].reorder(*outer, ico, rkh, ici, rkw, *tile)
+        s[acc].reorder(*outer, *channel_loops, ici, rkw, *tile)
         s[acc].unroll(rkw)
     else:
         # a 1x1 kernel: the block's input channels unrolled (one weight vector per channel, ~8% faster)
-        s[acc].reorder(*outer, ico, rkh, rkw, ici, *tile)
+        s[acc].reorder(*outer, *channel_loops, rkw, ici, *tile)
         s[acc].unroll(ici)
     if unroll_outer:  # a tuned choice: the next reduction loop out unrolled too
         s[acc].unroll(ici if reduce_inner == "kw" else rkw)

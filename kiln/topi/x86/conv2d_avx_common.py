@@ -14,10 +14,10 @@ __all__ = ["_fallback_schedule"]
 def _fallback_schedule(cfg, wkl):
     """Set the knobs of the ``conv2d_NCHWc.x86`` template on ``cfg`` to their untuned values for ``wkl`` (a
     :class:`~kiln.topi.nn.conv2d.Workload`), for the target in scope: ``tile_ow`` splits the output width into
-    register tiles, ``tile_oc``/``tile_oh`` take one channel block and one row per tile, ``reduce_inner`` and
-    ``unroll_outer`` as the schedule's defaults."""
+    register tiles, ``tile_oc``/``tile_oh`` take one channel block and one row per tile, ``tile_ic_block`` one chunk
+    of the input block, ``reduce_inner``, ``unroll_outer`` and ``kh_outside`` as the schedule's defaults."""
     out_h = conv_out_size(wkl.height, wkl.kernel_h, wkl.stride_h, wkl.dilation_h, wkl.padt, wkl.padb)
     out_w = conv_out_size(wkl.width, wkl.kernel_w, wkl.stride_w, wkl.dilation_w, wkl.padl, wkl.padr)
     dtype = wkl.out_dtype or wkl.in_dtype
-    _, oc_bn, reg_n = conv_blocking(wkl.in_filter, wkl.out_filter, out_w, dtype=dtype)
-    set_fallback_knobs(cfg, (wkl.out_filter // oc_bn, out_h, out_w), reg_n, wkl.kernel_w)
+    ic_bn, oc_bn, reg_n = conv_blocking(wkl.in_filter, wkl.out_filter, out_w, dtype=dtype)
+    set_fallback_knobs(cfg, (wkl.out_filter // oc_bn, out_h, out_w), reg_n, wkl.kernel_w, ic_bn)

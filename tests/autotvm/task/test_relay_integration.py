@@ -20,7 +20,8 @@ def test_conv_model_has_one_blocked_task():
     assert kernel[1][2:4] == (3, 3) and layout == f"NCHW{block}c" and dtype == "float32"
     assert strides == (1, 1) and padding == (1, 1, 1, 1) and dilation == (1, 1)
     assert task.flop == 2 * 32 * 14 * 14 * 16 * 9
-    assert task.config_space.knob_names() == ["tile_ow", "tile_oc", "tile_oh", "reduce_inner", "unroll_outer"]
+    assert task.config_space.knob_names() == ["tile_ow", "tile_oc", "tile_oh", "tile_ic_block", "reduce_inner",
+                                              "unroll_outer", "kh_outside"]
     space = task.config_space
     budget = Target("llvm").cpu_info.vector_registers * 3 // 4
     tiles = {(c["tile_ow"].size[-1], c["tile_oc"].size[-1], c["tile_oh"].size[-1]) for c in space}
@@ -28,10 +29,12 @@ def test_conv_model_has_one_blocked_task():
     expected = {(w, b, h) for w in (1, 2, 7, 14) for b in (1, 2) for h in (1, 2) if w * b * h <= budget}
     default = space.get(task.default_index)
     assert tiles == expected | {(default["tile_ow"].size[-1], 1, 1)}
-    # two reduction orders; the next reduction loop (16-channel blocks x 3 taps) unrolled too where that stays small
+    # the block's input channels in chunks of any divisor, two reduction orders, the kernel's rows inside or outside
+    # the channel loops; the next reduction loop (a chunk x 3 taps) unrolled too where that stays small
     from kiln.topi.x86.conv2d import MAX_UNROLLED_BODY
 
-    assert len(space) == sum(2 * (1 + (w * b * h * 3 * block <= MAX_UNROLLED_BODY)) for w, b, h in tiles)
+    chunks = [d for d in range(1, block + 1) if block % d == 0]
+    assert len(space) == sum(2 * 2 * (1 + (w * b * h * 3 * c <= MAX_UNROLLED_BODY)) for w, b, h in tiles for c in chunks)
 
 
 def test_mixed_model_tasks_and_ops_filter():

@@ -76,7 +76,7 @@ def test_grid_search_exhausts_the_space_and_early_stopping_stops(conv_task):
     tuner_module.create_measure_batch = lambda task, option: measure
     try:
         grid = autotvm.tuner.GridSearchTuner(task)
-        grid.tune(100, {"builder": autotvm.LocalBuilder(n_parallel=3), "runner": None})
+        grid.tune(len(task.config_space), {"builder": autotvm.LocalBuilder(n_parallel=3), "runner": None})
         assert grid.trials == len(task.config_space) and grid.best_config.index == task.config_space.valid_indices()[-1]
         stopped = autotvm.tuner.GridSearchTuner(task)
         stopped.tune(100, {"builder": autotvm.LocalBuilder(n_parallel=1), "runner": None}, early_stopping=0)

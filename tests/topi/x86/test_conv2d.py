@@ -57,7 +57,8 @@ def _sample(space, want):
 
 def _tile(config):
     return (config["tile_ow"].size[-1], config["tile_oc"].size[-1], config["tile_oh"].size[-1],
-            config["reduce_inner"].val, config["unroll_outer"].val)
+            config["reduce_inner"].val, config["unroll_outer"].val, config["tile_ic_block"].size[-1],
+            config["kh_outside"].val)
 
 
 def _run(s, tensors, arrays):
@@ -88,6 +89,8 @@ def test_every_tile_shape_of_the_blocked_convolution_matches_numpy(consumer):
     assert space["tile_oc"] is not None and len(space) > 8
     configs = _sample(space, _tile)
     assert {c["tile_oc"].size[-1] for c in configs} >= {1, 2} and {c["tile_oh"].size[-1] for c in configs} >= {1, 2}
+    assert {c["tile_ic_block"].size[-1] for c in configs} >= {1, 2} and {c["kh_outside"].val for c in configs} == {
+        False, True}
     for config in configs:
         s, tensors = build(config)
         np.testing.assert_allclose(_run(s, tensors, [x_np, w_np]), ref, rtol=1e-4, atol=1e-4, err_msg=str(config))
