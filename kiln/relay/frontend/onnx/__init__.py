@@ -1,7 +1,7 @@
 """The ONNX frontend: ``relay.frontend.from_onnx`` (TVM's ``tvm.relay.frontend.from_onnx``).
 
 The converters live in one module per operator family (``math``, ``nn``, ``normalization``, ``tensor``, ``pad``,
-``indexing``, ``reduce``, ``image``, ``quantize``, ``control``, ``rnn``, ``signal``; the dynamic forms in
+``indexing``, ``reduce``, ``image``, ``quantize``, ``control``, ``rnn``, ``signal``, ``random``; the dynamic forms in
 ``dynamic``); importing them fills the converter table of :mod:`.common`, and :mod:`.graph` walks the graph
 (expanding operators defined as ONNX functions with :mod:`.functions`). The ``onnx`` package is imported only when a
 model is converted.
@@ -22,6 +22,7 @@ from . import (  # noqa: F401  (register the converters)
     normalization,
     pad,
     quantize,
+    random,
     reduce,
     rnn,
     signal,
