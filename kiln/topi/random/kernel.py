@@ -34,7 +34,7 @@ steps, so the compiled code keeps the four words in registers.
 
 import math
 
-from ...error import TIRValueError
+from ...error import OpNotImplemented, TIRValueError
 from ...te.extern import extern
 from ...te.operation import compute, reduce_axis
 from ...te.operation import sum as _te_sum
@@ -148,6 +148,15 @@ def _generate_ir(gen, out_gen, out, count):
     return ib.get()
 
 
+def _static_shape(shape, what) -> tuple:
+    """``shape`` as Python ints; OpNotImplemented for a size known only at run time (as in TVM, the number of
+    random values is fixed when the kernel is built)."""
+    shape = get_const_tuple(shape)
+    if not all(isinstance(d, int) for d in shape):
+        raise OpNotImplemented(f"topi.random.{what}: the shape {list(shape)} must be known when the kernel is built")
+    return tuple(int(d) for d in shape)
+
+
 def _check_generator(gen, what):
     if gen.dtype != "uint64" or get_const_tuple(gen.shape) != (10,):
         raise TIRValueError(f"topi.random.{what}: the generator must be uint64[10], got {gen.dtype}{list(gen.shape)}")
@@ -170,7 +179,7 @@ def threefry_generate(gen, out_shape):
         ``uint64`` numbers of ``out_shape``.
     """
     _check_generator(gen, "threefry_generate")
-    out_shape = tuple(int(d) for d in get_const_tuple(out_shape))
+    out_shape = _static_shape(out_shape, "threefry_generate")
     count = math.prod(out_shape)
     new_gen = decl_buffer((10,), "uint64", "out_gen")
     bits = decl_buffer(out_shape, "uint64", "out_array")
@@ -280,7 +289,7 @@ def normal(gen, mean, scale, out_shape, out_dtype):
     values : te.Tensor
     """
     _check_float(out_dtype, "normal")
-    out_shape = tuple(int(d) for d in get_const_tuple(out_shape))
+    out_shape = _static_shape(out_shape, "normal")
     new_gen, bits = threefry_generate(gen, (2,) + out_shape)
 
     def fcompute(*i):
@@ -303,7 +312,7 @@ def multinomial(gen, probs, num_samples):
     indices : te.Tensor
         ``probs.shape[:-1] + (num_samples,)``, int32.
     """
-    shape = get_const_tuple(probs.shape)
+    shape = _static_shape(probs.shape, "multinomial")
     if not shape:
         raise TIRValueError("topi.random.multinomial: probs must have at least one axis")
     lead, n = tuple(shape[:-1]), shape[-1]

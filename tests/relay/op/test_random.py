@@ -77,6 +77,14 @@ def test_bad_attributes():
         relay.random.threefry_generate(relay.random.threefry_key(0), (2, -1))
 
 
+def test_a_size_known_at_run_time_is_refused_by_name():
+    probs = relay.var("p", shape=(relay.Any(), 4))
+    draws = relay.TupleWrapper(relay.random.multinomial(relay.random.threefry_key(3), probs, 5), 2)[1]
+    mod = kiln.IRModule.from_expr(relay.Function([probs], draws))
+    with pytest.raises(kiln.error.OpNotImplemented, match="topi.random.multinomial: the shape .* must be known"):
+        relay.create_executor("vm", mod=mod, target="llvm").evaluate()(np.ones((3, 4), "float32"))
+
+
 def program():
     """A function of the key and probabilities drawing from every operator, each key used once."""
     key, probs = relay.var("key", KEY), relay.var("probs", shape=(3, 4))

@@ -6,7 +6,7 @@ import pytest
 
 import kiln
 from kiln import te, topi
-from kiln.error import TIRValueError
+from kiln.error import OpNotImplemented, TIRValueError
 from kiln.topi.testing import random as R
 
 from ...target.conftest import TARGETS
@@ -109,5 +109,7 @@ def test_bad_arguments():
     with pytest.raises(TIRValueError, match="uniform: only float32 and float64"):
         topi.random.uniform(generator(), te.placeholder((), "float16"), te.placeholder((), "float16"), (2,),
                             "float16")
+    with pytest.raises(OpNotImplemented, match="threefry_generate: the shape \\[n, 2\\] must be known"):
+        topi.random.threefry_generate(generator(), (te.var("n"), 2))
     with pytest.raises(TIRValueError, match="multinomial: probs must have at least one axis"):
         topi.random.multinomial(generator(), te.placeholder((), "float32"), 2)
