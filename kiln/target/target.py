@@ -401,7 +401,11 @@ def _parse_dict(config):
 
 
 def _normalized(kind, options):
-    """Sorted option items; default keys are dropped so that ``Target(str(t)) == t``."""
+    """Sorted option items; default keys are dropped so that ``Target(str(t)) == t``. A ``-device`` leads the keys
+    when none are given, as in TVM (``llvm -device=arm_cpu`` has the keys ``arm_cpu, cpu``): generic functions and
+    strategies dispatch on it before the kind's keys."""
+    if "keys" not in options and options.get("device"):
+        options["keys"] = tuple(dict.fromkeys((options["device"], *kind.default_keys)))
     if options.get("keys") == kind.default_keys:
         del options["keys"]
     return tuple(sorted(options.items()))

@@ -156,3 +156,14 @@ def test_gpu_kinds_describe_their_device_with_tvm_defaults():
     x = relay.var("x", shape=(2,))
     with pytest.raises(KilnError, match="target kind 'opencl' is not supported"):
         relay.build(kiln.IRModule.from_expr(relay.Function([x], x + x)), target="opencl")
+
+
+def test_a_device_leads_the_keys():
+    """As TVM's: ``-device`` goes before the kind's keys (generic functions dispatch on it first), and the target
+    still round-trips through its string."""
+    arm = Target("llvm -device=arm_cpu -mtriple=aarch64-linux-gnu")
+    assert arm.keys == ("arm_cpu", "cpu")
+    assert Target(str(arm)) == arm and "-keys=arm_cpu,cpu" in str(arm)
+    assert Target("opencl -device=mali").keys == ("mali", "opencl", "gpu")
+    assert Target("llvm -device=arm_cpu -keys=cpu").keys == ("cpu",)  # explicit keys stay as given
+    assert Target("llvm").keys == ("cpu",)

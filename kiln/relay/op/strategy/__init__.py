@@ -8,7 +8,10 @@ tag) and ``FTVMStrategy``; ``kiln.relay`` imports it after the operators. LowerT
 """
 
 from ....ir.op import Op
-from . import x86_legalize  # noqa: F401  (registers FTVMLegalize of nn.conv2d and nn.dense)
+
+# arm_cpu: the Arm GEMM convolutions over the CPU strategies, and their layout hook; x86_legalize: FTVMLegalize of
+# nn.conv2d and nn.dense
+from . import arm_cpu, x86_legalize  # noqa: F401
 from .base import (
     OpImplementation,
     OpStrategy,
