@@ -145,3 +145,12 @@ def test_constant_scales_keep_the_static_operator():
     x = relay.var("x", shape=(1, 1, 2, 2), dtype="float32")
     call = relay.nn.upsampling(x, relay.const(2.0), relay.const(3.0))
     assert call.op.name == "nn.upsampling" and call.attrs.scale_w == 3.0
+
+
+def test_prints_and_parses_back():
+    x = relay.var("x", shape=(1, 2, 2, 2, 3))
+    sd, sw = _scalar_vars("sd", "sw")
+    body = relay.nn.upsampling3d(x, sd, 2.0, sw, layout="NDHWC", method="trilinear")
+    mod = relay.transform.InferType()(kiln.IRModule.from_expr(relay.Function([x, sd, sw], body)))
+    back = relay.transform.InferType()(relay.fromtext(mod.astext()))
+    kiln.ir.assert_structural_equal(back["main"], mod["main"])

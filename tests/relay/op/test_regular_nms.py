@@ -97,3 +97,12 @@ def test_types_and_bad_arguments():
             relay.var("c", shape=(2, 6, 5)), s, 2, 5, 2, 0.5, 0.1).astuple())
     with pytest.raises(OpAttributeInvalid, match="max_detections"):
         relay.vision.regular_non_max_suppression(b, s, 2, -1, 2, 0.5, 0.1)
+
+
+def test_prints_and_parses_back():
+    b, s = relay.var("b", shape=(1, 5, 4)), relay.var("s", shape=(1, 5, 3))
+    body = relay.vision.regular_non_max_suppression(b, s, 2, 3, 2, 0.45, 0.1).astuple()
+    mod = relay.transform.InferType()(kiln.IRModule.from_expr(relay.Function([b, s], body)))
+    back = relay.transform.InferType()(relay.fromtext(mod.astext()))
+    kiln.ir.assert_structural_equal(back["main"], mod["main"])
+    assert back["main"].body.attrs.iou_threshold == 0.45

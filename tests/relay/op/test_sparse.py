@@ -159,3 +159,16 @@ def test_sparse_dense_of_a_bsr_matrix(target, sparse_lhs):
     with pytest.raises(TypeInferenceError, match="nn.sparse_dense: sparse_indices"):
         relay.testing.run_infer_type(relay.nn.sparse_dense(x, (relay.const(w.data), relay.const(w.indices[:1]),
                                                                relay.const(w.indptr))))
+
+
+@pytest.mark.parametrize("build", [
+    lambda i, p: relay.nn.sparse_conv2d(relay.var("x", shape=(1, 2, 4, 4)), relay.var("w", shape=(2, 2, 1)), i, p,
+                                        "NCHW", 3),
+    lambda i, p: relay.nn.sparse_transpose((relay.var("d", shape=(2,)), i, p)).astuple(),
+])
+def test_sparse_calls_print_and_parse_back(build):
+    i, p = relay.var("i", shape=(2,), dtype="int32"), relay.var("p", shape=(3,), dtype="int32")
+    body = build(i, p)
+    mod = relay.transform.InferType()(kiln.IRModule.from_expr(relay.Function(relay.analysis.free_vars(body), body)))
+    back = relay.transform.InferType()(relay.fromtext(mod.astext()))
+    kiln.ir.assert_structural_equal(back["main"], mod["main"])
