@@ -367,7 +367,7 @@ class Conv2DWinogradAttrs(Attrs):
     """``nn.contrib_conv2d_winograd_without_weight_transform``: ``Conv2DAttrs`` with the Winograd ``tile_size``
     (2 for F(2x2, 3x3), 4 for F(4x4, 3x3)); ``padding`` is ``(top, left, bottom, right)``."""
 
-    tile_size: int = 4
+    tile_size: int
     strides: tuple = (1, 1)
     padding: tuple = (0, 0, 0, 0)
     dilation: tuple = (1, 1)
@@ -390,7 +390,7 @@ class Conv2DWinogradAttrs(Attrs):
 class Conv3DWinogradAttrs(Attrs):
     """``nn.contrib_conv3d_winograd_without_weight_transform``: ``Conv3DAttrs`` with the Winograd ``tile_size``."""
 
-    tile_size: int = 4
+    tile_size: int
     strides: tuple = (1, 1, 1)
     padding: tuple = (0, 0, 0, 0, 0, 0)
     dilation: tuple = (1, 1, 1)

@@ -208,3 +208,21 @@ def test_text_and_json_round_trip():
     assert "tile_N=4, tile_K=16" in text and "tile_size=2" in text
     kiln.ir.assert_structural_equal(relay.transform.InferType()(kiln.parser.parse(text)), mod)
     assert kiln.ir.structural_equal(kiln.ir.load_json(kiln.ir.save_json(mod)), mod)
+
+
+def test_between_blocked_convolutions():
+    """At opt_level 3 the x86 hook blocks the plain convolutions around a Winograd one, whose layout rule keeps it
+    in NCHW: the layouts are transformed around it and the result is the chain's."""
+    w1, w2 = rand((8, 8, 3, 3)) * 0.2, rand((8, 8, 3, 3)) * 0.2
+    x = relay.var("x", shape=(1, 8, 10, 10))
+    y = relay.nn.relu(relay.nn.conv2d(x, relay.const(w1), padding=(1, 1), channels=8, kernel_size=(3, 3)))
+    y = relay.nn.contrib_conv2d_winograd_without_weight_transform(
+        y, relay.nn.contrib_conv2d_winograd_weight_transform(relay.const(w2), 4), 4, padding=(1, 1), channels=8,
+        kernel_size=(3, 3))
+    y = relay.nn.conv2d(relay.nn.relu(y), relay.const(w1), padding=(1, 1), channels=8, kernel_size=(3, 3))
+    assert "tile_size=4" in y.astext()  # no default: always printed, as TVM's
+    xv = rand((1, 8, 10, 10))
+    pads = (1, 1, 1, 1)
+    want = np.maximum(naive_conv(xv, w1, (1, 1), pads, (1, 1), 1), 0)
+    want = naive_conv(np.maximum(naive_conv(want, w2, (1, 1), pads, (1, 1), 1), 0), w1, (1, 1), pads, (1, 1), 1)
+    check(y, {"x": xv}, want, rtol=1e-4)
