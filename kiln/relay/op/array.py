@@ -273,7 +273,7 @@ def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0
     and ``default_value`` elsewhere; of repeated indices the last wins. A number as ``default_value`` takes the
     values' dtype. ``output_shape`` a non-constant Relay expression makes ``dyn.sparse_to_dense``."""
     from ..transform.infer_type import infer_type
-    from .dispatch import dyn_ops, is_dynamic
+    from .dispatch import constant_value, dyn_ops, is_dynamic
 
     if not isinstance(sparse_values, RelayExpr):
         sparse_values = const(sparse_values)
@@ -282,8 +282,10 @@ def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0
         default_value = const(np.array(default_value).astype(dtype), dtype)
     if is_dynamic(output_shape):
         return dyn_ops().sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value)
+    output_shape = constant_value(output_shape)  # a Relay constant's entries
     return make_call("sparse_to_dense", [sparse_indices, sparse_values, default_value],
-                     A.SparseToDenseAttrs(tuple(output_shape)))
+                     A.SparseToDenseAttrs(tuple(output_shape) if isinstance(output_shape, list | tuple) else
+                                          (output_shape,)))
 
 
 def _einsum_rel(types, attrs):

@@ -69,3 +69,14 @@ def test_unique_against_numpy(is_sorted, dynamic):
         np.testing.assert_array_equal(got_first[:k], first)
         np.testing.assert_array_equal(got_inverse, inverse)
         np.testing.assert_array_equal(got_counts[:k], counts)
+
+
+@pytest.mark.parametrize("target", ["llvm", "c"])
+def test_topk_indices_in_a_float_dtype(target):
+    """TVM's topk takes any index dtype (its DynamicToStatic tests ask for float32 indices)."""
+    data = np.array([[3.0, 1.0, 4.0, 1.5], [9.0, 2.0, 6.0, 5.0]], "float32")
+    x = relay.var("x", shape=data.shape)
+    mod = kiln.IRModule.from_expr(relay.Function([x], relay.topk(x, 2, ret_type="indices", dtype="float32")))
+    got = relay.create_executor("graph", mod=mod, target=target).evaluate()(data).numpy()
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, np.argsort(-data, axis=1, kind="stable")[:, :2].astype("float32"))

@@ -310,3 +310,17 @@ def test_dynamic_pad_wraps_around_by_any_width():
         want = np.pad(a, widths, mode="wrap")
         np.testing.assert_array_equal(vm.invoke("main", a, widths).numpy(), want)
         np.testing.assert_array_equal(reference(a, widths).numpy(), want)
+
+
+def test_constant_and_float_shape_arguments_make_static_operators():
+    """A Relay constant as sparse_to_dense's output_shape is read as the attribute; a float size tensor of
+    dyn.image.resize2d is truncated (TVM's relations check neither dtype)."""
+    idx = relay.var("i", shape=(2,), dtype="int32")
+    call = relay.sparse_to_dense(idx, relay.const(np.array([4], "int64")), relay.const(np.array([7.0, 8.0], "f4")))
+    assert call.op.name == "sparse_to_dense" and call.attrs.output_shape == (4,)
+    img, size = relay.var("img", shape=(1, 1, 2, 2)), relay.var("size", shape=(2,), dtype="float32")
+    mod = kiln.IRModule.from_expr(relay.Function([img, size], relay.image.resize2d(img, size, method="nearest_neighbor",
+                                                                                    coordinate_transformation_mode="asymmetric")))
+    data = np.arange(4, dtype="float32").reshape(1, 1, 2, 2)
+    got = relay.create_executor("vm", mod=mod, target="llvm").evaluate()(data, np.array([4.0, 2.0], "float32"))
+    np.testing.assert_array_equal(got.numpy(), np.repeat(data, 2, axis=2))

@@ -10,7 +10,7 @@ from ....tir.expr import Select
 from ...expr import TupleWrapper
 from ..algorithm import topk as static_topk
 from ..op import OpPattern, make_call, register_op_attr, register_relay_op, register_shape_func
-from ..type_relations import ALL, INTEGER, SIGNED, check_dtype, normalize_axis, tensor_arg
+from ..type_relations import ALL, NUMERIC, SIGNED, check_dtype, normalize_axis, tensor_arg
 from .common import constant_ints, dim64, entry, scalar_arg, shape_tensor
 
 __all__ = ["DynTopKAttrs", "topk"]
@@ -33,7 +33,8 @@ class DynTopKAttrs(Attrs):
 def _topk_rel(types, attrs):
     data, k = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "k")
     scalar_arg(k, "dyn.topk", "k")
-    check_dtype(attrs.dtype, INTEGER, "the output", "dyn.topk")
+    if attrs.ret_type != "values":  # as topk's relation: float indices too, as TVM's tests ask
+        check_dtype(attrs.dtype, NUMERIC, "the output", "dyn.topk")
     axis = normalize_axis(attrs.axis, data.ndim, "topk axis")
     shape = data.shape[:axis] + (Any(),) + data.shape[axis + 1:]
     values, indices = TensorType(shape, data.dtype), TensorType(shape, attrs.dtype)

@@ -16,7 +16,7 @@ from ....ir.type import Any, TensorType
 from ....tir.layout import layout as parse_layout
 from ..image import resize2d as static_resize2d
 from ..op import OpPattern, make_call, register_op_attr, register_relay_op, register_shape_func
-from ..type_relations import FLOAT, INTEGER, NUMERIC, SIGNED, check_dtype, tensor_arg
+from ..type_relations import FLOAT, INTEGER, NUMERIC, check_dtype, tensor_arg
 from .common import constant_ints, dim64, entries, nonnegative_checks, shape_tensor, static_length
 
 __all__ = ["DynResize2DAttrs", "DynResizeNDAttrs", "resize2d", "resize_nd"]
@@ -56,8 +56,9 @@ def _resize2d_rel(types, attrs):
     return TensorType(tuple(shape), attrs.out_dtype or data.dtype)
 
 
+# size may be a float tensor (TVM's relation does not check its dtype; its tests pass float sizes): truncated
 register_relay_op("dyn.image.resize2d", 3, _resize2d_rel, OpPattern.OPAQUE, DynResize2DAttrs,
-                  dtypes=(NUMERIC, SIGNED, FLOAT))
+                  dtypes=(NUMERIC, NUMERIC, FLOAT))
 
 
 @register_shape_func("dyn.image.resize2d", True)
