@@ -31,7 +31,8 @@ __all__ = ["CompareBeforeAfter", "check_bool_expr_is_true", "check_int_constrain
            "assert_allclose", "assert_prim_expr_equal", "enabled_targets", "device_enabled",
            "parametrize_targets",
            "requires_llvm",
-           "uses_gpu", "requires_gpu", "requires_cuda", "requires_rpc", "main", "assert_equal", "parameter",
+           "uses_gpu", "requires_gpu", "requires_cuda", "requires_tensorcore", "requires_rpc", "main", "assert_equal",
+           "parameter",
            "parameters", "fixture", "known_failing_targets", "requires_x86", "requires_x86_vnni",
            "requires_x86_avx512", "requires_arm_dot"]
 
@@ -106,6 +107,9 @@ requires_gpu = pytest.mark.skip(reason="kiln runs on CPUs only")
 
 requires_cuda = pytest.mark.skip(reason="kiln has no CUDA backend")
 """Skip a test that needs CUDA (TVM's ``tvm.testing.requires_cuda``)."""
+
+requires_tensorcore = pytest.mark.skip(reason="kiln runs on CPUs only (no tensor cores)")
+"""Skip a test that needs NVIDIA tensor cores (TVM's ``tvm.testing.requires_tensorcore``)."""
 
 requires_rpc = pytest.mark.skipif(False, reason="kiln always has RPC (kiln.rpc)")
 """TVM's ``tvm.testing.requires_rpc``: kiln is always built with RPC, so it skips nothing."""

@@ -32,5 +32,5 @@ from .indexing import gather, gather_nd, one_hot
 from .scan import cumprod, cumsum
 from .scatter import scatter_elements, scatter_nd
 from .sort import argsort, topk
-from . import nn, image, generic, x86, arm_cpu, cuda, hls, tensor_ops, random
+from . import nn, image, generic, x86, arm_cpu, cuda, mali, hls, tensor_ops, random
 from .utils import traverse_inline
