@@ -8,11 +8,18 @@ from dataclasses import dataclass
 
 from ...ir.attrs import Attrs
 from .attrs import _int_tuple
+from .type_relations import ALL
 
 
 def _shape(attrs):
     _int_tuple(attrs, "out_shape")
     attrs._require(all(d >= 0 for d in attrs.out_shape), "out_shape", "sizes must not be negative")
+
+
+def _dtype(attrs):
+    """A known dtype name (the type relation then asks for float32 or float64, as TVM's does)."""
+    object.__setattr__(attrs, "out_dtype", str(attrs.out_dtype))
+    attrs._require(attrs.out_dtype in ALL, "out_dtype", "is not a dtype kiln knows")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +37,7 @@ class UniformAttrs(Attrs):
 
     def __post_init__(self):
         _shape(self)
-        object.__setattr__(self, "out_dtype", str(self.out_dtype))
+        _dtype(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +47,7 @@ class NormalAttrs(Attrs):
 
     def __post_init__(self):
         _shape(self)
-        object.__setattr__(self, "out_dtype", str(self.out_dtype))
+        _dtype(self)
 
 
 @dataclass(frozen=True, slots=True)

@@ -75,6 +75,9 @@ def test_bad_attributes():
         relay.random.multinomial(relay.random.threefry_key(0), relay.var("p", shape=(3,)), -1)
     with pytest.raises(OpAttributeInvalid, match="out_shape"):
         relay.random.threefry_generate(relay.random.threefry_key(0), (2, -1))
+    with pytest.raises(OpAttributeInvalid, match="UniformAttrs.out_dtype: is not a dtype kiln knows"):
+        relay.random.uniform(relay.random.threefry_key(0), (2,), "foo")
+    assert relay.random.threefry_generate(relay.random.threefry_key(0), 3).attrs.out_shape == (3,)
 
 
 def test_a_size_known_at_run_time_is_refused_by_name():

@@ -111,7 +111,7 @@ def threefry_key(seed):
 def threefry_generate(key, shape):
     """``(new_key, bits)``: ``uint64`` random numbers of ``shape`` from ``key`` (index the call, or wrap it in a
     ``TupleWrapper``). Do not use ``key`` again; pass ``new_key`` on."""
-    return make_call("random.threefry_generate", [key], A.ThreefryGenerateAttrs(tuple(shape)))
+    return make_call("random.threefry_generate", [key], A.ThreefryGenerateAttrs(shape))
 
 
 def threefry_split(key):
@@ -126,15 +126,15 @@ def _bound(value, dtype):
 def uniform(key, shape, dtype="float32", low=0.0, high=1.0):
     """``(new_key, values)``: numbers of ``shape`` and ``dtype`` (float32 or float64) uniform on ``[low, high)``
     (floats or scalar expressions of ``dtype``)."""
-    return make_call("random.uniform", [key, _bound(low, dtype), _bound(high, dtype)],
-                     A.UniformAttrs(tuple(shape), dtype))
+    attrs = A.UniformAttrs(shape, dtype)
+    return make_call("random.uniform", [key, _bound(low, attrs.out_dtype), _bound(high, attrs.out_dtype)], attrs)
 
 
 def normal(key, shape, dtype="float32", mean=0.0, scale=1.0):
     """``(new_key, values)``: normally distributed numbers of ``shape`` and ``dtype`` with ``mean`` and standard
     deviation ``scale``."""
-    return make_call("random.normal", [key, _bound(mean, dtype), _bound(scale, dtype)],
-                     A.NormalAttrs(tuple(shape), dtype))
+    attrs = A.NormalAttrs(shape, dtype)
+    return make_call("random.normal", [key, _bound(mean, attrs.out_dtype), _bound(scale, attrs.out_dtype)], attrs)
 
 
 def multinomial(key, probs, num_samples):
