@@ -19,7 +19,7 @@ from ...error import OpAttributeInvalid
 from ...te.operation import compute, reduce_axis
 from ...te.operation import sum as _te_sum
 from ...tir import op as _op
-from ..utils import get_const_tuple
+from ..utils import get_const_tuple, known_nonpositive
 from .conv2d import _acc_dtype, _finish, conv_out_size
 from .pad import pad
 from .utils import get_pad_tuple
@@ -116,7 +116,7 @@ def conv2d_gemm_without_weight_transform(data, weight, strides, padding, dilatio
     dh, dw = (dilation, dilation) if isinstance(dilation, int) else (int(d) for d in dilation)
     top, left, bottom, right = get_pad_tuple(padding, (kh, kw))
     oh, ow = conv_out_size(h, kh, sh, dh, top, bottom), conv_out_size(w, kw, sw, dw, left, right)
-    if oh <= 0 or ow <= 0:
+    if known_nonpositive(oh, ow):
         raise OpAttributeInvalid(f"{what}: a {kh}x{kw} kernel does not fit the padded {h}x{w} input")
     wshape = get_const_tuple(weight.shape)
     if len(wshape) != 4:

@@ -19,15 +19,13 @@ Strides and dilations are 1 and groups 1 (TVM's Winograd computes assert the sam
 matrices hold fractions.
 """
 
-import math
-
 from ...error import OpAttributeInvalid
 from ...te.operation import compute, reduce_axis
 from ...te.operation import sum as _te_sum
 from ...tir import op as _op
 from ...tir.layout import layout as parse_layout
 from ..transform import layout_transform
-from ..utils import get_const_tuple
+from ..utils import get_const_tuple, known_nonpositive
 from .conv2d import _acc_dtype, _finish
 from .pad import pad
 from .utils import get_pad_tuple, get_pad_tuple3d
@@ -152,11 +150,12 @@ def winograd_conv(data, packed, tile_size, ksize, transformed, padding, out_dtyp
     co = pshape[-2]
     before, after = padding[:nd], padding[nd:]
     out = [space[j] + before[j] + after[j] - ksize[j] + 1 for j in range(nd)]
-    if any(o <= 0 for o in out):
+    if known_nonpositive(*out):
         raise OpAttributeInvalid(f"{what}: a {list(ksize)} kernel does not fit the padded {space} input")
-    tiles = {j: math.ceil(out[j] / m) for j in t_axes}
-    extra = [max(0, (tiles[j] - 1) * m + alpha - (space[j] + before[j] + after[j])) if j in tiles else 0
-             for j in range(nd)]
+    tiles = {j: (out[j] + m - 1) // m for j in t_axes}
+    # the last tile reads alpha points from (tiles - 1) * m: tiles * m - out points past the padded input (0..m-1,
+    # an expression when the size is known only at run time)
+    extra = [tiles[j] * m - out[j] if j in tiles else 0 for j in range(nd)]
     padded = pad(data, (0, 0, *before), (0, 0, *(a + e for a, e in zip(after, extra, strict=True))),
                  name="data_pad")
     a_mat, b_mat, _ = winograd_transform_matrices(m, r, acc)

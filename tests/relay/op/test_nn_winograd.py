@@ -226,3 +226,28 @@ def test_between_blocked_convolutions():
     want = np.maximum(naive_conv(xv, w1, (1, 1), pads, (1, 1), 1), 0)
     want = naive_conv(np.maximum(naive_conv(want, w2, (1, 1), pads, (1, 1), 1), 0), w1, (1, 1), pads, (1, 1), 1)
     check(y, {"x": xv}, want, rtol=1e-4)
+
+
+def test_a_run_time_height_runs_on_the_vm():
+    """The number of tiles and the padding of the last one follow a height known only at run time."""
+    from kiln.runtime.vm import VirtualMachine
+
+    any_ = relay.Any()
+    x, w = relay.var("x", shape=(1, 2, any_, 6)), relay.var("w", shape=(3, 2, 3, 3))
+    y = relay.nn.contrib_conv2d_winograd_without_weight_transform(
+        x, relay.nn.contrib_conv2d_winograd_weight_transform(w, 4), 4, padding=(1, 0), channels=3, kernel_size=(3, 3))
+    xi, wi = relay.var("xi", shape=(1, any_, 5, 4), dtype="int8"), relay.var("wi", shape=(3, 2, 4, 2), dtype="int8")
+    yi = relay.nn.contrib_conv2d_gemm_without_weight_transform(
+        xi, relay.nn.contrib_conv2d_gemm_weight_transform(wi, 4, 4), strides=(2, 1), channels=2, kernel_size=(3, 2),
+        data_layout="NHWC", kernel_layout="HWIO", out_dtype="int32")
+    mod = kiln.IRModule.from_expr(relay.Function([x, w, xi, wi], relay.Tuple([y, yi])))
+    vm = VirtualMachine(relay.vm.compile(mod, target="llvm"), kiln.cpu(0))
+    wv, wiv = rand((3, 2, 3, 3)), rand((3, 2, 4, 2), "int8")
+    for h in (5, 11):
+        xv, xiv = rand((1, 2, h, 6)), rand((1, h, 5, 4), "int8")
+        out, outi = vm.invoke("main", xv, wv, xiv, wiv)
+        np.testing.assert_allclose(out.numpy(), naive_conv(xv, wv, (1, 1), (1, 0, 1, 0), (1, 1), 1), rtol=1e-4,
+                                   atol=1e-4)
+        want = naive_conv(xiv.transpose(0, 3, 1, 2).astype("float64"), wiv.transpose(3, 2, 0, 1).astype("float64"),
+                          (2, 1), (0, 0, 0, 0), (1, 1), 1)
+        np.testing.assert_array_equal(outi.numpy(), want.transpose(0, 2, 3, 1).astype("int32"))
