@@ -12,9 +12,11 @@ from ..te.operation import max as _te_max
 from ..te.operation import sum as _te_sum
 from ..tir import intrin as _intrin
 from ..tir import op as _op
+from .regular_nms import regular_non_max_suppression  # TVM's topi.vision name of the TFLite NMS kernel
 from .utils import get_const_tuple
 
-__all__ = ["bilinear_sample", "bilinear_sample_nchw", "roi_align_nchw", "roi_pool_nchw"]
+__all__ = ["bilinear_sample", "bilinear_sample_nchw", "regular_non_max_suppression", "roi_align_nchw",
+           "roi_pool_nchw"]
 
 
 def bilinear_sample(read, y, x, height, width):

@@ -74,7 +74,7 @@ def _pad_to_static(call, values):
     return static_pad(call.args[0], values[1].tolist(), call.args[2], call.attrs.pad_mode)
 
 
-# ---- dyn.nn.upsampling / dyn.nn.upsampling3d: the scales as float tensors --------------------------------------
+# ---- dyn.nn.upsampling / dyn.nn.upsampling3d: the scales as scalar tensors ----------------------------------------
 
 _SPATIAL = {"dyn.nn.upsampling": "HW", "dyn.nn.upsampling3d": "DHW"}
 
