@@ -9,6 +9,7 @@ from . import (
     sparse_conv2d,  # noqa: F401  (TVM's relay.analysis.sparse_conv2d, for data_dep_optimization)
 )
 from .annotated_regions import AnnotatedRegion, AnnotatedRegionSet
+from .fc_transpose import search_fc_transpose
 from .feature import Feature, detect_feature
 from .flops import get_total_mac_number
 from .free_vars import all_type_vars, all_vars, bound_type_vars, bound_vars, free_type_vars, free_vars

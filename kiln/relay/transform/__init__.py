@@ -49,6 +49,7 @@ from .plan_devices_capture import recover_virtual_device_map  # noqa: F401  (reg
 from .qnn_canonicalize import QnnCanonicalize
 from .remove_unused_functions import RemoveUnusedFunctions
 from .simplify_expr import SimplifyExpr
+from .simplify_fc_transpose import SimplifyFCTranspose
 from .simplify_inference import SimplifyInference
 from .split_args import SplitArgs
 from .to_cps import ToCPS, UnCPS, to_cps, un_cps
