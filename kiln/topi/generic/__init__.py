@@ -12,7 +12,9 @@ __all__ = ["default_schedule", "schedule_injective", "schedule_reduce", "schedul
            "schedule_pool", "schedule_adaptive_pool", "schedule_pool_grad", "schedule_conv2d_nchw",
            "schedule_conv2d_nhwc", "schedule_conv2d_NCHWc", "schedule_depthwise_conv2d_nchw",
            "schedule_depthwise_conv2d_nhwc", "schedule_dense", "schedule_batch_matmul", "schedule_sparse_dense",
-           "schedule_sparse_conv2d", "schedule_sparse_transpose"]
+           "schedule_sparse_conv2d", "schedule_sparse_transpose", "schedule_conv2d_winograd_weight_transform",
+           "schedule_conv3d_winograd_weight_transform", "schedule_conv2d_gemm_weight_transform",
+           "schedule_conv2d_winograd_without_weight_transform"]
 
 
 def default_schedule(outs, auto_inline=True):
@@ -65,3 +67,7 @@ schedule_batch_matmul = _no_inline("a batched matrix product")
 schedule_sparse_dense = _no_inline("a sparse dense product")
 schedule_sparse_conv2d = _no_inline("a sparse convolution")
 schedule_sparse_transpose = schedule_extern
+schedule_conv2d_winograd_weight_transform = _no_inline("a 2-D Winograd weight transform")
+schedule_conv3d_winograd_weight_transform = _no_inline("a 3-D Winograd weight transform")
+schedule_conv2d_gemm_weight_transform = schedule_injective
+schedule_conv2d_winograd_without_weight_transform = _no_inline("a Winograd convolution")

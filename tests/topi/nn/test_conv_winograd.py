@@ -95,3 +95,23 @@ def test_unsupported_convolutions_are_refused():
         conv_gemm.conv2d_gemm_without_weight_transform(te.placeholder((1, 5, 5, 4), "float32"),
                                                        te.placeholder((1, 1, 4, 4), "float32"), 1, 0, 1, "float32",
                                                        (3, 3), 4)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_generic_schedules_of_the_weight_transforms(target):
+    from kiln.topi import generic
+
+    w = RNG.standard_normal((3, 2, 3, 3)).astype("float32")
+    wt = te.placeholder(w.shape, "float32", "w")
+    out = conv_winograd.conv2d_winograd_weight_transform(wt, 3)
+    func = kiln.build(generic.schedule_conv2d_winograd_weight_transform([out]), [wt, out], target)
+    got = kiln.nd.empty((5, 5, 3, 2), "float32")
+    func(kiln.nd.array(w), got)
+    np.testing.assert_allclose(got.numpy(), ref.conv2d_winograd_weight_transform_python(w, 3), rtol=1e-5, atol=1e-5)
+    hwio = w.transpose(2, 3, 1, 0).copy()
+    ht = te.placeholder(hwio.shape, "float32", "h")
+    tiled = conv_gemm.conv2d_gemm_weight_transform(ht, 2, 4)
+    func = kiln.build(generic.schedule_conv2d_gemm_weight_transform([tiled]), [ht, tiled], target)
+    got = kiln.nd.empty(tuple(int(d) for d in tiled.shape), "float32")
+    func(kiln.nd.array(hwio), got)
+    np.testing.assert_array_equal(got.numpy(), ref.conv2d_gemm_weight_transform_python(hwio, 2, 4))
