@@ -15,6 +15,9 @@ input into ``alpha``-wide windows ``m`` apart along each transformed axis and ru
     Y[n, co, tile..., v..., o_d...]   = sum_{r_t} M[r..., n, co, tile..., o_d] * prod_t A[r_t, v_t]
     out[n, co, o...]                  = Y[n, co, o_t // m, o_t % m, o_d]
 
+The products over the transformed axes are separable: ``V`` and ``Y`` are computed one axis per stage
+(``data_pack0``, ``data_pack``; ``inverse0``, ``inverse``), ``alpha^(t+1)`` terms per tile instead of ``alpha^2t``.
+
 Strides and dilations are 1 and groups 1 (TVM's Winograd computes assert the same). Integer data is refused: the
 matrices hold fractions.
 """
@@ -166,26 +169,10 @@ def winograd_conv(data, packed, tile_size, ksize, transformed, padding, out_dtyp
         """(eps..., n, c, tile..., direct...) -> its parts."""
         return idx[:nt], idx[nt], idx[nt + 1], idx[nt + 2:2 * nt + 2], idx[2 * nt + 2:]
 
-    def spatial_index(tile_part, offsets, direct_part):
-        pos = [None] * nd
-        for j, t, off in zip(t_axes, tile_part, offsets, strict=True):
-            pos[j] = t * m + off
-        for j, x in zip(d_axes, direct_part, strict=True):
-            pos[j] = x
-        return pos
-
-    ra = [reduce_axis((0, alpha), name=f"r_a{j}") for j in t_axes]
-
-    def data_pack(*idx):
-        eps, nn, cc, tile_part, direct_part = split(idx)
-        value = _op.cast(padded[(nn, cc, *spatial_index(tile_part, ra, direct_part))], acc)
-        for e, red in zip(eps, ra, strict=True):
-            value = value * b_mat[red, e]
-        return _te_sum(value, axis=ra)
-
     tile_shape = tuple(tiles[j] for j in t_axes)
-    v_pack = compute((alpha,) * nt + (n, ci) + tile_shape + tuple(in_direct), data_pack, name="data_pack",
-                     tag="winograd_data_pack")
+    v_pack = padded
+    for k in range(nt):  # B applied along one transformed axis per stage (alpha^(t+1) terms per tile, not alpha^2t)
+        v_pack = _data_pack_stage(v_pack, k, nt, b_mat, acc, m, alpha, tile_shape, t_axes, d_axes, in_direct)
     rc = reduce_axis((0, ci), name="rc")
     rk = [reduce_axis((0, ksize[j]), name=f"r_k{j}") for j in d_axes]
 
@@ -196,17 +183,11 @@ def winograd_conv(data, packed, tile_size, ksize, transformed, padding, out_dtyp
                        axis=[rc, *rk])
 
     out_direct = tuple(out[j] for j in d_axes)
-    gemm = compute((alpha,) * nt + (n, co) + tile_shape + out_direct, bgemm, name="bgemm", tag="winograd_bgemm")
-    rb = [reduce_axis((0, alpha), name=f"r_b{j}") for j in t_axes]
-
-    def inverse(*idx):
-        nn, oc, tile_part, vv, direct_part = idx[0], idx[1], idx[2:2 + nt], idx[2 + nt:2 + 2 * nt], idx[2 + 2 * nt:]
-        value = gemm[(*rb, nn, oc, *tile_part, *direct_part)]
-        for v, red in zip(vv, rb, strict=True):
-            value = value * a_mat[red, v]
-        return _te_sum(value, axis=rb)
-
-    inv = compute((n, co) + tile_shape + (m,) * nt + out_direct, inverse, name="inverse", tag="winograd_inverse")
+    gemm = compute((alpha,) * nt + (n, co) + tile_shape + out_direct, bgemm, name="bgemm", tag="winograd_bgemm",
+                   attrs={"transformed_axes": nt})
+    inv = gemm
+    for k in range(nt):  # A applied along one transformed axis per stage
+        inv = _inverse_stage(inv, k, nt, a_mat, m, alpha)
 
     def output(nn, oc, *pos):
         return inv[(nn, oc, *(pos[j] // m for j in t_axes), *(pos[j] % m for j in t_axes),
@@ -279,3 +260,52 @@ def conv3d_winograd_without_weight_transform(data, weight, strides, padding, dil
                         what)
     return out if data_layout == primal or not parse_layout(data_layout) else layout_transform(out, primal,
                                                                                                  data_layout)
+
+
+def _data_pack_stage(prev, k, nt, b_mat, acc, m, alpha, tile_shape, t_axes, d_axes, in_direct):
+    """Stage ``k`` of the input transform: ``B`` along transformed axis ``k``. Its axes are the transform points
+    done so far (``k + 1``), ``n, c``, every tile index, the window offsets of the axes still to transform, then
+    the direct axes; stage 0 reads the padded input (``n, c, *spatial``) directly."""
+    red = reduce_axis((0, alpha), name=f"r_a{k}")
+    rest = nt - k - 1
+
+    def body(*idx):
+        eps, (nn, cc) = idx[:k + 1], idx[k + 1:k + 3]
+        tile_part = idx[k + 3:k + 3 + nt]
+        window, direct = idx[k + 3 + nt:k + 3 + nt + rest], idx[k + 3 + nt + rest:]
+        if k == 0:
+            pos = [None] * (nt + len(d_axes))
+            offsets = (red, *window)
+            for i, j in enumerate(t_axes):
+                pos[j] = tile_part[i] * m + offsets[i]
+            for j, x in zip(d_axes, direct, strict=True):
+                pos[j] = x
+            value = _op.cast(prev[(nn, cc, *pos)], acc)
+        else:
+            value = prev[(*eps[:k], nn, cc, *tile_part, red, *window, *direct)]
+        return _te_sum(value * b_mat[red, eps[k]], axis=red)
+
+    n, c = (prev.shape[k], prev.shape[k + 1]) if k else prev.shape[:2]
+    shape = (alpha,) * (k + 1) + (n, c) + tile_shape + (alpha,) * rest + tuple(in_direct)
+    return compute(shape, body, name=f"data_pack{k}" if k < nt - 1 else "data_pack", tag="winograd_data_pack",
+                   attrs={"transformed_axes": nt, "stage": k})
+
+
+def _inverse_stage(prev, k, nt, a_mat, m, alpha):
+    """Stage ``k`` of the output transform: ``A`` along transformed axis ``k``. ``prev`` leads with the transform
+    points still to invert (``nt - k``); the result has one fewer and one more output position (``v``)."""
+    red = reduce_axis((0, alpha), name=f"r_b{k}")
+    rest = nt - k - 1
+    shape = tuple(prev.shape[1:nt - k]) + tuple(prev.shape[nt - k:nt - k + 2 + nt + k]) + (m,) + \
+        tuple(prev.shape[nt - k + 2 + nt + k:])
+
+    def body(*idx):
+        eps = idx[:rest]
+        nn, oc = idx[rest], idx[rest + 1]
+        tile_part = idx[rest + 2:rest + 2 + nt]
+        vv = idx[rest + 2 + nt:rest + 2 + nt + k + 1]
+        direct = idx[rest + 2 + nt + k + 1:]
+        return _te_sum(prev[(red, *eps, nn, oc, *tile_part, *vv[:k], *direct)] * a_mat[red, vv[k]], axis=red)
+
+    return compute(shape, body, name=f"inverse{k}" if k < nt - 1 else "inverse", tag="winograd_inverse",
+                   attrs={"transformed_axes": nt, "stage": k})

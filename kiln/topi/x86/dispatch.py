@@ -9,6 +9,7 @@ from .. import tag as _tag
 from ..utils import output_ops
 from .conv2d import schedule_conv2d_NCHWc
 from .conv2d_direct import DIRECT_TAGS, schedule_conv2d_direct
+from .conv_winograd import WINOGRAD_TAGS, schedule_winograd
 from .dense import GEMM_TAGS, schedule_dense_nopack, schedule_gemm
 from .injective import schedule_injective
 from .pooling import POOL_TAGS, schedule_pool
@@ -21,6 +22,7 @@ SCHEDULE_BY_TAG = {
     "conv2d_NCHWc": schedule_conv2d_NCHWc,
     **{t: schedule_conv2d_direct for t in DIRECT_TAGS},
     **{t: schedule_gemm for t in GEMM_TAGS},
+    **{t: schedule_winograd for t in WINOGRAD_TAGS},
     "dense_nopack": schedule_dense_nopack,
     **{t: (lambda outs, target=None: schedule_pool(outs, target=target)) for t in POOL_TAGS},
     "softmax_output": schedule_softmax,
