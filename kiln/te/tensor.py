@@ -175,7 +175,7 @@ class ComputeOp(Operation):
     reduce_axis: tuple = field(default=(), init=False)
 
     def __post_init__(self):
-        body = tuple(E.convert(b) for b in self.body)
+        body = _without_empty_reductions(tuple(E.convert(b) for b in self.body))
         object.__setattr__(self, "axis", tuple(self.axis))
         object.__setattr__(self, "body", body)
         object.__setattr__(self, "reduce_axis", _check_bodies(self.name, body))
@@ -235,6 +235,17 @@ class ExternOp(Operation):
     @property
     def input_tensors(self) -> list:
         return list(self.inputs)
+
+
+def _without_empty_reductions(body):
+    """``body`` with reductions over no axis (``te.sum(x, axis=[])``, an instance norm of a 2-D tensor) written as
+    their one combination with the initial value: nothing downstream then meets a Reduce without loops."""
+    if not body or not all(isinstance(b, E.Reduce) and not b.axis for b in body):
+        return body
+    first = body[0]
+    start = first.init or first.combiner.identity_element
+    combined = first.combiner(start, first.source)
+    return tuple(E.Select(first.condition, combined[b.value_index], start[b.value_index]) for b in body)
 
 
 def _check_bodies(name, body):

@@ -1,5 +1,6 @@
 """Tensor expressions: placeholder, compute, reduce_axis, reducers, indexing (kiln/te/operation.py, tensor.py)."""
 
+import numpy as np
 import pytest
 
 import kiln
@@ -58,6 +59,21 @@ def test_reduce_axis_and_sum():
     assert isinstance(body, tir.Reduce) and body.axis == (k,)
     k2 = te.reduce_axis((1, 5))
     assert int(k2.dom.min) == 1 and int(k2.dom.extent) == 4 and k2.var.name_hint == "rv"
+
+
+@pytest.mark.parametrize("target", ["llvm", "c"])
+def test_a_reduction_over_no_axis_is_its_one_combination(target):
+    """te.sum/te.max over ``axis=[]`` (an instance norm of a 2-D tensor reduces no axis) compute the value combined
+    once with the initial value, and the stage builds like any other (fuzz seed 90028)."""
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: te.sum(A[i] * 2, axis=[]), name="B")
+    C = te.compute((4,), lambda i: te.max(B[i] - 3, axis=[], where=B[i] > 1), name="C")
+    assert not B.op.reduce_axis and not isinstance(B.op.body[0], tir.Reduce)
+    f = kiln.build(te.create_schedule(C.op), [A, C], target)
+    out = kiln.nd.empty((4,), "float32")
+    f(kiln.nd.array(np.arange(4, dtype="float32")), out)
+    lowest = np.finfo("float32").min
+    np.testing.assert_array_equal(out.numpy(), [lowest, 2 * 1 - 3, 2 * 2 - 3, 2 * 3 - 3])
 
 
 def test_max_min_binary_form():

@@ -8,7 +8,9 @@ is opaque to fusion, so it stays visible in compiled code.
 * ``annotation.stop_fusion(data)``: FuseOps ends a group here, so ``data``'s producer and its consumers are
   compiled as separate kernels (``data`` may be a tuple);
 * ``annotation.cast_hint(data, dtype)``: quantization's hint that ``data`` will be converted to ``dtype`` (the
-  quantize partition pass places it).
+  quantize partition pass places it);
+* ``annotation.bitpack_start(data)``/``annotation.bitpack_end(data)``: the bounds of a bit-packed region (TVM's VTA
+  flow places them; no kiln pass reads them), registered so that programs carrying them compile.
 """
 
 from dataclasses import dataclass
@@ -44,6 +46,8 @@ def _same_type_rel(types, attrs):
 
 
 register_relay_op("annotation.stop_fusion", 1, _same_type_rel, OpPattern.OPAQUE)
+register_relay_op("annotation.bitpack_start", 1, identity_rel, OpPattern.OPAQUE)
+register_relay_op("annotation.bitpack_end", 1, identity_rel, OpPattern.OPAQUE)
 register_relay_op("annotation.cast_hint", 1, identity_rel, OpPattern.OPAQUE, CastHintAttrs)
 # a region's boundary may carry a tuple or a reference, not only a tensor
 register_relay_op("annotation.compiler_begin", 1, _same_type_rel, OpPattern.OPAQUE, CompilerAttrs)

@@ -41,7 +41,12 @@ def _int_tuple(attrs, name, size=None):
     if isinstance(value, int):
         value = (value,) * (size or 1)
     attrs._require(isinstance(value, tuple | list), name, "must be an int or a sequence of ints")
-    object.__setattr__(attrs, name, tuple(int(v) for v in value))
+    try:
+        ints = tuple(int(v) for v in value)
+    except (TypeError, ValueError):
+        ints = None
+    attrs._require(ints is not None, name, "must be an int or a sequence of ints")
+    object.__setattr__(attrs, name, ints)
 
 
 def _size_tuple(attrs, name, size):

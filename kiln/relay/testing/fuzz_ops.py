@@ -1,7 +1,8 @@
 """Operator recipes of the mixed-dtype fuzzer, element-wise ones: each ``recipe(gen) -> Value or None`` picks
 operands from a :class:`~kiln.relay.testing.fuzz_graph.GraphGenerator`, guards them (:mod:`.fuzz_values`), applies
 one Relay operator and says what is known about the result. :data:`RECIPES` (name -> ``(weight, recipe)``) gathers
-these and those of :mod:`.fuzz_ops_tensor` (reductions, data movement, neural-network operators).
+these and those of :mod:`.fuzz_ops_tensor` (reductions, data movement, neural-network operators) and
+:mod:`.fuzz_ops_nn` (space and channel moves, resampling, normalization, other convolutions, random numbers).
 """
 
 import math
@@ -64,6 +65,10 @@ def _no_undefined_overflow(v, limit):
     return v
 
 
+def _round_bound(fn, bound):
+    return fn(bound) if math.isfinite(bound) else bound
+
+
 def unary_exact(gen):
     """negative, abs, sign, floor, ceil, round, trunc, relu, leaky_relu: exact on exact floats."""
     name = gen.choice(["negative", "abs", "sign", "floor", "ceil", "round", "trunc", "nn.relu", "nn.leaky_relu"])
@@ -83,7 +88,8 @@ def unary_exact(gen):
     elif name == "sign":
         lo, hi, grid = -1, 1, 0
     elif name in ("floor", "ceil", "round", "trunc"):
-        lo, hi, grid = math.floor(v.lo), math.ceil(v.hi), 0
+        # a float16 cast from a wider float may hold infinities, which rounding keeps
+        lo, hi, grid = _round_bound(math.floor, v.lo), _round_bound(math.ceil, v.hi), 0
     elif name == "nn.relu":
         lo, hi = max(v.lo, 0), max(v.hi, 0)
     elif name == "nn.leaky_relu":
@@ -257,13 +263,13 @@ def initializer(gen):
 
 
 def _all_recipes():
-    from . import fuzz_ops_tensor
+    from . import fuzz_ops_nn, fuzz_ops_tensor
 
     return {
         "unary_math": (3, unary_math), "unary_exact": (3, unary_exact), "predicate": (1, predicate),
         "arithmetic": (5, arithmetic), "division": (3, division), "power": (1, power),
         "compare_or_logic": (3, compare_or_logic), "bitwise": (2, bitwise), "cast": (4, cast), "clip": (1, clip),
-        "where": (2, where), "initializer": (0.5, initializer), **fuzz_ops_tensor.RECIPES,
+        "where": (2, where), "initializer": (0.5, initializer), **fuzz_ops_tensor.RECIPES, **fuzz_ops_nn.RECIPES,
     }
 
 

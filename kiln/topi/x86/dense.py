@@ -217,9 +217,10 @@ def _schedule_packing(s, tensor):
         s[op].parallel(outer)
 
 
-def _tile(stage, axes, mr, bn, cols=None, panels_outer=True):
+def _tile(stage, axes, mr, bn, cols=None, panels_outer=True, row_group=1):
     """Tile the last two of ``axes`` by ``mr x bn``, column panels outside row blocks (module docstring; row blocks
-    outside when not ``panels_outer``); fuse the leading axes, panels and row blocks into one parallel loop. With a
+    outside when not ``panels_outer``, in groups of ``row_group`` blocks that sweep the panels together when above
+    1); fuse the leading axes, panels and row blocks into one parallel loop. With a
     row count known only at run time the row blocks go outside: the panel is then the fused index modulo the static
     panel count, which the simplifier bounds, so the column guards fold away and the panel's vectors stay whole.
     With ``cols`` below ``bn`` a panel is computed in register tiles of ``mr x cols``. Returns the loop the
@@ -227,6 +228,10 @@ def _tile(stage, axes, mr, bn, cols=None, panels_outer=True):
     *lead, yi, xi = axes
     mo, no, mi, ni = stage.tile(yi, xi, mr, bn)
     order = (no, mo) if isinstance(yi.dom.extent, IntImm) and panels_outer else (mo, no)
+    if row_group > 1 and not panels_outer:
+        # a group's rows of the left operand stay in cache while every panel streams past them
+        mog, moi = stage.split(mo, factor=row_group)
+        order = (mog, no, moi)
     stage.reorder(*order, mi, ni)
     outer = stage.fuse(*lead, *order)
     stage.parallel(outer)
@@ -242,8 +247,8 @@ def _divisors_upto(n, limit) -> list:
 
 
 def _gemm_knobs(cfg, rows, reduced, mr, bn, target, dtype):
-    """Declare the GEMM knobs on ``cfg`` and return their values ``(rows, columns, k_unroll, panels_outer)`` (the
-    fallback: ``mr x bn`` tiles, ``k`` not split, panels outside row blocks).
+    """Declare the GEMM knobs on ``cfg`` and return their values ``(rows, columns, k_unroll, panels_outer,
+    row_group)`` (the fallback: ``mr x bn`` tiles, ``k`` not split, panels outside row blocks, no row groups).
 
     The register tile is ``tile_y`` rows x ``tile_x`` columns (whole vectors, a split of the panel); ``multi_filter``
     keeps the tiles whose accumulators fit the register budget of
@@ -256,17 +261,24 @@ def _gemm_knobs(cfg, rows, reduced, mr, bn, target, dtype):
     cfg.define_knob("tile_k", _divisors_upto(reduced, 8) if reduced % 2 == 0 else [1])
     cfg.define_split("tile_x", bn, num_outputs=2, filter=lambda e: e.size[-1] % lanes == 0 or e.size[-1] == bn)
     cfg.define_knob("panel_outer", [True, False] if rows_known else [True])
+    cfg.define_knob("row_group", [1, 2, 4, 8, 16] if rows_known else [1])
 
     def tile(e):
         return e["tile_y"].val, e["tile_x"].size[-1]
 
-    cfg.multi_filter(lambda e: tile(e)[0] * max(1, tile(e)[1] // lanes) <= budget or tile(e) == (mr, bn))
+    def valid(e):
+        fits = tile(e)[0] * max(1, tile(e)[1] // lanes) <= budget or tile(e) == (mr, bn)
+        group = e["row_group"].val
+        return fits and (group == 1 or not e["panel_outer"].val and group < -(-rows // tile(e)[0]))
+
+    cfg.multi_filter(valid)
     if cfg.is_fallback:
         cfg["tile_y"] = OtherOptionEntity(mr)
         cfg["tile_k"] = OtherOptionEntity(1)
         cfg["tile_x"] = SplitEntity([-1, bn])
         cfg["panel_outer"] = OtherOptionEntity(True)
-    return (*tile(cfg), cfg["tile_k"].val, cfg["panel_outer"].val)
+        cfg["row_group"] = OtherOptionEntity(1)
+    return (*tile(cfg), cfg["tile_k"].val, cfg["panel_outer"].val, cfg["row_group"].val)
 
 
 def _schedule_gemm_op(s, op, outs, target, cfg):
@@ -278,8 +290,8 @@ def _schedule_gemm_op(s, op, outs, target, cfg):
     mr, bn = gemm_blocking(shape[-2], shape[-1], target, pad=panel is not None)
     bn = panel or bn
     (k,) = op.reduce_axis
-    mr, cols, k_unroll, panels_outer = _gemm_knobs(cfg, shape[-2], get_const_tuple((k.dom.extent,))[0], mr, bn,
-                                                   target, out.dtype)
+    mr, cols, k_unroll, panels_outer, row_group = _gemm_knobs(cfg, shape[-2], get_const_tuple((k.dom.extent,))[0],
+                                                              mr, bn, target, out.dtype)
     panels = -(-shape[-1] // bn)
     last = fused_output(s, op, outs, lambda t: get_const_tuple(t.shape)[:-1] == shape[:-1]
                         and -(-get_const_tuple(t.shape)[-1] // bn) == panels)  # the same tiles, cropped or not
@@ -288,7 +300,7 @@ def _schedule_gemm_op(s, op, outs, target, cfg):
     else:
         acc, stage = out, s[last]
         s[out].set_scope("local")
-    no, mi, ni = _tile(stage, list(stage.op.axis), mr, bn, cols, panels_outer)
+    no, mi, ni = _tile(stage, list(stage.op.axis), mr, bn, cols, panels_outer, row_group)
     stage.unroll(mi)
     stage.vectorize(ni)
     s[acc].compute_at(stage, no)

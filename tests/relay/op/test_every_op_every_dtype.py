@@ -234,6 +234,8 @@ SAMPLES = {
     "copy": _unary("copy"),
     "annotation.checkpoint": s(lambda v, o: relay.annotation.checkpoint(v(0, (2, 5)))),
     "annotation.stop_fusion": s(lambda v, o: relay.annotation.stop_fusion(v(0, (2, 5)))),
+    "annotation.bitpack_start": s(lambda v, o: relay.Call(relay.op.get("annotation.bitpack_start"), [v(0, (2, 3))])),
+    "annotation.bitpack_end": s(lambda v, o: relay.Call(relay.op.get("annotation.bitpack_end"), [v(0, (4,))])),
     "annotation.cast_hint": s(lambda v, o: relay.annotation.cast_hint(v(0, (3,)), "int8")),
     "annotation.compiler_begin": s(lambda v, o: relay.annotation.compiler_begin(v(0, (2, 3)), "default")),
     "annotation.compiler_end": s(lambda v, o: relay.annotation.compiler_end(v(0, (2, 3)), "default")),

@@ -41,6 +41,8 @@ def test_conv2d_errors():
         relay.nn.conv2d(v((1, 3, 8, 8)), v((4, 3, 3, 3), "w"), strides=(0, 1))
     with pytest.raises(OpAttributeInvalid, match="groups"):
         relay.nn.conv2d(v((1, 3, 8, 8)), v((4, 3, 3, 3), "w"), groups=0)
+    with pytest.raises(OpAttributeInvalid, match=r"strides: must be an int or a sequence of ints \(got \['x', 1\]\)"):
+        relay.nn.conv2d(v((1, 3, 8, 8)), v((4, 3, 3, 3), "w"), strides=["x", 1])
 
 
 def test_conv2d_blocked_layout():

@@ -5,6 +5,7 @@ run-time branches (``--vm``), replay by seed, and the checks that make a finding
 import numpy as np
 import pytest
 
+import kiln
 from kiln import relay
 from kiln.ir import structural_equal
 from kiln.relay.testing import fuzz
@@ -44,6 +45,23 @@ def test_generated_graphs_mix_dtypes_and_stay_defined():
     assert set(CORE_DTYPES) <= seen
 
 
+def test_graphs_reach_every_operator_family():
+    """Each recipe family's operators appear in the first few hundred graphs (generation only: no build)."""
+    wanted = {"nn.depth_to_space", "nn.space_to_depth", "nn.mirror_pad", "stack", "trilu", "nn.upsampling",
+              "image.resize1d", "image.resize2d", "reverse_sequence", "sequence_mask", "nn.batch_norm",
+              "nn.instance_norm", "nn.group_norm", "nn.l2_normalize", "nn.lrn", "nn.prelu", "nn.conv1d", "nn.conv3d",
+              "nn.conv1d_transpose", "nn.conv2d_transpose", "random.threefry_generate", "random.threefry_split",
+              "random.uniform", "random.normal", "nn.conv2d", "argmin", "cumsum", "take", "nn.max_pool2d"}
+    seen = set()
+    for seed in range(400):
+        mod = fuzz.random_graph(seed)[0]
+        relay.analysis.post_order_visit(
+            mod["main"], lambda e: seen.add(e.op.name) if isinstance(e, relay.Call) and hasattr(e.op, "name") else None)
+        if wanted <= seen:
+            break
+    assert wanted <= seen, sorted(wanted - seen)
+
+
 def test_compare_is_exact_where_it_must_be():
     a = np.array([1.0, 2.0, np.nan], "float32")
     assert fuzz.compare(a, a.copy(), exact=True) == ""
@@ -55,7 +73,11 @@ def test_compare_is_exact_where_it_must_be():
     got, want = np.array([0.9993468331172223]), np.array([0.999346867988403])
     assert fuzz.compare(got, want, exact=False) != ""
     assert fuzz.compare(got, want, exact=False, coarsest="float32") == ""
-    assert fuzz.coarsest_floats(fuzz.random_graph(969)[0]) == ["float32", "float16", "float64"]
+    x, h = relay.var("x", shape=(3,), dtype="float32"), relay.var("h", shape=(3,), dtype="float16")
+    wide = relay.cast(relay.atan(x), "float64")
+    outputs = relay.Tuple([relay.atan(wide), relay.add(relay.cast(h, "float64"), wide), relay.cast(x, "float64")])
+    mod = kiln.IRModule.from_expr(relay.Function([x, h], outputs))
+    assert fuzz.coarsest_floats(mod) == ["float32", "float16", "float32"]
 
 
 def test_guards_keep_results_defined():

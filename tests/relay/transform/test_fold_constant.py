@@ -1,7 +1,9 @@
 import numpy as np
+import pytest
 
 import kiln
 from kiln import relay
+from kiln.ir import op as ir_op
 from kiln.ir import register_op_attr
 from kiln.relay.op.op import OpPattern, register_relay_op
 from kiln.relay.op.type_relations import identity_rel
@@ -47,10 +49,19 @@ def test_tuples_lets_and_getitem():
     assert after.body.args[1].data.numpy() == 1.0
 
 
-def test_leaves_stateful_ops_and_primitive_functions_alone():
+@pytest.fixture
+def random_like_op():
+    """A stateful operator ``test.random_like``, removed afterwards (tests that run every operator must not meet
+    it)."""
     register_relay_op("test.random_like", 1, identity_rel, OpPattern.OPAQUE)
     register_op_attr("test.random_like", "TOpIsStateful", True)
     register_op_attr("test.random_like", "FEvaluate", lambda attrs, a: np.random.rand(*a.shape).astype(a.dtype))
+    yield
+    ir_op._OPS.pop("test.random_like", None)
+    ir_op._OP_ATTRS.pop("test.random_like", None)
+
+
+def test_leaves_stateful_ops_and_primitive_functions_alone(random_like_op):
     x = relay.var("x", shape=(2,))
     rnd = relay.Call(relay.Op.get("test.random_like"), [relay.const(np.zeros(2, "float32"))])
     after = run_opt_pass(relay.Function([x], relay.add(x, rnd)), Fold())

@@ -1,6 +1,7 @@
 """The knobs of the matrix-product templates (kiln/topi/x86/dense.py, ``dense_pack.x86`` and
 ``batch_matmul_pack.x86``): every 2-D register tile (rows x vector columns), reduction unrolling and panel order
-computes the product numpy does, and the tiles stay within the register budget."""
+computes the product numpy does (with row blocks in groups sweeping the panels together), and the tiles stay within
+the register budget."""
 
 import numpy as np
 
@@ -46,7 +47,7 @@ def test_packed_dense_tiles_match_numpy():
     w_np = rng.standard_normal((64, 64)).astype("float32")
     (task,) = autotvm.task.extract_from_program(mod, {"w": w_np}, target=TARGET)
     assert task.name == "dense_pack.x86"
-    assert {"tile_y", "tile_x", "tile_k", "panel_outer"} <= set(task.config_space.knob_names())
+    assert {"tile_y", "tile_x", "tile_k", "panel_outer", "row_group"} <= set(task.config_space.knob_names())
     assert len(task.config_space.space_map["tile_x"]) == 2  # a panel of two vectors: tiles of one or both
     x_np = rng.standard_normal((24, 64)).astype("float32")
     _, packed, units, _ = task.args

@@ -81,6 +81,8 @@ ARRAY_COMPUTES = {
     "fast_erf": lambda attrs, inputs, out_type: [EW.erf(inputs[0])],
     "copy": lambda attrs, inputs, out_type: [EW.identity(inputs[0])],
     "annotation.checkpoint": lambda attrs, inputs, out_type: [EW.identity(inputs[0])],
+    "annotation.bitpack_start": lambda attrs, inputs, out_type: [EW.identity(inputs[0])],
+    "annotation.bitpack_end": lambda attrs, inputs, out_type: [EW.identity(inputs[0])],
     "reinterpret": lambda attrs, inputs, out_type: [EW.elemwise(
         inputs[0], lambda v: _tir_op.reinterpret(attrs.dtype, v), "T_reinterpret")],
     "zeros_like": lambda attrs, inputs, out_type: [EW.full_like(inputs[0], 0)],
