@@ -169,11 +169,15 @@ def unravel_index(indices, shape):
 def _sequence_mask_rel(types, attrs):
     data, length = tensor_arg(types, 0, "data"), tensor_arg(types, 1, "valid_length")
     if attrs.axis not in (0, 1) or data.ndim < 2:
-        raise TypeInferenceError(f"sequence_mask: axis must be 0 or 1 of data of rank >= 2, got axis {attrs.axis} "
+        raise TypeInferenceError(f"axis must be 0 or 1 of data of rank >= 2, got axis {attrs.axis} "
                                  f"and {data}")
     if not shapes_match(length.shape, (data.shape[1 - attrs.axis],)):
-        raise TypeInferenceError(f"sequence_mask: valid_length {length} must be 1-D of the batch size "
+        raise TypeInferenceError(f"valid_length {length} must be 1-D of the batch size "
                                  f"{data.shape[1 - attrs.axis]} of {data}")
+    if np.dtype(data.dtype).kind in "iu" and not (
+            np.iinfo(data.dtype).min <= attrs.mask_value <= np.iinfo(data.dtype).max):
+        raise TypeInferenceError(f"mask_value {attrs.mask_value} is outside the range of the data's "
+                                 f"dtype {data.dtype}")
     return data
 
 

@@ -9,7 +9,7 @@ from ..expr import TupleGetItem, const
 from ..transform import InferTypeLocal
 from .fuzz_graph import accepted
 from .fuzz_ops_tensor import _products
-from .fuzz_values import clipped, kind, result, without_nan
+from .fuzz_values import clipped, dtype_range, kind, result, without_nan
 
 _MOVES = ("nn.depth_to_space", "nn.space_to_depth", "nn.mirror_pad", "stack", "trilu", "nn.upsampling",
           "image.resize2d", "reverse_sequence", "sequence_mask")
@@ -81,7 +81,7 @@ def movement(gen):
     lengths = gen.rng.integers(0 if name == "sequence_mask" else 1, steps + 1, size=batch).astype("int32")
     if name == "reverse_sequence":
         return _moved(v, _op.reverse_sequence(v.expr, const(lengths), seq_axis, batch_axis))
-    fill = float(_int(gen, -3, 3))
+    fill = float(_int(gen, max(-3, int(dtype_range(v.dtype)[0])), 3))  # the relation refuses one the dtype lacks
     return _moved(v, _op.sequence_mask(v.expr, const(lengths), fill, axis=seq_axis), lo=fill, hi=fill)
 
 

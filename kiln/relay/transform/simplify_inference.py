@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ...ir.op import Op
 from ...ir.transform import PassInfo, register_pass
+from ...ir.type import is_any
 from .. import op as _op
 from ..expr import Call, const
 from .function_pass import FunctionPass
@@ -49,6 +50,11 @@ def simplify_batch_norm(item):
     shift = _op.multiply(_op.negative(mean), scale)
     if attrs.center:
         shift = _op.add(shift, beta)
+    channels = ttype.shape[axis]
+    if isinstance(channels, int) and any(is_any(p.checked_type.shape[0]) for p in (gamma, beta, mean, var)):
+        # parameters of a size known only at run time: the relation checked them against the channels, which the
+        # broadcast below cannot see (a dynamic size meeting 1 stays dynamic), so say it
+        scale, shift = _op.reshape(scale, [channels]), _op.reshape(shift, [channels])
     out = _op.multiply(data, expand_to_axis(scale, ttype.ndim, axis))
     return _op.add(out, expand_to_axis(shift, ttype.ndim, axis))
 

@@ -95,11 +95,12 @@ def matmul(tensor_a, tensor_b, bias=None, out_dtype=None, transpose_a=False, tra
         raise OpAttributeInvalid(f"topi.matmul: shapes {ashape} and {bshape} (transpose_a={transpose_a}) do not fit")
     k_a = ashape[-2] if transpose_a else ashape[-1]
     k_b, n = (bshape[1], bshape[0]) if transpose_b else bshape
-    if k_a != k_b:
+    if k_a != k_b and isinstance(k_a, int) and isinstance(k_b, int):
         raise OpAttributeInvalid(f"topi.matmul: reduction sizes {k_a} and {k_b} of {ashape} and {bshape} differ")
+    # one size known only at run time: the relation has checked it against the other (the static one is the extent)
     rows = ashape[:-2] + (ashape[-1],) if transpose_a else ashape[:-1]
     acc = _acc_dtype(out_dtype)
-    k = reduce_axis((0, k_a), name="k")
+    k = reduce_axis((0, k_a if isinstance(k_a, int) or not isinstance(k_b, int) else k_b), name="k")
 
     def fcompute(*i):
         lead, j = i[:-1], i[-1]

@@ -172,7 +172,8 @@ def mirror_pad(data, pad_before, pad_after, mode="SYMMETRIC"):
     def source(i, n, before):
         p = i - before
         low = _op.subtract(_op.const(-shift, "int32"), p)  # mirrored below 0
-        high = _op.subtract(_op.const(2 * n - 2 + shift, "int32"), p)  # mirrored past n - 1
+        edge = 2 * n - 2 + shift  # a PrimExpr when the size is known only at run time
+        high = _op.subtract(_op.const(edge, "int32") if isinstance(edge, int) else edge, p)  # mirrored past n - 1
         return _op.select(_op.less(p, 0), low, _op.select(_op.greater_equal(p, n), high, p))
 
     def fcompute(*i):

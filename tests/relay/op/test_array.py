@@ -107,6 +107,9 @@ def test_sequence_mask(axis):
     check(relay.sequence_mask(v("x", a.shape), v("n", (3,), "int32"), -1.0, axis), {"x": a, "n": lengths}, want)
     with pytest.raises(TypeInferenceError, match="sequence_mask"):
         typed(relay.sequence_mask(v("x", (4, 3)), v("n", (4,), "int32"), 0, axis=0))
+    # a mask value the data's dtype cannot hold is refused by the relation, not by lowering (fuzz seed 70121)
+    with pytest.raises(TypeInferenceError, match="sequence_mask: mask_value -3.0 is outside the range of .* uint8"):
+        typed(relay.sequence_mask(v("x", (4, 3), "uint8"), v("n", (3,), "int32"), -3.0, axis=0))
     # float lengths: a step is kept while it is less than the length
     fractional = np.array([0.5, 3.0, 2.5], "float32")
     want = a.copy()
@@ -129,6 +132,13 @@ def test_reverse_sequence():
     t = np.transpose(a, (1, 0, 2))
     check(relay.reverse_sequence(v("x", (5, 3, 2)), v("n", (3,), "int64"), 0, 1), {"x": t, "n": lengths},
           np.transpose(want, (1, 0, 2)), targets=("c",))
+    # the reversed axis of a size known only at run time (fuzz seed 70085)
+    import kiln
+
+    x = relay.var("x", shape=(3, relay.Any(), 2))
+    mod = kiln.IRModule.from_expr(relay.Function([x], relay.reverse_sequence(x, relay.const(lengths), 1, 0)))
+    for target in ("llvm", "c"):
+        np.testing.assert_array_equal(relay.create_executor("vm", mod=mod, target=target).evaluate()(a).numpy(), want)
 
 
 @pytest.mark.parametrize("lengths_shape,seq_axis,batch_axis,message", [

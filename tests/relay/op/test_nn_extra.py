@@ -138,6 +138,19 @@ def test_mirror_pad(mode):
         relay.infer_type(relay.nn.mirror_pad(v("x", x.shape), ((4, 0), (0, 0)), mode))
 
 
+@pytest.mark.parametrize("mode", ["SYMMETRIC", "REFLECT"])
+@pytest.mark.parametrize("target", ["llvm", "c"])
+def test_mirror_pad_of_a_size_known_at_run_time(mode, target):
+    """The mirrored index past the end reads the run-time size (fuzz seed 70016)."""
+    import kiln
+
+    x = rand((3, 4))
+    dyn = relay.var("x", shape=(relay.Any(), 4))
+    mod = kiln.IRModule.from_expr(relay.Function([dyn], relay.nn.mirror_pad(dyn, ((1, 2), (2, 1)), mode)))
+    got = relay.create_executor("vm", mod=mod, target=target).evaluate()(x).numpy()
+    np.testing.assert_array_equal(got, np.pad(x, ((1, 2), (2, 1)), mode=mode.lower()))
+
+
 def test_fast_softmax():
     x = rand((2, 5))
     e = np.exp(x - x.max(axis=1, keepdims=True))

@@ -1,5 +1,6 @@
 import numpy as np
 
+import kiln
 from kiln import relay
 
 SI = relay.transform.SimplifyInference
@@ -26,6 +27,24 @@ def test_batch_norm_unpacked(check_pass):
           add(%9, %10)
         }
     """, rtol=1e-4)
+
+
+def test_batch_norm_of_parameters_sized_at_run_time_keeps_its_static_type(check_pass):
+    """Parameters typed (?) broadcast against one channel would make the result's channel dynamic, while the
+    function still says 1 (fuzz seed 71005): the unpacked scale and shift are reshaped to the channels."""
+    x = relay.var("x", shape=(2, 1, 3))
+    g, b, m, v = (relay.var(n, shape=(relay.Any(),)) for n in ("g", "b", "m", "v"))
+    func = relay.Function([x, g, b, m, v], relay.nn.batch_norm(x, g, b, m, relay.abs(v))[0])
+    func = relay.infer_type(func)
+    after = relay.transform.InferType()(SI()(kiln.IRModule.from_expr(func)))["main"]
+    assert after.ret_type == relay.TensorType((2, 1, 3), "float32")
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(s).astype("float32") for s in [(2, 1, 3), (1,), (1,), (1,), (1,)]]
+    for f in (func, after):
+        mod = kiln.IRModule.from_expr(f)
+        got = relay.create_executor("vm", mod=mod, target="llvm").evaluate()(*args).numpy()
+        want = (args[0] - args[3]) / np.sqrt(np.abs(args[4]) + 1e-5) * args[1] + args[2]
+        np.testing.assert_allclose(got, want, rtol=1e-5)
 
 
 def test_dropout_removed_and_layer_norm_expanded(check_pass):

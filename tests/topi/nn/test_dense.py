@@ -87,6 +87,19 @@ def test_matmul_forms(harness, target):
     harness.run_cases(cases, target)
 
 
+@pytest.mark.parametrize("tgt", ["llvm", "c"])
+def test_matmul_whose_reduction_is_known_on_one_side_only(tgt):
+    """(9, 1) @ (?, 3): the relation has matched the run-time size with the static 1, the compute reduces over the
+    static size (fuzz seed 71173)."""
+    from kiln import relay
+
+    x, w = relay.var("x", shape=(9, 1)), relay.var("w", shape=(relay.Any(), 3))
+    mod = kiln.IRModule.from_expr(relay.Function([x, w], relay.nn.matmul(x, w)))
+    a, b = np.arange(9, dtype="float32").reshape(9, 1), np.array([[1.0, 2.0, 3.0]], "float32")
+    got = relay.create_executor("vm", mod=mod, target=tgt).evaluate()(a, b).numpy()
+    np.testing.assert_allclose(got, a @ b)
+
+
 def test_batch_matmul_forms(harness, target):
     x, y = harness.rand((3, 8, 16)), harness.rand((3, 32, 16), seed=1)
     cases = [
