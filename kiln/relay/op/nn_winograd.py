@@ -18,7 +18,7 @@ weight is the one the attributes describe, since its computes read it so.
 """
 
 from ...error import TypeInferenceError
-from ...ir.type import TensorType
+from ...ir.type import Any, TensorType
 from ...tir.layout import layout as parse_layout
 from ...topi.nn.conv2d import conv_out_size
 from ...topi.nn.conv_gemm import gemm_transformed_shape
@@ -56,7 +56,8 @@ def _winograd_weight_rel(op, rank):
         weight = tensor_arg(types, 0, "weight")
         if len(weight.shape) != rank:
             raise TypeInferenceError(f"{op}: weight {weight} must be {rank}-D ({'OIHW' if rank == 4 else 'OIDHW'})")
-        co, ci, *ksize = _static(weight.shape, op, "weight")
+        co, ci, *ksize = weight.shape  # the channels may be known only at run time, the kernel's taps may not
+        _static(ksize, op, "weight's kernel")
         tile = attrs.tile_size
         transformed = (depth_transformed(ksize[0]), True, True) if rank == 5 else (True, True)
         sizes = {k for k, t in zip(ksize, transformed, strict=True) if t}
@@ -80,8 +81,13 @@ def _gemm_weight_rel(types, attrs):
     weight = tensor_arg(types, 0, "weights")
     if len(weight.shape) != 4:
         raise TypeInferenceError(f"{GW}: weights {weight} must be 4-D (HWIO)")
-    shape = _static(weight.shape, GW, "weights")
-    return TensorType(gemm_transformed_shape(shape, attrs.tile_N, attrs.tile_K, weight.dtype), weight.dtype)
+    kh, kw, ic, oc = weight.shape
+    static = tuple(d if isinstance(d, int) else 1 for d in weight.shape)
+    rows, cols, *tile = gemm_transformed_shape(static, attrs.tile_N, attrs.tile_K, weight.dtype)
+    # a size known only at run time leaves the tile counts that depend on it unknown too
+    rows = rows if isinstance(oc, int) else Any()
+    cols = cols if all(isinstance(d, int) for d in (kh, kw, ic)) else Any()
+    return TensorType((rows, cols, *tile), weight.dtype)
 
 
 register_relay_op(GW, 1, _gemm_weight_rel, OpPattern.OUT_ELEMWISE_FUSABLE, A.ConvGemmWeightTransformAttrs,

@@ -211,18 +211,18 @@ SAMPLES = {
     "nn.contrib_conv2d_winograd_weight_transform": s(
         lambda v, o: relay.nn.contrib_conv2d_winograd_weight_transform(v(0, (2, 2, 3, 3)), 2)),
     "nn.contrib_conv2d_winograd_without_weight_transform": s(
-        lambda v, o: relay.nn.contrib_conv2d_winograd_without_weight_transform(v(0, (1, 2, 5, 4)), v(0, (4, 4, 3, 2)),
+        lambda v, o: relay.nn.contrib_conv2d_winograd_without_weight_transform(v(0, (1, 2, 5, 4)), v(1, (4, 4, 3, 2)),
                                                                              2, padding=(1, 1))),
     "nn.contrib_conv3d_winograd_weight_transform": s(
         lambda v, o: relay.nn.contrib_conv3d_winograd_weight_transform(v(0, (2, 2, 3, 3, 3)), 2)),
     "nn.contrib_conv3d_winograd_without_weight_transform": s(
         lambda v, o: relay.nn.contrib_conv3d_winograd_without_weight_transform(
-            v(0, (1, 2, 4, 4, 3)), v(0, (4, 4, 4, 3, 2)), 2, padding=(1, 1, 1), kernel_size=(3, 3, 3))),
+            v(0, (1, 2, 4, 4, 3)), v(1, (4, 4, 4, 3, 2)), 2, padding=(1, 1, 1), kernel_size=(3, 3, 3))),
     "nn.contrib_conv2d_gemm_weight_transform": s(
         lambda v, o: relay.nn.contrib_conv2d_gemm_weight_transform(v(0, (2, 2, 3, 5)), 4, 4)),
     "nn.contrib_conv2d_gemm_without_weight_transform": s(
         lambda v, o: relay.nn.contrib_conv2d_gemm_without_weight_transform(
-            v(0, (1, 5, 4, 3)), v(0, (2, 4, 4, 4)), padding=(1, 0), channels=5, kernel_size=(2, 2),
+            v(0, (1, 5, 4, 3)), v(1, (2, 4, 4, 4)), padding=(1, 0), channels=5, kernel_size=(2, 2),
             data_layout="NHWC", kernel_layout="HWIO")),
     "nn.deformable_conv2d": s(lambda v, o: relay.nn.deformable_conv2d(v(0, (1, 2, 3, 3)), v(0, (1, 8, 2, 2)),
                                                                       v(0, (2, 2, 2, 2)))),
