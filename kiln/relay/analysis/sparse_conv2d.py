@@ -18,21 +18,36 @@ from ...runtime import ndarray as nd
 from ..expr import Call, Var
 from ..expr_functor import post_order_visit
 
-__all__ = ["SparseAnalysisResult", "bsr_from_dense", "conv2d_weight_matrix", "process_params"]
+__all__ = ["SparseAnalysisResult", "bsr_from_dense", "conv2d_weight_matrix", "process_params", "weight_params",
+           "replace_by_bsr"]
 
 SparseAnalysisResult = namedtuple("SparseAnalysisResult", ["weight_name", "weight_shape"])
 
 
-def _search_conv2d_op_weight(expr) -> list:
-    """The names of the variables used as the weight of an ``nn.conv2d`` in ``expr``, in the order met."""
-    conv2d, names = Op.get("nn.conv2d"), []
+def weight_params(expr, op_name, params):
+    """``(name, numpy array)`` of each distinct variable of ``params`` used as the weight (argument 1) of an
+    ``op_name`` call in ``expr``, in the order met."""
+    op, names = Op.get(op_name), []
 
     def visit(node):
-        if isinstance(node, Call) and node.op == conv2d and isinstance(node.args[1], Var):
+        if isinstance(node, Call) and node.op == op and isinstance(node.args[1], Var):
             names.append(node.args[1].name_hint)
 
     post_order_visit(expr, visit)
-    return names
+    for name in dict.fromkeys(names):
+        if name in params:
+            value = params[name]
+            yield name, value.numpy() if hasattr(value, "numpy") else np.asarray(value)
+
+
+def replace_by_bsr(params, name, data, indices, indptr) -> list:
+    """Replace ``params[name]`` by its BSR arrays ``<name>.data``, ``<name>.indices`` and ``<name>.indptr``; returns
+    their shapes, concatenated."""
+    del params[name]
+    params[name + ".data"] = nd.array(np.ascontiguousarray(data))
+    params[name + ".indices"] = nd.array(indices)
+    params[name + ".indptr"] = nd.array(indptr)
+    return [*data.shape, *indices.shape, *indptr.shape]
 
 
 def conv2d_weight_matrix(weight, layout):
@@ -75,10 +90,7 @@ def process_params(expr, params, block_size, sparsity_threshold, layout, kernel_
         indptr, concatenated.
     """
     names, shapes = [], []
-    for name in _search_conv2d_op_weight(expr):
-        if name in names or name not in params:
-            continue
-        weight = params[name].numpy() if hasattr(params[name], "numpy") else np.asarray(params[name])
+    for name, weight in list(weight_params(expr, "nn.conv2d", params)):
         kernel = weight.shape[:2] if layout == "NHWC" else weight.shape[2:]
         if kernel[0] != kernel[1] or kernel[0] != kernel_size or kernel_size not in (1, 3):
             continue
@@ -94,10 +106,6 @@ def process_params(expr, params, block_size, sparsity_threshold, layout, kernel_
             sparsity = 1.0 - data.size / matrix.size
         if sparsity < sparsity_threshold:
             continue
-        del params[name]
         names.append(name)
-        shapes.append([*data.shape, *indices.shape, *indptr.shape])
-        params[name + ".data"] = nd.array(np.ascontiguousarray(data))
-        params[name + ".indices"] = nd.array(indices)
-        params[name + ".indptr"] = nd.array(indptr)
+        shapes.append(replace_by_bsr(params, name, data, indices, indptr))
     return SparseAnalysisResult(weight_name=names, weight_shape=shapes)
