@@ -6,13 +6,20 @@
 is measured in the same run, so the ratio is what tuning buys on this CPU.
 
 ``compare``: the XGBoost tuner against random search at equal trials on one ResNet-50 convolution task (stage 3's
-3x3, 256 channels at 14x14) and one dense task (BERT-base's feed-forward, 128 x 768 -> 3072): the best GFLOP/s
-after each number of trials, for each of ``--seeds`` runs, and how many trials XGBoost needs to reach random
-search's final best.
+3x3, 256 channels at 14x14) and one dense task (BERT-base's feed-forward, 128 x 768 -> 3072): the best GFLOP/s after
+each number of trials, for each of ``--seeds`` runs, and how many trials each needs to come within ``--tolerance``
+(1%: the measurements' noise) of random search's final best. The default config is every run's first candidate
+unless ``--without-default``: then neither tuner measures it (it is measured once, for reference), and the curves
+show the search alone.
 
 ``model``: ``kiln tune`` with ``--time-budget`` on a small ONNX model (a reduced MobileNetV2 by default, with
 ``--scheduler gradient``), then the default build and the tuned build timed alternately, ``--repeat`` rounds of
 ``--number`` runs each (the median reported).
+
+``ray``: the same configs of one layer's task (``--layers``, the first; every config, or the first ``--trials``)
+measured with ``LocalRunner`` and with ``RayRunner`` on a local Ray instance, the two passes alternating in batches
+so both see the same load: each runner's five best configs with their GFLOP/s under both, and the rank correlation
+of the two measurements.
 
 Every mode prints the machine's load (``uptime``) first: measurements on a loaded machine are noisy, so compare
 ratios measured in the same run, and rerun on a quiet machine for absolute numbers.
@@ -20,6 +27,7 @@ ratios measured in the same run, and rerun on a quiet machine for absolute numbe
     .venv/bin/python bench/bench_tune.py                                   # ResNet-style 3x3 layers, every config
     .venv/bin/python bench/bench_tune.py --mode compare --trials 48 --seeds 2
     .venv/bin/python bench/bench_tune.py --mode model --time-budget 180
+    .venv/bin/python bench/bench_tune.py --mode ray --layers resnet_7x7_3x3
 """
 
 import argparse
@@ -91,9 +99,12 @@ def run_layers(args):
               f"{best / default if default else float('nan'):>7.2f}  {tuner.best_config} ({time.time() - start:.0f} s)")
 
 
-def _curve(task, tuner_name, trials, option, seed):
-    """Best GFLOP/s after each trial of one tuning run."""
+def _curve(task, tuner_name, trials, option, seed, without_default=False):
+    """Best GFLOP/s after each trial of one tuning run (``without_default``: the default config is not a
+    candidate, so the curve shows the search alone)."""
     tuner = TUNERS[tuner_name](task, seed=seed)
+    if without_default:
+        tuner.visited.add(task.default_index)
     curve = []
 
     def record(tuner, inputs, results):
@@ -105,22 +116,61 @@ def _curve(task, tuner_name, trials, option, seed):
 
 def run_compare(args):
     trials = args.trials or 32
-    tasks = {"resnet50_conv_14x14_256": conv_task(256, 256, 14, 3, 1, args.target),
-             "bert_dense_128x768x3072": dense_task(128, 768, 3072, args.target)}
+    makers = {"conv": ("resnet50_conv_14x14_256", lambda: conv_task(256, 256, 14, 3, 1, args.target)),
+              "dense": ("bert_dense_128x768x3072", lambda: dense_task(128, 768, 3072, args.target))}
+    tasks = {makers[kind][0]: makers[kind][1]() for kind in args.tasks.split(",")}
     checkpoints = sorted({c for c in (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 256, 500, trials) if c <= trials})
     for name, task in tasks.items():
         print(f"\n{name}: {task.name}, {len(task.config_space)} configs, {trials} trials per run, {args.seeds} seeds")
-        curves = {t: [_curve(task, t, trials, _option(args), seed) for seed in range(args.seeds)]
+        if args.without_default:
+            default = _curve(task, "random", 1, _option(args), 0)[0]  # its first candidate is the default
+            print(f"the default config: {default:.1f} GFLOP/s; neither tuner measures it")
+        curves = {t: [_curve(task, t, trials, _option(args), seed, args.without_default) for seed in range(args.seeds)]
                   for t in ("random", "xgb")}
         print(f"{'trials':>8}" + "".join(f"{t + ' GFLOP/s':>18}" for t in curves))
         for c in checkpoints:
             row = [statistics.mean(curve[min(c, len(curve)) - 1] for curve in runs) for runs in curves.values()]
             print(f"{c:>8}" + "".join(f"{v:>18.1f}" for v in row))
         for seed in range(args.seeds):
-            target = curves["random"][seed][-1]
-            reached = next((i + 1 for i, v in enumerate(curves["xgb"][seed]) if v >= target), None)
-            print(f"  seed {seed}: random's final best {target:.1f} GFLOP/s after {len(curves['random'][seed])} "
-                  f"trials; xgb reaches it after {reached or 'never'} trials")
+            final = curves["random"][seed][-1]
+            target = final * (1 - args.tolerance)
+            reached = {t: next((i + 1 for i, v in enumerate(runs[seed]) if v >= target), None)
+                       for t, runs in curves.items()}
+            print(f"  seed {seed}: random's final best {final:.1f} GFLOP/s after {len(curves['random'][seed])} "
+                  f"trials; within {args.tolerance:.0%} of it: random after {reached['random']} trials, xgb after "
+                  f"{reached['xgb'] or 'never'}")
+
+
+def run_ray(args):
+    from kiln.autotvm.measure import MeasureInput, create_measure_batch
+
+    name = args.layers.split(",")[0]
+    task = conv_task(*LAYERS[name], args.target)
+    space = task.config_space
+    configs = [space.get(i) for i in range(min(args.trials or len(space), len(space)))]
+    ray_runner = autotvm.RayRunner(address=None, number=args.number, repeat=args.repeat, timeout=60)
+    batches = {"local": create_measure_batch(task, _option(args)),
+               "ray": create_measure_batch(task, autotvm.measure_option(runner=ray_runner))}
+    rates = {runner: {} for runner in batches}
+    try:
+        for start in range(0, len(configs), 8):  # alternate in batches: both runners see the same load
+            inputs = [MeasureInput(task.target, task, c) for c in configs[start:start + 8]]
+            for runner, measure in batches.items():
+                for inp, res in zip(inputs, measure(inputs), strict=True):
+                    rates[runner][inp.config.index] = task.flop / res.mean_cost / 1e9 if res.error_no == 0 else 0.0
+    finally:
+        ray_runner.shutdown()
+    print(f"{name}: {task.name}, {len(configs)} of {len(space)} configs, each measured by both runners")
+    for runner, other in (("local", "ray"), ("ray", "local")):
+        print(f"  {runner}'s five best (GFLOP/s {runner} / {other}):")
+        for index in sorted(rates[runner], key=rates[runner].get, reverse=True)[:5]:
+            print(f"    {rates[runner][index]:8.1f} {rates[other][index]:8.1f}  {space.get(index)}")
+    order = sorted(rates["local"])
+    local, remote = (np.argsort(np.argsort([rates[r][i] for i in order])) for r in ("local", "ray"))
+    print(f"  Spearman rank correlation of the two measurements: {np.corrcoef(local, remote)[0, 1]:.3f}")
+    best_local, best_ray = (max(rates[r], key=rates[r].get) for r in ("local", "ray"))
+    print(f"  local's best measured by ray: {rates['ray'][best_local] / rates['ray'][best_ray]:.3f} of ray's best; "
+          f"ray's best measured locally: {rates['local'][best_ray] / rates['local'][best_local]:.3f} of local's best")
 
 
 def _time_build(mod, params, inputs, records, number):
@@ -182,7 +232,7 @@ def run_model(args):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mode", default="layers", choices=("layers", "compare", "model"))
+    parser.add_argument("--mode", default="layers", choices=("layers", "compare", "model", "ray"))
     parser.add_argument("--layers", default=",".join(LAYERS), help="comma-separated names among " + ", ".join(LAYERS))
     parser.add_argument("--target", default="llvm")
     parser.add_argument("--tuner", default="gridsearch", choices=tuple(TUNERS))
@@ -190,13 +240,18 @@ def main(argv=None):
     parser.add_argument("--number", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seeds", type=int, default=1, help="compare: runs per tuner")
+    parser.add_argument("--without-default", action="store_true",
+                        help="compare: the tuners do not measure the default config (the search alone)")
+    parser.add_argument("--tolerance", type=float, default=0.01,
+                        help="compare: how close to random's final best counts as reaching it (measurement noise)")
+    parser.add_argument("--tasks", default="conv,dense", help="compare: conv, dense or both")
     parser.add_argument("--time-budget", type=float, default=180.0, help="model: seconds of tuning")
     parser.add_argument("--scheduler", default="gradient", choices=("gradient", "sequential"))
     parser.add_argument("--image", type=int, default=96, help="model: the image size")
     parser.add_argument("--log", help="append the records to this file")
     args = parser.parse_args(argv)
     print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(), flush=True)
-    {"layers": run_layers, "compare": run_compare, "model": run_model}[args.mode](args)
+    {"layers": run_layers, "compare": run_compare, "model": run_model, "ray": run_ray}[args.mode](args)
 
 
 if __name__ == "__main__":

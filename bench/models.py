@@ -11,9 +11,9 @@ Two groups of models, batch 1, float32:
 Each model is imported with ``relay.frontend.from_onnx``, built by ``relay.build`` at opt_level 3 for ``--target``
 with an empty compile cache (``KILN_CACHE_DIR`` pointed at a fresh directory, so the build time is a cold one) and
 run by the graph executor; ONNX Runtime runs the same bytes with its CPU provider and ``--threads`` intra-op threads.
-Outputs are compared first (the largest difference relative to the largest magnitude of each reference output; rows
-above 1e-4 are flagged). Rounds alternate between the two runtimes so both see the same machine load; each figure is
-the best round's milliseconds.
+Outputs are compared first (the largest difference relative to the largest magnitude of each reference output, of
+the default and the tuned build; rows above 1e-4 are flagged). Rounds alternate between the two runtimes so both see
+the same machine load; each figure is the best round's milliseconds.
 
 Printed per model: its size (GFLOP of convolutions, matrix products and recurrent layers, counted on the ONNX graph;
 millions of parameters), kiln ms, ORT ms, their ratio (below 1: kiln is faster), kiln's GFLOP/s, the cold compile
@@ -21,13 +21,17 @@ seconds (import and build) and the relative difference; then the geometric mean 
 kiln cannot import, build (within ``--compile-timeout`` seconds) or run is printed as ``FAILED: <reason>`` and left
 out of the means; the run goes on.
 
+``--tuning-records DIR`` also builds each model that has records in ``DIR/<name>.json`` (``kiln tune``'s output) with
+``autotvm.apply_history_best`` and times that build in the same rounds, after the default one: the row then also
+gives the tuned ms and the tuned build's ratio to ONNX Runtime, so default and tuned are compared under the same load.
+
 ``--contention`` starts a separate process that keeps one core busy while both runtimes are timed. ``--save DIR``
 writes every model as ``DIR/<name>.onnx``. ``--per-kernel N`` prints the N slowest kernels of each kiln model, each
 timed alone on arguments of the graph's shapes.
 
 Run: ``python bench/models.py [--group light|modern|all] [--models mobilenet_v2,resnet50] [--target llvm]
 [--rounds 5] [--number 3] [--threads 0] [--settle 0.2] [--contention] [--save DIR] [--per-kernel N]
-[--compile-timeout 600]``
+[--compile-timeout 600] [--tuning-records DIR]``
 """
 
 import argparse
@@ -48,7 +52,7 @@ from _common import best_ms, onnx_size, per_kernel, relative_error
 from model_zoo import MODERN, ZooModel
 
 import kiln
-from kiln import relay
+from kiln import autotvm, relay
 from kiln.contrib import graph_executor
 
 LIGHT_NAMES = ("bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50", "shufflenet", "squeezenet",
@@ -78,6 +82,7 @@ class Result:
     ort_ms: float = math.nan
     compile_s: float = math.nan
     error: float = math.nan
+    tuned_ms: float = math.nan
     failure: str | None = None
 
     def row(self):
@@ -87,8 +92,14 @@ class Result:
             return f"{size}  FAILED: {self.failure}"
         ratio, rate = self.kiln_ms / self.ort_ms, self.gflop / (self.kiln_ms * 1e-3)
         flag = f"  > {TOLERANCE:g}" if not self.error <= TOLERANCE else ""
+        tuned = f"  tuned {self.tuned_ms:.2f} ms, ratio {self.tuned_ms / self.ort_ms:.2f}" if self.tuned else ""
         return (f"{size} {self.kiln_ms:9.2f} {self.ort_ms:9.2f} {ratio:6.2f} {rate:8.1f} {self.compile_s:8.1f} "
-                f"{self.error:8.1e}{flag}")
+                f"{self.error:8.1e}{flag}{tuned}")
+
+    @property
+    def tuned(self):
+        """Whether a build with tuning records was timed too."""
+        return not math.isnan(self.tuned_ms)
 
 
 HEADER = (f"{'model':20s} {'GFLOP':>7s} {'Mparams':>8s} {'kiln ms':>9s} {'ORT ms':>9s} {'ratio':>6s} {'GFLOP/s':>8s} "
@@ -139,6 +150,21 @@ def one_line(exc):
     return text if len(text) <= 240 else text[:237] + "..."
 
 
+def build_and_run(model, feeds, target, records=None):
+    """Import ``model``, build it at opt_level 3 (with the best of ``records``, a tuning log, when given), run it once
+    on ``feeds``; the graph module and its outputs."""
+    mod, params = relay.frontend.from_onnx(model, {name: value.shape for name, value in feeds.items()})
+    with contextlib.ExitStack() as stack:
+        if records is not None:
+            stack.enter_context(autotvm.apply_history_best(str(records)))
+        with kiln.transform.PassContext(opt_level=3):
+            lib = relay.build(mod, target=target, params=params)
+    m = graph_executor.GraphModule(lib["default"](kiln.cpu(0)))
+    m.set_input(**feeds)
+    m.run()
+    return m, lib, [m.get_output(i).numpy() for i in range(m.get_num_outputs())]
+
+
 def measure(zoo_model, args, ort):
     """Build, check and time one model on both runtimes.
 
@@ -176,29 +202,25 @@ def measure(zoo_model, args, ort):
         want = session.run(None, feeds)
     except Exception as exc:  # a model ONNX Runtime rejects has no reference: report it like a kiln failure
         return failed(f"ONNX Runtime: {one_line(exc)}")
-    stage = "import"
+    records = args.tuning_records / f"{zoo_model.name}.json" if args.tuning_records else None
+    records = records if records is not None and records.is_file() else None
     with cold_compile_cache():
         try:
             with time_limit(args.compile_timeout):
                 start = time.perf_counter()
-                mod, params = relay.frontend.from_onnx(model, {name: value.shape for name, value in feeds.items()})
-                stage = "build"
-                with kiln.transform.PassContext(opt_level=3):
-                    lib = relay.build(mod, target=args.target, params=params)
+                m, lib, got = build_and_run(model, feeds, args.target)
                 result.compile_s = time.perf_counter() - start
-            stage = "run"
-            m = graph_executor.GraphModule(lib["default"](kiln.cpu(0)))
-            m.set_input(**feeds)
-            m.run()
-            got = [m.get_output(i).numpy() for i in range(m.get_num_outputs())]
+            tuned, _, tuned_got = build_and_run(model, feeds, args.target, records) if records else (None, None, got)
         except (Exception, CompileTimeout) as exc:
-            return failed(f"{stage}: {one_line(exc)}")
-        result.error = relative_error(got, want)
-        kiln_ms, ort_ms = [], []
+            return failed(one_line(exc))
+        result.error = max(relative_error(got, want), relative_error(tuned_got, want))
+        timed = {"kiln": m.run, "ort": lambda: session.run(None, feeds)} | ({"tuned": tuned.run} if tuned else {})
+        rounds = {name: [] for name in timed}
         for _ in range(args.rounds):
-            kiln_ms.append(best_ms(m.run, args.number, args.settle))
-            ort_ms.append(best_ms(lambda: session.run(None, feeds), args.number, args.settle))
-        result.kiln_ms, result.ort_ms = min(kiln_ms), min(ort_ms)
+            for name, run in timed.items():
+                rounds[name].append(best_ms(run, args.number, args.settle))
+        result.kiln_ms, result.ort_ms = min(rounds["kiln"]), min(rounds["ort"])
+        result.tuned_ms = min(rounds["tuned"]) if tuned else math.nan
         print(result.row(), flush=True)
         if args.per_kernel:
             per_kernel(lib, limit=args.per_kernel)
@@ -230,6 +252,8 @@ def _parse_args():
                         help="print the N slowest kernels of each kiln model (each timed alone)")
     parser.add_argument("--compile-timeout", type=float, default=600.0, metavar="S",
                         help="report a model whose import and build take longer than S seconds as failed")
+    parser.add_argument("--tuning-records", type=pathlib.Path, metavar="DIR",
+                        help="also time the build with DIR/<name>.json's best records (kiln tune's output)")
     args = parser.parse_args()
     groups = list(GROUPS) if args.group == "all" else [args.group]
     known = {model.name for group in groups for model in GROUPS[group]}
@@ -274,6 +298,11 @@ def main():
             continue
         print(f"geometric mean kiln/ORT, {group}: {geometric_mean(ratios):.2f} "
               f"({len(ratios)} of {len(group_results)} models)")
+        tuned = [r for r in group_results if not r.failure and r.tuned]
+        if tuned:
+            default = geometric_mean([r.kiln_ms / r.ort_ms for r in tuned])
+            print(f"  its {len(tuned)} tuned models: default {default:.2f}, "
+                  f"tuned {geometric_mean([r.tuned_ms / r.ort_ms for r in tuned]):.2f}")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from .. import op as _op
 from ..expr import TupleGetItem, const
 from ..transform import InferTypeLocal
 from .fuzz_graph import accepted
-from .fuzz_ops_tensor import _products
+from .fuzz_ops_tensor import bounded_products
 from .fuzz_values import clipped, dtype_range, kind, result, without_nan
 
 _MOVES = ("nn.depth_to_space", "nn.space_to_depth", "nn.mirror_pad", "stack", "trilu", "nn.upsampling",
@@ -160,7 +160,7 @@ def convolution(gen):
         return None
     weight_shape = (channels, out, *kernel) if transpose else (out, channels, *kernel)
     weight = gen.fresh(weight_shape, data.dtype)
-    data, weight, lo, hi = _products(data, weight, channels * math.prod(kernel))
+    data, weight, lo, hi = bounded_products(data, weight, channels * math.prod(kernel))
     build = getattr(_op.nn, name[3:])
     call = build(data.expr, weight.expr, strides=(stride,) * spatial, padding=(pad,) * spatial)
     return _as_result(call, lo, hi, data.nan or weight.nan, data.exact and weight.exact, data.grid + weight.grid)

@@ -214,8 +214,9 @@ def indexing(gen):
     return _keep(data, _op.gather_nd(data.expr, indices.expr), [data, indices])
 
 
-def _products(a, b, k):
-    """A sum of ``k`` products of elements of ``a`` and ``b``, with the operands kept from overflowing."""
+def bounded_products(a, b, k):
+    """Operands for a sum of ``k`` products of elements of ``a`` and ``b`` (convolutions, matrix products): ``a`` and
+    ``b`` clipped so that the sum cannot overflow, and the sum's bounds ``(a, b, lo, hi)``."""
     top = dtype_range(a.dtype)[1]
     if overflow_undefined(a.dtype) or kind(a.dtype) == "f":
         limit = math.isqrt(top // k) if kind(a.dtype) != "f" else math.sqrt(top / (4 * k))
@@ -236,7 +237,7 @@ def linear(gen):
         pad = int(gen.rng.integers(0, 2))
         if data.shape[2] + 2 * pad < kh or data.shape[3] + 2 * pad < kw:
             return None
-        data, weight, lo, hi = _products(data, weight, channels // groups * kh * kw)
+        data, weight, lo, hi = bounded_products(data, weight, channels // groups * kh * kw)
         call = _op.nn.conv2d(data.expr, weight.expr, padding=pad, groups=groups)
     elif name == "nn.bias_add":
         data = gen.operand(dtypes)
@@ -254,7 +255,7 @@ def linear(gen):
         n = int(gen.rng.integers(1, 4))
         shape = {"nn.dense": (n, k), "nn.matmul": (k, n), "nn.batch_matmul": (data.shape[0], n, k)}[name]
         weight = gen.fresh(shape, data.dtype)
-        data, weight, lo, hi = _products(data, weight, k)
+        data, weight, lo, hi = bounded_products(data, weight, k)
         call = getattr(_op.nn, name[3:])(data.expr, weight.expr)
     exact = data.exact and weight.exact
     return _as_result(call, [data, weight], lo, hi, data.nan or weight.nan, exact, data.grid + weight.grid)
