@@ -1,6 +1,6 @@
 """Operator recipes of the mixed-dtype fuzzer for the operator families the others leave out: data movement between
 space and channels, padding by reflection, stacking and masking; resampling; normalization; the other
-convolutions; and the counter-based random numbers (see :mod:`.fuzz_ops` for the protocol)."""
+convolutions and poolings; and the counter-based random numbers (see :mod:`.fuzz_ops` for the protocol)."""
 
 import math
 
@@ -8,7 +8,7 @@ from .. import op as _op
 from ..expr import TupleGetItem, const
 from ..transform import InferTypeLocal
 from .fuzz_graph import accepted
-from .fuzz_ops_tensor import bounded_products
+from .fuzz_ops_tensor import bounded_products, fit_sum
 from .fuzz_values import clipped, dtype_range, kind, result, without_nan
 
 _MOVES = ("nn.depth_to_space", "nn.space_to_depth", "nn.mirror_pad", "stack", "trilu", "nn.upsampling",
@@ -166,6 +166,39 @@ def convolution(gen):
     return _as_result(call, lo, hi, data.nan or weight.nan, data.exact and weight.exact, data.grid + weight.grid)
 
 
+_POOLS = tuple(f"nn.{kind}_pool{d}d" for kind in ("max", "avg") for d in (1, 3)) + tuple(
+    f"nn.adaptive_{kind}_pool{d}d" for kind in ("max", "avg") for d in (1, 2, 3))
+
+
+def pooling(gen):
+    """1-D and 3-D max/avg pooling (strided, padded, dilated max windows, ceil mode) and adaptive max/avg pooling in
+    1, 2 and 3 dimensions: a max is one of its window's elements, an average lies within them."""
+    name = gen.choice(_POOLS)
+    spatial = int(name[-2])
+    v = gen.reshaped(without_nan(gen.operand(accepted(name))), 2 + spatial)
+    dims, is_max = v.shape[2:], "max" in name
+    build = getattr(_op.nn, name[3:])
+    if "adaptive" in name:
+        output_size = tuple(_int(gen, 1, d + 1) for d in dims)
+        if not is_max:
+            v = fit_sum(v, math.prod(dims))
+        return _as_result(build(v.expr, output_size), v.lo, v.hi, exact=is_max and v.exact, grid=v.grid)
+    size = tuple(_int(gen, 1, 3) for _ in dims)
+    dilation = tuple(_int(gen, 1, 2) if is_max else 1 for _ in dims)
+    pad = _int(gen, 0, 1)
+    if any(d + 2 * pad < (k - 1) * r + 1 or pad >= k for d, k, r in zip(dims, size, dilation, strict=True)):
+        return None
+    attrs = {"strides": tuple(_int(gen, 1, 2) for _ in dims), "padding": (pad,) * spatial,
+             "ceil_mode": gen.chance(0.3)}
+    if is_max:
+        call = build(v.expr, size, dilation=dilation, **attrs)
+        lo = dtype_range(v.dtype)[0] if pad else v.lo  # a window entirely in the padding gives the lowest value
+        return _as_result(call, lo, v.hi, exact=v.exact, grid=v.grid)
+    v = fit_sum(v, math.prod(size))
+    call = build(v.expr, size, count_include_pad=gen.chance(0.5), **attrs)
+    return _as_result(call, min(v.lo, 0), max(v.hi, 0), exact=False)
+
+
 def random_numbers(gen):
     """threefry_generate (the raw 64-bit words) and uniform/normal (floats of them) from a key of a random seed,
     split or not: the same key gives the same numbers in the reference and compiled."""
@@ -188,5 +221,5 @@ def random_numbers(gen):
 
 RECIPES = {
     "movement": (3, movement), "resampling": (1, resampling), "normalization": (1.5, normalization),
-    "convolution": (1.5, convolution), "random_numbers": (1, random_numbers),
+    "convolution": (1.5, convolution), "pooling": (1.5, pooling), "random_numbers": (1, random_numbers),
 }

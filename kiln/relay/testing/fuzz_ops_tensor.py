@@ -15,7 +15,7 @@ def _as_result(call, operands, lo, hi, nan=False, exact=True, grid=0, dtype=None
     return result(dtype or ttype.dtype, ttype.shape, call, lo, hi, nan, exact, grid)
 
 
-def _fit_sum(v, count):
+def fit_sum(v, count):
     """``v`` clamped so a sum of ``count`` of its elements cannot overflow an int32/int64 (nor a float16 by
     rounding near its largest value)."""
     top = dtype_range(v.dtype)[1]
@@ -55,7 +55,7 @@ def reduction(gen):
         top = v.magnitude ** max(count, 1)
         lo, hi = (0, top) if v.lo >= 0 else (-top, top)
         return _as_result(_op.prod(v.expr, axis, keepdims, exclude), [v], lo, hi, v.nan, v.exact, v.grid * count)
-    v = _fit_sum(v, count)
+    v = fit_sum(v, count)
     if name == "mean":
         return _as_result(_op.mean(v.expr, axis, keepdims, exclude), [v], v.lo, v.hi, v.nan, False)
     lo, hi = min(v.lo * count, v.lo), max(v.hi * count, v.hi)
@@ -93,7 +93,7 @@ def scan_or_sort(gen):
         top = v.magnitude ** length
         return _as_result(_op.cumprod(v.expr, axis, exclusive=exclusive), [v], -top, top, v.nan, v.exact,
                           v.grid * length)
-    v = _fit_sum(v, length)
+    v = fit_sum(v, length)
     lo, hi = min(v.lo * length, 0), max(v.hi * length, 0)
     return _as_result(_op.cumsum(v.expr, axis, exclusive=exclusive), [v], lo, hi, v.nan, v.exact, v.grid)
 
@@ -245,7 +245,7 @@ def linear(gen):
             return None
         axis = int(gen.rng.integers(len(data.shape)))
         bias = gen.fresh((data.shape[axis],), data.dtype)
-        data, bias = _fit_sum(data, 2), _fit_sum(bias, 2)
+        data, bias = fit_sum(data, 2), fit_sum(bias, 2)
         call = _op.nn.bias_add(data.expr, bias.expr, axis)
         return _as_result(call, [data, bias], data.lo + bias.lo, data.hi + bias.hi, data.nan or bias.nan,
                           data.exact and bias.exact, max(data.grid, bias.grid))
@@ -282,7 +282,7 @@ def pooling_or_norm(gen):
     v = gen.reshaped(without_nan(gen.operand(accepted(name))), 4)
     if name.startswith("nn.global"):
         if "avg" in name:
-            v = _fit_sum(v, v.shape[2] * v.shape[3])
+            v = fit_sum(v, v.shape[2] * v.shape[3])
         return _as_result(getattr(_op.nn, name[3:])(v.expr), [v], v.lo, v.hi, exact=v.exact and "max" in name,
                           grid=v.grid)
     size = (int(gen.rng.integers(1, 3)), int(gen.rng.integers(1, 3)))
@@ -291,7 +291,7 @@ def pooling_or_norm(gen):
         return None
     fn = getattr(_op.nn, name[3:])
     if name == "nn.avg_pool2d":
-        v = _fit_sum(v, size[0] * size[1])
+        v = fit_sum(v, size[0] * size[1])
         call = fn(v.expr, size, padding=pad, ceil_mode=gen.chance(0.3), count_include_pad=gen.chance(0.5))
         return _as_result(call, [v], min(v.lo, 0), max(v.hi, 0), exact=False)
     call = fn(v.expr, size, padding=pad, ceil_mode=gen.chance(0.3))

@@ -51,7 +51,9 @@ def test_graphs_reach_every_operator_family():
               "image.resize1d", "image.resize2d", "reverse_sequence", "sequence_mask", "nn.batch_norm",
               "nn.instance_norm", "nn.group_norm", "nn.l2_normalize", "nn.lrn", "nn.prelu", "nn.conv1d", "nn.conv3d",
               "nn.conv1d_transpose", "nn.conv2d_transpose", "random.threefry_generate", "random.threefry_split",
-              "random.uniform", "random.normal", "nn.conv2d", "argmin", "cumsum", "take", "nn.max_pool2d"}
+              "random.uniform", "random.normal", "nn.conv2d", "argmin", "cumsum", "take", "nn.max_pool2d",
+              "nn.max_pool1d", "nn.avg_pool3d", "nn.adaptive_avg_pool1d", "nn.adaptive_max_pool2d",
+              "nn.adaptive_avg_pool3d"}
     seen = set()
     for seed in range(400):
         mod = fuzz.random_graph(seed)[0]
