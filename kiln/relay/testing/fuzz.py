@@ -27,13 +27,14 @@ import numpy as np
 
 from ...error import TypeInferenceError
 from ...ir.module import IRModule
+from ...ir.op import Op
 from ...ir.transform import PassContext
 from ...ir.type import Any, TensorType, TupleType
 from ...runtime.device import cpu
 from ...runtime.vm import VirtualMachine
 from ..backend.vm import compile as vm_compile
 from ..build import build
-from ..expr import If, Tuple, Var, bind
+from ..expr import Call, If, Tuple, Var, bind
 from ..expr_functor import post_order_visit
 from ..function import Function
 from ..interpreter import create_executor
@@ -90,9 +91,14 @@ def random_graph(seed, max_ops=12, control_flow=False):
 
 
 def _needs_vm(mod) -> bool:
-    """Whether the graph branches or loops (only the VM runs it)."""
+    """Whether the graph branches, loops or has a ``dyn.*`` operator (only the VM runs it)."""
     found = []
-    post_order_visit(mod["main"], lambda e: found.append(e) if isinstance(e, If) else None)
+
+    def visit(e):
+        if isinstance(e, If) or isinstance(e, Call) and isinstance(e.op, Op) and e.op.name.startswith("dyn."):
+            found.append(e)
+
+    post_order_visit(mod["main"], visit)
     return bool(found) or len(mod.functions) > 1
 
 
@@ -172,13 +178,17 @@ def check_graph(seed, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=12, vm=F
 
 
 def with_dynamic_inputs(mod, inputs):
-    """``mod`` with the first dimension of each input named in ``inputs`` made ``relay.Any``, typed; None when a
-    type relation refuses that (it says so with a TypeInferenceError)."""
+    """``mod`` with the first dimension of each input named in ``inputs`` made ``relay.Any`` (not the shape operands
+    of ``dyn.*`` operators), typed; None when a
+    type relation refuses that (it says so with a TypeInferenceError), or when the graph means something else with
+    that dimension unknown: ``squeeze`` without axes drops only the dimensions known to be 1, so an output may lose
+    fewer axes (its rank then differs from the static graph's)."""
     main = mod["main"]
     params, binds = [], {}
+    shapes = _shape_operands(main)
     for p in main.params:
         ttype = p.checked_type_
-        if p.name_hint in inputs and isinstance(ttype, TensorType) and ttype.ndim:
+        if p.name_hint in inputs and p not in shapes and isinstance(ttype, TensorType) and ttype.ndim:
             new = Var(p.name_hint, TensorType((Any(), *ttype.shape[1:]), ttype.dtype))
             binds[p] = new
             p = new
@@ -186,9 +196,24 @@ def with_dynamic_inputs(mod, inputs):
     dynamic = IRModule({gv: f for gv, f in mod.functions.items() if gv.name_hint != "main"})
     dynamic["main"] = Function(params, bind(main.body, binds))
     try:
-        return infer_type(dynamic)
+        dynamic = infer_type(dynamic)
     except TypeInferenceError:
         return None
+    ranks = [[t.ndim for t in _tensor_types(m["main"].checked_type_.ret_type)] for m in (infer_type(mod), dynamic)]
+    return dynamic if ranks[0] == ranks[1] else None
+
+
+def _shape_operands(func) -> set:
+    """The variables given to ``dyn.*`` operators as their shape operands (every argument after the data): their
+    length is the rank of a result, so they keep it static."""
+    found: set = set()
+
+    def visit(e):
+        if isinstance(e, Call) and isinstance(e.op, Op) and e.op.name.startswith("dyn."):
+            found.update(a for a in e.args[1:] if isinstance(a, Var))
+
+    post_order_visit(func, visit)
+    return found
 
 
 def _run_graph(mod, inputs, params, target):

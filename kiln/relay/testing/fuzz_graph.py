@@ -174,6 +174,9 @@ class GraphGenerator:
             self.pool.append(self.fresh(self.shape(), self.dtype(CORE_DTYPES)))
         outputs = self._sinks()
         body = outputs[0].expr if len(outputs) == 1 and self.chance(0.5) else Tuple([v.expr for v in outputs])
+        if self.control_flow and self.chance(0.4):
+            outputs = [self._dynamic(v) for v in outputs]
+            body = Tuple([v.expr for v in outputs]) if isinstance(body, Tuple) else outputs[0].expr
         exact = [v.exact for v in outputs]
         if self.control_flow and self.chance(0.5):
             outputs = [self._looped(v) for v in outputs]
@@ -181,6 +184,13 @@ class GraphGenerator:
         if self.control_flow and self.chance(0.6):
             body, exact = self._branched(outputs, body)
         return Function(list(self.variables), body), self.inputs, self.params, exact
+
+    def _dynamic(self, v) -> Value:
+        """``v`` through a ``dyn.*`` operator half the time (:func:`.fuzz_ops_dyn.dynamic_shapes`), else itself."""
+        from .fuzz_ops_dyn import dynamic_shapes
+
+        made = dynamic_shapes(self, v) if self.chance(0.5) else None
+        return v if made is None else made
 
     def _looped(self, v) -> Value:
         """``@loop(n, v, step)`` with ``@loop(i, acc, step) = if (i > 0) { @loop(i - 1, combine(acc, step), step) }

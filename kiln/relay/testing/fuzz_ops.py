@@ -2,7 +2,8 @@
 operands from a :class:`~kiln.relay.testing.fuzz_graph.GraphGenerator`, guards them (:mod:`.fuzz_values`), applies
 one Relay operator and says what is known about the result. :data:`RECIPES` (name -> ``(weight, recipe)``) gathers
 these and those of :mod:`.fuzz_ops_tensor` (reductions, data movement, neural-network operators) and
-:mod:`.fuzz_ops_nn` (space and channel moves, resampling, normalization, other convolutions, random numbers).
+:mod:`.fuzz_ops_nn` (space and channel moves, resampling, normalization, other convolutions and poolings, random
+numbers). The ``dyn.*`` operators are added to a VM graph's outputs by :mod:`.fuzz_ops_dyn`.
 """
 
 import math
