@@ -16,7 +16,7 @@ show the search alone.
 ``--scheduler gradient``), then the default build and the tuned build timed alternately, ``--repeat`` rounds of
 ``--number`` runs each (the median reported).
 
-``ray``: the same configs of one layer's task (``--layers``, the first; every config, or the first ``--trials``)
+``ray``: the same configs of one layer's task (``--layers``, the first; every config, or ``--trials`` drawn at random)
 measured with ``LocalRunner`` and with ``RayRunner`` on a local Ray instance, the two passes alternating in batches
 so both see the same load: each runner's five best configs with their GFLOP/s under both, and the rank correlation
 of the two measurements.
@@ -147,7 +147,9 @@ def run_ray(args):
     name = args.layers.split(",")[0]
     task = conv_task(*LAYERS[name], args.target)
     space = task.config_space
-    configs = [space.get(i) for i in range(min(args.trials or len(space), len(space)))]
+    valid = list(space.valid_indices())
+    count = min(args.trials or len(valid), len(valid))
+    configs = [space.get(int(i)) for i in sorted(np.random.default_rng(0).choice(valid, count, replace=False))]
     ray_runner = autotvm.RayRunner(address=None, number=args.number, repeat=args.repeat, timeout=60)
     batches = {"local": create_measure_batch(task, _option(args)),
                "ray": create_measure_batch(task, autotvm.measure_option(runner=ray_runner))}
@@ -160,7 +162,7 @@ def run_ray(args):
                     rates[runner][inp.config.index] = task.flop / res.mean_cost / 1e9 if res.error_no == 0 else 0.0
     finally:
         ray_runner.shutdown()
-    print(f"{name}: {task.name}, {len(configs)} of {len(space)} configs, each measured by both runners")
+    print(f"{name}: {task.name}, {len(configs)} of {len(valid)} configs, each measured by both runners")
     for runner, other in (("local", "ray"), ("ray", "local")):
         print(f"  {runner}'s five best (GFLOP/s {runner} / {other}):")
         for index in sorted(rates[runner], key=rates[runner].get, reverse=True)[:5]:
