@@ -150,15 +150,27 @@ def one_line(exc):
     return text if len(text) <= 240 else text[:237] + "..."
 
 
-def build_and_run(model, feeds, target, records=None):
+class Stage:
+    """The step a build is at (``import``, ``build``, ``run``), named in the row when it fails."""
+
+    def __init__(self, prefix=""):
+        self.prefix, self.name = prefix, "import"
+
+    def __str__(self):
+        return self.prefix + self.name
+
+
+def build_and_run(model, feeds, target, stage, records=None):
     """Import ``model``, build it at opt_level 3 (with the best of ``records``, a tuning log, when given), run it once
-    on ``feeds``; the graph module and its outputs."""
+    on ``feeds``, keeping ``stage`` up to date; the graph module, the factory module and the outputs."""
     mod, params = relay.frontend.from_onnx(model, {name: value.shape for name, value in feeds.items()})
+    stage.name = "build"
     with contextlib.ExitStack() as stack:
         if records is not None:
             stack.enter_context(autotvm.apply_history_best(str(records)))
         with kiln.transform.PassContext(opt_level=3):
             lib = relay.build(mod, target=target, params=params)
+    stage.name = "run"
     m = graph_executor.GraphModule(lib["default"](kiln.cpu(0)))
     m.set_input(**feeds)
     m.run()
@@ -204,15 +216,18 @@ def measure(zoo_model, args, ort):
         return failed(f"ONNX Runtime: {one_line(exc)}")
     records = args.tuning_records / f"{zoo_model.name}.json" if args.tuning_records else None
     records = records if records is not None and records.is_file() else None
+    stage = Stage()
     with cold_compile_cache():
         try:
             with time_limit(args.compile_timeout):
                 start = time.perf_counter()
-                m, lib, got = build_and_run(model, feeds, args.target)
+                m, lib, got = build_and_run(model, feeds, args.target, stage)
                 result.compile_s = time.perf_counter() - start
-            tuned, _, tuned_got = build_and_run(model, feeds, args.target, records) if records else (None, None, got)
+            stage = Stage("tuned ")
+            tuned, _, tuned_got = build_and_run(model, feeds, args.target, stage, records) if records else (
+                None, None, got)
         except (Exception, CompileTimeout) as exc:
-            return failed(one_line(exc))
+            return failed(f"{stage}: {one_line(exc)}")
         result.error = max(relative_error(got, want), relative_error(tuned_got, want))
         timed = {"kiln": m.run, "ort": lambda: session.run(None, feeds)} | ({"tuned": tuned.run} if tuned else {})
         rounds = {name: [] for name in timed}

@@ -1,5 +1,6 @@
 """bench/models.py: a model kiln cannot import, build in time or run is reported as FAILED and the run goes on; a
-model that works gets a full row; ``--models`` selects across groups and rejects unknown names."""
+model that works gets a full row, with its tuned build's time when it has tuning records; ``--models`` selects
+across groups and rejects unknown names."""
 
 import argparse
 import sys
@@ -22,7 +23,7 @@ def tiny_cnn():
 
 def bench_args(**changes):
     args = dict(save=None, threads=1, target="llvm", compile_timeout=60.0, rounds=1, number=1, settle=0.0,
-                per_kernel=0)
+                per_kernel=0, tuning_records=None)
     return argparse.Namespace(**{**args, **changes})
 
 
@@ -58,6 +59,25 @@ def test_working_model_gets_a_row(ort, tmp_path, capsys):
     assert (tmp_path / "tiny.onnx").exists()
     out = capsys.readouterr().out
     assert "all " in out and "kernels in total" in out  # the per-kernel listing
+
+
+@pytest.mark.needs_cc
+@pytest.mark.needs_llvmlite
+def test_model_with_records_gets_its_tuned_time(ort, tmp_path, capsys):
+    import onnx
+
+    from kiln import autotvm, relay
+
+    model = tiny_cnn()
+    mod, params = relay.frontend.from_onnx(onnx.load_from_string(model.SerializeToString()))
+    log = tmp_path / "tiny.json"
+    for task in autotvm.task.extract_from_program(mod, params, target="llvm"):
+        option = autotvm.measure_option(builder=autotvm.LocalBuilder(n_parallel=1),
+                                        runner=autotvm.LocalRunner(number=1, repeat=1))
+        autotvm.tuner.RandomTuner(task, seed=0).tune(2, option, callbacks=[autotvm.callback.log_to_file(str(log))])
+    result = models.measure(ZooModel("tiny", lambda: model), bench_args(tuning_records=tmp_path), ort)
+    assert result.failure is None and result.error < models.TOLERANCE and result.tuned and result.tuned_ms > 0
+    assert f"tuned {result.tuned_ms:.2f} ms" in capsys.readouterr().out
 
 
 def test_models_select_across_groups(monkeypatch):

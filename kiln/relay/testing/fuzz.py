@@ -90,15 +90,14 @@ def random_graph(seed, max_ops=12, control_flow=False):
     return mod, inputs, params, exact
 
 
+def _is_dynamic_call(e) -> bool:
+    return isinstance(e, Call) and isinstance(e.op, Op) and e.op.name.startswith("dyn.")
+
+
 def _needs_vm(mod) -> bool:
     """Whether the graph branches, loops or has a ``dyn.*`` operator (only the VM runs it)."""
     found = []
-
-    def visit(e):
-        if isinstance(e, If) or isinstance(e, Call) and isinstance(e.op, Op) and e.op.name.startswith("dyn."):
-            found.append(e)
-
-    post_order_visit(mod["main"], visit)
+    post_order_visit(mod["main"], lambda e: found.append(e) if isinstance(e, If) or _is_dynamic_call(e) else None)
     return bool(found) or len(mod.functions) > 1
 
 
@@ -179,10 +178,9 @@ def check_graph(seed, targets=("llvm", "c"), opt_levels=(0, 3), max_ops=12, vm=F
 
 def with_dynamic_inputs(mod, inputs):
     """``mod`` with the first dimension of each input named in ``inputs`` made ``relay.Any`` (not the shape operands
-    of ``dyn.*`` operators), typed; None when a
-    type relation refuses that (it says so with a TypeInferenceError), or when the graph means something else with
-    that dimension unknown: ``squeeze`` without axes drops only the dimensions known to be 1, so an output may lose
-    fewer axes (its rank then differs from the static graph's)."""
+    of ``dyn.*`` operators), typed; None when a type relation refuses that (it says so with a TypeInferenceError),
+    or when the graph means something else with that dimension unknown: ``squeeze`` without axes drops only the
+    dimensions known to be 1, so an output may lose fewer axes (its rank then differs from the static graph's)."""
     main = mod["main"]
     params, binds = [], {}
     shapes = _shape_operands(main)
@@ -208,11 +206,8 @@ def _shape_operands(func) -> set:
     length is the rank of a result, so they keep it static."""
     found: set = set()
 
-    def visit(e):
-        if isinstance(e, Call) and isinstance(e.op, Op) and e.op.name.startswith("dyn."):
-            found.update(a for a in e.args[1:] if isinstance(a, Var))
-
-    post_order_visit(func, visit)
+    post_order_visit(func, lambda e: found.update(a for a in e.args[1:] if isinstance(a, Var))
+                     if _is_dynamic_call(e) else None)
     return found
 
 

@@ -20,10 +20,8 @@ def _int(gen, lo, hi) -> int:
     return int(gen.rng.integers(lo, hi + 1))
 
 
-def _shape_tensor(gen, values, dtype=None):
-    """``values`` as an integer tensor (1-D for a list, else a scalar): a graph input most of the time, else a
-    constant."""
-    array = np.array(values, dtype or gen.choice(["int64", "int32"]))
+def _operand(gen, array):
+    """``array`` as a graph input, known only at run time, or (a quarter of the time) a constant."""
     if gen.chance(0.25):
         return const(array)
     name = f"v{len(gen.variables)}"
@@ -33,13 +31,17 @@ def _shape_tensor(gen, values, dtype=None):
     return tensor
 
 
-def _static(v, call, shape, lo=None, hi=None, exact=None):
+def _shape_tensor(gen, values, dtype=None):
+    """``values`` as an integer operand (1-D for a list, else a scalar)."""
+    return _operand(gen, np.array(values, dtype or gen.choice(["int64", "int32"])))
+
+
+def _static(v, call, shape, lo=None, hi=None):
     """The result of the dynamic ``call``, reshaped to the ``shape`` it has at run time; it holds elements of ``v``
     (and perhaps values in ``[lo, hi]``)."""
     low = v.lo if lo is None else min(lo, v.lo)
     high = v.hi if hi is None else max(hi, v.hi)
-    return result(v.dtype, tuple(shape), _op.reshape(call, tuple(shape)), low, high, v.nan,
-                  v.exact if exact is None else exact, v.grid)
+    return result(v.dtype, tuple(shape), _op.reshape(call, tuple(shape)), low, high, v.nan, v.exact, v.grid)
 
 
 def _new_shape(gen, shape):
@@ -137,8 +139,7 @@ def dynamic_shapes(gen, v):
         return _static(v, call, dims)
     v = gen.reshaped(v, 4)
     scales = [_int(gen, 1, 3) for _ in range(2)]
-    call = _dyn.nn.upsampling(v.expr, *(const(np.array(s, "float32")) if gen.chance(0.25) else
-                                        _scalar_input(gen, float(s)) for s in scales))
+    call = _dyn.nn.upsampling(v.expr, *(_operand(gen, np.array(s, "float32")) for s in scales))
     return _static(v, call, [v.shape[0], v.shape[1], v.shape[2] * scales[0], v.shape[3] * scales[1]])
 
 
@@ -150,13 +151,4 @@ def accepted_names(dtype):
     if kind(dtype) == "b":
         names.discard("dyn.topk")
     return names
-
-
-def _scalar_input(gen, value):
-    """A float32 scalar graph input of ``value``."""
-    name = f"v{len(gen.variables)}"
-    scalar = var(name, shape=(), dtype="float32")
-    gen.variables.append(scalar)
-    gen.inputs[name] = np.array(value, "float32")
-    return scalar
 
