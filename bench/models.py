@@ -223,9 +223,10 @@ def measure(zoo_model, args, ort):
                 start = time.perf_counter()
                 m, lib, got = build_and_run(model, feeds, args.target, stage)
                 result.compile_s = time.perf_counter() - start
-            stage = Stage("tuned ")
-            tuned, _, tuned_got = build_and_run(model, feeds, args.target, stage, records) if records else (
-                None, None, got)
+            stage, tuned, tuned_got = Stage("tuned "), None, got
+            if records:
+                with time_limit(args.compile_timeout):
+                    tuned, _, tuned_got = build_and_run(model, feeds, args.target, stage, records)
         except (Exception, CompileTimeout) as exc:
             return failed(f"{stage}: {one_line(exc)}")
         result.error = max(relative_error(got, want), relative_error(tuned_got, want))
