@@ -133,8 +133,7 @@ def reverse_sequence(data, seq_lengths, seq_axis=1, batch_axis=0):
     dim = get_const_tuple(data.shape)[seq_axis]
 
     def fcompute(*i):
-        size = _op.const(dim, "int32") if isinstance(dim, int) else _op.cast(dim, "int32")  # known at run time
-        length = _op.minimum(_int(seq_lengths(i[batch_axis])), size)
+        length = _op.minimum(_int(seq_lengths(i[batch_axis])), _op.cast(dim, "int32"))  # dim: an int or run-time size
         pos = _op.cast(i[seq_axis], length.dtype)
         src = _op.select(_op.less(pos, length), _op.subtract(_op.subtract(length, 1), pos), pos)
         return data(*(i[:seq_axis] + (src,) + i[seq_axis + 1:]))

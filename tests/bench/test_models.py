@@ -7,9 +7,11 @@ import sys
 import time
 
 import models
+import onnx
 import pytest
 from model_zoo import OnnxBuilder, ZooModel
 
+from kiln import autotvm, relay
 from kiln.error import KilnError
 
 
@@ -64,10 +66,6 @@ def test_working_model_gets_a_row(ort, tmp_path, capsys):
 @pytest.mark.needs_cc
 @pytest.mark.needs_llvmlite
 def test_model_with_records_gets_its_tuned_time(ort, tmp_path, capsys):
-    import onnx
-
-    from kiln import autotvm, relay
-
     model = tiny_cnn()
     mod, params = relay.frontend.from_onnx(onnx.load_from_string(model.SerializeToString()))
     log = tmp_path / "tiny.json"

@@ -205,7 +205,6 @@ def _shape_operands(func) -> set:
     """The variables given to ``dyn.*`` operators as their shape operands (every argument after the data): their
     length is the rank of a result, so they keep it static."""
     found: set = set()
-
     post_order_visit(func, lambda e: found.update(a for a in e.args[1:] if isinstance(a, Var))
                      if _is_dynamic_call(e) else None)
     return found
