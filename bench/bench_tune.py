@@ -8,7 +8,9 @@ is measured in the same run, so the ratio is what tuning buys on this CPU.
 ``compare``: the XGBoost tuner against random search at equal trials on one ResNet-50 convolution task (stage 3's
 3x3, 256 channels at 14x14) and one dense task (BERT-base's feed-forward, 128 x 768 -> 3072): the best GFLOP/s after
 each number of trials, for each of ``--seeds`` runs, and how many trials each needs to come within ``--tolerance``
-(1%: the measurements' noise) of random search's final best. The default config is every run's first candidate
+(1%: the measurements' noise) of random search's final best. Random's final best config and XGBoost's best after
+half the trials are then re-measured side by side (``--remeasure`` rounds), since each tuner's best is the maximum
+of noisy measurements. The default config is every run's first candidate
 unless ``--without-default``: then neither tuner measures it (it is measured once, for reference), and the curves
 show the search alone.
 
@@ -100,18 +102,33 @@ def run_layers(args):
 
 
 def _curve(task, tuner_name, trials, option, seed, without_default=False):
-    """Best GFLOP/s after each trial of one tuning run (``without_default``: the default config is not a
-    candidate, so the curve shows the search alone)."""
+    """Best GFLOP/s and the config holding it after each trial of one tuning run (``without_default``: the
+    default config is not a candidate, so the curve shows the search alone)."""
     tuner = TUNERS[tuner_name](task, seed=seed)
     if without_default:
         tuner.visited.add(task.default_index)
     curve = []
 
     def record(tuner, inputs, results):
-        curve.extend([tuner.best_flops / 1e9] * len(inputs))
+        curve.extend([(tuner.best_flops / 1e9, tuner.best_config)] * len(inputs))
 
     tuner.tune(trials, option, callbacks=[record])
     return curve
+
+
+def _remeasure(task, configs, option, rounds):
+    """Median GFLOP/s of each config over ``rounds`` rounds that measure all of them in turn (the same load for
+    each). A tuner's best is the maximum of many noisy measurements, so it overstates that config's speed; this
+    compares configs without that bias."""
+    from kiln.autotvm.measure import MeasureInput, create_measure_batch
+
+    measure = create_measure_batch(task, option)
+    inputs = [MeasureInput(task.target, task, c) for c in configs]
+    rates = [[] for _ in configs]
+    for _ in range(rounds):
+        for rate, res in zip(rates, measure(inputs), strict=True):
+            rate.append(task.flop / res.mean_cost / 1e9 if res.error_no == 0 else 0.0)
+    return [statistics.median(r) for r in rates]
 
 
 def run_compare(args):
@@ -123,22 +140,27 @@ def run_compare(args):
     for name, task in tasks.items():
         print(f"\n{name}: {task.name}, {len(task.config_space)} configs, {trials} trials per run, {args.seeds} seeds")
         if args.without_default:
-            default = _curve(task, "random", 1, _option(args), 0)[0]  # its first candidate is the default
+            default = _curve(task, "random", 1, _option(args), 0)[0][0]  # its first candidate is the default
             print(f"the default config: {default:.1f} GFLOP/s; neither tuner measures it")
         curves = {t: [_curve(task, t, trials, _option(args), seed, args.without_default) for seed in range(args.seeds)]
                   for t in ("random", "xgb")}
         print(f"{'trials':>8}" + "".join(f"{t + ' GFLOP/s':>18}" for t in curves))
         for c in checkpoints:
-            row = [statistics.mean(curve[min(c, len(curve)) - 1] for curve in runs) for runs in curves.values()]
+            row = [statistics.mean(curve[min(c, len(curve)) - 1][0] for curve in runs) for runs in curves.values()]
             print(f"{c:>8}" + "".join(f"{v:>18.1f}" for v in row))
         for seed in range(args.seeds):
-            final = curves["random"][seed][-1]
+            final, final_config = curves["random"][seed][-1]
             target = final * (1 - args.tolerance)
-            reached = {t: next((i + 1 for i, v in enumerate(runs[seed]) if v >= target), None)
+            reached = {t: next((i + 1 for i, (v, _) in enumerate(runs[seed]) if v >= target), None)
                        for t, runs in curves.items()}
             print(f"  seed {seed}: random's final best {final:.1f} GFLOP/s after {len(curves['random'][seed])} "
                   f"trials; within {args.tolerance:.0%} of it: random after {reached['random']} trials, xgb after "
                   f"{reached['xgb'] or 'never'}")
+            half = curves["xgb"][seed][len(curves["xgb"][seed]) // 2 - 1][1]
+            random_rate, xgb_rate = _remeasure(task, [final_config, half], _option(args), args.remeasure)
+            print(f"    re-measured side by side ({args.remeasure} rounds, median): random's final best "
+                  f"{random_rate:.1f}, xgb's best after {trials // 2} trials {xgb_rate:.1f} GFLOP/s "
+                  f"({xgb_rate / random_rate:.3f})")
 
 
 def run_ray(args):
@@ -247,6 +269,8 @@ def main(argv=None):
     parser.add_argument("--tolerance", type=float, default=0.01,
                         help="compare: how close to random's final best counts as reaching it (measurement noise)")
     parser.add_argument("--tasks", default="conv,dense", help="compare: conv, dense or both")
+    parser.add_argument("--remeasure", type=int, default=10,
+                        help="compare: rounds that re-measure random's final best and xgb's best at half the trials")
     parser.add_argument("--time-budget", type=float, default=180.0, help="model: seconds of tuning")
     parser.add_argument("--scheduler", default="gradient", choices=("gradient", "sequential"))
     parser.add_argument("--image", type=int, default=96, help="model: the image size")
