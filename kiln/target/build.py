@@ -30,6 +30,7 @@ from . import compile_cache, compiler
 from .codegen_c import CSourceGenerator
 from .codegen_common import function_info, function_symbol, is_packed, param_specs
 from .cpu import required_features
+from .parallel import fork_map, usable_cores
 from .target import Target
 
 
@@ -241,15 +242,36 @@ def build_llvm(mod, target) -> LibraryModule:
 
     target = target if isinstance(target, Target) else Target(target)
     funcs = prim_funcs(mod)
-    gen = LLVMGenerator(target, name=entry_symbol(funcs) or "kiln")
-    infos = []
-    for symbol, func in funcs:
-        gen.add_function(symbol, func)
-        infos.append(function_info(symbol, func))
-    obj, optimized = llvm_compile.compile_ir(str(gen.module), target, name=entry_symbol(funcs))
-    module = make_library_module([str(obj)], infos, entry_symbol(funcs), optimized, "ll", "llvm", target)
-    module.extra_sources["asm"] = lambda: llvm_compile.assembly(optimized, target)
+    entry = entry_symbol(funcs)
+
+    def compile_part(part):
+        gen = LLVMGenerator(target, name=entry or "kiln")
+        for symbol, func in part:
+            gen.add_function(symbol, func)
+        obj, optimized = llvm_compile.compile_ir(str(gen.module), target, name=entry)
+        return str(obj), optimized
+
+    compiled = fork_map(compile_part, _parts(funcs))
+    infos = [function_info(symbol, func) for symbol, func in funcs]
+    optimized = [ir_text for _, ir_text in compiled]
+    module = make_library_module([obj for obj, _ in compiled], infos, entry, "\n".join(optimized), "ll", "llvm",
+                                 target)
+    module.extra_sources["asm"] = lambda: "\n".join(llvm_compile.assembly(ir_text, target) for ir_text in optimized)
     return module
+
+
+#: Below this many functions a module is compiled in one part: forking costs more than it saves.
+MIN_FUNCTIONS_TO_SPLIT = 8
+
+
+def _parts(funcs):
+    """``funcs`` dealt round-robin into one part per usable core (one part for a small module), so that parts of
+    similar size compile on all cores at once (:func:`~kiln.target.parallel.fork_map`). The same functions on the
+    same machine give the same parts, so each part's object is found in the compile cache the next time."""
+    if len(funcs) < MIN_FUNCTIONS_TO_SPLIT:
+        return [funcs]
+    count = min(usable_cores(), len(funcs) // (MIN_FUNCTIONS_TO_SPLIT // 2))
+    return [funcs[k::count] for k in range(count)]
 
 
 register_func("target.build.c", build_c)

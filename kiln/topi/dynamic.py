@@ -140,7 +140,7 @@ def pad(data, pad_width, pad_value, out_shape, pad_mode="constant"):
         idx, inside = [], []
         for k, n in enumerate(shape):
             p = i[k] - _op.cast(pad_width[k, 0], i[k].dtype)
-            n = _op.const(n, i[k].dtype) if isinstance(n, int) else _op.cast(n, i[k].dtype)
+            n = _op.cast(n, i[k].dtype)
             if pad_mode == "constant":
                 idx.append(p)
                 inside += [p >= 0, p < n]

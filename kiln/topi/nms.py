@@ -105,7 +105,7 @@ def all_class_non_max_suppression(boxes_shape, scores_shape, dtype, scalar_types
         fill = _loop("i", n_boxes, lambda i: S.BufferStore(alive, _op.select(
             scores[b, c, i] > _op.cast(_scalar(score_thr), dtype), one, zero), (i,)))
         limit = _scalar(max_out)  # negative: no limit (TVM's -1); 0: nothing (ONNX's default)
-        count = _op.const(n_boxes, max_dtype) if isinstance(n_boxes, int) else _op.cast(n_boxes, max_dtype)
+        count = _op.cast(n_boxes, max_dtype)
         picks = _op.cast(_op.select(limit < _op.const(0, max_dtype), count, _op.minimum(limit, count)), "int32")
 
         def pick(_k):

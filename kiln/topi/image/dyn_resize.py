@@ -50,7 +50,7 @@ def _f64(value):
 
 
 def _int(value):
-    return _op.const(value, "int32") if isinstance(value, int) else _op.cast(value, "int32")
+    return _op.cast(value, "int32")  # an int folds to a constant
 
 
 class _Axis:

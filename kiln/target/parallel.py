@@ -1,0 +1,67 @@
+"""Compiling parts of one module on several cores: :func:`fork_map` runs a function over a few work items, the first
+in this process and the others in forked children.
+
+Code generation and LLVM's optimizer are pure CPU work that Python threads cannot share (llvmlite serializes every
+call into LLVM behind one lock), so the LLVM backend splits a model's functions into one part per core and compiles
+the parts in processes. Children are forked: they inherit the IR, the target and the compile cache's location, and
+send back only a small picklable result. A part whose child fails in any way (an exception, a crash, a result
+that does not pickle) is compiled again in this process, so its error is raised here exactly as a one-process
+build would raise it.
+"""
+
+import multiprocessing
+import os
+
+__all__ = ["usable_cores", "fork_map"]
+
+
+def usable_cores() -> int:
+    """The CPUs this process may run on (its affinity mask, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _child(fn, item, conn):
+    try:
+        conn.send(("ok", fn(item)))
+    except BaseException:  # noqa: BLE001  (the parent redoes the item and raises there)
+        conn.send(("failed", None))
+    finally:
+        conn.close()
+
+
+def fork_map(fn, items):
+    """``[fn(item) for item in items]``, the items after the first computed in forked children at the same time.
+
+    Falls back to this process for any item whose child does not return a result (see the module docstring), and
+    for all of them where ``fork`` is unavailable.
+    """
+    items = list(items)
+    if len(items) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [fn(item) for item in items]
+    context = multiprocessing.get_context("fork")
+    children = []
+    for item in items[1:]:
+        receive, send = context.Pipe(duplex=False)
+        process = context.Process(target=_child, args=(fn, item, send), daemon=True)
+        process.start()
+        send.close()
+        children.append((process, receive))
+    try:
+        results = [fn(items[0])]
+        for (process, receive), item in zip(children, items[1:], strict=True):
+            try:
+                status, value = receive.recv()
+            except (EOFError, OSError):  # the child died before answering
+                status, value = "failed", None
+            process.join()
+            results.append(value if status == "ok" else fn(item))
+        return results
+    finally:
+        for process, receive in children:
+            receive.close()
+            if process.is_alive():  # this process raised: the other parts are not needed
+                process.kill()
+                process.join()

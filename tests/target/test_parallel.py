@@ -1,0 +1,76 @@
+"""Compiling a module in parts on several cores (kiln/target/parallel.py and the LLVM backend's split): the parts
+link into one library that computes what a one-part build computes, and a part whose child process fails is
+compiled again in the parent, raising its error there."""
+
+import os
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln import te
+from kiln.error import KilnError
+from kiln.ir.module import IRModule
+from kiln.target import build as target_build
+from kiln.target.parallel import fork_map
+
+from .conftest import HAVE_LLVM
+
+
+def _square(x):
+    return x * x
+
+
+def _fail_on_three(x):
+    if x == 3:
+        raise KilnError(f"item {x} is bad")
+    return x
+
+
+def _die_in_children(x, parent=os.getpid()):
+    if os.getpid() != parent:
+        os._exit(3)  # a child that crashes: the parent computes the item itself
+    return -x
+
+
+def test_fork_map_keeps_the_order_of_the_items():
+    assert fork_map(_square, range(5)) == [0, 1, 4, 9, 16]
+    assert fork_map(_square, [7]) == [49]
+    assert fork_map(_square, []) == []
+
+
+def test_fork_map_redoes_failed_items_in_this_process():
+    assert fork_map(_die_in_children, [1, 2, 3]) == [-1, -2, -3]
+    with pytest.raises(KilnError, match="item 3 is bad"):
+        fork_map(_fail_on_three, [1, 2, 3])
+
+
+def _module_of_functions(count):
+    """``count`` functions ``add_k`` (B = A + k) in one IRModule."""
+    functions = {}
+    for k in range(count):
+        functions.update(_add_constant(k).functions)
+    return IRModule(functions)
+
+
+def _add_constant(k):
+    a = te.placeholder((64,), name="A")
+    b = te.compute((64,), lambda i: a[i] + float(k), name="B")
+    return kiln.lower(te.create_schedule(b.op), [a, b], name=f"add_{k}")
+
+
+@pytest.mark.skipif(not HAVE_LLVM, reason="needs llvmlite and a C compiler to link")
+@pytest.mark.parametrize("cores", [1, 2, 3])
+def test_a_module_split_into_parts_links_into_one_library(cores, monkeypatch):
+    monkeypatch.setattr(target_build, "usable_cores", lambda: cores)
+    count = 2 * target_build.MIN_FUNCTIONS_TO_SPLIT + 1
+    parts = target_build._parts([(str(k), None) for k in range(count)])
+    assert len(parts) == cores and sorted(sum(parts, [])) == sorted((str(k), None) for k in range(count))
+    lib = kiln.build(_module_of_functions(count), target="llvm")
+    assert len(lib.objects) == cores
+    a = np.random.default_rng(0).standard_normal(64).astype("float32")
+    for k in range(count):
+        b = kiln.nd.empty((64,))
+        lib[f"add_{k}"](kiln.nd.array(a), b)
+        np.testing.assert_allclose(b.numpy(), a + k)
+    assert all(f"@add_{k}(" in lib.get_source() for k in range(count))
