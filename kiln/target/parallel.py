@@ -36,10 +36,11 @@ def fork_map(fn, items):
     """``[fn(item) for item in items]``, the items after the first computed in forked children at the same time.
 
     Falls back to this process for any item whose child does not return a result (see the module docstring), and
-    for all of them where ``fork`` is unavailable.
+    for all of them where ``fork`` is unavailable or this process may not have children.
     """
     items = list(items)
-    if len(items) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if len(items) < 2 or "fork" not in multiprocessing.get_all_start_methods() or \
+            multiprocessing.current_process().daemon:  # a daemonic process (a Pool's worker) may not have children
         return [fn(item) for item in items]
     context = multiprocessing.get_context("fork")
     children = []

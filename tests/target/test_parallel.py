@@ -2,6 +2,7 @@
 link into one library that computes what a one-part build computes, and a part whose child process fails is
 compiled again in the parent, raising its error there."""
 
+import multiprocessing
 import os
 
 import numpy as np
@@ -46,6 +47,15 @@ def test_fork_map_redoes_failed_items_in_this_process():
     assert fork_map(_die_in_children, [1, 2, 3]) == [-1, -2, -3]
     with pytest.raises(KilnError, match="item 3 is bad"):
         fork_map(_fail_on_three, [1, 2, 3])
+
+
+def _fork_map_of_squares(items):
+    return fork_map(_square, items)
+
+
+def test_fork_map_in_a_pool_worker_runs_in_the_worker():
+    with multiprocessing.get_context("fork").Pool(1) as pool:  # its workers are daemonic: no children allowed
+        assert pool.apply(_fork_map_of_squares, ([1, 2, 3],)) == [1, 4, 9]
 
 
 def _module_of_functions(count):
