@@ -30,7 +30,7 @@ from . import compile_cache, compiler
 from .codegen_c import CSourceGenerator
 from .codegen_common import function_info, function_symbol, is_packed, param_specs
 from .cpu import required_features
-from .parallel import fork_map, usable_cores
+from .parallel import fork_map, idle_cores
 from .target import Target
 
 
@@ -265,12 +265,12 @@ MIN_FUNCTIONS_TO_SPLIT = 8
 
 
 def _parts(funcs):
-    """``funcs`` dealt round-robin into one part per usable core (one part for a small module), so that parts of
-    similar size compile on all cores at once (:func:`~kiln.target.parallel.fork_map`). The same functions on the
-    same machine give the same parts, so each part's object is found in the compile cache the next time."""
+    """``funcs`` dealt round-robin into one part per idle core (one part for a small module or a busy machine), so
+    that parts of similar size compile on those cores at once (:func:`~kiln.target.parallel.fork_map`). The same
+    functions split in as many parts give the same parts, so each part's object is found in the compile cache."""
     if len(funcs) < MIN_FUNCTIONS_TO_SPLIT:
         return [funcs]
-    count = min(usable_cores(), len(funcs) // (MIN_FUNCTIONS_TO_SPLIT // 2))
+    count = min(idle_cores(), len(funcs) // (MIN_FUNCTIONS_TO_SPLIT // 2))
     return [funcs[k::count] for k in range(count)]
 
 

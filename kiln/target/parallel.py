@@ -12,7 +12,7 @@ build would raise it.
 import multiprocessing
 import os
 
-__all__ = ["usable_cores", "fork_map"]
+__all__ = ["usable_cores", "idle_cores", "fork_map"]
 
 
 def usable_cores() -> int:
@@ -21,6 +21,19 @@ def usable_cores() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+def idle_cores() -> int:
+    """The usable cores not busy with another task right now, at least 1: the kernel's count of runnable tasks
+    (``/proc/loadavg``), this process not counted. On a machine whose cores are all taken (a test run with one
+    worker per core, a benchmark's load generator) splitting work only adds the cost of forking."""
+    cores = usable_cores()
+    try:
+        with open("/proc/loadavg", encoding="ascii") as loadavg:
+            running = int(loadavg.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):  # not Linux: assume the cores are free
+        return cores
+    return max(1, min(cores, cores - (running - 1)))
 
 
 def _child(fn, item, conn):

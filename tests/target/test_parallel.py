@@ -13,7 +13,7 @@ from kiln import te
 from kiln.error import KilnError
 from kiln.ir.module import IRModule
 from kiln.target import build as target_build
-from kiln.target.parallel import fork_map
+from kiln.target.parallel import fork_map, idle_cores, usable_cores
 
 from .conftest import HAVE_LLVM
 
@@ -35,6 +35,10 @@ def _die_in_children(x):
     if os.getpid() != PARENT:
         os._exit(3)  # a child that crashes: the parent computes the item itself
     return -x
+
+
+def test_idle_cores_is_at_least_one_and_at_most_the_usable_ones():
+    assert 1 <= idle_cores() <= usable_cores()
 
 
 def test_fork_map_keeps_the_order_of_the_items():
@@ -75,7 +79,7 @@ def _add_constant(k):
 @pytest.mark.skipif(not HAVE_LLVM, reason="needs llvmlite and a C compiler to link")
 @pytest.mark.parametrize("cores", [1, 2, 3])
 def test_a_module_split_into_parts_links_into_one_library(cores, monkeypatch):
-    monkeypatch.setattr(target_build, "usable_cores", lambda: cores)
+    monkeypatch.setattr(target_build, "idle_cores", lambda: cores)
     count = 2 * target_build.MIN_FUNCTIONS_TO_SPLIT + 1
     parts = target_build._parts([(str(k), None) for k in range(count)])
     assert len(parts) == cores and sorted(sum(parts, [])) == sorted((str(k), None) for k in range(count))
