@@ -81,6 +81,11 @@ def _option(args):
                                   runner=autotvm.LocalRunner(number=args.number, repeat=args.repeat, timeout=60))
 
 
+def _gflops(task, result):
+    """GFLOP/s of one measurement (0 for an error)."""
+    return task.flop / result.mean_cost / 1e9 if result.error_no == 0 else 0.0
+
+
 def run_layers(args):
     print(f"{'layer':<22}{'space':>6}{'trials':>7}{'default':>10}{'best':>10}{'ratio':>7}  best config")
     for name in args.layers.split(","):
@@ -89,7 +94,7 @@ def run_layers(args):
 
         def collect(tuner, inputs, outs, results=results):
             for inp, res in zip(inputs, outs, strict=True):
-                results[inp.config.index] = inp.task.flop / res.mean_cost / 1e9 if res.error_no == 0 else 0.0
+                results[inp.config.index] = _gflops(inp.task, res)
 
         callbacks = [collect] + ([autotvm.callback.log_to_file(args.log)] if args.log else [])
         start = time.time()
@@ -127,7 +132,7 @@ def _remeasure(task, configs, option, rounds):
     rates = [[] for _ in configs]
     for _ in range(rounds):
         for rate, res in zip(rates, measure(inputs), strict=True):
-            rate.append(task.flop / res.mean_cost / 1e9 if res.error_no == 0 else 0.0)
+            rate.append(_gflops(task, res))
     return [statistics.median(r) for r in rates]
 
 
@@ -181,7 +186,7 @@ def run_ray(args):
             inputs = [MeasureInput(task.target, task, c) for c in configs[start:start + 8]]
             for runner, measure in batches.items():
                 for inp, res in zip(inputs, measure(inputs), strict=True):
-                    rates[runner][inp.config.index] = task.flop / res.mean_cost / 1e9 if res.error_no == 0 else 0.0
+                    rates[runner][inp.config.index] = _gflops(task, res)
     finally:
         ray_runner.shutdown()
     print(f"{name}: {task.name}, {len(configs)} of {len(valid)} configs, each measured by both runners")
