@@ -31,6 +31,7 @@ from ...ir.op import Op
 from ...ir.transform import PassInfo, register_pass
 from .. import expr as E
 from .. import stmt as S
+from ..analysis import stmt_contains
 from ..intrin import call_llvm_pure_intrin
 from ..stmt_functor import ir_transform, substitute
 from .function_pass import PrimFuncPass
@@ -222,9 +223,15 @@ def _bitcast(dtype, value):
     return E.Call(dtype, Op.get("tir.reinterpret"), (value,))
 
 
+def _reads_bytes(node):
+    return isinstance(node, E.BufferLoad) and node.buffer.dtype in ("uint8", "int8")
+
+
 def inject_int8_dot(func, instruction):
     """Return ``func`` with its int8 dot-product loops computed by ``instruction`` (a key of
     :data:`INT8_DOT_INSTRUCTIONS`; see the module docstring)."""
+    if not stmt_contains(func.body, _reads_bytes):  # no uint8/int8 operands: nothing to match (most functions)
+        return func
     matcher = _Matcher(INT8_DOT_INSTRUCTIONS[instruction])
 
     def postorder(node):
