@@ -2,7 +2,7 @@
 in this process and the others in forked children.
 
 Code generation and LLVM's optimizer are pure CPU work that Python threads cannot share (llvmlite serializes every
-call into LLVM behind one lock), so the LLVM backend splits a model's functions into one part per core and compiles
+call into LLVM behind one lock), so the LLVM backend splits a model's functions into one part per idle core and compiles
 the parts in processes. Children are forked: they inherit the IR, the target and the compile cache's location, and
 send back only a small picklable result. A part whose child fails in any way (an exception, a crash, a result
 that does not pickle) is compiled again in this process, so its error is raised here exactly as a one-process

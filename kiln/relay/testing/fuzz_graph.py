@@ -53,6 +53,10 @@ class GraphGenerator:
     def chance(self, p) -> bool:
         return bool(self.rng.random() < p)
 
+    def integer(self, lo, hi) -> int:
+        """An int from ``lo`` to ``hi``, both included."""
+        return int(self.rng.integers(lo, hi + 1))
+
     def choice(self, options):
         options = list(options)
         return options[int(self.rng.integers(len(options)))]

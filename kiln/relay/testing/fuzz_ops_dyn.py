@@ -16,10 +16,6 @@ from .fuzz_graph import accepted
 from .fuzz_values import dtype_range, kind, result
 
 
-def _int(gen, lo, hi) -> int:
-    return int(gen.rng.integers(lo, hi + 1))
-
-
 def _operand(gen, array):
     """``array`` as a graph input, known only at run time, or (a quarter of the time) a constant."""
     if gen.chance(0.25):
@@ -48,10 +44,10 @@ def _new_shape(gen, shape):
     """Another shape of as many elements as ``shape`` (its dimensions' prime factors regrouped), perhaps with a -1."""
     factors = [p for d in shape for p in _prime_factors(d)]
     gen.rng.shuffle(factors)
-    rank = _int(gen, 1, 4)
+    rank = gen.integer(1, 4)
     dims = [1] * rank
     for p in factors:
-        dims[_int(gen, 0, rank - 1)] *= p
+        dims[gen.integer(0, rank - 1)] *= p
     return dims
 
 
@@ -79,7 +75,7 @@ def dynamic_shapes(gen, v):
     if name == "dyn.full":
         made = gen.choice(["zeros", "ones", "full"])
         low, high = dtype_range(v.dtype)
-        fill = {"zeros": 0, "ones": 1}.get(made, _int(gen, int(max(-3, low)), int(min(3, high))))
+        fill = {"zeros": 0, "ones": 1}.get(made, gen.integer(int(max(-3, low)), int(min(3, high))))
         tensor = _shape_tensor(gen, list(shape))
         if made == "full":
             call = _dyn.full(const(np.array(fill, v.dtype)), tensor, v.dtype)
@@ -91,54 +87,54 @@ def dynamic_shapes(gen, v):
         dims = _new_shape(gen, shape)
         given = list(dims)
         if gen.chance(0.3):
-            given[_int(gen, 0, len(given) - 1)] = -1
+            given[gen.integer(0, len(given) - 1)] = -1
         return _static(v, _dyn.reshape(v.expr, _shape_tensor(gen, given)), dims)
     if name == "dyn.broadcast_to":
-        dims = [_int(gen, 1, 3) if d == 1 else d for d in shape]
-        dims = [_int(gen, 1, 3) for _ in range(_int(gen, 0, max(0, 3 - rank)))] + dims
+        dims = [gen.integer(1, 3) if d == 1 else d for d in shape]
+        dims = [gen.integer(1, 3) for _ in range(gen.integer(0, max(0, 3 - rank)))] + dims
         return _static(v, _dyn.broadcast_to(v.expr, _shape_tensor(gen, dims)), dims)
     if name == "dyn.tile":
-        reps = [_int(gen, 1, 2) for _ in range(_int(gen, max(rank, 1), max(rank, 1) + 1))]
+        reps = [gen.integer(1, 2) for _ in range(gen.integer(max(rank, 1), max(rank, 1) + 1))]
         padded = (1,) * (len(reps) - rank) + shape
         dims = [d * r for d, r in zip(padded, reps, strict=True)]
         return _static(v, _dyn.tile(v.expr, _shape_tensor(gen, reps)), dims)
     if not shape:
         return None
     if name == "dyn.strided_slice":
-        axes = _int(gen, 1, rank)
-        begin = [_int(gen, 0, d - 1) for d in shape[:axes]]
-        end = [_int(gen, b + 1, d) for b, d in zip(begin, shape, strict=False)]
-        strides = [_int(gen, 1, 2) for _ in range(axes)]
+        axes = gen.integer(1, rank)
+        begin = [gen.integer(0, d - 1) for d in shape[:axes]]
+        end = [gen.integer(b + 1, d) for b, d in zip(begin, shape, strict=False)]
+        strides = [gen.integer(1, 2) for _ in range(axes)]
         dims = [len(range(b, e, s)) for b, e, s in zip(begin, end, strides, strict=True)] + list(shape[axes:])
         dtype = gen.choice(["int64", "int32"])
         call = _dyn.strided_slice(v.expr, *(_shape_tensor(gen, x, dtype) for x in (begin, end, strides)))
         return _static(v, call, dims)
     if name == "dyn.nn.pad":
-        pads = [[_int(gen, 0, 2), _int(gen, 0, 2)] for _ in shape]
+        pads = [[gen.integer(0, 2), gen.integer(0, 2)] for _ in shape]
         low, high = dtype_range(v.dtype)
-        fill = _int(gen, int(max(-3, low)), int(min(3, high)))
+        fill = gen.integer(int(max(-3, low)), int(min(3, high)))
         call = _dyn.nn.pad(v.expr, _shape_tensor(gen, pads), const(np.array(fill, v.dtype)))
         return _static(v, call, [d + a + b for d, (a, b) in zip(shape, pads, strict=True)], lo=fill, hi=fill)
     if name == "dyn.one_hot":  # v holds the indices
-        depth, axis = _int(gen, 1, 4), _int(gen, -1, rank)
+        depth, axis = gen.integer(1, 4), gen.integer(-1, rank)
         at = rank if axis == -1 else axis
         dims = (*shape[:at], depth, *shape[at:])
         dtype = gen.dtype(("float32", "int32", "int64", "int8", "uint8"))
-        on, off = (1, 0) if gen.chance(0.5) else (_int(gen, 0, 3), _int(gen, 0, 3))
+        on, off = (1, 0) if gen.chance(0.5) else (gen.integer(0, 3), gen.integer(0, 3))
         call = _dyn.one_hot(v.expr, const(np.array(on, dtype)), const(np.array(off, dtype)),
                             _shape_tensor(gen, depth), axis, dtype)
         return result(dtype, dims, _op.reshape(call, dims), min(on, off), max(on, off))
     if name == "dyn.topk":
         if v.nan:
             return None
-        axis = _int(gen, -rank, rank - 1)
+        axis = gen.integer(-rank, rank - 1)
         dims = list(shape)
-        dims[axis] = _int(gen, 1, shape[axis])
+        dims[axis] = gen.integer(1, shape[axis])
         call = _dyn.topk(v.expr, _shape_tensor(gen, dims[axis]), axis=axis, ret_type="values",
                          is_ascend=gen.chance(0.5))
         return _static(v, call, dims)
     v = gen.reshaped(v, 4)
-    scales = [_int(gen, 1, 3) for _ in range(2)]
+    scales = [gen.integer(1, 3) for _ in range(2)]
     call = _dyn.nn.upsampling(v.expr, *(_operand(gen, np.array(s, "float32")) for s in scales))
     return _static(v, call, [v.shape[0], v.shape[1], v.shape[2] * scales[0], v.shape[3] * scales[1]])
 

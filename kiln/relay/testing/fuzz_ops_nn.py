@@ -15,11 +15,6 @@ _MOVES = ("nn.depth_to_space", "nn.space_to_depth", "nn.mirror_pad", "stack", "t
           "image.resize2d", "reverse_sequence", "sequence_mask")
 
 
-def _int(gen, lo, hi) -> int:
-    """A random integer in ``[lo, hi]``."""
-    return int(gen.rng.integers(lo, hi + 1))
-
-
 def _as_result(expr, lo, hi, nan=False, exact=True, grid=0):
     """A Value of ``expr`` (of the type inference gives it) with the facts given."""
     ttype = InferTypeLocal(expr)
@@ -52,8 +47,8 @@ def movement(gen):
             blocks = [b for b in (1, 2, 3) if h % b == 0 and w % b == 0]
             return _moved(v, _op.nn.space_to_depth(v.expr, gen.choice(blocks)))
         if name == "nn.upsampling":
-            return _moved(v, _op.nn.upsampling(v.expr, _int(gen, 1, 3), _int(gen, 1, 3)))
-        size = (_int(gen, 1, 2 * h + 1), _int(gen, 1, 2 * w + 1))
+            return _moved(v, _op.nn.upsampling(v.expr, gen.integer(1, 3), gen.integer(1, 3)))
+        size = (gen.integer(1, 2 * h + 1), gen.integer(1, 2 * w + 1))
         mode = gen.choice(["asymmetric", "half_pixel", "align_corners"])
         call = _op.image.resize2d(v.expr, size, method="nearest_neighbor", coordinate_transformation_mode=mode,
                                   rounding_method=gen.choice(["floor", "round", "ceil"]))
@@ -64,15 +59,15 @@ def movement(gen):
     if name == "nn.mirror_pad":
         mode = gen.choice(["REFLECT", "SYMMETRIC"])
         limit = (lambda d: d - 1) if mode == "REFLECT" else (lambda d: d)
-        pads = [(_int(gen, 0, min(2, limit(d))), _int(gen, 0, min(2, limit(d)))) for d in v.shape]
+        pads = [(gen.integer(0, min(2, limit(d))), gen.integer(0, min(2, limit(d)))) for d in v.shape]
         return _moved(v, _op.nn.mirror_pad(v.expr, pads, mode))
     if name == "stack":
-        others = [gen.operand((v.dtype,), shape=v.shape) for _ in range(_int(gen, 0, 2))]
-        return _moved(v, _op.stack([u.expr for u in [v, *others]], _int(gen, -rank - 1, rank)), [v, *others])
+        others = [gen.operand((v.dtype,), shape=v.shape) for _ in range(gen.integer(0, 2))]
+        return _moved(v, _op.stack([u.expr for u in [v, *others]], gen.integer(-rank - 1, rank)), [v, *others])
     if name == "trilu":
         if rank < 2:
             return None
-        k = const(_int(gen, -2, 2), "int32")
+        k = const(gen.integer(-2, 2), "int32")
         return _moved(v, _op.trilu(v.expr, k, gen.chance(0.5)), lo=0, hi=0)
     if rank < 2:
         return None
@@ -81,7 +76,7 @@ def movement(gen):
     lengths = gen.rng.integers(0 if name == "sequence_mask" else 1, steps + 1, size=batch).astype("int32")
     if name == "reverse_sequence":
         return _moved(v, _op.reverse_sequence(v.expr, const(lengths), seq_axis, batch_axis))
-    fill = float(_int(gen, max(-3, int(dtype_range(v.dtype)[0])), 3))  # the relation refuses one the dtype lacks
+    fill = float(gen.integer(max(-3, int(dtype_range(v.dtype)[0])), 3))  # the relation refuses one the dtype lacks
     return _moved(v, _op.sequence_mask(v.expr, const(lengths), fill, axis=seq_axis), lo=fill, hi=fill)
 
 
@@ -93,12 +88,12 @@ def resampling(gen):
     v = without_nan(gen.operand(floats, finite=True))
     if name == "image.resize1d":
         v = gen.reshaped(v, 3)
-        size = (_int(gen, 1, 2 * v.shape[2] + 1),)
+        size = (gen.integer(1, 2 * v.shape[2] + 1),)
     else:
         v = gen.reshaped(v, 4)
-        size = (_int(gen, 1, 2 * v.shape[2] + 1), _int(gen, 1, 2 * v.shape[3] + 1))
+        size = (gen.integer(1, 2 * v.shape[2] + 1), gen.integer(1, 2 * v.shape[3] + 1))
     if name == "nn.upsampling":
-        call = _op.nn.upsampling(v.expr, _int(gen, 1, 3), _int(gen, 1, 3), method="bilinear",
+        call = _op.nn.upsampling(v.expr, gen.integer(1, 3), gen.integer(1, 3), method="bilinear",
                                  align_corners=gen.chance(0.5))
         return _as_result(call, v.lo, v.hi, exact=False)
     method = gen.choice(["linear", "cubic"])
@@ -123,9 +118,9 @@ def normalization(gen):
         top = v.magnitude * max(1.0, alpha.magnitude)
         return _as_result(_op.nn.prelu(v.expr, alpha.expr, 1), -top, top, exact=False)
     if name == "nn.l2_normalize":
-        return _as_result(_op.nn.l2_normalize(v.expr, 1e-3, [_int(gen, 1, len(v.shape) - 1)]), -1, 1, exact=False)
+        return _as_result(_op.nn.l2_normalize(v.expr, 1e-3, [gen.integer(1, len(v.shape) - 1)]), -1, 1, exact=False)
     if name == "nn.lrn":
-        call = _op.nn.lrn(v.expr, _int(gen, 1, 3), 1, bias=2.0, alpha=1e-4, beta=0.75)
+        call = _op.nn.lrn(v.expr, gen.integer(1, 3), 1, bias=2.0, alpha=1e-4, beta=0.75)
         return _as_result(call, -v.magnitude, v.magnitude, exact=False)
     gamma = clipped(gen.fresh((channels,), v.dtype), -4, 4)
     beta = clipped(gen.fresh((channels,), v.dtype), -4, 4)
@@ -151,10 +146,10 @@ def convolution(gen):
     name = gen.choice(["nn.conv1d", "nn.conv3d", "nn.conv1d_transpose", "nn.conv2d_transpose"])
     spatial = {"nn.conv1d": 1, "nn.conv3d": 3, "nn.conv1d_transpose": 1, "nn.conv2d_transpose": 2}[name]
     data = gen.reshaped(gen.operand(accepted(name)), 2 + spatial)
-    channels, out = data.shape[1], _int(gen, 1, 3)
-    kernel = tuple(_int(gen, 1, 2) for _ in range(spatial))
+    channels, out = data.shape[1], gen.integer(1, 3)
+    kernel = tuple(gen.integer(1, 2) for _ in range(spatial))
     transpose = name.endswith("_transpose")
-    pad, stride = _int(gen, 0, 1), _int(gen, 1, 2) if transpose else 1
+    pad, stride = gen.integer(0, 1), gen.integer(1, 2) if transpose else 1
     if any(d + 2 * pad < k for d, k in zip(data.shape[2:], kernel, strict=True)) or transpose and any(
             (d - 1) * stride + k - 2 * pad < 1 for d, k in zip(data.shape[2:], kernel, strict=True)):
         return None
@@ -179,16 +174,16 @@ def pooling(gen):
     dims, is_max = v.shape[2:], "max" in name
     build = getattr(_op.nn, name[3:])
     if "adaptive" in name:
-        output_size = tuple(_int(gen, 1, d + 1) for d in dims)
+        output_size = tuple(gen.integer(1, d + 1) for d in dims)
         if not is_max:
             v = fit_sum(v, math.prod(dims))
         return _as_result(build(v.expr, output_size), v.lo, v.hi, exact=is_max and v.exact, grid=v.grid)
-    size = tuple(_int(gen, 1, 3) for _ in dims)
-    dilation = tuple(_int(gen, 1, 2) if is_max else 1 for _ in dims)
-    pad = _int(gen, 0, 1)
+    size = tuple(gen.integer(1, 3) for _ in dims)
+    dilation = tuple(gen.integer(1, 2) if is_max else 1 for _ in dims)
+    pad = gen.integer(0, 1)
     if any(d + 2 * pad < (k - 1) * r + 1 or pad >= k for d, k, r in zip(dims, size, dilation, strict=True)):
         return None
-    attrs = {"strides": tuple(_int(gen, 1, 2) for _ in dims), "padding": (pad,) * spatial,
+    attrs = {"strides": tuple(gen.integer(1, 2) for _ in dims), "padding": (pad,) * spatial,
              "ceil_mode": gen.chance(0.3)}
     if is_max:
         call = build(v.expr, size, dilation=dilation, **attrs)
@@ -202,9 +197,9 @@ def pooling(gen):
 def random_numbers(gen):
     """threefry_generate (the raw 64-bit words) and uniform/normal (floats of them) from a key of a random seed,
     split or not: the same key gives the same numbers in the reference and compiled."""
-    key = _op.random.threefry_key(_int(gen, 0, 2**31 - 1))
+    key = _op.random.threefry_key(gen.integer(0, 2**31 - 1))
     if gen.chance(0.3):
-        key = TupleGetItem(_op.random.threefry_split(key), _int(gen, 0, 1))
+        key = TupleGetItem(_op.random.threefry_split(key), gen.integer(0, 1))
     shape = gen.shape(None)
     name = gen.choice(["threefry_generate", "uniform", "normal"])
     if name == "threefry_generate":
@@ -212,7 +207,7 @@ def random_numbers(gen):
         return _as_result(call, 0, 2**64 - 1) if shape else None
     dtype = gen.choice(["float32", "float64"])
     if name == "uniform":
-        low = float(_int(gen, -4, 0))
+        low = float(gen.integer(-4, 0))
         call = TupleGetItem(_op.random.uniform(key, shape, dtype, low, low + 4), 1)
         return _as_result(call, low, low + 4, exact=False) if shape else None
     call = TupleGetItem(_op.random.normal(key, shape, dtype, 0.0, 1.0), 1)
