@@ -13,11 +13,11 @@ becomes one loop nest), then schedules each output this way.
 """
 
 from ...te.tensor import ComputeOp
+from .. import tag as _tag
 from ..utils import auto_inline_injective, create_schedule_for, get_const_tuple, output_ops, vector_lanes
 
 __all__ = ["schedule_injective", "schedule_injective_from_existing", "schedule_concatenate", "PARALLEL_MIN_ELEMENTS",
-           "worth_parallel",
-           "vector_factor"]
+           "worth_parallel", "vector_factor", "inline_outer_padding"]
 
 PARALLEL_MIN_ELEMENTS = 16384
 """Outputs smaller than this run on one thread (a parallel launch costs a few microseconds)."""
@@ -42,6 +42,24 @@ def vector_factor(extent, lanes) -> int:
     while v * 2 <= lanes and extent % (v * 2) == 0:
         v *= 2
     return v
+
+
+def inline_outer_padding(s, tensor) -> bool:
+    """Inline ``tensor`` into its consumers when it is a constant padding (``topi.nn.pad``, tag ``injective,pad``)
+    of a materialized tensor that leaves the innermost axis alone (a blocked layout's channel block). A consumer
+    vectorized along that axis then tests one scalar guard per vector, a branch that costs less than a padded copy
+    of its whole input (a pooling or depthwise kernel reads each input a few times; the copy doubles its memory
+    traffic). Returns whether it was inlined."""
+    if not (isinstance(tensor.op, ComputeOp) and tensor.op.tag.endswith(",pad")):
+        return False
+    source = tensor.op.input_tensors[0]
+    if isinstance(source.op, ComputeOp) and _tag.is_injective(source.op.tag):
+        return False  # inlined, the source's own computation would run once per guarded read
+    last = get_const_tuple(tensor.shape)[-1]
+    if not isinstance(last, int) or last != get_const_tuple(source.shape)[-1]:
+        return False
+    s[tensor.op].compute_inline()
+    return True
 
 
 def schedule_injective_from_existing(s, out, target=None):

@@ -1,6 +1,8 @@
 """x86 schedules (kiln/topi/x86/) on fused groups: chains of element-wise consumers, groups with several outputs,
 and the loop structure that makes them fast (parallel outer loops, vector accumulators)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -152,3 +154,21 @@ def test_blocked_conv_padding_is_copied_for_narrow_blocks(channels, padded_copy)
     kernel = xs[1].transpose(0, 5, 1, 4, 2, 3).reshape(16, channels, 3, 3)
     want = _ref("nn.conv2d", Conv2DAttrs(padding=(1, 1)), data, kernel)
     np.testing.assert_allclose(got.transpose(0, 1, 4, 2, 3).reshape(1, 16, 12, 12), want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("target, block, register", [("llvm -mcpu=skylake-avx512", 16, "zmm"),
+                                                     ("llvm -mcpu=haswell", 8, "ymm")])
+def test_packed_depthwise_reads_its_padding_in_place_with_vector_fmas(target, block, register):
+    """A blocked depthwise convolution (as AlterOpLayout makes it) reads its padding through guards, with no padded
+    copy of the input, and each tap is a vector FMA over the channel block. (Numerics: tests/topi/nn/test_conv2d.py
+    ``test_packed_depthwise``.)"""
+    x = te.placeholder((1, 32 // block, 14, 14, block), name="x")
+    w = te.placeholder((32 // block, 1, 3, 3, 1, block), name="w")
+    conv = topi.nn.conv2d(x, w, (1, 1), (1, 1), (1, 1), f"NCHW{block}c", f"OIHW1i{block}o", "float32", groups=32,
+                          out_layout=f"NCHW{block}c")
+    s = topi.x86.schedule_conv2d_direct([conv], target)
+    scopes = {a.buffer_var.name_hint: a.buffer_var.type_annotation.storage_scope
+              for a in _allocs(kiln.lower(s, [x, w, conv], name="f")["f"])}
+    assert set(scopes.values()) == {"local"}, scopes  # only the register tile
+    asm = kiln.build(s, [x, w, conv], target=target, name="f").get_source("asm")
+    assert re.search(rf"vfmadd\w+ps\s+[^\n]*%{register}", asm)
