@@ -56,6 +56,10 @@ class DispatchContext:
 
     _local = threading.local()
     _serials = itertools.count()
+    #: Whether the context keeps something of each query besides answering it (a task extractor records the
+    #: workloads). Lowering forks only when no context in the stack does (``relay/backend/te_compiler.py``), since a
+    #: child's records would not reach this process; a subclass that only answers sets it to False.
+    records_queries = True
 
     def __init__(self):
         self._old = None
@@ -108,6 +112,8 @@ DispatchContext.current = _CurrentDescriptor()  # type: ignore[assignment]
 class FallbackContext(DispatchContext):
     """The bottom context: a :class:`FallbackConfigEntity` per workload (cached, so the knobs a template assigns
     stay assigned)."""
+
+    records_queries = False
 
     def __init__(self):
         super().__init__()
@@ -162,6 +168,8 @@ class ApplyConfig(DispatchContext):
 class ApplyFixedConfig(DispatchContext):
     """Use ``config`` for the workloads of the tasks named in ``task_names``; others go to the enclosing context."""
 
+    records_queries = False
+
     def __init__(self, tasks, config):
         super().__init__()
         self._names = {t if isinstance(t, str) else t.name for t in tasks}
@@ -186,6 +194,8 @@ class ApplyHistoryBest(DispatchContext):
     A workload without a record uses the default config. Records whose target (kind and CPU) is not the one being
     built are ignored, with one warning per target naming it.
     """
+
+    records_queries = False
 
     def __init__(self, records):
         super().__init__()

@@ -15,6 +15,10 @@ group) and, for each call of a primitive function:
    codegen copies both into the graph so profiles can show them;
 4. rewrites the call into ``call_lowered(@name, (args...))`` typed like the original call.
 
+Before that walk, a first one collects the primitive functions step 2 will lower, and the TE compiler lowers those
+it has not cached on every idle core (:meth:`~kiln.relay.backend.te_compiler.TECompiler.prefetch`); the second walk
+finds them in the cache.
+
 A call of a bare operator (FuseOps disabled) is lowered as a one-operator primitive function, except the
 non-computational ops of the memory and VM dialects (``TNonComputational``), which stay; a primitive function
 bound by a ``let`` or held as a global function is lowered where it is called. The current ``Target`` (``llvm`` when
@@ -97,9 +101,10 @@ class _Lowerer(ExprMutator):
 
     def __init__(self, state, mod):
         super().__init__()
-        self.state = state
+        self.state = state  # None: only collect the primitive functions to lower, in ``collected``
         self.mod = mod
         self.let_functions: dict = {}
+        self.collected: list = []
 
     def visit_function(self, fn):
         if fn.is_primitive():
@@ -133,6 +138,8 @@ class _Lowerer(ExprMutator):
 
     def visit_call(self, call):
         func = self._primitive_callee(call)
+        if self.state is None and func is not None and func.attrs.get("Compiler", None) is not None:
+            return super().visit_call(call)  # an external compiler's region: only compiled once, when lowered
         if func is not None:
             args = [self.visit(a) for a in call.args]
         elif isinstance(call.op, Op) and call.op.name != "call_lowered" and not call.op.get_attr("TNonComputational"):
@@ -146,6 +153,10 @@ class _Lowerer(ExprMutator):
         if func.checked_type_ is None:
             func = infer_type(func)
         func, constants = lift_constants(func)
+        if self.state is None:  # collecting what to prefetch
+            if symbol is None:
+                self.collected.append(func)
+            return call
         gv, shape_gv = self.state.lower(func, symbol)
         return call_lowered(gv, [*args, *constants], call.checked_type_, span=call.span,
                             reshape_only=is_reshape_only(func), shape_func=shape_gv,
@@ -228,6 +239,11 @@ def lower_te(mod, module_name="default", target=None) -> IRModule:
     for gv, func in mod.functions.items():
         if isinstance(func, Function) and func.is_primitive():
             primitive_globals.add(gv)
+    collector = _Lowerer(None, mod)
+    for gv, func in mod.functions.items():
+        if gv not in primitive_globals and isinstance(func, Function):
+            collector.visit(func)
+    state.compiler.prefetch(collector.collected, target)
     for gv, func in mod.functions.items():
         if gv in primitive_globals:
             continue  # lowered at its call sites

@@ -20,12 +20,20 @@ target and the lowering configuration (autotvm's dispatch context among it), and
 equality: fused groups that are the same up to variable names (the twenty identical residual blocks of a ResNet) are
 lowered once, and a model built twice is lowered once. The cache holds unnamed results; the caller names each use
 (LowerTE names them ``tvmgen_default_fused_<ops>``).
+
+:meth:`TECompiler.prefetch` lowers a model's uncached functions on every idle core before LowerTE walks it: they
+are dealt round-robin into one part per core, and each part is lowered in a forked process
+(:func:`kiln.target.parallel.fork_map`, the first part in this one) that sends back the PrimFuncs and the warnings it
+raised. A part whose child fails is lowered again here, so errors surface as in a one-process build. Lowering runs
+in one process while anything watches it: a pass instrument, or an autotvm dispatch context that records the
+queries (``records_queries``: task extraction).
 """
 
 import hashlib
 import threading
+import warnings
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...autotvm.task import DispatchContext
 from ...error import CodegenError
@@ -33,6 +41,7 @@ from ...ir.op import Op
 from ...ir.pass_context import PassContext
 from ...ir.structural import structural_equal, structural_hash
 from ...ir.type import TensorType, TupleType, is_any
+from ...target.parallel import fork_map, idle_cores
 from ...te import compute, lower, placeholder, size_var
 from ...te.tensor import PlaceholderOp
 from ...tir.op import const as tir_const
@@ -257,6 +266,33 @@ def _config_key() -> tuple:
     return (*options, DispatchContext.current.cache_key)
 
 
+def _lowering_may_fork() -> bool:
+    """Whether lowering may run in other processes: no pass instrument watches it and no autotvm dispatch context
+    records its queries (module docstring)."""
+    if PassContext.current().instruments:
+        return False
+    context = DispatchContext.current
+    while context is not None:
+        if context.records_queries:
+            return False
+        context = context._old
+    return True
+
+
+class _LowerPart:
+    """Lowers a list of primitive functions for one target (a :func:`fork_map` item), keeping the warnings raised
+    so the parent can raise them; the results leave out the source functions, which the parent has."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def __call__(self, funcs):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lowered = [replace(lower_primitive(func, self.target), source_func=None) for func in funcs]
+        return lowered, [(str(w.message), w.category) for w in caught]
+
+
 class TECompiler:
     """A cache of lowered primitive functions (TVM's ``TECompiler``); see the module docstring.
 
@@ -274,6 +310,7 @@ class TECompiler:
     def __init__(self, capacity=4096):
         self.capacity = capacity
         self._entries: OrderedDict = OrderedDict()  # key -> list of CachedFunc (structurally different, same hash)
+        self._prefetched: set = set()  # ids of entries lowered by prefetch and not yet looked up
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -281,29 +318,78 @@ class TECompiler:
     def _key(self, func, target):
         return structural_hash(func), str(target), _config_key()
 
+    def _find(self, key, func):
+        for cached in self._entries.get(key, ()):
+            if structural_equal(cached.source_func, func):
+                return cached
+        return None
+
+    def _insert(self, key, cached):
+        self._entries.setdefault(key, []).append(cached)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.capacity:
+            for dropped in self._entries.popitem(last=False)[1]:
+                self._prefetched.discard(id(dropped))
+
     def lower(self, func, target) -> CachedFunc:
         """The lowered form of ``func`` for ``target``, from the cache when a structurally equal function was lowered
         for the same target and configuration."""
         key = self._key(func, target)
         with self._lock:
-            for cached in self._entries.get(key, ()):
-                if structural_equal(cached.source_func, func):
-                    self._entries.move_to_end(key)
+            cached = self._find(key, func)
+            if cached is not None:
+                self._entries.move_to_end(key)
+                if id(cached) in self._prefetched:  # lowered ahead of its first use: that use is the miss
+                    self._prefetched.discard(id(cached))
+                    self.misses += 1
+                else:
                     self.hits += 1
-                    return cached
+                return cached
         cached = lower_primitive(func, target)
         with self._lock:
             self.misses += 1
-            self._entries.setdefault(key, []).append(cached)
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.capacity:
-                self._entries.popitem(last=False)
+            self._insert(key, cached)
         return cached
+
+    def prefetch(self, funcs, target, min_per_part=4) -> int:
+        """Lower the functions of ``funcs`` that are not cached yet, one part per idle core, each part in its own
+        process (module docstring); later :meth:`lower` calls find them. Does nothing when fewer than two parts
+        of ``min_per_part`` functions would run, or when lowering must stay in this process.
+
+        Returns
+        -------
+        int
+            The number of parts the functions were lowered in (0: none was).
+        """
+        missing: dict = {}  # key -> functions not structurally equal to each other
+        with self._lock:
+            for func in funcs:
+                key = self._key(func, target)
+                if self._find(key, func) is None and \
+                        not any(structural_equal(f, func) for f in missing.get(key, ())):
+                    missing.setdefault(key, []).append(func)
+        todo = [(key, func) for key, group in missing.items() for func in group]
+        parts = min(idle_cores(), len(todo) // min_per_part)
+        if parts < 2 or not _lowering_may_fork():
+            return 0
+        groups = [todo[k::parts] for k in range(parts)]
+        results = fork_map(_LowerPart(target), [[func for _, func in group] for group in groups])
+        with self._lock:
+            for group, (lowered, _) in zip(groups, results, strict=True):
+                for (key, func), cached in zip(group, lowered, strict=True):
+                    cached = replace(cached, source_func=func)
+                    self._insert(key, cached)
+                    self._prefetched.add(id(cached))
+        for _, caught in results:
+            for message, category in caught:
+                warnings.warn(message, category, stacklevel=2)
+        return parts
 
     def clear(self):
         """Drop every cached function and reset the counters."""
         with self._lock:
             self._entries.clear()
+            self._prefetched.clear()
             self.hits = self.misses = 0
 
     def __len__(self):

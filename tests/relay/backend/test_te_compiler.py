@@ -1,5 +1,8 @@
 """The TE compiler (kiln/relay/backend/te_compiler.py): one primitive function to one PrimFunc, checked by running
-the PrimFunc; names; the structural cache."""
+the PrimFunc; names; the structural cache and its parallel prefetch."""
+
+import os
+import warnings
 
 import numpy as np
 import pytest
@@ -107,3 +110,72 @@ def test_cache_evicts_least_recently_used():
     assert compiler.lower(funcs[0], "llvm") is a  # touched: the (2,) function is now the oldest
     compiler.lower(funcs[2], "llvm")
     assert len(compiler) == 2 and compiler.lower(funcs[0], "llvm") is a
+
+
+def _distinct_functions(count):
+    """``count`` primitive functions that differ in shape, and two repeats of the first (structurally equal)."""
+    funcs = []
+    for n in (*range(1, count + 1), 1, 1):
+        x = relay.var("p0", shape=(n, 5))
+        funcs.append(primitive([x], relay.sigmoid(relay.multiply(relay.exp(x), relay.const(0.5)))))
+    return funcs
+
+
+@pytest.fixture
+def two_idle_cores(monkeypatch):
+    """Lowering sees two idle cores whatever the machine's load (a test run keeps every core busy)."""
+    monkeypatch.setattr(te_compiler, "idle_cores", lambda: 2)
+
+
+def test_prefetch_lowers_in_two_processes_what_one_would(two_idle_cores):
+    funcs = _distinct_functions(9)
+    serial, parallel = TECompiler(), TECompiler()
+    want = [serial.lower(f, "llvm") for f in funcs]
+    assert parallel.prefetch(funcs, "llvm") == 2
+    assert len(parallel) == 9 and parallel.hits == parallel.misses == 0
+    got = [parallel.lower(f, "llvm") for f in funcs]
+    assert (parallel.hits, parallel.misses) == (serial.hits, serial.misses) == (2, 9)  # as if lowered on first use
+    assert got[-1] is got[0]  # the repeats share one entry
+    for g, w in zip(got, want, strict=True):
+        assert kiln.ir.structural_equal(g.prim_func, w.prim_func) and g.name == w.name
+        assert g.source_func is not None
+    xs = RNG.uniform(-1, 1, (9, 5)).astype("float32")
+    np.testing.assert_allclose(run_prim(got[8], xs)[0], 1 / (1 + np.exp(-np.exp(xs) * 0.5)), rtol=1e-5)
+    assert parallel.prefetch(funcs, "llvm") == 0  # all cached: nothing to lower
+
+
+def test_prefetch_stays_in_this_process_when_something_watches(two_idle_cores):
+    from kiln.autotvm.task.relay_integration import TaskExtractor
+
+    funcs = _distinct_functions(9)
+    with TaskExtractor():  # records the workloads its queries ask for
+        assert TECompiler().prefetch(funcs, "llvm") == 0
+    with kiln.transform.PassContext(instruments=[kiln.ir.instrument.PassTimingInstrument()]):
+        assert TECompiler().prefetch(funcs, "llvm") == 0
+    with kiln.autotvm.apply_history_best([]):  # only answers
+        assert TECompiler().prefetch(funcs, "llvm") == 2
+    assert TECompiler().prefetch(funcs[:7], "llvm") == 0  # too few to split
+
+
+@pytest.mark.parametrize("child_dies", [False, True])
+def test_prefetch_passes_on_warnings_and_survives_a_dying_child(two_idle_cores, monkeypatch, child_dies):
+    parent = os.getpid()
+    real = te_compiler.lower_primitive
+
+    def lower(func, target=None, name=None):
+        n = func.params[0].checked_type_.shape[0]
+        if child_dies and os.getpid() != parent and n == 4:
+            os._exit(3)  # the child lowering the second part crashes: that part is lowered here again
+        warnings.warn(f"lowering {n} in {'this' if os.getpid() == parent else 'a child'} process", UserWarning,
+                      stacklevel=1)
+        return real(func, target, name)
+
+    monkeypatch.setattr(te_compiler, "lower_primitive", lower)
+    funcs = _distinct_functions(9)
+    compiler = TECompiler()
+    with pytest.warns(UserWarning) as caught:
+        assert compiler.prefetch(funcs, "llvm") == 2
+    # round-robin: this process lowers 1, 3, 5, 7, 9, the child 2, 4, 6, 8
+    where = "this" if child_dies else "a child"
+    assert {str(w.message) for w in caught} >= {f"lowering {n} in {where} process" for n in (2, 4, 6, 8)}
+    assert len(compiler) == 9 and {compiler.lower(f, "llvm").name for f in funcs} == {"fused_exp_multiply_sigmoid"}
