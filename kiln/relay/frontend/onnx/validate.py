@@ -21,6 +21,7 @@ What is checked, in order:
 Subgraphs (``If``/``Loop`` bodies) are checked with the names of the enclosing scopes visible.
 """
 
+import heapq
 import warnings
 
 import numpy as np
@@ -238,16 +239,24 @@ def _topological_order(graph, outer) -> list:
                 raise KilnError(f"ONNX node {_label(graph, k)}: input {name!r} is not produced by any node, graph "
                                 f"input or initializer")
         needs.append(deps)
-    order, done, pending = [], set(), list(range(len(graph.node)))
-    while pending:
-        ready = [k for k in pending if needs[k] <= done]
-        if not ready:
-            names = ", ".join(_label(graph, k) for k in pending[:5])
-            raise KilnError(f"ONNX graph {graph.name!r} has a cycle among the nodes {names}")
-        first = ready[0]  # the earliest ready node: an already ordered graph keeps its order
+    waiting = [len(deps) for deps in needs]
+    consumers: list = [[] for _ in needs]
+    for k, deps in enumerate(needs):
+        for d in deps:
+            consumers[d].append(k)
+    ready = [k for k, count in enumerate(waiting) if count == 0]
+    order: list = []
+    while ready:
+        first = heapq.heappop(ready)  # the earliest ready node: an already ordered graph keeps its order
         order.append(first)
-        done.add(first)
-        pending.remove(first)
+        for k in consumers[first]:
+            waiting[k] -= 1
+            if waiting[k] == 0:
+                heapq.heappush(ready, k)
+    if len(order) < len(needs):
+        placed = set(order)
+        names = ", ".join(_label(graph, k) for k in [k for k in range(len(needs)) if k not in placed][:5])
+        raise KilnError(f"ONNX graph {graph.name!r} has a cycle among the nodes {names}")
     return order
 
 
@@ -262,6 +271,7 @@ def _check_graph(graph, context, outer):
     _check_initializers(graph)
     _check_inputs(graph)
     scope = checker.C.LexicalScopeContext()
+    names = None  # what a subgraph may read: computed once, for the first node that has one
     for k, node in enumerate(graph.node):
         where = f"ONNX node {_label(graph, k)}"
         domain = "" if node.domain in DEFAULT_DOMAINS else node.domain
@@ -277,8 +287,9 @@ def _check_graph(graph, context, outer):
             except checker.ValidationError as exc:
                 raise KilnError(f"{where}: {_first_line(exc)}") from None
         _check_attributes(node, where)
-        names = outer | _produced_names(graph, ()) | {o for n in graph.node for o in n.output}
         for sub in _subgraphs(node):
+            if names is None:
+                names = outer | _produced_names(graph, ()) | {o for n in graph.node for o in n.output}
             _check_graph(sub, context, names)
 
 
