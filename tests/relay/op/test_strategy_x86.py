@@ -258,6 +258,21 @@ def test_long_tail_runs_as_the_gemm_epilogue(target, register):
     assert len(fmas) >= 4  # a tile of several accumulator registers
 
 
+@pytest.mark.parametrize("target,register", [("llvm -mcpu=skylake-avx512", "zmm"), ("llvm -mcpu=haswell", "ymm")])
+@pytest.mark.parametrize("units", [1000, 257])
+def test_batch_one_dense_is_a_vector_fma_gemv(target, register, units):
+    """A dense layer at batch 1 (a classifier head, an LSTM's recurrent step) streams its weights through vector
+    FMAs with several accumulators, a prime unit count too; numerics on the host below."""
+    x = relay.var("data", shape=(1, 256))
+    func = relay.Function([x], relay.add(relay.nn.dense(x, const(units, 256)), const(units)))
+    with kiln.transform.PassContext(opt_level=3):
+        lib = relay.build(kiln.IRModule.from_expr(func), target=target)
+    accumulators = set(re.findall(rf"vfmadd\w+ps\s+[^\n]*(%{register}\d+)\s*$", lib.get_lib().get_source("asm"), re.M))
+    assert len(accumulators) >= 2
+    for host in HOST_TARGETS:
+        check_build(func, host)
+
+
 @pytest.mark.parametrize("target", HOST_TARGETS + ["c"])
 def test_long_tail_epilogue_builds_exactly(target):
     check_build(ffn_with_fake_quant(37, 80, 100), target, rtol=1e-5, atol=1e-5)
