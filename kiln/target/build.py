@@ -251,7 +251,7 @@ def build_llvm(mod, target) -> LibraryModule:
         obj, optimized = llvm_compile.compile_ir(str(gen.module), target, name=entry)
         return str(obj), optimized
 
-    compiled = fork_map(compile_part, _parts(funcs))
+    compiled = fork_map(compile_part, _parts(funcs), first_here=False)
     infos = [function_info(symbol, func) for symbol, func in funcs]
     optimized = [ir_text for _, ir_text in compiled]
     module = make_library_module([obj for obj, _ in compiled], infos, entry, "\n".join(optimized), "ll", "llvm",

@@ -1,5 +1,6 @@
 """Compiling parts of one module on several cores: :func:`fork_map` runs a function over a few work items, the first
-in this process and the others in forked children.
+in this process (or in a child too) and the others in forked children. The LLVM backend compiles its parts this way,
+LowerTE lowers a model's new primitive functions this way (``relay/backend/te_compiler.py``).
 
 Code generation and LLVM's optimizer are pure CPU work that Python threads cannot share (llvmlite serializes every
 call into LLVM behind one lock), so the LLVM backend splits a model's functions into one part per idle core and compiles
@@ -45,8 +46,12 @@ def _child(fn, item, conn):
         conn.close()
 
 
-def fork_map(fn, items):
+def fork_map(fn, items, first_here=True):
     """``[fn(item) for item in items]``, the items after the first computed in forked children at the same time.
+
+    With ``first_here=False`` the first item has a child too and this process only waits: for work that leaves
+    much garbage behind, which a child's exit drops at once but this process would free object by object (the
+    Python objects of a part's LLVM IR: about a second for half of DenseNet-121's kernels).
 
     Falls back to this process for any item whose child does not return a result (see the module docstring), and
     for all of them where ``fork`` is unavailable or this process may not have children.
@@ -57,15 +62,15 @@ def fork_map(fn, items):
         return [fn(item) for item in items]
     context = multiprocessing.get_context("fork")
     children = []
-    for item in items[1:]:
+    for item in items[1 if first_here else 0:]:
         receive, send = context.Pipe(duplex=False)
         process = context.Process(target=_child, args=(fn, item, send), daemon=True)
         process.start()
         send.close()
         children.append((process, receive))
     try:
-        results = [fn(items[0])]
-        for (process, receive), item in zip(children, items[1:], strict=True):
+        results = [fn(items[0])] if first_here else []
+        for (process, receive), item in zip(children, items[1 if first_here else 0:], strict=True):
             try:
                 status, value = receive.recv()
             except (EOFError, OSError):  # the child died before answering

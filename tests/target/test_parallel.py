@@ -41,16 +41,25 @@ def test_idle_cores_is_at_least_one_and_at_most_the_usable_ones():
     assert 1 <= idle_cores() <= usable_cores()
 
 
-def test_fork_map_keeps_the_order_of_the_items():
-    assert fork_map(_square, range(5)) == [0, 1, 4, 9, 16]
-    assert fork_map(_square, [7]) == [49]
-    assert fork_map(_square, []) == []
+def _square_and_pid(x):
+    return x * x, os.getpid()
 
 
-def test_fork_map_redoes_failed_items_in_this_process():
-    assert fork_map(_die_in_children, [1, 2, 3]) == [-1, -2, -3]
+@pytest.mark.parametrize("first_here", [True, False])
+def test_fork_map_keeps_the_order_of_the_items(first_here):
+    results = fork_map(_square_and_pid, range(5), first_here=first_here)
+    assert [r for r, _ in results] == [0, 1, 4, 9, 16]
+    pids = [pid for _, pid in results]
+    assert (pids[0] == PARENT) == first_here and PARENT not in pids[1:] and len(set(pids[1:])) == 4
+    assert fork_map(_square, [7], first_here=first_here) == [49]
+    assert fork_map(_square, [], first_here=first_here) == []
+
+
+@pytest.mark.parametrize("first_here", [True, False])
+def test_fork_map_redoes_failed_items_in_this_process(first_here):
+    assert fork_map(_die_in_children, [1, 2, 3], first_here=first_here) == [-1, -2, -3]
     with pytest.raises(KilnError, match="item 3 is bad"):
-        fork_map(_fail_on_three, [1, 2, 3])
+        fork_map(_fail_on_three, [1, 2, 3], first_here=first_here)
 
 
 def _fork_map_of_squares(items):
