@@ -63,16 +63,23 @@ __all__ = ["conv2d_nchw", "conv2d_NCHWc", "schedule_conv2d_nchw", "schedule_conv
            "register_tile", "conv2d_alter_layout", "pack_data", "pack_kernel", "set_fallback_knobs"]
 
 
+#: A register tile has at least this many accumulators, whatever the FMA latency needs: each step's weight vector is
+#: loaded once for all the tile's columns. On Zen 4 (one 512-bit FMA per cycle, so 4 would hide the latency), 8
+#: columns run VGG- and ResNet-sized 3x3 convolutions 15-20% faster than 4.
+MIN_TILE_ACCUMULATORS = 8
+
+
 def register_tile(out_width, oc_bn, target=None, dtype="float32") -> int:
     """Output columns of a register tile of ``oc_bn`` channels of ``dtype`` on ``target``: the largest divisor of
     ``out_width`` giving the accumulators that hide the FMA latency (8 columns of one vector on two 4-cycle FMA
-    pipes); when that falls short (7 of 14 or 28 columns), the largest divisor within the register budget if larger
-    (up to 16 columns with AVX-512's 32 registers: 14 accumulators and the weights fit; AVX2's 16 registers keep 7).
-    Measured on ResNet-50's blocked layers with AVX-512: the 14x14 3x3 convolution runs ~20% faster with 14 columns
-    than with 7, the others as fast; 8 is as fast as 16 where it divides (56, 112 columns), and compiles faster."""
+    pipes), and at least :data:`MIN_TILE_ACCUMULATORS`; when that falls short (7 of 14 or 28 columns), the largest
+    divisor within the register budget if larger (up to 16 columns with AVX-512's 32 registers: 14 accumulators and
+    the weights fit; AVX2's 16 registers keep 7). Measured on ResNet-50's blocked layers with AVX-512: the 14x14 3x3
+    convolution runs ~20% faster with 14 columns than with 7, the others as fast; 8 is as fast as 16 where it
+    divides (56, 112 columns), and compiles faster."""
     target = resolve_target(target)
     regs = max(1, oc_bn // target.vector_lanes(dtype))  # vector registers per column of the tile
-    enough = max(1, latency_accumulators(target) // regs)
+    enough = max(1, max(latency_accumulators(target), MIN_TILE_ACCUMULATORS) // regs)
     tile = largest_divisor(out_width, enough)
     if tile < enough:
         tile = max(tile, largest_divisor(out_width, max(1, min(16, accumulator_budget(target)) // regs)))

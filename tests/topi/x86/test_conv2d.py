@@ -112,3 +112,16 @@ def test_tiles_of_the_template_in_the_blocked_layout_match_numpy():
     for config in _sample(task.config_space, _tile):
         s, tensors = task.instantiate(config)
         np.testing.assert_allclose(_run(s, tensors, [x_b, w_b]), ref, rtol=1e-4, atol=1e-4, err_msg=str(config))
+
+
+@pytest.mark.parametrize("target, out_width, oc_bn, columns", [
+    ("llvm -mcpu=znver4", 56, 16, 8),  # one 512-bit FMA pipe: 4 would hide the latency, 8 amortize the weights
+    ("llvm -mcpu=znver4", 224, 16, 8),
+    ("llvm -mcpu=skylake-avx512", 56, 16, 8),
+    ("llvm -mcpu=skylake-avx512", 14, 16, 14),  # 7 falls short: the register budget takes the whole row
+    ("llvm -mcpu=haswell", 56, 8, 8),
+    ("llvm -mcpu=haswell", 14, 8, 7),  # AVX2's 16 registers hold 7 columns, not 14
+    ("llvm -mcpu=haswell", 56, 16, 4),  # two registers per column
+])
+def test_register_tile_columns(target, out_width, oc_bn, columns):
+    assert x86.register_tile(out_width, oc_bn, target) == columns
