@@ -201,12 +201,15 @@ class GraphProto:
         outputs = self._split_outputs(out, len(node.output))
         fold = all(i is None or isinstance(i, Constant) for i in inputs)
         # a node may omit trailing optional outputs (LSTM without Y_c): the values computed for them are dropped
-        for out_name, value in zip(node.output, outputs, strict=False):
-            if not out_name:
-                continue
+        wanted = [(out_name, value) for out_name, value in zip(node.output, outputs, strict=False) if out_name]
+        for out_name, value in wanted:
             if value is None:
                 raise KilnError(f"ONNX node {name!r} ({op_type}): kiln does not compute its output {out_name!r}")
-            value = infer_type(value, self.mod)
+        # typed together, the outputs keep sharing what they have in common (an LSTM's Y, Y_h and Y_c are one
+        # recurrence; typed one by one, each would get its own copy of it)
+        typed = infer_type(Tuple([v for _, v in wanted]), self.mod).fields if len(wanted) > 1 else \
+            [infer_type(v, self.mod) for _, v in wanted]
+        for (out_name, _), value in zip(wanted, typed, strict=True):
             if fold and not isinstance(value, Constant):
                 value = fold_constant(value)
             self.values[out_name] = value

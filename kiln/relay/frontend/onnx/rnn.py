@@ -25,6 +25,14 @@ _CANONICAL = {n.lower(): n for n in ["Relu", "Tanh", "Sigmoid", "Affine", "Leaky
                                      "HardSigmoid", "Elu", "Softsign", "Softplus"]}
 
 
+def _gates(pre, count, hidden):
+    """The ``count`` gate pre-activations of a cell, each its own slice of ``pre`` (batch, count * hidden): unlike a
+    ``split``, whose tuple ends a fused group, a slice fuses into the element-wise gate math that reads it, so an
+    LSTM step is the matrix product and two element-wise kernels, not three. (A GRU's gates are read by three
+    different kernels, two of them matrix products a slice cannot fuse into: there one split stays cheaper.)"""
+    return [_op.strided_slice(pre, [k * hidden], [(k + 1) * hidden], axes=[1]) for k in range(count)]
+
+
 def _activation(name, alpha, beta, dtype):
     """The ONNX RNN activation ``name`` as a function of one expression."""
     c = lambda v: const(v, dtype)  # noqa: E731
@@ -191,7 +199,7 @@ class LSTM(_Recurrent):
         pre = _op.add(xt, _nn.dense(h, r))
         if rbias is not None:
             pre = _op.add(pre, rbias)
-        pi, po, pf, pc = _op.split(pre, 4, axis=1)
+        pi, po, pf, pc = _gates(pre, 4, hidden)
         peep = inputs[7]
         if peep is not None:
             pd = _op.squeeze(_op.strided_slice(peep, [d], [d + 1], axes=[0]), axis=[0])

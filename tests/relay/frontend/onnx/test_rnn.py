@@ -76,3 +76,24 @@ def test_shorter_sequences_are_rejected(ox):
     model = ox.make_model([node], {"x": ((SEQ, BATCH, INPUT), "float32")}, ["y"], inits)
     with pytest.raises(OpNotImplemented, match=r"sequence_lens \[4, 2\]"):
         ox.run_kiln(model, {"x": f32(SEQ, BATCH, INPUT)})
+
+
+def test_an_lstm_is_one_recurrence_with_two_gate_kernels_per_step(ox):
+    """An LSTM step's four gates are slices fused into the two element-wise kernels that read them: the only split
+    left is the one of the input projection into time steps (a split's tuple ends a fused group, so splitting the
+    gates cost a kernel per step)."""
+    import json
+
+    import kiln
+    from kiln import relay
+
+    model, _ = _model(ox, "LSTM", 4, {})
+    mod, params = relay.frontend.from_onnx(model)
+    with kiln.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, target="llvm", params=params)
+    kernels = [n["attrs"]["func_name"] for n in json.loads(lib.get_graph_json())["nodes"] if n["op"] == "tvm_op"]
+    assert [k for k in kernels if "split" in k] == ["tvmgen_default_fused_reshape_split"], kernels
+    assert sum("sigmoid" in k for k in kernels) == 2 * SEQ
+    # Y, Y_h and Y_c are one recurrence: one input projection and a matrix product per step after the first (whose
+    # state is zero), not three of each
+    assert sum("dense" in k for k in kernels) == 1 + (SEQ - 1)
