@@ -15,9 +15,9 @@ What the layouts change is which axes those are:
 * packed depthwise (NCHW[b]c, :func:`kiln.topi.nn.depthwise_conv2d_NCHWc`): the channel block is vectorized (one
   vector load of input and one of weights per tap, no broadcast) and up to 8 output columns unrolled (as many as the
   accumulator budget allows), the taps unrolled too, so neighbouring columns share the loads of their overlapping
-  taps; its padding is read through guards inlined into the taps (one scalar branch per
-  vector), not copied. Measured on ShuffleNet's and MobileNet's depthwise layers with AVX-512 (Zen 4), the two
-  together run 1.5-2.6x faster than the former 2- to 4-column tiles over a padded copy.
+  taps; its padding is read through guards inlined into the taps (one scalar branch per vector), not copied.
+  Measured on ShuffleNet's and MobileNet's depthwise layers with AVX-512 (Zen 4), the two together run 1.5-2.6x
+  faster than the former 2- to 4-column tiles over a padded copy.
 
 Other padded and layout-transformed inputs are materialized once, in parallel, before the convolution, so its
 inner loops read memory without bound checks. Element-wise consumers are inlined into the tile's write-out when
