@@ -69,6 +69,16 @@ class DispatchContext:
     def _current(cls):
         return getattr(cls._local, "current", None) or _FALLBACK
 
+    @classmethod
+    def stack_records_queries(cls) -> bool:
+        """Whether a context of the current stack records its queries (:attr:`records_queries`)."""
+        context = cls._current()
+        while context is not None:
+            if context.records_queries:
+                return True
+            context = context._old
+        return False
+
     def query(self, target, workload):
         """The config for ``workload`` on ``target``: this context's answer, else the enclosing context's."""
         cfg = self._query_inside(target, workload)

@@ -269,14 +269,7 @@ def _config_key() -> tuple:
 def _lowering_may_fork() -> bool:
     """Whether lowering may run in other processes: no pass instrument watches it and no autotvm dispatch context
     records its queries (module docstring)."""
-    if PassContext.current().instruments:
-        return False
-    context = DispatchContext.current
-    while context is not None:
-        if context.records_queries:
-            return False
-        context = context._old
-    return True
+    return not PassContext.current().instruments and not DispatchContext.stack_records_queries()
 
 
 class _LowerPart:
