@@ -30,7 +30,7 @@ from . import compile_cache, compiler
 from .codegen_c import CSourceGenerator
 from .codegen_common import function_info, function_symbol, is_packed, param_specs
 from .cpu import required_features
-from .parallel import fork_map, idle_cores
+from .parallel import deal, fork_map
 from .target import Target
 
 
@@ -234,6 +234,11 @@ def build_c(mod, target) -> LibraryModule:
     return module
 
 
+#: A part of a module compiled in its own process has at least this many functions (a module of fewer than twice as
+#: many is compiled in one part): for fewer, forking costs more than it saves.
+FUNCTIONS_PER_PART = 4
+
+
 def build_llvm(mod, target) -> LibraryModule:
     """The LLVM backend: generate LLVM IR with llvmlite, optimize and emit an object, link and load
     (``"target.build.llvm"``)."""
@@ -251,7 +256,7 @@ def build_llvm(mod, target) -> LibraryModule:
         obj, optimized = llvm_compile.compile_ir(str(gen.module), target, name=entry)
         return str(obj), optimized
 
-    compiled = fork_map(compile_part, _parts(funcs), first_here=False)
+    compiled = fork_map(compile_part, deal(funcs, FUNCTIONS_PER_PART), first_here=False)
     infos = [function_info(symbol, func) for symbol, func in funcs]
     optimized = [ir_text for _, ir_text in compiled]
     module = make_library_module([obj for obj, _ in compiled], infos, entry, "\n".join(optimized), "ll", "llvm",
@@ -259,19 +264,6 @@ def build_llvm(mod, target) -> LibraryModule:
     module.extra_sources["asm"] = lambda: "\n".join(llvm_compile.assembly(ir_text, target) for ir_text in optimized)
     return module
 
-
-#: Below this many functions a module is compiled in one part: forking costs more than it saves.
-MIN_FUNCTIONS_TO_SPLIT = 8
-
-
-def _parts(funcs):
-    """``funcs`` dealt round-robin into one part per idle core (one part for a small module or a busy machine), so
-    that parts of similar size compile on those cores at once (:func:`~kiln.target.parallel.fork_map`). The same
-    functions split in as many parts give the same parts, so each part's object is found in the compile cache."""
-    if len(funcs) < MIN_FUNCTIONS_TO_SPLIT:
-        return [funcs]
-    count = min(idle_cores(), len(funcs) // (MIN_FUNCTIONS_TO_SPLIT // 2))
-    return [funcs[k::count] for k in range(count)]
 
 
 register_func("target.build.c", build_c)

@@ -13,7 +13,7 @@ build would raise it.
 import multiprocessing
 import os
 
-__all__ = ["usable_cores", "idle_cores", "fork_map"]
+__all__ = ["usable_cores", "idle_cores", "deal", "fork_map"]
 
 
 def usable_cores() -> int:
@@ -35,6 +35,15 @@ def idle_cores() -> int:
     except (OSError, ValueError, IndexError):  # not Linux: assume the cores are free
         return cores
     return max(1, min(cores, cores - (running - 1)))
+
+
+def deal(items, min_per_part) -> list:
+    """``items`` dealt round-robin into one part per idle core, each part of at least ``min_per_part`` items (one
+    part for a few items or a busy machine), so that parts of similar size run on those cores at once. The same
+    items dealt into as many parts give the same parts (the LLVM backend finds each part's object in its cache)."""
+    items = list(items)
+    count = max(1, min(idle_cores(), len(items) // min_per_part))
+    return [items[k::count] for k in range(count)]
 
 
 def _child(fn, item, conn):
@@ -61,8 +70,9 @@ def fork_map(fn, items, first_here=True):
             multiprocessing.current_process().daemon:  # a daemonic process (a Pool's worker) may not have children
         return [fn(item) for item in items]
     context = multiprocessing.get_context("fork")
+    forked = items[1:] if first_here else items
     children = []
-    for item in items[1 if first_here else 0:]:
+    for item in forked:
         receive, send = context.Pipe(duplex=False)
         process = context.Process(target=_child, args=(fn, item, send), daemon=True)
         process.start()
@@ -70,7 +80,7 @@ def fork_map(fn, items, first_here=True):
         children.append((process, receive))
     try:
         results = [fn(items[0])] if first_here else []
-        for (process, receive), item in zip(children, items[1 if first_here else 0:], strict=True):
+        for (process, receive), item in zip(children, forked, strict=True):
             try:
                 status, value = receive.recv()
             except (EOFError, OSError):  # the child died before answering

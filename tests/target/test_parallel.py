@@ -13,6 +13,7 @@ from kiln import te
 from kiln.error import KilnError
 from kiln.ir.module import IRModule
 from kiln.target import build as target_build
+from kiln.target import parallel
 from kiln.target.parallel import fork_map, idle_cores, usable_cores
 
 from .conftest import HAVE_LLVM
@@ -88,9 +89,9 @@ def _add_constant(k):
 @pytest.mark.skipif(not HAVE_LLVM, reason="needs llvmlite and a C compiler to link")
 @pytest.mark.parametrize("cores", [1, 2, 3])
 def test_a_module_split_into_parts_links_into_one_library(cores, monkeypatch):
-    monkeypatch.setattr(target_build, "idle_cores", lambda: cores)
-    count = 2 * target_build.MIN_FUNCTIONS_TO_SPLIT + 1
-    parts = target_build._parts([(str(k), None) for k in range(count)])
+    monkeypatch.setattr(parallel, "idle_cores", lambda: cores)
+    count = 4 * target_build.FUNCTIONS_PER_PART + 1
+    parts = parallel.deal([(str(k), None) for k in range(count)], target_build.FUNCTIONS_PER_PART)
     assert len(parts) == cores and sorted(sum(parts, [])) == sorted((str(k), None) for k in range(count))
     lib = kiln.build(_module_of_functions(count), target="llvm")
     assert len(lib.objects) == cores

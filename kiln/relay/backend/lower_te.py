@@ -218,6 +218,16 @@ def relay_ops(func) -> tuple:
     return tuple(names)
 
 
+def _functions_to_lower(mod, primitive_globals):
+    """The primitive functions the walk of ``mod`` will lower (a generator: the module is walked only when the TE
+    compiler asks, which it does when it can lower them in parallel)."""
+    collector = _Lowerer(None, mod)
+    for gv, func in mod.functions.items():
+        if gv not in primitive_globals and isinstance(func, Function):
+            collector.visit(func)
+    yield from collector.collected
+
+
 def lower_te(mod, module_name="default", target=None) -> IRModule:
     """Lower every primitive function of ``mod`` (see the module docstring); returns a new module.
 
@@ -239,11 +249,7 @@ def lower_te(mod, module_name="default", target=None) -> IRModule:
     for gv, func in mod.functions.items():
         if isinstance(func, Function) and func.is_primitive():
             primitive_globals.add(gv)
-    collector = _Lowerer(None, mod)
-    for gv, func in mod.functions.items():
-        if gv not in primitive_globals and isinstance(func, Function):
-            collector.visit(func)
-    state.compiler.prefetch(collector.collected, target)
+    state.compiler.prefetch(_functions_to_lower(mod, primitive_globals), target)
     for gv, func in mod.functions.items():
         if gv in primitive_globals:
             continue  # lowered at its call sites

@@ -41,7 +41,7 @@ from ...ir.op import Op
 from ...ir.pass_context import PassContext
 from ...ir.structural import structural_equal, structural_hash
 from ...ir.type import TensorType, TupleType, is_any
-from ...target.parallel import fork_map, idle_cores
+from ...target import parallel
 from ...te import compute, lower, placeholder, size_var
 from ...te.tensor import PlaceholderOp
 from ...tir.op import const as tir_const
@@ -349,11 +349,15 @@ class TECompiler:
         process (module docstring); later :meth:`lower` calls find them. Does nothing when fewer than two parts
         of ``min_per_part`` functions would run, or when lowering must stay in this process.
 
+        ``funcs`` may be a generator: it is not consumed when lowering cannot fork (a busy machine).
+
         Returns
         -------
         int
             The number of parts the functions were lowered in (0: none was).
         """
+        if parallel.idle_cores() < 2 or not _lowering_may_fork():
+            return 0
         missing: dict = {}  # key -> functions not structurally equal to each other
         with self._lock:
             for func in funcs:
@@ -361,12 +365,10 @@ class TECompiler:
                 if self._find(key, func) is None and \
                         not any(structural_equal(f, func) for f in missing.get(key, ())):
                     missing.setdefault(key, []).append(func)
-        todo = [(key, func) for key, group in missing.items() for func in group]
-        parts = min(idle_cores(), len(todo) // min_per_part)
-        if parts < 2 or not _lowering_may_fork():
+        groups = parallel.deal([(key, func) for key, group in missing.items() for func in group], min_per_part)
+        if len(groups) < 2:
             return 0
-        groups = [todo[k::parts] for k in range(parts)]
-        results = fork_map(_LowerPart(target), [[func for _, func in group] for group in groups])
+        results = parallel.fork_map(_LowerPart(target), [[func for _, func in group] for group in groups])
         with self._lock:
             for group, (lowered, _) in zip(groups, results, strict=True):
                 for (key, func), cached in zip(group, lowered, strict=True):
@@ -376,7 +378,7 @@ class TECompiler:
         for _, caught in results:
             for message, category in caught:
                 warnings.warn(message, category, stacklevel=2)
-        return parts
+        return len(groups)
 
     def clear(self):
         """Drop every cached function and reset the counters."""

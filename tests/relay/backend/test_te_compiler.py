@@ -12,6 +12,7 @@ from kiln import relay
 from kiln.error import CodegenError
 from kiln.relay.backend import te_compiler
 from kiln.relay.backend.te_compiler import TECompiler, fused_name, lower_primitive
+from kiln.target import parallel
 
 RNG = np.random.default_rng(3)
 
@@ -124,7 +125,7 @@ def _distinct_functions(count):
 @pytest.fixture
 def two_idle_cores(monkeypatch):
     """Lowering sees two idle cores whatever the machine's load (a test run keeps every core busy)."""
-    monkeypatch.setattr(te_compiler, "idle_cores", lambda: 2)
+    monkeypatch.setattr(parallel, "idle_cores", lambda: 2)
 
 
 def test_prefetch_lowers_in_two_processes_what_one_would(two_idle_cores):

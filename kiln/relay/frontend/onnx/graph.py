@@ -207,8 +207,7 @@ class GraphProto:
                 raise KilnError(f"ONNX node {name!r} ({op_type}): kiln does not compute its output {out_name!r}")
         # typed together, the outputs keep sharing what they have in common (an LSTM's Y, Y_h and Y_c are one
         # recurrence; typed one by one, each would get its own copy of it)
-        typed = infer_type(Tuple([v for _, v in wanted]), self.mod).fields if len(wanted) > 1 else \
-            [infer_type(v, self.mod) for _, v in wanted]
+        typed = infer_type(Tuple([v for _, v in wanted]), self.mod).fields
         for (out_name, _), value in zip(wanted, typed, strict=True):
             if fold and not isinstance(value, Constant):
                 value = fold_constant(value)
