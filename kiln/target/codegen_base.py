@@ -14,13 +14,13 @@ from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir.functor import _EXPR_METHODS, _STMT_METHODS
 
-__all__ = ["CodeGenBase"]
+__all__ = ["BINARY_KINDS", "CodeGenBase"]
 
-_BINARY_KINDS = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max, E.EQ, E.NE, E.LT, E.LE,
+BINARY_KINDS = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max, E.EQ, E.NE, E.LT, E.LE,
                  E.GT, E.GE)
 # node class -> name of the generator method (looked up on the instance, so subclasses may override)
 _EXPR_TABLE = dict(_EXPR_METHODS)
-_EXPR_TABLE.update({k: "visit_binary" for k in _BINARY_KINDS})
+_EXPR_TABLE.update({k: "visit_binary" for k in BINARY_KINDS})
 _EXPR_TABLE.update({E.And: "visit_logic", E.Or: "visit_logic", E.SizeVar: "visit_var"})
 _STMT_TABLE = dict(_STMT_METHODS)
 

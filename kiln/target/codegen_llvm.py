@@ -8,7 +8,9 @@ memory access whose alignment is derived from the modular set of ``base``. Float
 not, since float16 rounds after every operation (:mod:`kiln.tir.dtype_semantics`).
 
 Statements become basic blocks: a loop is preheader -> header (a phi for the loop variable) -> body -> latch; an
-``AssertStmt`` branches to a block that records its message (``KilnAPISetLastError``) and returns -1. Local
+``AssertStmt`` branches to the function's one error block, which records the message (a phi over the failing
+checks; ``KilnAPISetLastError``) and returns -1. A pure expression is emitted once where the code after it can
+reuse it (:mod:`kiln.target.codegen_llvm_values`). Local
 allocations are ``alloca``s in the entry block (so SROA keeps small accumulators in registers); large or dynamic
 ones go to the heap.
 
@@ -29,6 +31,7 @@ from .codegen_base import CodeGenBase
 from .codegen_common import flat_offset, stack_elements, unit_ramp_base
 from .codegen_llvm_calls import CallLowering
 from .codegen_llvm_parallel import ParallelOutliner
+from .codegen_llvm_values import EmittedValues, ValueReuse
 
 
 class _FunctionState:
@@ -41,12 +44,14 @@ class _FunctionState:
         self.builder = ir.IRBuilder(function.append_basic_block("start"))
         self.env: dict = {}  # id(var) -> llvm value
         self.keep: list = []
+        self.values = EmittedValues()
+        self.fail_message = None  # the phi of the error block (LLVMGenerator.fail_block), made on first use
 
     def finish(self):
         ir.IRBuilder(self.entry).branch(self.function.blocks[1])
 
 
-class LLVMGenerator(CodeGenBase, CallLowering, ParallelOutliner):
+class LLVMGenerator(ValueReuse, CodeGenBase, CallLowering, ParallelOutliner):
     """Builds one LLVM module from PrimFuncs.
 
     Examples
@@ -98,8 +103,11 @@ class LLVMGenerator(CodeGenBase, CallLowering, ParallelOutliner):
         return self.state.builder
 
     def bind(self, var, value):
-        self.state.env[id(var)] = value
-        self.state.keep.append(var)
+        state = self.state
+        if id(var) in state.env:  # a loop or let variable bound again: emitted values that read it are stale
+            state.values.forget_all()
+        state.env[id(var)] = value
+        state.keep.append(var)
 
     def lookup(self, var):
         value = self.state.env.get(id(var))
@@ -118,7 +126,7 @@ class LLVMGenerator(CodeGenBase, CallLowering, ParallelOutliner):
             gv.linkage = "private"
             gv.initializer = ir.Constant(ty, data)
             self._strings[text] = gv
-        return self.builder.bitcast(gv, T.I8P)
+        return gv.bitcast(T.I8P)
 
     def declare(self, name, ret, args, var_arg=False):
         """The function ``name`` of the module, declared on first use."""
@@ -135,9 +143,9 @@ class LLVMGenerator(CodeGenBase, CallLowering, ParallelOutliner):
 
     def element_pointer(self, buffer, dtype=None):
         """``buffer``'s data as a pointer to its memory element type."""
-        data = self.lookup(buffer.data)
-        ty = T.memory_type(buffer.dtype if dtype is None else dtype)
-        return self.builder.bitcast(data, ty.as_pointer())
+        ty = T.memory_type(buffer.dtype if dtype is None else dtype).as_pointer()
+        return self.reuse(("pointer", id(buffer.data), str(ty)),
+                          lambda: self.builder.bitcast(self.lookup(buffer.data), ty))
 
     # ---- expressions
     def visit_var(self, e):
@@ -316,14 +324,23 @@ class LLVMGenerator(CodeGenBase, CallLowering, ParallelOutliner):
     def emit_assert(self, s):
         b = self.builder
         cond = self.visit_expr(s.condition)
-        fail = self.state.function.append_basic_block("assert_fail")
         ok = self.state.function.append_basic_block("assert_ok")
-        b.cbranch(cond, ok, fail)
-        b.position_at_end(fail)
-        b.call(self.declare("KilnAPISetLastError", ir.VoidType(), [T.I8P]),
-               [self.string_constant(self.assert_message(s))])
-        b.ret(T.constant("int32", -1))
+        b.cbranch(cond, ok, self.fail_block())
+        self.state.fail_message.add_incoming(self.string_constant(self.assert_message(s)), b.block)
         b.position_at_end(ok)
+
+    def fail_block(self):
+        """The function's one block that records an error message (the phi ``state.fail_message``, one incoming
+        value per failing check) and returns -1: a block per check made a packed function's prologue (dozens of
+        checks) several times larger for LLVM."""
+        state = self.state
+        if state.fail_message is None:
+            block = state.function.append_basic_block("fail")
+            b = ir.IRBuilder(block)
+            state.fail_message = b.phi(T.I8P, name="message")
+            b.call(self.declare("KilnAPISetLastError", ir.VoidType(), [T.I8P]), [state.fail_message])
+            b.ret(T.constant("int32", -1))
+        return state.fail_message.parent
 
     def visit_for(self, s):
         if s.kind == S.ForKind.PARALLEL:
@@ -348,7 +365,8 @@ class LLVMGenerator(CodeGenBase, CallLowering, ParallelOutliner):
         b.cbranch(b.icmp_signed("<", phi, end), body_block, exit_block)
         b.position_at_end(body_block)
         self.bind(loop_var, phi)
-        body()
+        with self.nested_region():
+            body()
         if not b.block.is_terminated:
             nxt = b.add(phi, ir.Constant(phi.type, 1), flags=("nsw",))
             phi.add_incoming(nxt, b.block)
@@ -362,7 +380,8 @@ class LLVMGenerator(CodeGenBase, CallLowering, ParallelOutliner):
         b.position_at_end(header)
         b.cbranch(self.visit_expr(s.condition), body, done)
         b.position_at_end(body)
-        self.visit_stmt(s.body)
+        with self.nested_region():
+            self.visit_stmt(s.body)
         if not b.block.is_terminated:
             b.branch(header)
         b.position_at_end(done)
@@ -378,7 +397,8 @@ class LLVMGenerator(CodeGenBase, CallLowering, ParallelOutliner):
             if block is None:
                 continue
             b.position_at_end(block)
-            self.visit_stmt(stmt)
+            with self.nested_region():
+                self.visit_stmt(stmt)
             if not b.block.is_terminated:
                 b.branch(done)
         b.position_at_end(done)
@@ -420,12 +440,10 @@ class LLVMGenerator(CodeGenBase, CallLowering, ParallelOutliner):
             size = b.mul(size, self.cast(self.visit_expr(x), x.dtype, "int64"))
         raw = b.call(self.declare("kiln_alloc", T.I8P, [T.I64]), [size])
         fn = self.state.function
-        fail, ok = fn.append_basic_block("alloc_fail"), fn.append_basic_block("alloc_ok")
-        b.cbranch(b.icmp_unsigned("==", raw, ir.Constant(T.I8P, None)), fail, ok)
-        b.position_at_end(fail)
-        b.call(self.declare("KilnAPISetLastError", ir.VoidType(), [T.I8P]),
-               [self.string_constant(f"out of memory allocating {s.buffer_var.name_hint}")])
-        b.ret(T.constant("int32", -1))
+        ok = fn.append_basic_block("alloc_ok")
+        b.cbranch(b.icmp_unsigned("==", raw, ir.Constant(T.I8P, None)), self.fail_block(), ok)
+        self.state.fail_message.add_incoming(
+            self.string_constant(f"out of memory allocating {s.buffer_var.name_hint}"), b.block)
         b.position_at_end(ok)
         self.bind(s.buffer_var, raw)
         self.visit_stmt(s.body)

@@ -77,11 +77,13 @@ def _if_then_else(gen, e):
     then_block, else_block, done = (fn.append_basic_block(n) for n in ("ite_then", "ite_else", "ite_end"))
     b.cbranch(cond, then_block, else_block)
     b.position_at_end(then_block)
-    t_value = gen.visit_expr(t_expr)
+    with gen.nested_region():
+        t_value = gen.visit_expr(t_expr)
     t_end = b.block
     b.branch(done)
     b.position_at_end(else_block)
-    f_value = gen.visit_expr(f_expr)
+    with gen.nested_region():
+        f_value = gen.visit_expr(f_expr)
     f_end = b.block
     b.branch(done)
     b.position_at_end(done)
@@ -92,6 +94,19 @@ def _if_then_else(gen, e):
 
 
 def _struct_field_pointer(gen, e):
+    """The pointer to a field of a struct (a packed argument, a DLTensor) and the field's type: address arithmetic
+    only, so emitted once per handle, index and field where the code sees it (a prologue reads each tensor's fields
+    through it)."""
+    handle, index, kind = e.args[:3]
+    handle_key, index_key = gen.value_key(handle), gen.value_key(index)
+    value_dtype = e.args[3].dtype if len(e.args) > 3 else e.dtype
+    if handle_key is None or index_key is None:
+        return _emit_struct_field_pointer(gen, e)
+    return gen.reuse(("field", handle_key, index_key, int(kind.value), value_dtype),
+                     lambda: _emit_struct_field_pointer(gen, e))
+
+
+def _emit_struct_field_pointer(gen, e):
     handle, index, kind = e.args[:3]
     k = int(kind.value)
     b = gen.builder

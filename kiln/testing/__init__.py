@@ -19,7 +19,7 @@ import pytest
 
 from ..error import KilnError
 from ..runtime.device import cpu
-from ..runtime.host import host_cpu_features
+from ..runtime.host import host_cpu_features, missing_features
 from ..target.compiler import have_cc
 from ..target.enabled import available_target_kinds as _available
 from ..target.enabled import enabled_targets
@@ -48,6 +48,16 @@ def assert_allclose(actual, desired, rtol=1e-7, atol=1e-7, verbose=True):
 def device_enabled(target) -> bool:
     """Whether ``target`` (a string such as ``"llvm -mcpu=haswell"``) can run here."""
     return str(target).split()[0] in _available()
+
+
+def host_runs(target) -> bool:
+    """Whether this host has every CPU feature code built for ``target`` may use; elsewhere such code is built and
+    inspected (cross-compiling is fine), not run."""
+    from ..target import Target
+    from ..target.cpu import required_features
+
+    target = target if isinstance(target, Target) else Target(target)
+    return not missing_features(required_features(target.cpu_info))
 
 
 def parametrize_targets(*targets):

@@ -8,20 +8,20 @@ weight's output channels ``v`` four bytes apart. After lowering, the loop over o
     for v in range(L):
         C[c + v] = C[c + v] + DOT          (or C[c + v] = DOT, a reduction of one step)
 
-where ``DOT`` is one of the two forms below, ``a_j = int32(A[a + j])`` (``A`` uint8, ``a`` free of ``v``) and
-``b_j = int32(B[b + 4 v + j])`` (``B`` int8):
+where ``DOT = a_0 b_0 + a_1 b_1 + a_2 b_2 + a_3 b_3`` (in any order and association), ``a_j = int32(A[a + j])``
+(``A`` uint8, ``a`` free of ``v``) and ``b_j = int32(B[b + 4 v + j])`` (``B`` int8). The exact sum, on every CPU:
 
-* ``a_0 b_0 + a_1 b_1 + a_2 b_2 + a_3 b_3`` -- exactly AVX512-VNNI's ``vpdpbusd`` (four products per 32-bit lane,
-  added to the accumulator);
-* ``sat16(a_0 b_0 + a_1 b_1) + sat16(a_2 b_2 + a_3 b_3)`` with ``sat16(x) = max(min(x, 32767), -32768)`` -- exactly
-  ``pmaddubsw`` (adjacent byte products summed with signed 16-bit saturation) followed by ``pmaddwd`` with ones (the
-  16-bit pairs summed into 32 bits), the SSSE3/AVX2/AVX-512BW sequence.
+* with AVX512-VNNI it is ``vpdpbusd`` (four products per 32-bit lane, added to the accumulator);
+* with SSSE3, AVX2 or AVX-512BW it is ``pmaddubsw`` (adjacent byte products summed into 16 bits) then ``pmaddwd``
+  (the 16-bit pairs summed into 32 bits), applied to the two nibbles of the uint8 operand, ``a = 16 hi + lo``:
+  ``pmaddubsw`` saturates a pair of products of full bytes (255 * 127 * 2 > 32767), never one of a nibble
+  (15 * 128 * 2), so ``16 * dot(hi, b) + dot(lo, b)`` is exact, where the single ``pmaddubsw`` TVM uses on those
+  CPUs saturates.
 
-Such a loop becomes one vector statement: the four bytes ``A[a:a+4]`` are read as one int32 and broadcast to the
-``L`` lanes, ``B[b:b+4L]`` is read as one ``4L``-byte vector, and the instruction (through
-``call_llvm_pure_intrin``) computes all ``L`` sums. Because each form is the instruction's exact semantics, the
-rewrite changes no value; loops of any other shape are left alone. Only the LLVM backend runs the pass, for a CPU
-with the instruction (:func:`int8_dot_instruction`).
+Such a loop becomes one vector statement: the four bytes ``A[a:a+4]`` are read as one int32 (split into nibbles)
+and broadcast to the ``L`` lanes, ``B[b:b+4L]`` is read as one ``4L``-byte vector, and the instructions (through
+``call_llvm_pure_intrin``) compute all ``L`` sums. The rewrite changes no value; loops of any other shape are left
+alone. Only the LLVM backend runs the pass, for a CPU with the instructions (:func:`int8_dot_instruction`).
 """
 
 from dataclasses import dataclass
@@ -32,7 +32,7 @@ from ...ir.transform import PassInfo, register_pass
 from .. import expr as E
 from .. import stmt as S
 from ..analysis import stmt_contains
-from ..intrin import call_llvm_pure_intrin
+from ..intrin import call_intrin, call_llvm_pure_intrin
 from ..stmt_functor import ir_transform, substitute
 from .function_pass import PrimFuncPass
 
@@ -41,28 +41,26 @@ __all__ = ["InjectInt8DotProduct", "INT8_DOT_INSTRUCTIONS", "int8_dot_instructio
 
 @dataclass(frozen=True)
 class Int8DotInstruction:
-    """One way to compute ``lanes`` int32 sums of four uint8 x int8 products.
+    """One way to compute ``lanes`` int32 sums of four uint8 x int8 products exactly.
 
     Attributes
     ----------
     lanes : int
         int32 results per instruction (the vector width / 32).
-    saturating : bool
-        Whether adjacent products are summed with 16-bit saturation first (``pmaddubsw``).
     intrinsics : tuple of str
-        The LLVM intrinsics: ``(vpdpbusd,)`` or ``(pmaddubsw, pmaddwd)``.
+        The LLVM intrinsics: ``(vpdpbusd,)``, or ``(pmaddubsw, pmaddwd)`` applied to the nibbles of the uint8 operand
+        (module docstring).
     """
 
     lanes: int
-    saturating: bool
     intrinsics: tuple
 
 
 INT8_DOT_INSTRUCTIONS = {
-    "avx512vnni": Int8DotInstruction(16, False, ("llvm.x86.avx512.vpdpbusd.512",)),
-    "avx512bw": Int8DotInstruction(16, True, ("llvm.x86.avx512.pmaddubs.w.512", "llvm.x86.avx512.pmaddw.d.512")),
-    "avx2": Int8DotInstruction(8, True, ("llvm.x86.avx2.pmadd.ub.sw", "llvm.x86.avx2.pmadd.wd")),
-    "ssse3": Int8DotInstruction(4, True, ("llvm.x86.ssse3.pmadd.ub.sw.128", "llvm.x86.sse2.pmadd.wd")),
+    "avx512vnni": Int8DotInstruction(16, ("llvm.x86.avx512.vpdpbusd.512",)),
+    "avx512bw": Int8DotInstruction(16, ("llvm.x86.avx512.pmaddubs.w.512", "llvm.x86.avx512.pmaddw.d.512")),
+    "avx2": Int8DotInstruction(8, ("llvm.x86.avx2.pmadd.ub.sw", "llvm.x86.avx2.pmadd.wd")),
+    "ssse3": Int8DotInstruction(4, ("llvm.x86.ssse3.pmadd.ub.sw.128", "llvm.x86.sse2.pmadd.wd")),
 }
 """The instructions by the CPU feature that provides them, best first."""
 
@@ -72,9 +70,6 @@ def int8_dot_instruction(features):
     (LLVM feature names without ``+``) has, or None (x86-64 before SSSE3, other architectures)."""
     features = set(features)
     return next((name for name in INT8_DOT_INSTRUCTIONS if name in features), None)
-
-
-_SAT_MAX, _SAT_MIN = 32767, -32768
 
 
 def _terms(e, out):
@@ -102,24 +97,6 @@ def _product(e):
     return by_dtype["uint8"], by_dtype["int8"]
 
 
-def _saturated_pair(e):
-    """The two products of ``max(min(p + q, 32767), -32768)`` (or min of max), else None."""
-    inner = None
-    if isinstance(e, E.Max) and _is_const(e.b, _SAT_MIN) and isinstance(e.a, E.Min) and _is_const(e.a.b, _SAT_MAX):
-        inner = e.a.a
-    elif isinstance(e, E.Min) and _is_const(e.b, _SAT_MAX) and isinstance(e.a, E.Max) and \
-            _is_const(e.a.b, _SAT_MIN):
-        inner = e.a.a
-    if inner is None:
-        return None
-    pair = [_product(t) for t in _terms(inner, [])]
-    return pair if len(pair) == 2 and all(pair) else None
-
-
-def _is_const(e, value):
-    return isinstance(e, E.IntImm) and e.value == value
-
-
 class _Matcher:
     """Checks one loop against the forms of the module docstring."""
 
@@ -132,21 +109,11 @@ class _Matcher:
         diff = self.analyzer.simplify(E.Sub(substitute(index, {var: E.IntImm(var.dtype, value)}), base))
         return diff.value if isinstance(diff, E.IntImm) else None
 
-    def products(self, terms):
-        """The ``(A, B)`` load pairs of the dot product's ``terms``, grouped as the instruction sums them, or None."""
-        if self.instr.saturating:
-            if len(terms) != 2:
-                return None
-            pairs = [_saturated_pair(t) for t in terms]
-            if not all(pairs):
-                return None
-            groups = pairs
-        else:
-            prods = [_product(t) for t in terms]
-            if len(prods) != 4 or not all(prods):
-                return None
-            groups = [prods]
-        return groups
+    @staticmethod
+    def products(terms):
+        """The four ``(A, B)`` load pairs of the dot product's ``terms``, or None."""
+        prods = [_product(t) for t in terms]
+        return prods if len(prods) == 4 and all(prods) else None
 
     def rewrite(self, loop):
         """The vector statement replacing ``loop``, or None when it does not match."""
@@ -165,53 +132,54 @@ class _Matcher:
             return None
         accumulate = bool(accs)  # a one-step reduction stores the dot product itself
         dot = [t for t in terms if not accs or t is not accs[0]]
-        groups = self.products(dot)
-        if groups is None:
+        prods = self.products(dot)
+        if prods is None:
             return None
         c0 = substitute(c_idx, {v: E.IntImm(v.dtype, 0)})
         if self._offset(c_idx, v, 1, c0) != 1:
             return None
-        a_first, b_first = groups[0][0]
+        a_first, b_first = prods[0]
         a_buf, b_buf = a_first.buffer, b_first.buffer
         a0 = a_first.indices[0]
         b0 = substitute(b_first.indices[0], {v: E.IntImm(v.dtype, 0)})
-        offsets = []  # per group, the byte offsets of its products relative to the first product
-        for group in groups:
-            group_offsets = []
-            for a_ld, b_ld in group:
-                if a_ld.buffer is not a_buf or b_ld.buffer is not b_buf:
-                    return None
-                j = self._offset(a_ld.indices[0], v, 0, a0)
-                if j is None or self._offset(a_ld.indices[0], v, 1, a0) != j:  # A must not depend on v
-                    return None
-                if self._offset(b_ld.indices[0], v, 0, b0) != j or self._offset(b_ld.indices[0], v, 1, b0) != j + 4:
-                    return None  # B: the same byte of the next output four bytes on
-                group_offsets.append(j)
-            offsets.append(sorted(group_offsets))
-        first = min(j for g in offsets for j in g)
-        if sorted(j - first for g in offsets for j in g) != [0, 1, 2, 3]:
+        offsets = []  # the byte offsets of the products relative to the first one
+        for a_ld, b_ld in prods:
+            if a_ld.buffer is not a_buf or b_ld.buffer is not b_buf:
+                return None
+            j = self._offset(a_ld.indices[0], v, 0, a0)
+            if j is None or self._offset(a_ld.indices[0], v, 1, a0) != j:  # A must not depend on v
+                return None
+            if self._offset(b_ld.indices[0], v, 0, b0) != j or self._offset(b_ld.indices[0], v, 1, b0) != j + 4:
+                return None  # B: the same byte of the next output four bytes on
+            offsets.append(j)
+        first = min(offsets)
+        if sorted(j - first for j in offsets) != [0, 1, 2, 3]:
             return None
-        if self.instr.saturating and sorted([j - first for j in g] for g in offsets) != [[0, 1], [2, 3]]:
-            return None  # pmaddubsw sums adjacent bytes
         return self._emit(store.buffer, c0, a_buf, _plus(a0, first), b_buf, _plus(b0, first), accumulate)
 
     def _emit(self, c_buf, c0, a_buf, a0, b_buf, b0, accumulate):
         lanes = self.instr.lanes
-        quad = E.BufferLoad(a_buf, (E.Ramp(a0, E.IntImm(a0.dtype, 1), 4),))
-        a_vec = E.Broadcast(_bitcast("int32", quad), lanes)
+        word = _bitcast("int32", E.BufferLoad(a_buf, (E.Ramp(a0, E.IntImm(a0.dtype, 1), 4),)))  # A's four bytes
         b_vec = E.BufferLoad(b_buf, (E.Ramp(b0, E.IntImm(b0.dtype, 1), 4 * lanes),))
         c_index = E.Ramp(c0, E.IntImm(c0.dtype, 1), lanes)
         vec32 = f"int32x{lanes}"
-        acc = E.BufferLoad(c_buf, (c_index,)) if accumulate else E.Broadcast(E.IntImm("int32", 0), lanes)
-        if self.instr.saturating:
-            pmaddubsw, pmaddwd = self.instr.intrinsics
-            pairs = call_llvm_pure_intrin(f"int16x{2 * lanes}", pmaddubsw, _bitcast(f"uint8x{4 * lanes}", a_vec),
-                                          b_vec)
-            ones = E.Broadcast(E.IntImm("int16", 1), 2 * lanes)
-            quads = call_llvm_pure_intrin(vec32, pmaddwd, pairs, ones)
-            value = E.Add(acc, quads) if accumulate else quads
-        else:
-            value = call_llvm_pure_intrin(vec32, self.instr.intrinsics[0], acc, a_vec, _bitcast(vec32, b_vec))
+        acc = E.BufferLoad(c_buf, (c_index,)) if accumulate else None
+        if len(self.instr.intrinsics) == 1:  # vpdpbusd
+            start = acc if acc is not None else E.Broadcast(E.IntImm("int32", 0), lanes)
+            value = call_llvm_pure_intrin(vec32, self.instr.intrinsics[0], start, E.Broadcast(word, lanes),
+                                          _bitcast(vec32, b_vec))
+            return S.BufferStore(c_buf, value, (c_index,))
+        pmaddubsw, pmaddwd = self.instr.intrinsics
+        nibbles = E.IntImm("int32", 0x0F0F0F0F)
+        low = call_intrin("int32", "tir.bitwise_and", word, nibbles)
+        high = call_intrin("int32", "tir.bitwise_and",
+                           call_intrin("int32", "tir.shift_right", word, E.IntImm("int32", 4)), nibbles)
+        value = acc
+        for part, weight in ((high, 16), (low, 1)):
+            pairs = call_llvm_pure_intrin(f"int16x{2 * lanes}", pmaddubsw,
+                                          _bitcast(f"uint8x{4 * lanes}", E.Broadcast(part, lanes)), b_vec)
+            quads = call_llvm_pure_intrin(vec32, pmaddwd, pairs, E.Broadcast(E.IntImm("int16", weight), 2 * lanes))
+            value = quads if value is None else E.Add(value, quads)
         return S.BufferStore(c_buf, value, (c_index,))
 
 

@@ -13,10 +13,9 @@ For uint8 data, int8 weights and an int32 result on a CPU with an 8-bit dot prod
 
 ``C'`` and ``O'`` are the channel counts rounded up to the 4 bytes of a dot product and the ``oc_bn`` int32 lanes
 of the instruction (TVM pads them in its Relay legalization; here the packing stages do it). ``DOT`` is the
-instruction's exact arithmetic on the four products: their sum for ``vpdpbusd``, the two adjacent pairs each summed
-with signed 16-bit saturation for ``pmaddubsw`` (as TVM's results on those CPUs: a pair of products of large
-magnitude saturates). Written so, the loop over ``oc_bn`` outputs is what ``tir.InjectInt8DotProduct`` turns into
-one instruction, and every backend computes the same values.
+sum of the four products, exact on every CPU (TVM's single ``pmaddubsw`` saturates a pair of large products;
+kiln's applies it to nibbles, see :mod:`kiln.tir.transform.inject_int8_dot`). Written so, the loop over ``oc_bn``
+outputs is what ``tir.InjectInt8DotProduct`` turns into the instructions, and every backend computes the same values.
 
 The schedule is the float blocked one's (:mod:`kiln.topi.x86.conv2d`): register tiles of ``reg_n`` columns x
 ``oc_bn`` channels in a local accumulator, the reductions ``ic_outer, kh, kw, icb`` outside the unrolled columns,
@@ -48,15 +47,12 @@ __all__ = ["conv2d_nchw_int8", "schedule_conv2d_nchw_int8", "int8_dot_lanes", "i
 
 
 def int8_dot_lanes(target=None):
-    """``(lanes, saturating)`` of the int8 dot product of ``target``'s CPU, or None when it has none."""
+    """The int32 lanes of the int8 dot product of ``target``'s CPU, or None when it has none."""
     target = resolve_target(target)
     if target.kind.name != "llvm":
         return None
     name = int8_dot_instruction(target.cpu_info.features)
-    if name is None:
-        return None
-    instr = INT8_DOT_INSTRUCTIONS[name]
-    return instr.lanes, instr.saturating
+    return None if name is None else INT8_DOT_INSTRUCTIONS[name].lanes
 
 
 def int8_conv2d_supported(data_dtype, kernel_dtype, out_dtype, target=None) -> bool:
@@ -65,16 +61,10 @@ def int8_conv2d_supported(data_dtype, kernel_dtype, out_dtype, target=None) -> b
     return (data_dtype, kernel_dtype, out_dtype) == ("uint8", "int8", "int32") and int8_dot_lanes(target) is not None
 
 
-def _saturate16(v):
-    return _op.maximum(_op.minimum(v, _op.const(32767, "int32")), _op.const(-32768, "int32"))
-
-
-def dot4(a, b, saturating):
-    """The int32 dot product of four uint8 ``a`` and int8 ``b`` values as the instruction computes it (see the
-    module docstring): the plain sum, or the two adjacent pairs each saturated to 16 bits."""
+def dot4(a, b):
+    """The int32 dot product of four uint8 ``a`` and int8 ``b`` values, the form ``tir.InjectInt8DotProduct``
+    computes with the CPU's instructions."""
     p = [_op.cast(x, "int32") * _op.cast(y, "int32") for x, y in zip(a, b, strict=True)]
-    if saturating:
-        return _saturate16(p[0] + p[1]) + _saturate16(p[2] + p[3])
     return p[0] + p[1] + p[2] + p[3]
 
 
@@ -91,7 +81,7 @@ def conv2d_nchw_int8(data, kernel, strides, padding, dilation, out_dtype="int32"
     out : te.Tensor
         ``(N, O, OH, OW)``; its producer is the ``conv2d_NCHWc_int8`` stage.
     """
-    lanes, saturating = int8_dot_lanes(target)
+    lanes = int8_dot_lanes(target)
     n, c, h, w = get_const_tuple(data.shape)
     o, _, kh, kw = get_const_tuple(kernel.shape)
     top, left, bottom, right = pad_tuple(padding)
@@ -127,7 +117,7 @@ def conv2d_nchw_int8(data, kernel, strides, padding, dilation, out_dtype="int32"
         y, x = yy * sh + ry * dh, xx * sw + rx * dw
         a = [data_vec[nn, ico, y, x, icb * 4 + j] for j in range(4)]
         b = [kernel_vec[oc, ico, ry, rx, icb, ob, j] for j in range(4)]
-        return _te_sum(dot4(a, b, saturating), axis=[ico, ry, rx, icb])
+        return _te_sum(dot4(a, b), axis=[ico, ry, rx, icb])
 
     conv = compute((n, o_pad // oc_bn, oh, ow, oc_bn), fconv, name="conv2d_NCHWc_int8", tag="conv2d_NCHWc_int8")
     return compute((n, o, oh, ow), lambda nn, cc, y, x: conv[nn, cc // oc_bn, y, x, cc % oc_bn],

@@ -8,7 +8,7 @@ instruction's int32 lanes) with four reduction steps adjacent, and ``K`` is padd
     C[m, N'/L, L] = sum_kk DOT(data[m, 4 kk : 4 kk + 4], weight_vec[n // L, kk, n % L, 0:4])
     out[m, n] = C[m, n // L, n % L]                                   (n < N)
 
-with ``DOT`` the instruction's exact arithmetic (:func:`kiln.topi.x86.conv2d_int8.dot4`), so the loop over a
+with ``DOT`` the sum of the four products (:func:`kiln.topi.x86.conv2d_int8.dot4`), so the loop over a
 panel's ``L`` columns becomes one instruction (``tir.InjectInt8DotProduct``). The schedule computes tiles of up to 8
 rows x one panel in a local accumulator, the reduction outside the unrolled rows, tiles in parallel.
 """
@@ -38,7 +38,7 @@ def dense_int8(data, weight, out_dtype="int32", target=None):
     out : te.Tensor
         ``(M, N)``; its producer is the ``dense_int8`` stage.
     """
-    lanes, saturating = int8_dot_lanes(target)
+    lanes = int8_dot_lanes(target)
     m, k = get_const_tuple(data.shape)
     n = get_const_tuple(weight.shape)[0]
     k4, n_pad = ceil_div(k, 4) * 4, ceil_div(n, lanes) * lanes
@@ -59,7 +59,7 @@ def dense_int8(data, weight, out_dtype="int32", target=None):
     def product(i, no, ni):
         a = [data[i, kk * 4 + j] for j in range(4)]
         b = [weight_vec[no, kk, ni, j] for j in range(4)]
-        return _te_sum(dot4(a, b, saturating), axis=[kk])
+        return _te_sum(dot4(a, b), axis=[kk])
 
     panels = compute((m, n_pad // lanes, lanes), product, name="dense_int8", tag="dense_int8")
     return compute((m, n), lambda i, j: panels[i, j // lanes, j % lanes], name="dense_int8_unpack",

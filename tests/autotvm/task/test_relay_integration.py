@@ -25,8 +25,11 @@ def test_conv_model_has_one_blocked_task():
     space = task.config_space
     budget = Target("llvm").cpu_info.vector_registers * 3 // 4
     tiles = {(c["tile_ow"].size[-1], c["tile_oc"].size[-1], c["tile_oh"].size[-1]) for c in space}
-    # 14 columns: tiles of 1, 2, 7, 14; 2 channel blocks: 1 or 2 per tile; 14 rows: 1 or 2 per tile; within budget
-    expected = {(w, b, h) for w in (1, 2, 7, 14) for b in (1, 2) for h in (1, 2) if w * b * h <= budget}
+    # 14 columns: tiles of 1, 2, 7, 14; 32 // block output channel blocks: any divisor per tile; 14 rows: 1 or 2 per
+    # tile; within budget
+    oc_blocks = 32 // block
+    expected = {(w, b, h) for w in (1, 2, 7, 14) for b in range(1, oc_blocks + 1) if oc_blocks % b == 0
+                for h in (1, 2) if w * b * h <= budget}
     default = space.get(task.default_index)
     assert tiles == expected | {(default["tile_ow"].size[-1], 1, 1)}
     # the block's input channels in chunks of any divisor, two reduction orders, the kernel's rows inside or outside

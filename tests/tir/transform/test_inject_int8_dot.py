@@ -43,25 +43,33 @@ def _calls(func):
     return found
 
 
-@pytest.mark.parametrize("instruction, lanes, saturating, intrinsic", [
-    ("avx512vnni", 16, False, "llvm.x86.avx512.vpdpbusd.512"),
-    ("avx512bw", 16, True, "llvm.x86.avx512.pmaddubs.w.512"),
-    ("avx2", 8, True, "llvm.x86.avx2.pmadd.ub.sw"),
-    ("ssse3", 4, True, "llvm.x86.ssse3.pmadd.ub.sw.128"),
+def _saturated(a, b):
+    """The sum as a single pmaddubsw would compute it: adjacent pairs saturated to 16 bits."""
+    p = [x.astype("int32") * y.astype("int32") for x, y in zip(a, b, strict=True)]
+    sat = lambda v: tir.Max(tir.Min(v, tir.const(32767, "int32")), tir.const(-32768, "int32"))  # noqa: E731
+    return sat(p[0] + p[1]) + sat(p[2] + p[3])
+
+
+@pytest.mark.parametrize("instruction, lanes, intrinsics", [
+    ("avx512vnni", 16, ["llvm.x86.avx512.vpdpbusd.512"]),
+    ("avx512bw", 16, ["llvm.x86.avx512.pmaddubs.w.512", "llvm.x86.avx512.pmaddw.d.512"] * 2),
+    ("avx2", 8, ["llvm.x86.avx2.pmadd.ub.sw", "llvm.x86.avx2.pmadd.wd"] * 2),
+    ("ssse3", 4, ["llvm.x86.ssse3.pmadd.ub.sw.128", "llvm.x86.sse2.pmadd.wd"] * 2),
 ])
-def test_the_instruction_s_arithmetic_is_rewritten(instruction, lanes, saturating, intrinsic):
-    func = inject_int8_dot(_lowered(lanes, lambda a, b: dot4(a, b, saturating)), instruction)
-    assert intrinsic in _calls(func)
+def test_the_exact_dot_product_is_rewritten(instruction, lanes, intrinsics):
+    """vpdpbusd once; pmaddubsw and pmaddwd once per nibble of the uint8 operand."""
+    func = inject_int8_dot(_lowered(lanes, dot4), instruction)
+    assert sorted(_calls(func)) == sorted(intrinsics)
 
 
 def test_other_arithmetic_is_left_alone():
-    # vpdpbusd does not saturate and pmaddubsw does: neither form stands for the other
-    assert not _calls(inject_int8_dot(_lowered(16, lambda a, b: dot4(a, b, True)), "avx512vnni"))
-    assert not _calls(inject_int8_dot(_lowered(16, lambda a, b: dot4(a, b, False)), "avx512bw"))
+    # a saturated sum is not the dot product, for any instruction
+    for instruction, lanes in (("avx512vnni", 16), ("avx2", 8)):
+        assert not _calls(inject_int8_dot(_lowered(lanes, _saturated), instruction))
     # three products, or a loop as long as another instruction's vector
     three = lambda a, b: sum(a[j].astype("int32") * b[j].astype("int32") for j in range(1, 4))  # noqa: E731
     assert not _calls(inject_int8_dot(_lowered(16, three), "avx512vnni"))
-    assert not _calls(inject_int8_dot(_lowered(8, lambda a, b: dot4(a, b, False)), "avx512vnni"))
+    assert not _calls(inject_int8_dot(_lowered(8, dot4), "avx512vnni"))
 
 
 def test_instruction_by_features():

@@ -110,7 +110,11 @@ def test_alter_layout_blocks_run_packed(harness, target):
         new = topi.x86.conv2d_alter_layout(attrs, data.shape, weight.shape, cpu_target)
         assert new == {"data_layout": f"NCHW{block}c", "kernel_layout": f"OIHW{block}i{block}o",
                        "out_layout": f"NCHW{block}c"}
-    assert topi.x86.conv2d_alter_layout(Conv2DAttrs(groups=2), data.shape, (48, 16, 3, 3)) is None
+    # two groups of 16 -> 24 channels: whole blocks of 8 (AVX2), not of 16 (AVX-512: left NCHW)
+    grouped = Conv2DAttrs(groups=2)
+    assert topi.x86.conv2d_alter_layout(grouped, data.shape, (48, 16, 3, 3), "llvm -mcpu=skylake-avx512") is None
+    assert topi.x86.conv2d_alter_layout(grouped, data.shape, (48, 16, 3, 3), "llvm -mcpu=haswell") == {
+        "data_layout": "NCHW8c", "kernel_layout": "OIHW8i8o", "out_layout": "NCHW8c"}
     new = topi.x86.conv2d_alter_layout(attrs, data.shape, weight.shape, target)
     blocked = Conv2DAttrs(strides=(2, 2), padding=(1, 1), **new)
     harness.run_cases([harness.Case("nn.conv2d", [convert_layout(data, "NCHW", new["data_layout"]),

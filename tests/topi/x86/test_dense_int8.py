@@ -8,26 +8,20 @@ import kiln
 from kiln import te
 from kiln.target.compiler import have_cc
 from kiln.target.llvm_compile import have_llvmlite
-from kiln.topi.x86.conv2d_int8 import int8_dot_lanes
+from kiln.testing import host_runs
 from kiln.topi.x86.dense_int8 import dense_int8, int8_dense_supported, schedule_dense_int8
 
 pytestmark = pytest.mark.skipif(not (have_cc() and have_llvmlite()), reason="needs llvmlite and a C compiler")
 
 
-def dense_reference(data, weight, saturating):
-    """``data @ weight.T`` in int64; with ``saturating``, products of reduction steps 4k+0,1 and 4k+2,3 (zero-padded
-    to a multiple of 4) are summed with 16-bit saturation first, as pmaddubsw does."""
-    k4 = (data.shape[1] + 3) // 4 * 4
-    a = np.pad(data.astype(np.int64), ((0, 0), (0, k4 - data.shape[1])))
-    b = np.pad(weight.astype(np.int64), ((0, 0), (0, k4 - data.shape[1])))
-    prod = a[:, None, :] * b[None, :, :]
-    if saturating:
-        prod = np.clip(prod[:, :, 0::2] + prod[:, :, 1::2], -32768, 32767)
-    return prod.sum(axis=2).astype(np.int32)
+def dense_reference(data, weight):
+    """``data @ weight.T`` in int64 sums."""
+    return (data.astype(np.int64) @ weight.astype(np.int64).T).astype(np.int32)
 
 
 @pytest.mark.parametrize("target, instruction", [("llvm -mcpu=cascadelake", "vpdpbusd"),
                                                   ("llvm -mcpu=skylake-avx512", "pmaddubsw"),
+                                                  ("llvm -mcpu=core-avx2", "pmaddubsw"),
                                                   ("llvm -mcpu=nehalem", "pmaddubsw")])
 @pytest.mark.parametrize("m, k, n", [(32, 96, 128), (5, 97, 20), (2, 3, 17)])
 def test_dense_int8_matches_numpy(target, instruction, m, k, n):
@@ -40,9 +34,11 @@ def test_dense_int8_matches_numpy(target, instruction, m, k, n):
         s = schedule_dense_int8([out], target)
     lib = kiln.build(s, [data, weight, out], target=target, name="f")
     assert instruction in lib.get_source("asm")
+    if not host_runs(target):
+        return  # code for a CPU this host lacks is only compiled and inspected
     result = kiln.nd.empty((m, n), "int32")
     lib["f"](kiln.nd.array(data_np), kiln.nd.array(weight_np), result)
-    np.testing.assert_array_equal(result.numpy(), dense_reference(data_np, weight_np, int8_dot_lanes(target)[1]))
+    np.testing.assert_array_equal(result.numpy(), dense_reference(data_np, weight_np))
 
 
 def test_supported():
