@@ -282,10 +282,23 @@ class LLVMGenerator(ValueReuse, CodeGenBase, CallLowering, ParallelOutliner):
             base = index
         if base is None:
             return None
-        ptr = self.builder.gep(self.element_pointer(buffer), [self.visit_expr(base)])
-        vty = T.llvm_type(dtype)
-        align = T.alignment_of(self.analyzer, base, lanes, buffer.dtype, buffer.data_alignment)
-        return self.builder.bitcast(ptr, vty.as_pointer()), align
+
+        def make():
+            ptr = self.builder.gep(self.element_pointer(buffer), [self.visit_expr(base)])
+            align = T.alignment_of(self.analyzer, base, lanes, buffer.dtype, buffer.data_alignment)
+            return self.builder.bitcast(ptr, T.llvm_type(dtype).as_pointer()), align
+
+        key = self.value_key(base)
+        return make() if key is None else self.reuse(("vector", id(buffer.data), buffer.dtype, dtype, key), make)
+
+    def element_address(self, buffer, index):
+        """The address of ``buffer[index]`` (a scalar index), emitted once where the code sees it."""
+        key = self.value_key(index)
+
+        def make():
+            return self.builder.gep(self.element_pointer(buffer), [self.visit_expr(index)])
+
+        return make() if key is None else self.reuse(("address", id(buffer.data), buffer.dtype, key), make)
 
     def visit_buffer_load(self, e):
         index = flat_offset(e.buffer, e.indices)
@@ -295,8 +308,7 @@ class LLVMGenerator(ValueReuse, CodeGenBase, CallLowering, ParallelOutliner):
         if lanes == 1 or is_bool:
             if lanes > 1:
                 return self._gather(e.buffer, index, e.dtype)
-            ptr = b.gep(self.element_pointer(e.buffer), [self.visit_expr(index)])
-            value = b.load(ptr, align=T.elem_bytes(e.dtype))
+            value = b.load(self.element_address(e.buffer, index), align=T.elem_bytes(e.dtype))
             return b.trunc(value, T.I1) if is_bool else value
         access = self._vector_access(e.buffer, index, lanes, e.dtype)
         if access is not None:
@@ -410,8 +422,8 @@ class LLVMGenerator(ValueReuse, CodeGenBase, CallLowering, ParallelOutliner):
         b = self.builder
         is_bool = _dt.is_bool(s.buffer.dtype)
         if lanes == 1:
-            ptr = b.gep(self.element_pointer(s.buffer), [self.visit_expr(index)])
-            b.store(b.zext(value, T.I8) if is_bool else value, ptr, align=T.elem_bytes(s.buffer.dtype))
+            b.store(b.zext(value, T.I8) if is_bool else value, self.element_address(s.buffer, index),
+                    align=T.elem_bytes(s.buffer.dtype))
             return
         access = None if is_bool else self._vector_access(s.buffer, index, lanes, s.value.dtype)
         if access is not None:

@@ -94,36 +94,32 @@ def _if_then_else(gen, e):
 
 
 def _struct_field_pointer(gen, e):
-    """The pointer to a field of a struct (a packed argument, a DLTensor) and the field's type: address arithmetic
-    only, so emitted once per handle, index and field where the code sees it (a prologue reads each tensor's fields
-    through it)."""
-    handle, index, kind = e.args[:3]
-    handle_key, index_key = gen.value_key(handle), gen.value_key(index)
-    value_dtype = e.args[3].dtype if len(e.args) > 3 else e.dtype
-    if handle_key is None or index_key is None:
-        return _emit_struct_field_pointer(gen, e)
-    return gen.reuse(("field", handle_key, index_key, int(kind.value), value_dtype),
-                     lambda: _emit_struct_field_pointer(gen, e))
-
-
-def _emit_struct_field_pointer(gen, e):
+    """The pointer to a field of a struct (a packed argument, a DLTensor) and the field's type. Address arithmetic
+    only, so emitted once per handle, index and field where the code sees it: a prologue reads every field of each
+    tensor argument."""
     handle, index, kind = e.args[:3]
     k = int(kind.value)
     b = gen.builder
+    keys = (gen.value_key(handle), gen.value_key(index))
+
+    def reuse(what, make):
+        return gen.reuse((*what, *keys), make) if None not in keys else make()
+
     h = gen.visit_expr(handle)
-    i = gen.cast(gen.visit_expr(index), index.dtype, "int64")
+    i = T.constant("int64", index.value) if isinstance(index, E.IntImm) else \
+        gen.cast(gen.visit_expr(index), index.dtype, "int64")
     if k == T.TVM_VALUE_CONTENT:
         value_dtype = e.args[3].dtype if len(e.args) > 3 else e.dtype
         t = _dt.DataType.parse(value_dtype)
         slot = T.I8P if t.is_handle() else ir.DoubleType() if t.is_float() else T.I64
-        return b.gep(b.bitcast(h, slot.as_pointer()), [i]), slot
-    tensor = b.gep(b.bitcast(h, T.DLTENSOR.as_pointer()), [i])
+        return reuse(("value", str(slot)), lambda: b.gep(b.bitcast(h, slot.as_pointer()), [i])), slot
+    tensor = reuse(("tensor",), lambda: b.gep(b.bitcast(h, T.DLTENSOR.as_pointer()), [i]))
     if k == 0:
         return tensor, None
     path = T.ARRAY_FIELDS.get(k)
     if path is None:
         raise CodegenError(f"LLVM codegen: tvm_struct_get of unknown field kind {k}")
-    ptr = b.gep(tensor, [T.constant("int32", 0), *(T.constant("int32", p) for p in path)])
+    ptr = reuse(("field", k), lambda: b.gep(tensor, [T.constant("int32", 0), *(T.constant("int32", p) for p in path)]))
     return ptr, ptr.type.pointee
 
 
