@@ -125,3 +125,35 @@ def test_tiles_of_the_template_in_the_blocked_layout_match_numpy():
 ])
 def test_register_tile_columns(target, out_width, oc_bn, columns):
     assert x86.register_tile(out_width, oc_bn, target) == columns
+
+
+@pytest.mark.parametrize("target, blocks, expected", [
+    ("llvm -mcpu=haswell", (24, 13, 13), (12, 1)),  # 1 column of 13: twelve channel blocks share each broadcast
+    ("llvm -mcpu=haswell", (125, 13, 13), (5, 1)),  # 1000 channels: 5 blocks (13 rows are prime)
+    ("llvm -mcpu=haswell", (8, 111, 111), (4, 1)),  # 3 columns (111 = 3 x 37): 4 blocks of 3
+    ("llvm -mcpu=haswell", (16, 14, 14), (1, 1)),  # 7 columns hold enough
+    ("llvm -mcpu=skylake-avx512", (24, 13, 13), (1, 1)),  # AVX-512's budget takes all 13 columns
+])
+def test_a_narrow_default_tile_deepens_over_channel_blocks(target, blocks, expected):
+    reg_n = x86.register_tile(blocks[2], 8 if "haswell" in target else 16, target)
+    assert x86.conv2d.deeper_tile(blocks, reg_n, 1, target) == expected
+
+
+def test_a_prime_width_convolution_runs_its_deeper_default_tile():
+    """13 columns on AVX2 (runs on any x86-64 host with AVX2): the default tile of 1 column x 4 channel blocks
+    computes the convolution."""
+    target, block = "llvm -mcpu=haswell", 8
+    rng = np.random.default_rng(3)
+    x_np = rng.uniform(-1, 1, (1, 16, 13, 13)).astype("float32")
+    w_np = rng.uniform(-1, 1, (32, 16, 3, 3)).astype("float32")
+    A = te.placeholder((1, 2, 13, 13, block), name="A")
+    W = te.placeholder((4, 2, 3, 3, block, block), name="W")
+    with kiln.target.Target(target):
+        C = topi.x86.conv2d_NCHWc(A, W, (1, 1), (1, 1), (1, 1), f"NCHW{block}c", f"NCHW{block}c", "float32")
+        s = topi.x86.schedule_conv2d_NCHWc([C])
+    f = kiln.build(s, [A, W, C], target)
+    out = kiln.nd.empty([int(d) for d in C.shape], "float32")
+    w_b = w_np.reshape(4, block, 2, block, 3, 3).transpose(0, 2, 4, 5, 3, 1)
+    f(kiln.nd.array(_block(x_np, block)), kiln.nd.array(w_b), out)
+    want = testing.conv2d_nchw_python(x_np, w_np, 1, (1, 1, 1, 1))
+    np.testing.assert_allclose(out.numpy(), _block(want, block), rtol=1e-4, atol=1e-4)
