@@ -19,5 +19,5 @@ def _fallback_schedule(cfg, wkl):
     out_h = conv_out_size(wkl.height, wkl.kernel_h, wkl.stride_h, wkl.dilation_h, wkl.padt, wkl.padb)
     out_w = conv_out_size(wkl.width, wkl.kernel_w, wkl.stride_w, wkl.dilation_w, wkl.padl, wkl.padr)
     dtype = wkl.out_dtype or wkl.in_dtype
-    ic_bn, oc_bn, reg_n = conv_blocking(wkl.in_filter, wkl.out_filter, out_w, dtype=dtype)
+    ic_bn, oc_bn, reg_n = conv_blocking(wkl.in_filter, wkl.out_filter, out_w, dtype=dtype, kernel_width=wkl.kernel_w)
     set_fallback_knobs(cfg, (wkl.out_filter // oc_bn, out_h, out_w), reg_n, wkl.kernel_w, ic_bn)

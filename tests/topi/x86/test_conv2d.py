@@ -127,6 +127,18 @@ def test_register_tile_columns(target, out_width, oc_bn, columns):
     assert x86.register_tile(out_width, oc_bn, target) == columns
 
 
+@pytest.mark.parametrize("target, out_width, columns", [
+    ("llvm -mcpu=haswell", 56, 7),  # a broadcast per column beside each accumulator: 7 + 7 + weights in 16
+    ("llvm -mcpu=haswell", 224, 7),
+    ("llvm -mcpu=haswell", 55, 5),  # 11 would spill
+    ("llvm -mcpu=skylake-avx512", 56, 8),  # 32 registers: as for a 1x1 kernel
+    ("llvm -mcpu=skylake-avx512", 14, 14),
+])
+def test_register_tile_of_a_wide_kernel_leaves_registers_for_its_broadcasts(target, out_width, columns):
+    oc_bn = 8 if "haswell" in target else 16
+    assert x86.register_tile(out_width, oc_bn, target, kernel_width=3) == columns
+
+
 @pytest.mark.parametrize("target, blocks, expected", [
     ("llvm -mcpu=haswell", (24, 13, 13), (12, 1)),  # 1 column of 13: twelve channel blocks share each broadcast
     ("llvm -mcpu=haswell", (125, 13, 13), (5, 1)),  # 1000 channels: 5 blocks (13 rows are prime)
