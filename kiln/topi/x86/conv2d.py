@@ -79,18 +79,19 @@ def register_tile(out_width, oc_bn, target=None, dtype="float32", kernel_width=1
     divides (56, 112 columns), and compiles faster.
 
     A kernel ``kernel_width`` taps wide runs its taps innermost, each broadcast input serving the taps that read it,
-    so a broadcast per column stays live beside the accumulators: at most half the registers less one go to
-    columns (7 with AVX2's 16: 8 columns spilled, and a 56x56 3x3 layer ran at 83 GFLOP/s with 8 columns against
-    140 with 7 on an AVX2 Zen 3; AVX-512's 15 changes nothing)."""
+    so a broadcast per column stays live beside the accumulators: the latency rule asks for at most half the
+    registers less one (7 with AVX2's 16: 8 columns spilled, and a 56x56 3x3 layer ran at 83 GFLOP/s with 8 columns
+    against 140 with 7 on an AVX2 Zen 3; AVX-512's 15 changes nothing). Widths without such a divisor keep the
+    budget's (55 columns: 11, measured faster than 5 in SqueezeNet)."""
     target = resolve_target(target)
     regs = max(1, oc_bn // target.vector_lanes(dtype))  # vector registers per column of the tile
-    limit = min(16, accumulator_budget(target))
+    enough = max(latency_accumulators(target), MIN_TILE_ACCUMULATORS)
     if kernel_width > 1:
-        limit = min(limit, target.cpu_info.vector_registers // 2 - 1)
-    enough = max(1, min(max(latency_accumulators(target), MIN_TILE_ACCUMULATORS), limit) // regs)
+        enough = min(enough, target.cpu_info.vector_registers // 2 - 1)
+    enough = max(1, enough // regs)
     tile = largest_divisor(out_width, enough)
     if tile < enough:
-        tile = max(tile, largest_divisor(out_width, max(1, limit // regs)))
+        tile = max(tile, largest_divisor(out_width, max(1, min(16, accumulator_budget(target)) // regs)))
     return tile
 
 
