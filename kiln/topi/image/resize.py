@@ -16,12 +16,19 @@ Source indices are clamped into the image.
 * ``linear`` blends the 2 neighbours per axis of ``floor`` of the coordinates;
 * ``cubic`` blends 4 neighbours per axis with Keys' weights for ``cubic_alpha``; ``cubic_exclude`` zeroes the weights
   of taps outside the image and renormalizes the rest.
+
+An integer result of ``linear`` or ``cubic`` is the blend truncated toward zero, as TVM's cast does, but a blend within
+``INTEGER_SNAP`` of a whole number is that number first, with coordinates and blend in float64: the exact blend is
+often whole (equal neighbours, halves of even steps), and a float computation lands an ulp to either side of it by
+rounding and by the target's choice to contract a multiply-add, which truncation would turn into results differing by
+one between targets and the reference.
 """
 
 import numpy as np
 
 from ...error import OpAttributeInvalid
 from ...te.operation import compute
+from ...tir import dtype as _dt
 from ...tir import expr as E
 from ...tir import intrin as _intrin
 from ...tir import op as _op
@@ -183,6 +190,18 @@ def _source_coord_roi(i, out_size, in_size, mode, work, start, end):
     return _const(start, work) * span + _op.cast(i, work) * (_const(end, work) - _const(start, work)) * span / last
 
 
+INTEGER_SNAP = 1e-6
+
+
+def _to_integer(value, out_dtype):
+    """A float64 blend as the integer ``out_dtype``: snapped to a whole number within ``INTEGER_SNAP``, then
+    truncated (see the module docstring)."""
+    def snap(v):
+        whole = _intrin.floor(v + _const(0.5, "float64"))
+        return cast_expr(_op.select(_op.abs(v - whole) < _const(INTEGER_SNAP, "float64"), whole, v), out_dtype)
+    return _let(value, "blend", snap)
+
+
 def resize(data, size, layout, spatial, method="linear", coordinate_transformation_mode="half_pixel",
            rounding_method="", cubic_alpha=-0.5, cubic_exclude=0, extrapolation_value=0.0, roi=None, out_dtype=None,
            name="T_resize"):
@@ -208,7 +227,11 @@ def resize(data, size, layout, spatial, method="linear", coordinate_transformati
     for a, n in zip(axes, out_sizes, strict=True):
         out_shape[a] = n
     out_dtype = out_dtype or data.dtype
-    work = "float64" if data.dtype == "float64" else "float32"
+    integer_blend = method != "nearest_neighbor" and not _dt.is_float(out_dtype)
+    work = "float64" if data.dtype == "float64" or integer_blend else "float32"
+
+    def output(value):
+        return _to_integer(value, out_dtype) if integer_blend else cast_expr(value, out_dtype)
 
     def read(i, index):
         idx = list(i)
@@ -239,16 +262,22 @@ def resize(data, size, layout, spatial, method="linear", coordinate_transformati
             return _lets([_intrin.floor(c) for c in coords], "base", lambda b: linear(i, coords, b))
         taps = [_cubic_taps(c, n, cubic_alpha, cubic_exclude) for c, n in zip(coords, in_sizes, strict=True)]
         flat = [w for _, weights in taps for w in weights]
-        return _lets(flat, "weight", lambda w: cast_expr(blend(i, [t for t, _ in taps], [w[4 * j:4 * j + 4] for j in
-                                                                                           range(k)], []), out_dtype))
+        return _lets(flat, "weight", lambda w: output(blend(i, [t for t, _ in taps], [w[4 * j:4 * j + 4] for j in
+                                                                                      range(k)], [])))
 
     def linear(i, coords, bases):
-        one = _const(1.0, work)
         fracs = [c - b for c, b in zip(coords, bases, strict=True)]
         starts = [_op.cast(b, "int32") for b in bases]
         taps = [[_clamp(s0 + j, n) for j in range(2)] for s0, n in zip(starts, in_sizes, strict=True)]
-        weights = [[one - t, t] for t in fracs]
-        return cast_expr(blend(i, taps, weights, []), out_dtype)
+        return output(lerp(i, taps, fracs, []))
+
+    def lerp(i, taps, fracs, chosen):
+        """``a + (b - a) * t`` over the two taps of each axis after ``chosen`` (the last axis innermost): ``a`` itself
+        where the taps are equal, which ``a * (1 - t) + b * t`` is not."""
+        depth = len(chosen)
+        ends = [_op.cast(read(i, chosen + [tap]), work) if depth == k - 1 else lerp(i, taps, fracs, chosen + [tap])
+                for tap in taps[depth]]
+        return _lets(ends, "end", lambda e: e[0] + (e[1] - e[0]) * fracs[depth])
 
     def blend(i, taps, weights, chosen):
         """The sum over the taps of the axes after ``chosen`` (the last axis innermost) of reads times weights."""

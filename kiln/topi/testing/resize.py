@@ -14,18 +14,21 @@ position ``i`` to a source coordinate and blends the input along that axis:
 * ``nearest_neighbor`` rounds the coordinate with ``rounding_method`` (default ``round`` for ``align_corners``,
   else ``floor``; ``floor``/``ceil`` nudge by 1e-5 as TVM does, ``round`` ties away from zero); ``asymmetric`` with
   an integer upscale factor divides integers (``i // factor``) instead, as TVM does;
-* ``linear`` blends the two neighbours of ``floor(coord)``: ``a * (1 - t) + b * t``;
+* ``linear`` blends the two neighbours of ``floor(coord)``: ``a + (b - a) * t``;
 * ``cubic`` blends four neighbours with Keys' weights for ``cubic_alpha``; ``cubic_exclude`` zeroes the weights of
   taps outside the input and renormalizes the rest.
 
 With ``tf_crop_and_resize``, outputs whose coordinate on some axis falls outside ``[0, in - 1]`` are
-``extrapolation_value``. The result is cast to ``out_dtype`` (truncating for integers, as TVM's cast does).
+``extrapolation_value``. The result is cast to ``out_dtype``, truncating for integers as TVM's cast does; an integer
+result of ``linear`` or ``cubic`` is computed in float64 and snapped to a whole number within ``INTEGER_SNAP`` first
+(see :mod:`kiln.topi.image.resize`).
 """
 
 import numpy as np
 
 from ...error import OpAttributeInvalid
 from ...tir.layout import layout as parse_layout
+from ..image.resize import INTEGER_SNAP
 from .common import round_half_away
 
 __all__ = ["resize", "resize1d_python", "resize2d_python", "resize3d_python", "crop_and_resize_python"]
@@ -94,13 +97,13 @@ def cubic_weights(t, alpha):
 
 
 def _taps(coords, size, method, alpha, exclude):
-    """Per output position: the source indices (clamped) and weights the blend along one axis uses."""
+    """Per output position: the source indices (clamped) and the weights the blend along one axis uses (for
+    ``linear``, the fraction ``t`` that weighs the second tap)."""
     base_f = np.floor(coords)
     frac = coords - base_f
     base = base_f.astype("int64")
     if method == "linear":
-        one = coords.dtype.type(1)
-        return [np.clip(base + k, 0, size - 1) for k in range(2)], [one - frac, frac]
+        return [np.clip(base + k, 0, size - 1) for k in range(2)], frac
     weights = cubic_weights(frac, alpha)
     if exclude:
         zero = coords.dtype.type(0)
@@ -119,6 +122,9 @@ def _along(x, axis, coords, method, rounding, alpha, exclude, int_factor):
     taps, weights = _taps(coords, size, method, alpha, exclude)
     shape = [1] * x.ndim
     shape[axis] = len(coords)
+    if method == "linear":
+        a, b = (np.take(x, tap, axis=axis) for tap in taps)
+        return a + (b - a) * weights.reshape(shape)
     out = None
     for tap, weight in zip(taps, weights, strict=True):
         term = np.take(x, tap, axis=axis) * weight.reshape(shape)
@@ -160,7 +166,9 @@ def resize(data, size, layout, method="linear", coordinate_transformation_mode="
     mode = coordinate_transformation_mode
     roi = tuple(roi) if roi is not None and len(roi) else (0.0,) * len(size) + (1.0,) * len(size)
     rounding = rounding_method or ("round" if mode == "align_corners" else "floor")
-    work = np.dtype("float64") if data.dtype == np.float64 else np.dtype("float32")
+    out_dtype = np.dtype(out_dtype or data.dtype)
+    integer_blend = method != "nearest_neighbor" and out_dtype.kind != "f"
+    work = np.dtype("float64") if data.dtype == np.float64 or integer_blend else np.dtype("float32")
     x = data if method == "nearest_neighbor" else data.astype(work)
     outside = np.zeros((), bool)
     for k in reversed(range(len(size))):  # W first, as TVM's computes blend
@@ -174,7 +182,9 @@ def resize(data, size, layout, method="linear", coordinate_transformation_mode="
             outside = outside | ((coords < 0) | (coords > in_size - 1)).reshape(shape)
     if mode == "tf_crop_and_resize":
         x = np.where(outside, np.asarray(extrapolation_value, work), x)
-    out_dtype = np.dtype(out_dtype or data.dtype)
+    if integer_blend:
+        whole = np.floor(x + 0.5)
+        x = np.where(np.abs(x - whole) < INTEGER_SNAP, whole, x)
     return np.asarray(x).astype(out_dtype, copy=False)
 
 

@@ -1,9 +1,11 @@
 """image.resize2d (kiln/topi/image/resize.py): every method, coordinate mode and rounding method the reference
 supports, up- and downscaling, against the numpy reference."""
 
+import numpy as np
 import pytest
 
 from kiln.relay.op.attrs import Resize2DAttrs
+from kiln.topi.testing.resize import resize
 
 _MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn")
 
@@ -66,3 +68,18 @@ def test_resize_tf_crop_and_resize_and_3d(harness, target):
                            Resize1DAttrs((11,), layout="NWC", method="cubic"), label="1-D NWC", rtol=1e-5,
                            atol=1e-5)]
     harness.run_cases(cases, target)
+
+
+def test_integer_results_are_the_exact_blend_truncated_on_every_target(harness, target):
+    """Column 1 of 3 -> 5 (asymmetric) sits at 0.6, between 5 and 0: the exact blend is 2, but float32 puts the
+    coordinate just above 0.6 and a blend just under 2, which truncated gave 1 or 2 by the target's choice to contract
+    a multiply-add (C and LLVM differed). Integer results snap to a whole number first, in float64."""
+    data = np.array([[[[5, 0, 5]], [[0, 5, 0]]]], dtype="uint16")
+    assert int(5 - 5 * float(np.float32(0.6))) == 1
+    want = resize(data, (1, 5), "NCHW", "linear", "asymmetric")
+    assert want[0, :, 0].tolist() == [[5, 2, 1, 4, 5], [0, 3, 4, 1, 0]]
+    attrs = Resize2DAttrs((1, 5), method="linear", coordinate_transformation_mode="asymmetric")
+    harness.run_cases([harness.Case("image.resize2d", [data], attrs, label="uint16 linear"),
+                       harness.Case("image.resize2d", [data.astype("int8")], Resize2DAttrs(
+                           (1, 5), method="cubic", coordinate_transformation_mode="asymmetric"), label="int8 cubic")],
+                      target)
