@@ -105,15 +105,19 @@ def _struct_field_pointer(gen, e):
     def reuse(what, make):
         return gen.reuse((*what, *keys), make) if None not in keys else make()
 
-    h = gen.visit_expr(handle)
-    i = T.constant("int64", index.value) if isinstance(index, E.IntImm) else \
-        gen.cast(gen.visit_expr(index), index.dtype, "int64")
+    def element(pointer_type):
+        """The address of element ``index`` of ``handle`` read as an array of ``pointer_type`` (emitted only when
+        no reusable address exists)."""
+        i = T.constant("int64", index.value) if isinstance(index, E.IntImm) else \
+            gen.cast(gen.visit_expr(index), index.dtype, "int64")
+        return b.gep(b.bitcast(gen.visit_expr(handle), pointer_type), [i])
+
     if k == T.TVM_VALUE_CONTENT:
         value_dtype = e.args[3].dtype if len(e.args) > 3 else e.dtype
         t = _dt.DataType.parse(value_dtype)
         slot = T.I8P if t.is_handle() else ir.DoubleType() if t.is_float() else T.I64
-        return reuse(("value", str(slot)), lambda: b.gep(b.bitcast(h, slot.as_pointer()), [i])), slot
-    tensor = reuse(("tensor",), lambda: b.gep(b.bitcast(h, T.DLTENSOR.as_pointer()), [i]))
+        return reuse(("value", str(slot)), lambda: element(slot.as_pointer())), slot
+    tensor = reuse(("tensor",), lambda: element(T.DLTENSOR.as_pointer()))
     if k == 0:
         return tensor, None
     path = T.ARRAY_FIELDS.get(k)
