@@ -119,8 +119,10 @@ def _tensor_checks(b, arg_name, index, handle, buf, args, codes):
         elif isinstance(dim, E.Var):
             bound = b.bound[id(dim)]
             b.check(E.EQ(dim, actual), f"argument {arg_name}.shape[{k}] must equal {bound} ({dim.name_hint})")
-        else:
-            b.check(E.EQ(actual, dim), f"argument {arg_name}.shape[{k}] must be {dim}")
+        else:  # compared in 64 bits: a dimension 2**32 larger must not pass for this one
+            loaded = E.BufferLoad(shape, [_i(k)])
+            b.check(E.EQ(loaded, dim if dim.dtype == "int64" else E.Cast("int64", dim)),
+                    f"argument {arg_name}.shape[{k}] must be {dim}")
     if ndim:
         strides_var = E.Var(f"{arg_name}_strides", "handle")
         b.let(strides_var, struct_get("handle", handle, 0, K_ARR_STRIDES))

@@ -92,3 +92,16 @@ def _aligned(arr):
     from kiln.runtime import ndarray
 
     return ndarray.array(arr).handle
+
+
+def test_a_dimension_is_checked_in_64_bits(helpers):
+    """A shape of 2**32 + 8 must not pass for 8 (int32 dimensions were compared after a truncating cast)."""
+    from kiln.tir.evaluator import DLTensorRecord, evaluate
+
+    after = helpers.run_pass(MakePackedAPI(), _scale(helpers))
+    a, b = np.zeros((8, 4), "float32"), np.zeros((8, 4), "float32")
+    huge = DLTensorRecord(_aligned(b))
+    huge.shape = np.array([2**32 + 8, 4], dtype=np.int64)
+    codes = np.array([7, 7, 2], dtype=np.int32)
+    with pytest.raises(RuntimeArgumentError, match=r"argument B.shape\[0\] must be 8"):
+        evaluate(after, [DLTensorRecord(_aligned(a)), huge, np.float64(1.0)], codes, 3, None, None, None)
