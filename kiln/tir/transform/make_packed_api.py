@@ -116,6 +116,9 @@ def _tensor_checks(b, arg_name, index, handle, buf, args, codes):
         if isinstance(dim, E.Var) and id(dim) not in b.bound:
             b.let(dim, actual)
             b.bound[id(dim)] = f"{arg_name}.shape[{k}]"
+            if dim.dtype != "int64":
+                b.check(E.EQ(E.Cast("int64", dim), E.BufferLoad(shape, [_i(k)])),
+                        f"argument {arg_name}.shape[{k}] does not fit the {dim.dtype} of {dim.name_hint}")
         elif isinstance(dim, E.Var):
             bound = b.bound[id(dim)]
             b.check(E.EQ(dim, actual), f"argument {arg_name}.shape[{k}] must equal {bound} ({dim.name_hint})")

@@ -105,3 +105,16 @@ def test_a_dimension_is_checked_in_64_bits(helpers):
     codes = np.array([7, 7, 2], dtype=np.int32)
     with pytest.raises(RuntimeArgumentError, match=r"argument B.shape\[0\] must be 8"):
         evaluate(after, [DLTensorRecord(_aligned(a)), huge, np.float64(1.0)], codes, 3, None, None, None)
+
+
+def test_a_symbolic_dimension_must_fit_its_variable(helpers):
+    """A dimension bound to an int32 variable is refused when the array's is larger than int32 holds."""
+    from kiln.tir.evaluator import DLTensorRecord, evaluate
+
+    after = helpers.run_pass(MakePackedAPI(), _scale(helpers, symbolic=True))
+    a, b = np.zeros((8, 4), "float32"), np.zeros((8, 4), "float32")
+    huge = DLTensorRecord(_aligned(a))
+    huge.shape = np.array([2**32 + 8, 4], dtype=np.int64)
+    codes = np.array([7, 7, 2], dtype=np.int32)
+    with pytest.raises(RuntimeArgumentError, match=r"argument A.shape\[0\] does not fit the int32 of n"):
+        evaluate(after, [huge, DLTensorRecord(_aligned(b)), np.float64(1.0)], codes, 3, None, None, None)
