@@ -111,21 +111,19 @@ def _tensor_checks(b, arg_name, index, handle, buf, args, codes):
     b.let(shape_var, struct_get("handle", handle, 0, K_ARR_SHAPE))
     shape = decl_buffer((ndim,), "int64", f"{arg_name}_shape", data=shape_var) if ndim else None
     for k, dim in enumerate(buf.shape):
-        actual = E.Cast(dim.dtype, E.BufferLoad(shape, [_i(k)])) if dim.dtype != "int64" \
-            else E.BufferLoad(shape, [_i(k)])
+        loaded = E.BufferLoad(shape, [_i(k)])
+        wide = dim if dim.dtype == "int64" else E.Cast("int64", dim)  # compared in 64 bits: 2**32 + 8 is not 8
         if isinstance(dim, E.Var) and id(dim) not in b.bound:
-            b.let(dim, actual)
+            b.let(dim, loaded if dim.dtype == "int64" else E.Cast(dim.dtype, loaded))
             b.bound[id(dim)] = f"{arg_name}.shape[{k}]"
             if dim.dtype != "int64":
-                b.check(E.EQ(E.Cast("int64", dim), E.BufferLoad(shape, [_i(k)])),
-                        f"argument {arg_name}.shape[{k}] does not fit the {dim.dtype} of {dim.name_hint}")
+                b.check(E.EQ(wide, loaded), f"argument {arg_name}.shape[{k}] does not fit the {dim.dtype} of "
+                        f"{dim.name_hint}")
         elif isinstance(dim, E.Var):
             bound = b.bound[id(dim)]
-            b.check(E.EQ(dim, actual), f"argument {arg_name}.shape[{k}] must equal {bound} ({dim.name_hint})")
-        else:  # compared in 64 bits: a dimension 2**32 larger must not pass for this one
-            loaded = E.BufferLoad(shape, [_i(k)])
-            b.check(E.EQ(loaded, dim if dim.dtype == "int64" else E.Cast("int64", dim)),
-                    f"argument {arg_name}.shape[{k}] must be {dim}")
+            b.check(E.EQ(wide, loaded), f"argument {arg_name}.shape[{k}] must equal {bound} ({dim.name_hint})")
+        else:
+            b.check(E.EQ(loaded, wide), f"argument {arg_name}.shape[{k}] must be {dim}")
     if ndim:
         strides_var = E.Var(f"{arg_name}_strides", "handle")
         b.let(strides_var, struct_get("handle", handle, 0, K_ARR_STRIDES))

@@ -108,7 +108,8 @@ def test_a_dimension_is_checked_in_64_bits(helpers):
 
 
 def test_a_symbolic_dimension_must_fit_its_variable(helpers):
-    """A dimension bound to an int32 variable is refused when the array's is larger than int32 holds."""
+    """A dimension bound to an int32 variable is refused when the array's is larger than int32 holds, and a later
+    array's dimension must equal it in 64 bits."""
     from kiln.tir.evaluator import DLTensorRecord, evaluate
 
     after = helpers.run_pass(MakePackedAPI(), _scale(helpers, symbolic=True))
@@ -118,3 +119,7 @@ def test_a_symbolic_dimension_must_fit_its_variable(helpers):
     codes = np.array([7, 7, 2], dtype=np.int32)
     with pytest.raises(RuntimeArgumentError, match=r"argument A.shape\[0\] does not fit the int32 of n"):
         evaluate(after, [huge, DLTensorRecord(_aligned(b)), np.float64(1.0)], codes, 3, None, None, None)
+    huge_b = DLTensorRecord(_aligned(b))
+    huge_b.shape = np.array([2**32 + 8, 4], dtype=np.int64)
+    with pytest.raises(RuntimeArgumentError, match=r"argument B.shape\[0\] must equal A.shape\[0\] \(n\)"):
+        evaluate(after, [DLTensorRecord(_aligned(a)), huge_b, np.float64(1.0)], codes, 3, None, None, None)
