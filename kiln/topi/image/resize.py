@@ -190,6 +190,14 @@ def _source_coord_roi(i, out_size, in_size, mode, work, start, end):
     return _const(start, work) * span + _op.cast(i, work) * (_const(end, work) - _const(start, work)) * span / last
 
 
+def _weighted_sum(values, weights):
+    """``values[0] * weights[0] + values[1] * weights[1] + ...``, added left to right (as the numpy reference)."""
+    out = values[0] * weights[0]
+    for value, weight in zip(values[1:], weights[1:], strict=True):
+        out = out + value * weight
+    return out
+
+
 INTEGER_SNAP = 1e-6
 
 
@@ -262,33 +270,33 @@ def resize(data, size, layout, spatial, method="linear", coordinate_transformati
             return _lets([_intrin.floor(c) for c in coords], "base", lambda b: linear(i, coords, b))
         taps = [_cubic_taps(c, n, cubic_alpha, cubic_exclude) for c, n in zip(coords, in_sizes, strict=True)]
         flat = [w for _, weights in taps for w in weights]
-        return _lets(flat, "weight", lambda w: output(blend(i, [t for t, _ in taps], [w[4 * j:4 * j + 4] for j in
-                                                                                      range(k)], [])))
+
+        def cubic(w):
+            per_axis = [w[4 * j:4 * j + 4] for j in range(k)]
+            return output(blend(i, [t for t, _ in taps], lambda depth, values: _weighted_sum(values, per_axis[depth]),
+                                []))
+
+        return _lets(flat, "weight", cubic)
 
     def linear(i, coords, bases):
         fracs = [c - b for c, b in zip(coords, bases, strict=True)]
         starts = [_op.cast(b, "int32") for b in bases]
         taps = [[_clamp(s0 + j, n) for j in range(2)] for s0, n in zip(starts, in_sizes, strict=True)]
-        return output(lerp(i, taps, fracs, []))
 
-    def lerp(i, taps, fracs, chosen):
-        """``a + (b - a) * t`` over the two taps of each axis after ``chosen`` (the last axis innermost): ``a`` itself
-        where the taps are equal, which ``a * (1 - t) + b * t`` is not."""
-        depth = len(chosen)
-        ends = [_op.cast(read(i, chosen + [tap]), work) if depth == k - 1 else lerp(i, taps, fracs, chosen + [tap])
-                for tap in taps[depth]]
-        return _lets(ends, "end", lambda e: e[0] + (e[1] - e[0]) * fracs[depth])
+        def lerp(depth, ends):
+            """``a + (b - a) * t``: ``a`` itself where the taps are equal, which ``a * (1 - t) + b * t`` is not."""
+            return _lets(ends, "end", lambda e: e[0] + (e[1] - e[0]) * fracs[depth])
 
-    def blend(i, taps, weights, chosen):
-        """The sum over the taps of the axes after ``chosen`` (the last axis innermost) of reads times weights."""
+        return output(blend(i, taps, lerp, []))
+
+    def blend(i, taps, combine, chosen):
+        """``combine(depth, values)`` of the values at the taps of axis ``depth = len(chosen)``, each the blend of
+        the axes after it (the last axis innermost, reading the data)."""
         depth = len(chosen)
-        out = None
-        for tap, w in zip(taps[depth], weights[depth], strict=True):
-            inner = _op.cast(read(i, chosen + [tap]), work) if depth == k - 1 else blend(i, taps, weights,
-                                                                                          chosen + [tap])
-            term = inner * w
-            out = term if out is None else out + term
-        return out
+        values = [_op.cast(read(i, chosen + [tap]), work) if depth == k - 1 else blend(i, taps, combine,
+                                                                                        chosen + [tap])
+                  for tap in taps[depth]]
+        return combine(depth, values)
 
     return compute(out_shape, fcompute, name=name, tag=f"{_tag.INJECTIVE},resize")
 

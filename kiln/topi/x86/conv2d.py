@@ -378,10 +378,9 @@ def _schedule_nchwc(s, conv_op, outs, lanes, target, cfg):
     shape = get_const_tuple(conv.shape)
     n, oc_chunk, oh, ow, oc_bn = shape
     regs = max(1, oc_bn // lanes)  # vector registers per column of the tile
+    kernel_w, ic_bn = get_const_tuple(kernel_vec.shape)[3:5]
     reg_n, oc_tile, oh_tile, reduce_inner, unroll_outer, ic_tile, kh_outside = _register_tile_knobs(
-        cfg, shape, regs, register_tile(ow, oc_bn, target, kernel_width=get_const_tuple(kernel_vec.shape)[3]),
-        get_const_tuple(kernel_vec.shape)[3],
-        get_const_tuple(kernel_vec.shape)[4], target)
+        cfg, shape, regs, register_tile(ow, oc_bn, target, kernel_width=kernel_w), kernel_w, ic_bn, target)
     unpacked = (n, oc_chunk * oc_bn, oh, ow)
     out = fused_output(s, conv_op, outs, lambda t: get_const_tuple(t.shape) in (shape, unpacked))
     acc = s.cache_write(conv, "local")
