@@ -3,6 +3,8 @@ the blocked shapes; checked against the NCHW numpy reference. And the knobs of t
 (``conv2d_NCHWc.x86``): every register tile shape (columns x channel blocks x rows), reduction order and unrolling
 computes the convolution numpy does, alone and with a fused consumer, in the blocked layout and unpacked to NCHW."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -151,21 +153,78 @@ def test_a_narrow_default_tile_deepens_over_channel_blocks(target, blocks, expec
     assert x86.conv2d.deeper_tile(blocks, reg_n, 1, target) == expected
 
 
+@pytest.mark.parametrize("target, out_width, kernel_width, columns", [
+    ("llvm -mcpu=haswell", 13, 3, 7),  # two tiles of 7 cover 14 columns: the 14th reads zeros
+    ("llvm -mcpu=haswell", 27, 3, 7),  # 3 or 9 columns (9 spill with the broadcasts)
+    ("llvm -mcpu=haswell", 55, 3, 7),  # 5 or 11
+    ("llvm -mcpu=haswell", 56, 3, 7),  # whole tiles fit: no partial one
+    ("llvm -mcpu=haswell", 9, 3, 9),  # 14 columns for 9 would waste too much
+    ("llvm -mcpu=haswell", 13, 1, 1),  # a 1x1 kernel keeps its divisor (no measured gain)
+    ("llvm -mcpu=skylake-avx512", 13, 3, 13),  # 32 registers hold the whole row
+])
+def test_a_width_without_a_good_divisor_takes_partial_tiles(target, out_width, kernel_width, columns):
+    oc_bn = 8 if "haswell" in target else 16
+    assert x86.register_tile(out_width, oc_bn, target, kernel_width=kernel_width, partial=True) == columns
+    whole = x86.register_tile(out_width, oc_bn, target, kernel_width=kernel_width)
+    assert out_width % whole == 0 and (columns == whole or out_width % columns)
+
+
+def _local_tile(s, tensors):
+    """The size of the register tile (the ``local`` accumulator) of a scheduled blocked convolution."""
+    text = str(kiln.lower(s, tensors, name="f"))
+    sizes = re.findall(r'T.allocate\(\[(\d+)\], "float32", "local"\)', text)
+    assert len(sizes) == 1, text
+    return int(sizes[0])
+
+
+# (input size, channels, kernel, stride, padding, dilation): each has 13 output columns on AVX2
+PRIME_WIDTH_CASES = [(13, 16, 3, 1, 1, 1), (25, 16, 3, 2, 1, 1), (13, 16, 3, 1, 2, 2), (15, 16, 3, 1, 0, 1),
+                     (13, 3, 3, 1, 1, 1), (17, 8, 5, 1, 0, 1)]
+
+
+@pytest.mark.parametrize("size, channels, k, stride, pad, dilation", PRIME_WIDTH_CASES)
+@pytest.mark.parametrize("consumer", ["none", "relu"])
+def test_a_prime_width_convolution_runs_partial_tiles(size, channels, k, stride, pad, dilation, consumer):
+    """13 columns on AVX2 (runs on any x86-64 host with AVX2): the default tile of 7 columns runs a second tile
+    whose last column, past the edge, is guarded (strided, dilated, unpadded, and the 3-channel stem whose padding
+    is copied first); alone or with a fused consumer."""
+    target, block = "llvm -mcpu=haswell", 8
+    in_block = min(channels, block)
+    rng = np.random.default_rng(3)
+    x_np = rng.uniform(-1, 1, (1, channels, size, size)).astype("float32")
+    w_np = rng.uniform(-1, 1, (32, channels, k, k)).astype("float32")
+    A = te.placeholder((1, channels // in_block, size, size, in_block), name="A")
+    W = te.placeholder((4, channels // in_block, k, k, in_block, block), name="W")
+    with kiln.target.Target(target):
+        C = topi.x86.conv2d_NCHWc(A, W, stride, pad, dilation, f"NCHW{in_block}c", f"NCHW{block}c", "float32")
+        assert C.shape[3] == 13
+        out = topi.nn.relu(C) if consumer == "relu" else C
+        s = topi.x86.schedule_conv2d_NCHWc([out])
+    assert _local_tile(s, [A, W, out]) == 7 * block
+    f = kiln.build(s, [A, W, out], target)
+    result = kiln.nd.empty([int(d) for d in out.shape], "float32")
+    w_b = w_np.reshape(4, block, channels // in_block, in_block, k, k).transpose(0, 2, 4, 5, 3, 1)
+    f(kiln.nd.array(_block(x_np, in_block)), kiln.nd.array(w_b), result)
+    want = testing.conv2d_nchw_python(x_np, testing.dilate_python(w_np, (1, 1, dilation, dilation)), stride,
+                                      (pad,) * 4)
+    want = np.maximum(want, 0) if consumer == "relu" else want
+    np.testing.assert_allclose(result.numpy(), _block(want, block), rtol=1e-4, atol=1e-4)
+
+
 def test_a_prime_width_convolution_runs_its_deeper_default_tile():
-    """13 columns on AVX2 (runs on any x86-64 host with AVX2): the default tile of 1 column x 4 channel blocks
-    computes the convolution."""
+    """A 1x1 kernel 13 columns wide on AVX2 keeps the tile of 1 column x 4 channel blocks (no partial tiles: no
+    gain measured), and computes the convolution."""
     target, block = "llvm -mcpu=haswell", 8
     rng = np.random.default_rng(3)
     x_np = rng.uniform(-1, 1, (1, 16, 13, 13)).astype("float32")
-    w_np = rng.uniform(-1, 1, (32, 16, 3, 3)).astype("float32")
-    A = te.placeholder((1, 2, 13, 13, block), name="A")
-    W = te.placeholder((4, 2, 3, 3, block, block), name="W")
+    w_np = rng.uniform(-1, 1, (32, 16, 1, 1)).astype("float32")
+    x, w = te.placeholder(x_np.shape, name="x"), te.placeholder(w_np.shape, name="w")
     with kiln.target.Target(target):
-        C = topi.x86.conv2d_NCHWc(A, W, (1, 1), (1, 1), (1, 1), f"NCHW{block}c", f"NCHW{block}c", "float32")
-        s = topi.x86.schedule_conv2d_NCHWc([C])
-    f = kiln.build(s, [A, W, C], target)
-    out = kiln.nd.empty([int(d) for d in C.shape], "float32")
-    w_b = w_np.reshape(4, block, 2, block, 3, 3).transpose(0, 2, 4, 5, 3, 1)
-    f(kiln.nd.array(_block(x_np, block)), kiln.nd.array(w_b), out)
-    want = testing.conv2d_nchw_python(x_np, w_np, 1, (1, 1, 1, 1))
-    np.testing.assert_allclose(out.numpy(), _block(want, block), rtol=1e-4, atol=1e-4)
+        out = x86.conv2d_nchw(x, w, (1, 1), (0, 0), (1, 1), "float32", target)
+        s = x86.schedule_conv2d_NCHWc([out], target)
+    assert _local_tile(s, [x, w, out]) == 4 * block
+    f = kiln.build(s, [x, w, out], target)
+    result = kiln.nd.empty([int(d) for d in out.shape], "float32")
+    f(kiln.nd.array(x_np), kiln.nd.array(w_np), result)
+    want = testing.conv2d_nchw_python(x_np, w_np, 1, (0, 0, 0, 0))
+    np.testing.assert_allclose(result.numpy(), want, rtol=1e-4, atol=1e-4)
