@@ -5,8 +5,9 @@ Setup, once per executor:
 1. the JSON is parsed (format in :mod:`kiln.relay.backend.graph_codegen`): nodes, ``arg_nodes`` (the inputs, among
    them the parameters ``p0``...), ``heads`` (the outputs), per entry shape, dtype and storage id;
 2. one zeroed, 64-byte aligned byte buffer is allocated per storage id, as large as the largest entry sharing it,
-   and each entry becomes a numpy view of its buffer with its own shape and dtype (the planner made entries that
-   share a buffer live at different times);
+   and each entry becomes a numpy view of its buffer with its own shape and dtype, from its ``storage_offset``
+   when the graph has one (the planner made entries that share bytes of a buffer live at different times, or be
+   slices of a concatenation computed in place);
 3. each ``tvm_op`` node becomes a prepared call: the library function ``func_name`` and the views of its input
    entries followed by its output entries.
 
@@ -77,7 +78,8 @@ class GraphExecutor(Module):
         self.input_index = {name: k for k, name in enumerate(self.input_names)}
         self.param_names: set = set()  # inputs set as parameters (by the factory or load_params)
         self.output_entries = [self._eid(nid, k) for nid, k, *_ in graph["heads"]]
-        self.data = self._allocate(_attr(graph, "storage_id", "list_int"))
+        offsets = _attr(graph, "storage_offset", "list_int") if "storage_offset" in graph["attrs"] else None
+        self.data = self._allocate(_attr(graph, "storage_id", "list_int"), offsets)
         self.ops = self._prepare()
         # the inputs run() refuses to read before they are set (or are parameters); one no kernel reads and no
         # output is (a parameter the function ignores) may stay unset, as it cannot reach a result
@@ -88,11 +90,12 @@ class GraphExecutor(Module):
     def _eid(self, nid, index) -> int:
         return self.row[nid] + index
 
-    def _allocate(self, storage_ids) -> list:
+    def _allocate(self, storage_ids, offsets=None) -> list:
+        offsets = offsets or [0] * len(storage_ids)
         sizes: dict = {}
         for eid, sid in enumerate(storage_ids):
             nbytes = math.prod(self.shapes[eid]) * self.dtypes[eid].itemsize  # Python ints: a huge shape must not wrap
-            sizes[sid] = max(sizes.get(sid, 0), nbytes)
+            sizes[sid] = max(sizes.get(sid, 0), offsets[eid] + nbytes)
         total, limit = sum(sizes.values()), physical_memory()
         if total > limit:
             raise KilnError(f"graph executor: the graph needs {total / 2**30:,.1f} GiB of tensors, more than this "
@@ -105,7 +108,8 @@ class GraphExecutor(Module):
         for eid, sid in enumerate(storage_ids):
             count = int(np.prod(self.shapes[eid], dtype=np.int64))
             nbytes = count * self.dtypes[eid].itemsize
-            data.append(pools[sid][:nbytes].view(self.dtypes[eid]).reshape(self.shapes[eid]))
+            start = offsets[eid]
+            data.append(pools[sid][start:start + nbytes].view(self.dtypes[eid]).reshape(self.shapes[eid]))
         return data
 
     def _prepare(self) -> list:

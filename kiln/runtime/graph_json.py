@@ -90,6 +90,10 @@ def parse_graph(graph_json) -> dict:
         entry_dtype(name)
     if not all(_is_int(s) and s >= 0 for s in graph_attr(graph, "storage_id", "list_int")):
         _fail("every storage_id must be a non-negative int")
+    if "storage_offset" in graph["attrs"]:
+        offsets = graph_attr(graph, "storage_offset", "list_int")
+        if len(offsets) != count or not all(_is_int(o) and o >= 0 for o in offsets):
+            _fail(f"attribute 'storage_offset' must be {count} non-negative ints (byte offsets), one per entry")
     for k, nid in enumerate(graph["arg_nodes"]):
         if not (_is_int(nid) and 0 <= nid < len(nodes)) or nodes[nid]["op"] != "null":
             _fail(f"arg_nodes[{k}] = {nid!r} is not an input node")

@@ -18,6 +18,15 @@ The graph is TVM's JSON format, so tools that read TVM graphs read it:
 Tuples and projections produce no node: a tuple is the list of its fields' entries, ``.i`` selects the entries of
 field ``i``; ``let`` binds a variable to its value's entries.
 
+A kernel that only concatenates its inputs (LowerTE's ``kiln.concatenate_axis``) along an axis with nothing but
+unit axes before it (so each input is one contiguous run of the result's bytes) is computed in place
+(:func:`in_place_concatenations`) when each input is the output of a kernel (or of another such concatenation) not
+already placed elsewhere, and each run starts 64-byte aligned (what the kernels check): the producers write straight
+into their slices of the result's storage, and the concatenation becomes a ``__nop`` node whose kernel is not
+compiled. DenseNet's dense blocks then fill one buffer; Inception's branches write their modules' outputs. Each
+entry's byte offset into its storage is then listed in the graph attribute ``storage_offset`` (``list_int``, a
+kiln extension; absent when every offset is 0).
+
 Storage planning (:func:`plan_memory`) follows GraphPlanMemory: entries are visited in node order with a reference
 count (their number of uses, one more for graph outputs); inputs and parameters get storage of their own; the
 outputs of a kernel take a free block whose size is within a factor 16 of theirs (the smallest that fits, else the
@@ -25,11 +34,14 @@ largest smaller one, which grows), or a new one; then the kernel's inputs whose 
 block to the free list. A kernel's outputs are allocated before its inputs are released, so no kernel reads and
 writes one block; an unused output is released at once. A kernel that only reshapes (:data:`RESHAPE_ONLY_OPS`)
 becomes a ``__nop`` node, as in TVM: its output shares its input's block, which is released when both are dead,
-and the kernel is not compiled.
+and the kernel is not compiled. The slices of a concatenation computed in place share its block, taken when the
+first of them is written and released when none of them nor the concatenation is used any more.
 """
 
 import bisect
+import itertools
 import json
+import math
 
 import numpy as np
 
@@ -37,13 +49,14 @@ from ...error import CodegenError
 from ...ir.expr import GlobalVar
 from ...ir.module import IRModule
 from ...ir.type import TensorType, TupleType
+from ...tir.buffer import DEFAULT_ALIGNMENT
 from ...tir.function import PrimFunc
 from ..expr import Call, Constant, Let, Tuple, TupleGetItem, Var
 from ..function import Function
 from .call_lowered import is_call_lowered
 from .te_compiler import flatten_type
 
-__all__ = ["GraphCodegenResult", "codegen", "input_names", "plan_memory", "MATCH_RANGE"]
+__all__ = ["GraphCodegenResult", "codegen", "input_names", "plan_memory", "in_place_concatenations", "MATCH_RANGE"]
 
 MATCH_RANGE = 16
 """A free block is reused for a tensor between 1/16 and 16 times its size (TVM's ``match_range_``)."""
@@ -96,6 +109,7 @@ class _GraphBuilder:
         self.used_funcs: dict = {}
         self.input_names: set = set()
         self.skipped = 0  # parameter numbers passed over because an input has that name
+        self.concat_axes: dict = {}  # node id -> axis, for kernels that only concatenate their inputs
 
     def _add_node(self, node, types) -> list:
         nid = len(self.nodes)
@@ -204,29 +218,74 @@ class _GraphBuilder:
         if "kiln.flops" in func.attrs:
             attrs["flops"] = str(func.attrs["kiln.flops"])
         node = {"op": "tvm_op", "name": gv.name_hint, "attrs": attrs, "inputs": [[nid, k, 0] for nid, k in inputs]}
+        if "kiln.concatenate_axis" in func.attrs:
+            self.concat_axes[len(self.nodes)] = int(func.attrs["kiln.concatenate_axis"])
         return self._add_node(node, outputs)
 
 
-def plan_memory(nodes, entry_types, heads) -> list:
-    """The storage id of each entry (see the module docstring).
+def _row_pointer(entry_types) -> list:
+    row = [0]
+    for types in entry_types:
+        row.append(row[-1] + len(types))
+    return row
+
+
+def in_place_concatenations(nodes, entry_types, concat_axes) -> dict:
+    """The concatenations computed in place (see the module docstring).
+
+    Parameters
+    ----------
+    nodes, entry_types :
+        As for :func:`plan_memory`.
+    concat_axes : dict of int to int
+        The nodes that only concatenate their inputs, with the axis.
+
+    Returns
+    -------
+    slices : dict of int to (int, int)
+        For each input entry written in place: the concatenation's entry and the byte offset of its slice.
+    """
+    row = _row_pointer(entry_types)
+    slices: dict = {}
+    in_place: set = set()
+    for nid in sorted(concat_axes):
+        axis, node, types = concat_axes[nid], nodes[nid], entry_types[nid]
+        if len(types) != 1 or math.prod(types[0].shape[:axis]) != 1:
+            continue  # the inputs interleave in the result
+        inputs = [row[src] + k for src, k, _ in node["inputs"]]
+        offsets = list(itertools.accumulate((_nbytes(entry_types[src][k]) for src, k, _ in node["inputs"]),
+                                            initial=0))
+        written_by_kernels = all(nodes[src]["op"] == "tvm_op" and (nodes[src]["attrs"].get("func_name") != NOP
+                                                                    or src in in_place)
+                                 for src, _, _ in node["inputs"])
+        if (written_by_kernels and len(set(inputs)) == len(inputs) and not any(e in slices for e in inputs)
+                and offsets[-1] == _nbytes(types[0]) and all(o % DEFAULT_ALIGNMENT == 0 for o in offsets[:-1])):
+            in_place.add(nid)
+            slices.update((eid, (row[nid], offset)) for eid, offset in zip(inputs, offsets, strict=False))
+    return slices
+
+
+def plan_memory(nodes, entry_types, heads, slices=None) -> tuple:
+    """The storage of each entry (see the module docstring).
 
     Parameters
     ----------
     nodes : list of dict
-        The graph nodes in execution order.
+        The graph nodes in execution order (a concatenation computed in place is a ``__nop`` node).
     entry_types : list of list of TensorType
         Each node's output types.
     heads : list of (node, index)
         The graph outputs.
+    slices : dict, optional
+        The slices of concatenations computed in place (:func:`in_place_concatenations`).
 
     Returns
     -------
-    storage_ids : list of int
-        One per entry, in entry order (node by node, output by output).
+    storage_ids, byte_offsets : list of int
+        One each per entry, in entry order (node by node, output by output).
     """
-    row = [0]
-    for types in entry_types:
-        row.append(row[-1] + len(types))
+    slices = slices or {}
+    row = _row_pointer(entry_types)
     sizes = [_nbytes(t) for types in entry_types for t in types]
     refs = [0] * row[-1]
     for node in nodes:
@@ -257,8 +316,24 @@ def plan_memory(nodes, entry_types, heads) -> list:
     def release(sid):
         bisect.insort(free, (block_size[sid], sid))
 
-    owner = list(range(row[-1]))  # the entry whose storage an entry uses: itself, or what a no-op viewed
+    owner = list(range(row[-1]))  # the entry whose storage an entry uses: itself, what a no-op viewed, or the
+    offset = [0] * row[-1]  # outermost concatenation it is a slice of (at this byte offset)
+    for eid in slices:
+        root = eid
+        while root in slices:
+            root, start = slices[root]
+            offset[eid] += start
+        owner[eid] = root
+        refs[root] += refs[eid]
+    concatenations = {parent for parent, _ in slices.values()}
     external = [False] * row[-1]  # storage of an input or parameter, never released
+
+    def use(eid):  # one use of entry ``eid`` done: its block is free once nothing reads it
+        root = owner[eid]
+        refs[root] -= 1
+        if refs[root] == 0 and not external[root]:
+            release(storage[root])
+
     for nid, node in enumerate(nodes):
         outs = range(row[nid], row[nid + 1])
         if node["op"] == "null":
@@ -267,25 +342,30 @@ def plan_memory(nodes, entry_types, heads) -> list:
                 storage[eid] = len(block_size) - 1
                 external[eid] = True
             continue
+        if row[nid] in concatenations:  # computed in place: its slices already hold it
+            storage[row[nid]] = storage[owner[row[nid]]]
+            for src, k, _ in node["inputs"]:
+                use(row[src] + k)
+            continue
         if node.get("attrs", {}).get("func_name") == NOP:  # the output is the input's bytes: share, count its uses
             (src, k, _), eid = node["inputs"][0], row[nid]
             root = owner[row[src] + k]
-            owner[eid], storage[eid] = root, storage[root]
+            owner[eid], storage[eid], offset[eid] = root, storage[root], offset[row[src] + k]
             refs[root] += refs[eid] - 1
             if refs[root] == 0 and not external[root]:
                 release(storage[root])
             continue
         for eid in outs:
-            storage[eid] = request(sizes[eid])
+            root = owner[eid]
+            if storage[root] < 0:
+                storage[root] = request(sizes[root])
+            storage[eid] = storage[root]
         for src, k, _ in node["inputs"]:
-            root = owner[row[src] + k]
-            refs[root] -= 1
-            if refs[root] == 0 and not external[root]:
-                release(storage[root])
+            use(row[src] + k)
         for eid in outs:
-            if refs[eid] == 0:
+            if refs[owner[eid]] == 0:
                 release(storage[eid])
-    return storage
+    return storage, offset
 
 
 def input_names(params) -> list:
@@ -332,10 +412,13 @@ def codegen(mod, entry="main") -> GraphCodegenResult:
         builder.add_input(param, name)
     heads = builder.visit(func.body)
     nodes = builder.nodes
-    storage = plan_memory(nodes, builder.entry_types, heads)
-    row = [0]
-    for types in builder.entry_types:
-        row.append(row[-1] + len(types))
+    slices = in_place_concatenations(nodes, builder.entry_types, builder.concat_axes)
+    row = _row_pointer(builder.entry_types)
+    concatenations = {parent for parent, _ in slices.values()}
+    for nid in builder.concat_axes:
+        if row[nid] in concatenations:
+            nodes[nid]["attrs"]["func_name"] = NOP
+    storage, offsets = plan_memory(nodes, builder.entry_types, heads, slices)
     flat = [t for types in builder.entry_types for t in types]
     graph = {
         "nodes": nodes,
@@ -348,5 +431,8 @@ def codegen(mod, entry="main") -> GraphCodegenResult:
         },
         "node_row_ptr": row,
     }
-    lowered = IRModule(builder.used_funcs)
+    if slices:
+        graph["attrs"]["storage_offset"] = ["list_int", offsets]
+    called = {n["attrs"]["func_name"] for n in nodes if n["op"] == "tvm_op"}
+    lowered = IRModule({gv: f for gv, f in builder.used_funcs.items() if gv.name_hint in called})
     return GraphCodegenResult(json.dumps(graph, indent=2), builder.params, lowered)

@@ -5,7 +5,7 @@ The function (after ``FuseOps``) is read as the graph codegen reads a lowered on
 inputs, each call (of a primitive function, or of an operator) a kernel over its arguments' tensors; tuples,
 projections and lets only regroup tensors. The graph codegen's :func:`~.graph_codegen.plan_memory` then assigns
 storage, so the plan reported here is the one ``relay.build`` uses. A primitive function that only reshapes shares
-its input's storage, as in the graph.
+its input's storage, as in the graph, and the inputs of a concatenation computed in place share its storage.
 
 Each expression's :class:`StorageInfo` lists, per tensor of its value, the storage id, the device type (the CPU,
 1), the virtual device, and the size in bytes of the tensor that first took that storage (TVM reports its storage
@@ -21,7 +21,8 @@ from ..expr import Call, Constant, Let, Tuple, TupleGetItem, Var
 from ..expr_functor import post_order_visit
 from ..function import Function
 from ..transform.infer_type import infer_type
-from .graph_codegen import NOP, RESHAPE_ONLY_OPS, _field_offset, _nbytes, plan_memory
+from .graph_codegen import NOP, RESHAPE_ONLY_OPS, _field_offset, _nbytes, in_place_concatenations, plan_memory
+from .lower_te import concatenate_axis
 from .te_compiler import flatten_type
 
 __all__ = ["StorageInfo", "StaticMemoryPlan", "graph_plan_memory"]
@@ -61,6 +62,7 @@ class _Graph:
         self.nodes: list = []
         self.types: list = []
         self.entries: dict = {}
+        self.concat_axes: dict = {}  # node -> axis, for the primitive functions that only concatenate
 
     def node(self, node, types) -> list:
         self.nodes.append(node)
@@ -108,6 +110,9 @@ class _Graph:
             outputs = flatten_type(expr.checked_type_)
             nop = isinstance(expr.op, Function) and _reshape_only(expr.op) and len(inputs) == len(outputs) == 1
             attrs = {"func_name": NOP if nop else "kernel"}
+            axis = concatenate_axis(expr.op) if isinstance(expr.op, Function) else None
+            if axis is not None:
+                self.concat_axes[len(self.nodes)] = axis
             return self.node({"op": "tvm_op", "name": "kernel", "attrs": attrs,
                               "inputs": [[nid, k, 0] for nid, k in inputs]}, outputs)
         raise KilnError(f"GraphPlanMemory: the graph executor cannot run a {type(expr).__name__}")
@@ -123,7 +128,8 @@ def graph_plan_memory(func) -> StaticMemoryPlan:
     for param in func.params:
         graph.entries[param] = graph._entries(param)
     heads = graph.visit(func.body)
-    storage = plan_memory(graph.nodes, graph.types, heads)
+    slices = in_place_concatenations(graph.nodes, graph.types, graph.concat_axes)
+    storage, _ = plan_memory(graph.nodes, graph.types, heads, slices)
     sizes: dict = {}
     flat = [t for types in graph.types for t in types]
     for eid, sid in enumerate(storage):

@@ -12,7 +12,8 @@ group) and, for each call of a primitive function:
    (``_1``, ``_2`` ... for different functions with the same operators), and adds the PrimFunc to the module with
    the attributes ``kiln.relay_ops`` (the operators fused into it, in dataflow order) and, when it holds
    convolutions or matrix products, ``kiln.flops`` (:func:`~kiln.relay.analysis.flops.estimate_flops`); graph
-   codegen copies both into the graph so profiles can show them;
+   codegen copies both into the graph so profiles can show them; a kernel that only concatenates its parameters
+   also gets ``kiln.concatenate_axis`` (:func:`concatenate_axis`), which lets the graph codegen drop it;
 4. rewrites the call into ``call_lowered(@name, (args...))`` typed like the original call.
 
 Before that walk, a first one collects the primitive functions step 2 will lower, and the TE compiler lowers those
@@ -36,7 +37,7 @@ from ...ir.transform import ModulePass, PassInfo, register_pass
 from ...target.target import resolve_target
 from ..analysis import free_vars
 from ..analysis.flops import estimate_flops
-from ..expr import Call, Constant, Var
+from ..expr import Call, Constant, Tuple, Var
 from ..expr_functor import ExprMutator, post_order_visit
 from ..function import Function
 from ..op.vm import is_reshape_only
@@ -201,6 +202,9 @@ class _LoweringState:
             gv = GlobalVar(symbol if symbol is not None else self._unique(cached.name))
             self.by_cached[id(cached)] = gv
             attrs = {"global_symbol": gv.name_hint, "kiln.relay_ops": relay_ops(cached.source_func)}
+            axis = concatenate_axis(cached.source_func)
+            if axis is not None:
+                attrs["kiln.concatenate_axis"] = axis
             flops = estimate_flops(cached.source_func)
             if flops is not None:
                 attrs["kiln.flops"] = flops
@@ -216,6 +220,19 @@ def relay_ops(func) -> tuple:
     names: list = []
     post_order_visit(func, lambda e: names.append(e.op.name) if isinstance(e, Call) and isinstance(e.op, Op) else None)
     return tuple(names)
+
+
+def concatenate_axis(func):
+    """The axis when ``func`` is exactly ``concatenate((p0, p1, ...), axis)`` of its parameters in order (the graph
+    codegen may then write the parameters' producers into slices of the result instead of running the kernel),
+    else None."""
+    body = func.body
+    if not (isinstance(body, Call) and isinstance(body.op, Op) and body.op.name == "concatenate" and func.params
+            and isinstance(body.args[0], Tuple) and len(body.args[0].fields) == len(func.params)
+            and all(f is p for f, p in zip(body.args[0].fields, func.params, strict=True))):
+        return None
+    axis = int(body.attrs.axis)
+    return axis + len(func.params[0].checked_type_.shape) if axis < 0 else axis
 
 
 def _functions_to_lower(mod, primitive_globals):

@@ -56,63 +56,17 @@ from ..utils import (
     vector_lanes,
 )
 from .injective import schedule_injective_from_existing, worth_parallel
-from .micro_kernel import accumulator_budget, channel_block, latency_accumulators
+from .micro_kernel import (
+    MIN_TILE_ACCUMULATORS,
+    accumulator_budget,
+    channel_block,
+    latency_accumulators,
+    register_tile,
+)
 
 __all__ = ["conv2d_nchw", "conv2d_NCHWc", "schedule_conv2d_nchw", "schedule_conv2d_NCHWc", "conv_blocking",
            "flat_map_preferred",
            "register_tile", "deeper_tile", "conv2d_alter_layout", "pack_data", "pack_kernel", "set_fallback_knobs"]
-
-
-#: A register tile has at least this many accumulators, whatever the FMA latency needs: each step's weight vector is
-#: loaded once for all the tile's columns. On Zen 4 (one 512-bit FMA per cycle, so 4 would hide the latency), 8
-#: columns run VGG- and ResNet-sized 3x3 convolutions 15-20% faster than 4.
-MIN_TILE_ACCUMULATORS = 8
-
-
-def register_tile(out_width, oc_bn, target=None, dtype="float32", kernel_width=1, partial=False) -> int:
-    """Output columns of a register tile of ``oc_bn`` channels of ``dtype`` on ``target``: the largest divisor of
-    ``out_width`` giving the accumulators that hide the FMA latency (8 columns of one vector on two 4-cycle FMA
-    pipes), and at least :data:`MIN_TILE_ACCUMULATORS`; when that falls short (7 of 14 or 28 columns), the largest
-    divisor within the register budget if larger (up to 16 columns with AVX-512's 32 registers: 14 accumulators and
-    the weights fit; AVX2's 16 registers keep 7). Measured on ResNet-50's blocked layers with AVX-512: the 14x14 3x3
-    convolution runs ~20% faster with 14 columns than with 7, the others as fast; 8 is as fast as 16 where it
-    divides (56, 112 columns), and compiles faster.
-
-    A kernel ``kernel_width`` taps wide runs its taps innermost, each broadcast input serving the taps that read it,
-    so a broadcast per column stays live beside the accumulators: the latency rule asks for at most half the
-    registers less one (7 with AVX2's 16: 8 columns spilled, and a 56x56 3x3 layer ran at 83 GFLOP/s with 8 columns
-    against 140 with 7 on an AVX2 Zen 3; AVX-512's 15 changes nothing). Widths without such a divisor keep the
-    budget's (55 columns: 11 rather than 5).
-
-    With ``partial``, such a kernel whose width has no divisor in that range (under the latency rule, or past the
-    spill limit) takes the latency rule's tile anyway when whole tiles cover at most :data:`MAX_PARTIAL_WASTE` times
-    the width; the last tile runs past the edge (:func:`tile_columns`), its columns there guarded (the split's
-    predicate: nothing past the edge is read or written). Measured on an AVX2 Zen 3: 3x3 convolutions 13 wide from
-    30-34 to 72-93 GFLOP/s (7 columns, against 1 column of 12 channel blocks), 55 wide from 65 to 96 (7 against 11
-    spilled columns)."""
-    target = resolve_target(target)
-    regs = max(1, oc_bn // target.vector_lanes(dtype))  # vector registers per column of the tile
-    enough = max(latency_accumulators(target), MIN_TILE_ACCUMULATORS)
-    spill_limit = target.cpu_info.vector_registers // 2 - 1
-    if kernel_width > 1:
-        enough = min(enough, spill_limit)
-    enough = max(1, enough // regs)
-    tile = largest_divisor(out_width, enough)
-    if tile < enough:
-        tile = max(tile, largest_divisor(out_width, max(1, min(16, accumulator_budget(target)) // regs)))
-    if (partial and kernel_width > 1 and out_width > enough and (tile < enough or tile * regs > spill_limit)
-            and tile_columns(out_width, enough) <= out_width * MAX_PARTIAL_WASTE):
-        return enough
-    return tile
-
-
-MAX_PARTIAL_WASTE = 1.15
-"""How much wider than the output a row of partial register tiles may be (13 columns in two tiles of 7: 1.08)."""
-
-
-def tile_columns(out_width, reg_n) -> int:
-    """The columns whole register tiles of ``reg_n`` compute for an output ``out_width`` wide."""
-    return -(-out_width // reg_n) * reg_n
 
 
 def conv_blocking(in_channels, out_channels, out_width, target=None, dtype="float32", kernel_width=1):

@@ -9,6 +9,7 @@ import pytest
 import kiln
 import kiln.contrib.graph_executor
 from kiln import relay
+from kiln.contrib.debugger import debug_executor
 from kiln.error import CodegenError
 from kiln.relay.backend.graph_codegen import MATCH_RANGE, codegen, plan_memory
 from kiln.relay.backend.lower_te import lower_te
@@ -82,12 +83,12 @@ def test_plan_memory_rules():
              {"op": "tvm_op", "name": "d", "inputs": [[3, 0, 0]]},   # 20 floats: head
              {"op": "tvm_op", "name": "e", "inputs": [[4, 0, 0]]}]   # two outputs, one unused
     types = [[t(1000)], [t(1000)], [t(10)], [t(100)], [t(20)], [t(20), t(20)]]
-    sids = plan_memory(nodes, types, [(4, 0), (5, 0)])
+    sids, _ = plan_memory(nodes, types, [(4, 0), (5, 0)])
     assert sids[0] != sids[1] and sids[2] not in sids[:2]  # 1000 > 10 * MATCH_RANGE: a new block
     assert sids[3] == sids[1] and 1000 <= 100 * MATCH_RANGE
     assert sids[4] == sids[2]
     assert sids[5] not in (sids[4],) and sids[6] not in (sids[4], sids[5])  # the head stays alive
-    grown = plan_memory(nodes[:3], [[t(10)], [t(10)], [t(100)]], [(2, 0)])
+    grown, _ = plan_memory(nodes[:3], [[t(10)], [t(10)], [t(100)]], [(2, 0)])
     assert grown[2] != grown[1]  # the kernel's own input is still live when its output is placed
 
 
@@ -164,5 +165,104 @@ def test_plan_memory_keeps_a_viewed_block_alive():
              {"op": "tvm_op", "name": "b", "inputs": [[1, 0, 0]]},   # a's last direct use
              {"op": "tvm_op", "name": "c", "inputs": [[3, 0, 0]]},   # must not take a's block: the view is live
              {"op": "tvm_op", "name": "d", "inputs": [[2, 0, 0], [4, 0, 0]]}]
-    sids = plan_memory(nodes, [[t(8)]] * 6, [(5, 0)])
+    sids, _ = plan_memory(nodes, [[t(8)]] * 6, [(5, 0)])
     assert sids[2] == sids[1] and sids[4] != sids[1] and sids[5] != sids[1]
+
+
+def _run_graph(func, data, opt_level=3):
+    with kiln.transform.PassContext(opt_level=opt_level):
+        lib = relay.build(kiln.IRModule.from_expr(func), target="llvm")
+    m = kiln.contrib.graph_executor.GraphModule(lib["default"](kiln.cpu(0)))
+    for name, value in data.items():
+        m.set_input(name, value)
+    m.run()
+    return [m.get_output(i).numpy() for i in range(m.get_num_outputs())], json.loads(lib.get_graph_json())
+
+
+def _reference(func, data):
+    want = relay.create_executor("debug", mod=kiln.IRModule.from_expr(func)).evaluate()(*data.values())
+    return [w.numpy() for w in want] if isinstance(want, list | tuple) else [want.numpy()]
+
+
+def test_concatenations_are_computed_in_place():
+    """A dense block's concatenations (each feeding the next layer and the next concatenation) become ``__nop``
+    nodes: each layer's convolution writes its slice of one buffer, the concatenation kernels are not compiled, and
+    the results are the reference interpreter's."""
+    x = relay.var("x", shape=(1, 16, 8, 8))
+    stem = relay.nn.relu(relay.nn.conv2d(x, relay.const(np.full((16, 16, 1, 1), 0.1, "float32"))))
+    rng = np.random.default_rng(1)
+    features, channels = stem, 16
+    for _ in range(3):
+        w = relay.const(rng.uniform(-0.5, 0.5, (16, channels, 3, 3)).astype("float32"))
+        new = relay.nn.relu(relay.nn.conv2d(relay.nn.relu(features), w, padding=(1, 1)))
+        features, channels = relay.concatenate([features, new], axis=1), channels + 16
+    func = relay.Function([x], relay.Tuple([features, relay.exp(features * relay.const(0.1))]))
+    data = {"x": rng.uniform(-1, 1, (1, 16, 8, 8)).astype("float32")}
+    got, graph = _run_graph(func, data)
+    for g, w in zip(got, _reference(func, data), strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    concats = [n for n in graph["nodes"] if n["op"] == "tvm_op" and n["attrs"].get("relay_ops") == "concatenate"]
+    assert len(concats) == 3 and all(n["attrs"]["func_name"] == "__nop" for n in concats)
+    sid, offset, row = graph["attrs"]["storage_id"][1], graph["attrs"]["storage_offset"][1], graph["node_row_ptr"]
+    nodes = graph["nodes"]
+    last = nodes.index(concats[-1])
+    block = sid[row[last]]
+    slices = sorted((offset[row[src] + k], row[src] + k) for n in concats for src, k, _ in n["inputs"])
+    assert all(sid[e] == block for _, e in slices)  # every layer's output is in the last concatenation's buffer
+    assert [o for o, _ in slices if o > 0] == [16 * 64 * 4, 32 * 64 * 4, 48 * 64 * 4]  # one slice per layer
+    # nothing else uses the block while the block is live (from the stem to the exp)
+    first = min(nid for nid, n in enumerate(nodes) if any(row[nid] <= e < row[nid + 1] for _, e in slices))
+    live = range(row[first], row[last + 1])
+    members = {e for _, e in slices} | {row[nodes.index(n)] for n in concats}
+    assert all(sid[e] != block for e in live if e not in members)
+    with kiln.transform.PassContext(opt_level=3):
+        lib = relay.build(kiln.IRModule.from_expr(func), target="llvm")
+    debug = debug_executor.create(lib.get_graph_json(), lib.get_lib(), kiln.cpu(0))
+    debug.set_input(**lib.get_params(), **data)
+    blocked = debug.debug_get_output(last)  # a node running no kernel: its slices, in the blocked layout
+    np.testing.assert_array_equal(blocked, got[0].reshape(1, 8, 8, 8, 8).transpose(0, 1, 3, 4, 2))
+
+
+@pytest.mark.parametrize("case", ["graph input", "repeated input", "interleaved", "unaligned", "shared slice"])
+def test_concatenations_that_cannot_be_in_place_run_their_kernel(case):
+    """Inputs that are not a kernel's own output (a graph input, the same tensor twice, one already a slice of
+    another concatenation), an axis after a non-unit one (slices interleave), or a slice not 64-byte aligned:
+    the concatenation kernel runs, and the results are the reference interpreter's."""
+    shape = (2, 4, 3) if case == "interleaved" else (1, 3, 5) if case == "unaligned" else (1, 4, 16)
+    x = relay.var("x", shape=shape)
+    a, b, c = relay.exp(x), relay.nn.relu(x), relay.sigmoid(x)  # each also an output: none fuses into a concat
+    inputs = {"graph input": [x, a], "repeated input": [a, a]}.get(case, [a, b])
+    concats = [relay.concatenate(inputs, axis=1)]
+    if case == "shared slice":  # ``a`` is a slice of the first one: the second copies it
+        concats.append(relay.concatenate([a, c], axis=1))
+    func = relay.Function([x], relay.Tuple([*concats, a, b, c]))
+    data = {"x": np.random.default_rng(2).uniform(-1, 1, shape).astype("float32")}
+    got, graph = _run_graph(func, data)
+    for g, w in zip(got, _reference(func, data), strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+    kernels = [n["attrs"]["func_name"] for n in graph["nodes"] if n["op"] == "tvm_op"
+               and n["attrs"].get("relay_ops") == "concatenate"]
+    assert len(kernels) == len(concats) and kernels.count("__nop") == (1 if case == "shared slice" else 0)
+
+
+def test_a_graph_with_bad_storage_offsets_is_refused():
+    x = relay.var("x", shape=(1, 16))
+    a, b = relay.exp(x), relay.nn.relu(x)
+    func = relay.Function([x], relay.Tuple([relay.concatenate([a, b], axis=1), a, b]))
+    with kiln.transform.PassContext(opt_level=3):
+        lib = relay.build(kiln.IRModule.from_expr(func), target="llvm")
+    graph = json.loads(lib.get_graph_json())
+    concat = next(n for n in graph["nodes"] if n["op"] == "tvm_op" and n["attrs"]["func_name"] == "__nop")
+    slices = [graph["node_row_ptr"][src] + k for src, k, _ in concat["inputs"]]
+    assert [graph["attrs"]["storage_offset"][1][e] for e in slices] == [0, 64]
+    for bad, message in (([0, 0], "must be 4 non-negative ints"), ([0, -64, 0, 0], "must be 4 non-negative ints")):
+        graph["attrs"]["storage_offset"][1] = bad
+        with pytest.raises(kiln.error.KilnError, match=message):
+            kiln.contrib.graph_executor.create(json.dumps(graph), lib.get_lib(), kiln.cpu(0))
+    offsets = list(json.loads(lib.get_graph_json())["attrs"]["storage_offset"][1])
+    offsets[slices[1]] = 4  # a slice not aligned as the kernels require
+    graph["attrs"]["storage_offset"][1] = offsets
+    m = kiln.contrib.graph_executor.create(json.dumps(graph), lib.get_lib(), kiln.cpu(0))
+    m.set_input("x", np.zeros((1, 16), "float32"))
+    with pytest.raises(kiln.error.KilnError, match="aligned"):
+        m.run()
