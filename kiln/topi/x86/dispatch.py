@@ -12,6 +12,7 @@ from .conv2d_direct import DIRECT_TAGS, schedule_conv2d_direct
 from .conv_winograd import WINOGRAD_TAGS, schedule_winograd
 from .dense import GEMM_TAGS, schedule_dense_nopack, schedule_gemm
 from .injective import schedule_injective
+from .lrn import schedule_lrn
 from .pooling import POOL_TAGS, schedule_pool
 from .reduction import schedule_generic
 from .softmax import schedule_softmax
@@ -27,6 +28,7 @@ SCHEDULE_BY_TAG = {
     **{t: (lambda outs, target=None: schedule_pool(outs, target=target)) for t in POOL_TAGS},
     "softmax_output": schedule_softmax,
     "log_softmax_output": schedule_softmax,
+    "lrn_output": schedule_lrn,
 }
 """Anchor tag -> x86 schedule function ``(outs, target) -> Schedule``."""
 

@@ -4,6 +4,7 @@ elemwise.py) against the numpy reference."""
 import numpy as np
 import pytest
 
+import kiln
 from kiln.relay.op import attrs as A
 
 
@@ -22,6 +23,10 @@ def test_batch_norm_layer_norm_lrn(harness, target):
                      label="layer_norm axis 1", rtol=1e-4, atol=1e-4),
         harness.Case("nn.lrn", [x], A.LRNAttrs(5, 1, 2.0, 1e-4, 0.75), label="lrn 5", rtol=1e-5, atol=1e-5),
         harness.Case("nn.lrn", [x], A.LRNAttrs(4, 3, 1.0, 0.1, 0.5), label="lrn even size", rtol=1e-5, atol=1e-5),
+        # beta a whole number of quarters (square roots) or not (pow), with alpha large enough to matter
+        harness.Case("nn.lrn", [x], A.LRNAttrs(3, 1, 0.5, 2.0, 1.25), label="lrn beta 1.25", rtol=1e-5, atol=1e-6),
+        harness.Case("nn.lrn", [x], A.LRNAttrs(3, 1, 0.5, 2.0, 2.0), label="lrn beta 2", rtol=1e-5, atol=1e-6),
+        harness.Case("nn.lrn", [x], A.LRNAttrs(3, 1, 0.5, 2.0, 0.3), label="lrn beta 0.3", rtol=1e-5, atol=1e-6),
     ]
     harness.run_cases(cases, target)
 
@@ -63,3 +68,16 @@ def test_small_nn_ops(harness, target):
         harness.Case("nn.relu", [harness.rand((9,), "int32", -5, 5)], label="relu int"),
     ]
     harness.run_cases(cases, target)
+
+
+@pytest.mark.needs_cc
+def test_lrn_with_beta_of_quarters_runs_vector_square_roots():
+    """LRN's usual beta of 0.75 becomes ``sqrt(x) * sqrt(sqrt(x))``: vector square roots, no libm ``pow`` per
+    element (target named: AVX2's 8-lane ``vsqrtps``)."""
+    x = kiln.relay.var("x", shape=(1, 16, 7, 8))
+    func = kiln.relay.Function([x], kiln.relay.nn.lrn(x, size=5, alpha=1e-4, beta=0.75, bias=2.0))
+    with kiln.transform.PassContext(opt_level=3):
+        lib = kiln.relay.build(kiln.IRModule.from_expr(func), target="llvm -mcpu=haswell")
+    asm = lib.get_lib().get_source("asm")
+    assert "vsqrtps\t%ymm" in asm or "vsqrtps %ymm" in asm, asm[:2000]
+    assert "pow" not in asm
