@@ -223,16 +223,22 @@ def relay_ops(func) -> tuple:
 
 
 def concatenate_axis(func):
-    """The axis when ``func`` is exactly ``concatenate((p0, p1, ...), axis)`` of its parameters in order (the graph
-    codegen may then write the parameters' producers into slices of the result instead of running the kernel),
-    else None."""
+    """The axis when ``func`` is exactly ``concatenate((p0, p1, ...), axis)`` of its parameters in order, or
+    ``concatenate(p, axis)`` of its one tuple parameter (the graph codegen may then write the tensors' producers into
+    slices of the result instead of running the kernel), else None."""
     body = func.body
-    if not (isinstance(body, Call) and isinstance(body.op, Op) and body.op.name == "concatenate" and func.params
-            and isinstance(body.args[0], Tuple) and len(body.args[0].fields) == len(func.params)
-            and all(f is p for f, p in zip(body.args[0].fields, func.params, strict=True))):
+    if not (isinstance(body, Call) and isinstance(body.op, Op) and body.op.name == "concatenate" and func.params):
+        return None
+    fields = body.args[0]
+    if isinstance(fields, Tuple):
+        if len(fields.fields) != len(func.params) or any(f is not p for f, p in zip(fields.fields, func.params,
+                                                                                   strict=True)):
+            return None
+    elif not (len(func.params) == 1 and fields is func.params[0]):
         return None
     axis = int(body.attrs.axis)
-    return axis + len(func.params[0].checked_type_.shape) if axis < 0 else axis
+    result = func.ret_type if func.ret_type is not None else body.checked_type_
+    return axis + len(result.shape) if axis < 0 else axis
 
 
 def _functions_to_lower(mod, primitive_globals):

@@ -55,3 +55,18 @@ def test_let_bound_values_share_their_storage():
     info = GraphPlanMemory(func).expr_to_storage_info
     assert info[func.body.var].storage_ids == info[func.body.value].storage_ids == [1]
     assert info[func.body.body].storage_ids == [2]
+
+
+def test_the_slices_of_a_concatenation_computed_in_place_share_its_storage():
+    """As in the graph: the kernels whose outputs a concatenation gathers (64-byte slices, each also an output so
+    none fuses into it) write into the concatenation's block, and the plan is the built graph's."""
+    x = relay.var("x", shape=(1, 16))
+    a, b = relay.exp(x), relay.nn.relu(x)
+    func = _fused(relay.Tuple([relay.concatenate([a, b], axis=1), a, b]), [x])
+    info = GraphPlanMemory(func).expr_to_storage_info
+    calls = _calls(func)
+    concat = next(c for c in calls if c.op.body.op.name == "concatenate")
+    inputs = [next(c for c in calls if c.op.body.op.name == name) for name in ("exp", "nn.relu")]
+    assert [info[c].storage_ids for c in inputs] == [info[concat].storage_ids] * 2
+    graph = json.loads(relay.build(kiln.IRModule.from_expr(func), "llvm").get_graph_json())
+    assert sorted({info[c].storage_ids[0] for c in calls}) == sorted(set(graph["attrs"]["storage_id"][1][1:]))
