@@ -131,9 +131,9 @@ def lrn(data, size, axis=1, alpha=1e-5, beta=0.75, bias=2.0):
 
 def _power(base, exponent):
     """``base ** exponent``; through square roots when ``exponent`` is a whole number of quarters up to 2 (LRN's
-    usual 0.75: ``sqrt(x) * sqrt(sqrt(x))``, vector instructions where ``pow`` is a libm call per element: 4 ms of
-    Inception v1's 55x55x192 LRN on an AVX2 Zen 3). The two agree to a few ulps except at -0 and -inf, which
-    LRN's base (``bias`` plus a non-negative sum times ``alpha``) is not unless ``alpha`` is negative."""
+    usual 0.75: ``sqrt(x) * sqrt(sqrt(x))``, vector instructions where ``pow`` is a libm call per lane). The two
+    agree to a few ulps except at -0 and -inf, which LRN's base (``bias`` plus a non-negative sum times ``alpha``)
+    is not unless ``alpha`` is negative."""
     quarters = exponent * 4
     if quarters != int(quarters) or not 1 <= quarters <= 8:
         return _intrin.power(base, _op.const(exponent, base.dtype))
