@@ -224,6 +224,7 @@ class _GraphBuilder:
 
 
 def _row_pointer(entry_types) -> list:
+    """Where each node's entries start in the flat entry list, and the end (the graph's ``node_row_ptr``)."""
     row = [0]
     for types in entry_types:
         row.append(row[-1] + len(types))

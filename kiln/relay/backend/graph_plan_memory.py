@@ -21,7 +21,15 @@ from ..expr import Call, Constant, Let, Tuple, TupleGetItem, Var
 from ..expr_functor import post_order_visit
 from ..function import Function
 from ..transform.infer_type import infer_type
-from .graph_codegen import NOP, RESHAPE_ONLY_OPS, _field_offset, _nbytes, in_place_concatenations, plan_memory
+from .graph_codegen import (
+    NOP,
+    RESHAPE_ONLY_OPS,
+    _field_offset,
+    _nbytes,
+    _row_pointer,
+    in_place_concatenations,
+    plan_memory,
+)
 from .lower_te import concatenate_axis
 from .te_compiler import flatten_type
 
@@ -134,9 +142,7 @@ def graph_plan_memory(func) -> StaticMemoryPlan:
     flat = [t for types in graph.types for t in types]
     for eid, sid in enumerate(storage):
         sizes.setdefault(sid, _nbytes(flat[eid]))
-    row = [0]
-    for types in graph.types:
-        row.append(row[-1] + len(types))
+    row = _row_pointer(graph.types)
     device = VirtualDevice(cpu(0))
     info = {}
     for expr, entries in graph.entries.items():
