@@ -3,7 +3,7 @@
 Registered names: ``tir.Simplify``, ``tir.FlattenBuffer``, ``tir.UnrollLoop`` (config ``tir.UnrollLoop``),
 ``tir.VectorizeLoop``, ``tir.HoistIfThenElse``, ``tir.RemoveNoOp``, ``tir.LowerIntrin``, ``tir.StorageRewrite``,
 ``tir.MakePackedAPI``, ``tir.LowerOpaqueBlock``, ``tir.FP16ComputeLegalize``, ``tir.LegalizeVectorWidth``,
-``tir.LowerAllocation``;
+``tir.LowerAllocation``, ``tir.LoopPartition`` (config ``tir.LoopPartition``);
 :mod:`.pipeline` lists them in the order ``kiln.lower`` and ``kiln.build`` run them. Each module also exposes the
 plain function over a PrimFunc (``simplify_prim_func``, ``flatten_buffer`` ...).
 """
@@ -17,6 +17,7 @@ from .function_pass import PrimFuncPass, prim_func_pass
 from .hoist_if_then_else import HoistIfThenElse, hoist_if_then_else
 from .inject_int8_dot import InjectInt8DotProduct, inject_int8_dot
 from .legalize_vector_width import LegalizeVectorWidth, legalize_vector_width
+from .loop_partition import LoopPartition, loop_partition
 from .lower_allocation import LowerAllocation, lower_allocation
 from .lower_intrin import LowerIntrin, lower_intrin
 from .lower_opaque_block import LowerOpaqueBlock, lower_opaque_block

@@ -4,7 +4,8 @@ Two phases, both defined here and nowhere else:
 
 * **lower** (what ``kiln.lower`` runs, target-independent): ``LowerOpaqueBlock`` (TensorIR blocks of scripted
   functions to loops), ``FlattenBuffer`` (multi-dimensional buffers to flat
-  ones), ``Simplify``, ``VectorizeLoop`` (off with the config ``tir.disable_vectorize``), ``StorageRewrite``,
+  ones), ``Simplify``, ``LoopPartition`` (tiles whose conditions can be false peeled off hinted loops),
+  ``VectorizeLoop`` (off with the config ``tir.disable_vectorize``), ``StorageRewrite``,
   ``UnrollLoop``, ``HoistIfThenElse`` (one branch per tile instead of one per unrolled statement), ``Simplify``,
   ``RemoveNoOp``;
 * **build** (what ``kiln.build`` runs for a target): for LLVM on an x86 CPU with 8-bit dot products
@@ -25,6 +26,7 @@ from .fp16_compute_legalize import FP16ComputeLegalize
 from .hoist_if_then_else import HoistIfThenElse
 from .inject_int8_dot import InjectInt8DotProduct, int8_dot_instruction
 from .legalize_vector_width import LegalizeVectorWidth
+from .loop_partition import LoopPartition
 from .lower_allocation import LowerAllocation
 from .lower_intrin import LowerIntrin
 from .lower_opaque_block import LowerOpaqueBlock
@@ -43,8 +45,8 @@ register_config("tir.disable_vectorize", bool, False)
 def lower_passes() -> list:
     """The lower phase (see the module docstring), under the current PassContext's config."""
     vectorize = not bool(PassContext.current().config.get("tir.disable_vectorize", False))
-    return [LowerOpaqueBlock(), FlattenBuffer(), Simplify(), VectorizeLoop(vectorize), StorageRewrite(), UnrollLoop(),
-            HoistIfThenElse(), Simplify(), RemoveNoOp()]
+    return [LowerOpaqueBlock(), FlattenBuffer(), Simplify(), LoopPartition(), VectorizeLoop(vectorize),
+            StorageRewrite(), UnrollLoop(), HoistIfThenElse(), Simplify(), RemoveNoOp()]
 
 
 def build_passes(target) -> list:

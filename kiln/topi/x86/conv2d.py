@@ -360,6 +360,8 @@ def _schedule_nchwc(s, conv_op, outs, lanes, target, cfg):
     out = fused_output(s, conv_op, outs, lambda t: get_const_tuple(t.shape) in (shape, unpacked))
     acc = s.cache_write(conv, "local")
     row, x_chunk = _tile_nchwc(s[conv], reg_n, oc_tile, oh_tile)
+    # the first and last tiles of a row read padding or run past the edge: peeled off, the others run unguarded
+    s[conv].pragma(x_chunk, "loop_partition_hint")
     if out is not None and out.op is not conv_op:
         s[conv].compute_at(s[out], _write_rows(s[out], oc_bn, oc_tile, oh_tile))
     else:
