@@ -13,6 +13,7 @@ from .conv2d import (
     conv2d_NCHWc,
     conv_blocking,
     flat_map_preferred,
+    pointwise_tile,
     register_tile,
     schedule_conv2d_nchw,
     schedule_conv2d_NCHWc,

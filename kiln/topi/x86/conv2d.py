@@ -61,6 +61,7 @@ from .micro_kernel import (
     accumulator_budget,
     channel_block,
     latency_accumulators,
+    pointwise_tile,
     register_tile,
 )
 
@@ -255,7 +256,7 @@ MAX_UNROLLED_BODY = 512
 """The most multiply-adds (accumulators x unrolled reduction steps) a tuned config may unroll into one body."""
 
 
-def _register_tile_knobs(cfg, shape, regs, reg_n, kernel_width, reduce_block, target):
+def _register_tile_knobs(cfg, shape, regs, reg_n, kernel_width, reduce_block, target, oc_tile=None):
     """Declare the knobs of the blocked schedule of an output of ``shape`` on ``cfg`` (the fallback: today's
     choices) and return their values ``(columns, channel blocks, rows, innermost reduction loop, unroll the next
     reduction loop too, input channels per inner reduction chunk, kernel rows outside the channel chunks)``.
@@ -289,7 +290,7 @@ def _register_tile_knobs(cfg, shape, regs, reg_n, kernel_width, reduce_block, ta
 
     cfg.multi_filter(fits)
     if cfg.is_fallback:
-        set_fallback_knobs(cfg, (oc_chunk, oh, ow), reg_n, kernel_width, reduce_block, regs, target)
+        set_fallback_knobs(cfg, (oc_chunk, oh, ow), reg_n, kernel_width, reduce_block, regs, target, oc_tile)
     return (*tile(cfg), cfg["reduce_inner"].val, cfg["unroll_outer"].val, cfg["tile_ic_block"].size[-1],
             cfg["kh_outside"].val)
 
@@ -314,14 +315,14 @@ def deeper_tile(blocks, reg_n, regs=1, target=None):
     return oc_tile, oh_tile
 
 
-def set_fallback_knobs(cfg, blocks, reg_n, kernel_width, reduce_block=1, regs=1, target=None):
+def set_fallback_knobs(cfg, blocks, reg_n, kernel_width, reduce_block=1, regs=1, target=None, oc_tile=None):
     """Give ``cfg`` the hand-chosen values of the blocked schedule's knobs for an output of ``blocks`` =
     ``(channel blocks, rows, columns)`` and ``reduce_block`` input channels per block: tiles of ``reg_n`` columns of
     ``regs`` vectors, of one channel block and one row unless that leaves the tile too few accumulators
-    (:func:`deeper_tile`), the kernel's taps innermost unless it is one tap wide, the block's channels in one chunk
-    inside the kernel's rows."""
+    (:func:`deeper_tile`) or ``oc_tile`` blocks are given (a 1x1 kernel's, :func:`pointwise_tile`), the kernel's
+    taps innermost unless it is one tap wide, the block's channels in one chunk inside the kernel's rows."""
     oc_chunk, oh, ow = blocks
-    oc_tile, oh_tile = deeper_tile(blocks, reg_n, regs, target)
+    oc_tile, oh_tile = (oc_tile, 1) if oc_tile else deeper_tile(blocks, reg_n, regs, target)
     cfg["tile_ow"] = SplitEntity([-(-ow // reg_n), reg_n])
     cfg["tile_oc"] = SplitEntity([oc_chunk // oc_tile, oc_tile])
     cfg["tile_oh"] = SplitEntity([oh // oh_tile, oh_tile])
@@ -352,10 +353,11 @@ def _schedule_nchwc(s, conv_op, outs, lanes, target, cfg):
     shape = get_const_tuple(conv.shape)
     n, oc_chunk, oh, ow, oc_bn = shape
     regs = max(1, oc_bn // lanes)  # vector registers per column of the tile
-    kernel_w, ic_bn = get_const_tuple(kernel_vec.shape)[3:5]
-    reg_n = register_tile(ow, oc_bn, target, kernel_width=kernel_w, partial=True)
+    kernel_h, kernel_w, ic_bn = get_const_tuple(kernel_vec.shape)[2:5]
+    pointwise = pointwise_tile(ow, oc_chunk, oc_bn, target) if kernel_h == kernel_w == 1 else None
+    reg_n = pointwise[0] if pointwise else register_tile(ow, oc_bn, target, kernel_width=kernel_w, partial=True)
     reg_n, oc_tile, oh_tile, reduce_inner, unroll_outer, ic_tile, kh_outside = _register_tile_knobs(
-        cfg, shape, regs, reg_n, kernel_w, ic_bn, target)
+        cfg, shape, regs, reg_n, kernel_w, ic_bn, target, pointwise[1] if pointwise else None)
     unpacked = (n, oc_chunk * oc_bn, oh, ow)
     out = fused_output(s, conv_op, outs, lambda t: get_const_tuple(t.shape) in (shape, unpacked))
     acc = s.cache_write(conv, "local")

@@ -212,20 +212,41 @@ def test_a_prime_width_convolution_runs_partial_tiles(size, channels, k, stride,
     np.testing.assert_allclose(result.numpy(), _block(want, block), rtol=1e-4, atol=1e-4)
 
 
-def test_a_prime_width_convolution_runs_its_deeper_default_tile():
-    """A 1x1 kernel 13 columns wide on AVX2 keeps the tile of 1 column x 4 channel blocks (no partial tiles: no
-    gain measured), and computes the convolution."""
+@pytest.mark.parametrize("target, lanes, width, chunks, tile", [
+    ("llvm -mcpu=haswell", 8, 56, 8, (2, 4)),  # 6 loads for 8 multiply-adds, against 9 for one block of 8 columns
+    ("llvm -mcpu=haswell", 8, 7, 8, (2, 4)),  # partial tiles: 4 tiles of 2 for 7 columns
+    ("llvm -mcpu=haswell", 8, 14, 6, (3, 3)),  # 48 channels: 3 blocks, 3 columns for the 8 accumulators
+    ("llvm -mcpu=haswell", 8, 14, 2, (4, 2)),
+    ("llvm -mcpu=haswell", 8, 14, 1, None),  # one block: register_tile's columns
+    ("llvm -mcpu=haswell", 8, 1, 8, None),  # a 1x1 output (a squeeze-excite projection)
+    ("llvm -mcpu=haswell", 8, 5, 8, None),  # 3 tiles of 2 for 5 columns waste more than MAX_PARTIAL_WASTE
+    ("llvm -mcpu=skylake-avx512", 16, 28, 8, (2, 4)),
+])
+def test_a_pointwise_kernel_tiles_several_channel_blocks(target, lanes, width, chunks, tile):
+    assert x86.pointwise_tile(width, chunks, lanes, target) == tile
+
+
+def test_a_pointwise_kernel_with_half_vector_blocks_keeps_its_columns():
+    assert x86.pointwise_tile(56, 8, 8, "llvm -mcpu=skylake-avx512") is None
+
+
+@pytest.mark.parametrize("size, stride, consumer", [(13, 1, "none"), (13, 2, "relu"), (7, 1, "relu"), (8, 1, "none")])
+def test_a_pointwise_convolution_runs_its_multi_block_tile(size, stride, consumer):
+    """A 1x1 kernel on AVX2 computes 2 columns x 4 channel blocks per tile, partial tiles past an odd width
+    included, alone or with a fused consumer."""
     target, block = "llvm -mcpu=haswell", 8
     rng = np.random.default_rng(3)
-    x_np = rng.uniform(-1, 1, (1, 16, 13, 13)).astype("float32")
+    x_np = rng.uniform(-1, 1, (1, 16, size, size)).astype("float32")
     w_np = rng.uniform(-1, 1, (32, 16, 1, 1)).astype("float32")
     x, w = te.placeholder(x_np.shape, name="x"), te.placeholder(w_np.shape, name="w")
     with kiln.target.Target(target):
-        out = x86.conv2d_nchw(x, w, (1, 1), (0, 0), (1, 1), "float32", target)
+        out = x86.conv2d_nchw(x, w, (stride, stride), (0, 0), (1, 1), "float32", target)
+        out = topi.nn.relu(out) if consumer == "relu" else out
         s = x86.schedule_conv2d_NCHWc([out], target)
-    assert _local_tile(s, [x, w, out]) == 4 * block
+    assert _local_tile(s, [x, w, out]) == 2 * 4 * block
     f = kiln.build(s, [x, w, out], target)
     result = kiln.nd.empty([int(d) for d in out.shape], "float32")
     f(kiln.nd.array(x_np), kiln.nd.array(w_np), result)
-    want = testing.conv2d_nchw_python(x_np, w_np, 1, (0, 0, 0, 0))
+    want = testing.conv2d_nchw_python(x_np, w_np, stride, (0, 0, 0, 0))
+    want = np.maximum(want, 0) if consumer == "relu" else want
     np.testing.assert_allclose(result.numpy(), want, rtol=1e-4, atol=1e-4)
