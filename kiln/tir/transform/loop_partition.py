@@ -17,12 +17,15 @@ loop is searched for the interior that leaves it the fewest conditions on its va
 :data:`MAX_PEELED` iterations at each end; the conditions are the atoms (operands of ``and``) of branches,
 ``if_then_else`` and ``likely``, proved true or false over the interior by :class:`~kiln.arith.Analyzer` with
 every loop around and inside the loop bound to its range. Peeled iterations are copies of the body with the
-loop variable replaced by its value; the Simplify pass that follows folds their conditions.
+loop variable replaced by its value; the Simplify pass that follows folds their conditions. An interior of one
+iteration is its body (TVM's default). TVM's other options (``no_unroll_loop_with_extent_one``,
+``unroll_loop_with_partition_hint_no_interval``) are accepted and change nothing; an unknown option is an error.
 """
 
 from dataclasses import dataclass
 
 from ...arith.analyzer import Analyzer
+from ...error import KilnError
 from ...ir.pass_context import register_config
 from ...ir.transform import PassContext, PassInfo, register_pass
 from .. import expr as E
@@ -141,8 +144,8 @@ class LoopPartitioner(StmtExprMutator):
             return None
         lo, n = loop.min.value, loop.extent.value
         var = loop.loop_var
-        atoms = [a for a in _conditions(loop.body, only_likely) if any(v is var for v in _vars(a))]
-        if n < 2 or not atoms:
+        atoms = [a for a in _conditions(loop.body, only_likely) if any(v is var for v in _vars(a))] if n > 1 else []
+        if not atoms:
             return None
         best = None
         for head in range(min(MAX_PEELED, n - 1) + 1):
@@ -191,7 +194,10 @@ def _vars(expr):
 
 def _options(config) -> dict:
     options = dict(DEFAULTS)
-    options.update(config or {})
+    for key, value in (config or {}).items():
+        if key not in DEFAULTS:
+            raise KilnError(f"tir.LoopPartition config: unknown option {key!r} (options: {', '.join(DEFAULTS)})")
+        options[key] = value
     return options
 
 

@@ -95,3 +95,9 @@ def test_padded_tiles_peel_the_edges_and_compute_the_same(width, tile):
     f(kiln.nd.array(a), b)
     padded = np.pad(a, 1)
     np.testing.assert_allclose(b.numpy(), padded[:-2] + padded[1:-1] + padded[2:], rtol=1e-6)
+
+
+def test_an_unknown_config_option_is_named(helpers):
+    with PassContext(config={"tir.LoopPartition": {"partition_all": True}}), \
+            pytest.raises(kiln.error.KilnError, match="partition_all"):
+        helpers.run_pass(LoopPartition(), _tail_tiles(helpers, hint=True))
