@@ -3,6 +3,7 @@
 As in TVM, the pass function receives each PrimFunc with the module; returning None removes the function.
 """
 
+from ...error import KilnError
 from ...ir.function_pass import FunctionLevelPass
 from ...ir.transform import make_pass_decorator, pass_decorator_doc
 from ..function import PrimFunc
@@ -20,6 +21,17 @@ class PrimFuncPass(FunctionLevelPass):
 
     def applies_to(self, func) -> bool:
         return isinstance(func, PrimFunc)
+
+
+def pass_options(name, defaults, config) -> dict:
+    """``defaults`` updated by ``config``, the dict a pass reads from the PassContext config key ``name``
+    (``tir.UnrollLoop``...); an option not in ``defaults`` is an error naming it."""
+    options = dict(defaults)
+    for key, value in (config or {}).items():
+        if key not in defaults:
+            raise KilnError(f"{name} config: unknown option {key!r} (options: {', '.join(defaults)})")
+        options[key] = value
+    return options
 
 
 prim_func_pass = make_pass_decorator(PrimFuncPass, "transform_function", "prim_func_pass")

@@ -25,7 +25,6 @@ iteration is its body (TVM's default). TVM's other options (``no_unroll_loop_wit
 from dataclasses import dataclass
 
 from ...arith.analyzer import Analyzer
-from ...error import KilnError
 from ...ir.pass_context import register_config
 from ...ir.transform import PassContext, PassInfo, register_pass
 from .. import expr as E
@@ -34,7 +33,7 @@ from .. import stmt as S
 from ..expr_reduce import Range
 from ..functor import StmtExprMutator
 from ..stmt_functor import post_order_visit, renew_defs, substitute
-from .function_pass import PrimFuncPass
+from .function_pass import PrimFuncPass, pass_options
 
 __all__ = ["LoopPartition", "loop_partition", "MAX_PEELED"]
 
@@ -192,18 +191,10 @@ def _vars(expr):
     return found
 
 
-def _options(config) -> dict:
-    options = dict(DEFAULTS)
-    for key, value in (config or {}).items():
-        if key not in DEFAULTS:
-            raise KilnError(f"tir.LoopPartition config: unknown option {key!r} (options: {', '.join(DEFAULTS)})")
-        options[key] = value
-    return options
-
-
 def loop_partition(func, **options):
     """Return ``func`` with its loops partitioned as ``options`` (the ``tir.LoopPartition`` config keys) say."""
-    return func.with_body(LoopPartitioner(**_options(options)).visit_stmt(func.body))
+    partitioner = LoopPartitioner(**pass_options("tir.LoopPartition", DEFAULTS, options))
+    return func.with_body(partitioner.visit_stmt(func.body))
 
 
 @register_pass("tir.LoopPartition")

@@ -18,7 +18,6 @@ serial loop.
 
 from dataclasses import dataclass
 
-from ...error import KilnError
 from ...ir.pass_context import register_config
 from ...ir.transform import PassContext, PassInfo, register_pass
 from .. import expr as E
@@ -26,20 +25,11 @@ from .. import op as _op
 from .. import stmt as S
 from ..functor import StmtExprMutator
 from ..stmt_functor import renew_defs, substitute
-from .function_pass import PrimFuncPass
+from .function_pass import PrimFuncPass, pass_options
 
 DEFAULTS = {"auto_max_step": 0, "auto_max_depth": 8, "auto_max_extent": 0, "explicit_unroll": True,
             "unroll_local_access": False}
 register_config("tir.UnrollLoop", dict, dict(DEFAULTS))
-
-
-def _options(config) -> dict:
-    options = dict(DEFAULTS)
-    for key, value in (config or {}).items():
-        if key not in DEFAULTS:
-            raise KilnError(f"tir.UnrollLoop config: unknown option {key!r} (options: {', '.join(DEFAULTS)})")
-        options[key] = value
-    return options
 
 
 class LoopUnroller(StmtExprMutator):
@@ -107,7 +97,7 @@ def unroll(loop) -> S.Stmt:
 
 def unroll_loop(func, **options):
     """Return ``func`` with loops unrolled as ``options`` (the ``tir.UnrollLoop`` config keys) say."""
-    return func.with_body(LoopUnroller(**_options(options)).visit_stmt(func.body))
+    return func.with_body(LoopUnroller(**pass_options("tir.UnrollLoop", DEFAULTS, options)).visit_stmt(func.body))
 
 
 @register_pass("tir.UnrollLoop")
@@ -119,5 +109,5 @@ class UnrollLoop(PrimFuncPass):
 
     def transform_function(self, func, mod, ctx):
         ctx = ctx or PassContext.current()
-        options = _options(ctx.config.get("tir.UnrollLoop", {}))
+        options = pass_options("tir.UnrollLoop", DEFAULTS, ctx.config.get("tir.UnrollLoop"))
         return func.with_body(LoopUnroller(**options).visit_stmt(func.body))
