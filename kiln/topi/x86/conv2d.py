@@ -18,9 +18,11 @@ after unrolling every accumulator access has a constant offset, so the tile live
 parallel over ``(batch, output-channel block, output row)``. The unpack and any fused element-wise chain are inlined
 into the tile's write-out. Given blocked data (``conv2d_NCHWc`` called directly, as after AlterOpLayout), the padding
 is read through guards inlined into the tile loop, or, when a block has fewer channels than a vector (the 3-channel
-stem), copied padded first, so the short inner loops carry no guard. ``oc_bn`` is the vector width (one register
-per column), ``reg_n`` the number of columns :func:`register_tile` picks from the target's register file (8, or 14
-with AVX-512 where 8 does not divide the width).
+stem), copied padded first, so the short inner loops carry no guard; the tile loop is hinted for
+``tir.LoopPartition``, which peels the first and last tiles (padding, columns past the edge) so the others run
+without those guards. ``oc_bn`` is the vector width (one register per column), ``reg_n`` the number of columns
+:func:`register_tile` picks from the target's register file (8, or 14 with AVX-512 where 8 does not divide the
+width); a 1x1 kernel's tile spans several channel blocks (:func:`pointwise_tile`: 2 columns x 4 blocks).
 
 Tuning (:mod:`kiln.autotvm`): the templates ``conv2d_NCHWc.x86`` (the blocked convolution AlterOpLayout makes)
 and ``group_conv2d_NCHWc.x86`` (its grouped form)

@@ -11,7 +11,7 @@ or loaded once per step. Two facts of the CPU bound the tile:
 
 The channel block of the blocked layouts is one vector or a whole part of one (:func:`channel_block`); a blocked
 convolution's tile spans :func:`register_tile` output columns, partial tiles included where no divisor of the width
-fits (:func:`tile_columns`).
+fits (:func:`tile_columns`); a 1x1 convolution's spans several channel blocks (:func:`pointwise_tile`).
 """
 
 from ...target.target import resolve_target
