@@ -245,6 +245,7 @@ def test_a_pointwise_convolution_runs_its_multi_block_tile(size, stride, consume
         s = x86.schedule_conv2d_NCHWc([out], target)
     assert _local_tile(s, [x, w, out]) == 2 * 4 * block
     f = kiln.build(s, [x, w, out], target)
+    assert re.search(r"vfmadd\w+ps\s+[^\n]*%ymm", f.get_source("asm"))  # the tile's steps are vector FMAs
     result = kiln.nd.empty([int(d) for d in out.shape], "float32")
     f(kiln.nd.array(x_np), kiln.nd.array(w_np), result)
     want = testing.conv2d_nchw_python(x_np, w_np, stride, (0, 0, 0, 0))
