@@ -30,6 +30,7 @@ from ...ir.transform import PassContext, PassInfo, register_pass
 from .. import expr as E
 from .. import op as _op
 from .. import stmt as S
+from ..analysis import stmt_contains
 from ..expr_reduce import Range
 from ..functor import StmtExprMutator
 from ..stmt_functor import post_order_visit, renew_defs, substitute
@@ -143,13 +144,18 @@ class LoopPartitioner(StmtExprMutator):
             return None
         lo, n = loop.min.value, loop.extent.value
         var = loop.loop_var
-        atoms = [a for a in _conditions(loop.body, only_likely) if any(v is var for v in _vars(a))] if n > 1 else []
+        if n < 2:
+            return None
+        atoms = [a for a in _conditions(loop.body, only_likely) if stmt_contains(a, lambda node: node is var)]
         if not atoms:
             return None
+        ranges = dict(self.ranges)
+        ranges.update({inner.loop_var: Range.from_min_extent(inner.min, inner.extent)
+                       for inner in _inner_loops(loop.body)})
         best = None
         for head in range(min(MAX_PEELED, n - 1) + 1):
             for tail in range(min(MAX_PEELED, n - 1 - head) + 1):
-                values = self._resolve(atoms, loop, lo + head, n - head - tail)
+                values = _resolve(atoms, ranges, var, lo + head, n - head - tail)
                 if best is None or len(values) > len(best[2]):
                     best = (head, tail, values)
         head, tail, values = best
@@ -159,36 +165,27 @@ class LoopPartitioner(StmtExprMutator):
                                     body=_AtomFolder(values).visit_stmt(loop.body))
         if interior.extent.value == 1:
             interior = substitute(interior.body, {var: interior.min})
-        peeled = [k for k in range(lo, lo + head)], [k for k in range(lo + n - tail, lo + n)]
-        copies = [renew_defs(substitute(loop.body, {var: _op.const(k, var.dtype)}), keep_allocations=True)
-                  for k in peeled[0]]
-        copies.append(interior)
-        copies += [renew_defs(substitute(loop.body, {var: _op.const(k, var.dtype)}), keep_allocations=True)
-                   for k in peeled[1]]
-        return S.stmt_seq(*copies)
 
-    def _resolve(self, atoms, loop, start, extent):
-        """``{id(atom): truth}`` of the atoms constant while ``loop``'s variable runs ``[start, start + extent)``."""
-        ana = Analyzer()
-        for var, rng in self.ranges.items():
-            ana.bind(var, rng)
-        for inner in _inner_loops(loop.body):
-            ana.bind(inner.loop_var, Range.from_min_extent(inner.min, inner.extent))
-        ana.bind(loop.loop_var, Range.from_min_extent(_op.const(start, loop.loop_var.dtype),
-                                                      _op.const(extent, loop.loop_var.dtype)))
-        values = {}
-        for atom in atoms:
-            if ana.can_prove(atom):
-                values[id(atom)] = True
-            elif ana.can_prove(_op.logical_not(atom)):
-                values[id(atom)] = False
-        return values
+        def peel(k):
+            return renew_defs(substitute(loop.body, {var: _op.const(k, var.dtype)}), keep_allocations=True)
+
+        return S.stmt_seq(*map(peel, range(lo, lo + head)), interior, *map(peel, range(lo + n - tail, lo + n)))
 
 
-def _vars(expr):
-    found = []
-    post_order_visit(expr, lambda node: found.append(node) if isinstance(node, E.Var) else None)
-    return found
+def _resolve(atoms, ranges, var, start, extent):
+    """``{id(atom): truth}`` of the atoms constant while ``var`` runs ``[start, start + extent)`` and the variables
+    of ``ranges`` (the loops around and inside its loop) theirs."""
+    ana = Analyzer()
+    for other, rng in ranges.items():
+        ana.bind(other, rng)
+    ana.bind(var, Range.from_min_extent(_op.const(start, var.dtype), _op.const(extent, var.dtype)))
+    values = {}
+    for atom in atoms:
+        if ana.can_prove(atom):
+            values[id(atom)] = True
+        elif ana.can_prove(_op.logical_not(atom)):
+            values[id(atom)] = False
+    return values
 
 
 def loop_partition(func, **options):
@@ -206,4 +203,4 @@ class LoopPartition(PrimFuncPass):
 
     def transform_function(self, func, mod, ctx):
         ctx = ctx or PassContext.current()
-        return loop_partition(func, **ctx.config.get("tir.LoopPartition", {}))
+        return loop_partition(func, **(ctx.config.get("tir.LoopPartition") or {}))

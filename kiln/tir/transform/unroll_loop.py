@@ -109,5 +109,4 @@ class UnrollLoop(PrimFuncPass):
 
     def transform_function(self, func, mod, ctx):
         ctx = ctx or PassContext.current()
-        options = pass_options("tir.UnrollLoop", DEFAULTS, ctx.config.get("tir.UnrollLoop"))
-        return func.with_body(LoopUnroller(**options).visit_stmt(func.body))
+        return unroll_loop(func, **(ctx.config.get("tir.UnrollLoop") or {}))
